@@ -1,0 +1,208 @@
+/* attrs.c -- parsing attribute values from MXNet's string forms (dmlc::Parameter rules,
+ * ../shared/spec/symbol-json.md §9.2): ints by C++ stream rules ("3.0" is not an int), bools
+ * True/False/1/0 in any case, exact enum names, tuples "(3, 3)" / "[3,3]" / "3" / "()" /
+ * "(3,)" with optional L suffixes, "None" for optional values. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <strings.h>
+
+#include "mxw_core.h"
+
+static const char *skip_ws(const char *s) {
+  while (*s && isspace((unsigned char)*s)) s++;
+  return s;
+}
+
+static int is_none(const char *s) {
+  s = skip_ws(s);
+  if (strncmp(s, "None", 4) != 0) return 0;
+  return *skip_ws(s + 4) == '\0';
+}
+
+static int parse_int(const char *text, int64_t *out) {
+  const char *s = skip_ws(text);
+  if (!*s) return -1;
+  errno = 0;
+  char *end;
+  long long v = strtoll(s, &end, 10);
+  if (end == s || errno == ERANGE) return -1;
+  if (*end == 'L') end++; /* Python 2 long */
+  if (*skip_ws(end)) return -1;
+  *out = v;
+  return 0;
+}
+
+static int parse_float(const char *text, double *out) {
+  const char *s = skip_ws(text);
+  if (!*s) return -1;
+  char *end;
+  double v = strtod(s, &end);
+  if (end == s || *skip_ws(end)) return -1;
+  *out = v;
+  return 0;
+}
+
+static int parse_bool(const char *text, int *out) {
+  const char *s = skip_ws(text);
+  char buf[8];
+  size_t n = 0;
+  while (s[n] && !isspace((unsigned char)s[n]) && n < sizeof buf - 1) {
+    buf[n] = s[n];
+    n++;
+  }
+  buf[n] = 0;
+  if (*skip_ws(s + n)) return -1;
+  if (strcasecmp(buf, "true") == 0 || strcmp(buf, "1") == 0) *out = 1;
+  else if (strcasecmp(buf, "false") == 0 || strcmp(buf, "0") == 0) *out = 0;
+  else return -1;
+  return 0;
+}
+
+/* Tuples: "(a, b)", "[a,b]", "a", "()", "(a,)"; elements ints, or None when allow_none. */
+static int parse_tuple(const char *text, int allow_none, mxw_tuple *t) {
+  memset(t, 0, sizeof *t);
+  const char *s = skip_ws(text);
+  if (is_none(s)) {
+    t->ndim = -1;
+    return 0;
+  }
+  char close = 0;
+  if (*s == '(') close = ')';
+  else if (*s == '[') close = ']';
+  if (!close) { /* a bare integer is a 1-tuple */
+    int64_t v;
+    if (parse_int(s, &v) != 0) return -1;
+    t->ndim = 1;
+    t->v[0] = v;
+    t->has[0] = 1;
+    return 0;
+  }
+  s = skip_ws(s + 1);
+  int n = 0;
+  while (*s != close) {
+    if (n >= MXW_MAX_TUPLE) return -1;
+    if (allow_none && strncmp(s, "None", 4) == 0) {
+      t->has[n] = 0;
+      t->v[n] = 0;
+      s += 4;
+    } else {
+      errno = 0;
+      char *end;
+      long long v = strtoll(s, &end, 10);
+      if (end == s || errno == ERANGE) return -1;
+      if (*end == 'L') end++;
+      t->v[n] = v;
+      t->has[n] = 1;
+      s = end;
+    }
+    n++;
+    s = skip_ws(s);
+    if (*s == ',') s = skip_ws(s + 1);
+    else if (*s != close) return -1;
+  }
+  if (*skip_ws(s + 1)) return -1;
+  t->ndim = n;
+  return 0;
+}
+
+static const char *type_desc(const mxw_attr_spec *spec) {
+  switch (spec->type) {
+    case MXW_ATTR_INT: return "an integer";
+    case MXW_ATTR_FLOAT: return "a number";
+    case MXW_ATTR_BOOL: return "a boolean (True/False)";
+    case MXW_ATTR_ENUM: return "one of the listed names";
+    case MXW_ATTR_SHAPE: return "a shape such as (3, 3)";
+    case MXW_ATTR_OPT_TUPLE: return "a tuple such as (0, None)";
+    case MXW_ATTR_DTYPE: return "a dtype name such as float32";
+    case MXW_ATTR_STRING: return "a string";
+  }
+  return "a value";
+}
+
+int mxw_attr_parse(const mxw_attr_spec *spec, const char *text, void *param_struct) {
+  char *field = (char *)param_struct + spec->offset;
+  int bad = 0;
+  if (spec->optional && spec->type != MXW_ATTR_SHAPE && is_none(text)) {
+    /* optional scalar: has = 0 (all optional scalar fields start with int32 has) */
+    *(int32_t *)field = 0;
+    return 0;
+  }
+  switch (spec->type) {
+    case MXW_ATTR_INT: {
+      int64_t v;
+      bad = parse_int(text, &v);
+      if (!bad) {
+        if (spec->optional) { ((mxw_opt_int *)field)->has = 1; ((mxw_opt_int *)field)->v = v; }
+        else *(int64_t *)field = v;
+      }
+      break;
+    }
+    case MXW_ATTR_FLOAT: {
+      double v;
+      bad = parse_float(text, &v);
+      if (!bad) {
+        if (spec->optional) { ((mxw_opt_float *)field)->has = 1; ((mxw_opt_float *)field)->v = v; }
+        else *(double *)field = v;
+      }
+      break;
+    }
+    case MXW_ATTR_BOOL: {
+      int v;
+      bad = parse_bool(text, &v);
+      if (!bad) {
+        if (spec->optional) { ((mxw_opt_int *)field)->has = 1; ((mxw_opt_int *)field)->v = v; }
+        else *(int *)field = v;
+      }
+      break;
+    }
+    case MXW_ATTR_ENUM: {
+      const char *s = skip_ws(text);
+      size_t n = strlen(s);
+      while (n && isspace((unsigned char)s[n - 1])) n--;
+      int found = -1;
+      for (int i = 0; spec->enum_values && spec->enum_values[i]; i++)
+        if (strlen(spec->enum_values[i]) == n && strncmp(spec->enum_values[i], s, n) == 0) found = i;
+      if (found < 0) {
+        char opts[512] = "";
+        for (int i = 0; spec->enum_values && spec->enum_values[i]; i++) {
+          strncat(opts, i ? ", '" : "'", sizeof opts - strlen(opts) - 1);
+          strncat(opts, spec->enum_values[i], sizeof opts - strlen(opts) - 1);
+          strncat(opts, "'", sizeof opts - strlen(opts) - 1);
+        }
+        return mxw_fail("invalid value '%s' for attribute '%s': expected one of {%s}", text, spec->name, opts);
+      }
+      if (spec->optional) { ((mxw_opt_int *)field)->has = 1; ((mxw_opt_int *)field)->v = found; }
+      else *(int *)field = found;
+      break;
+    }
+    case MXW_ATTR_SHAPE:
+    case MXW_ATTR_OPT_TUPLE: {
+      mxw_tuple t;
+      bad = parse_tuple(text, spec->type == MXW_ATTR_OPT_TUPLE, &t);
+      if (!bad && t.ndim < 0 && !spec->optional && spec->type == MXW_ATTR_OPT_TUPLE) bad = 1;
+      if (!bad) memcpy(field, &t, sizeof t);
+      break;
+    }
+    case MXW_ATTR_DTYPE: {
+      const char *s = skip_ws(text);
+      int d = mxw_dtype_from_name(s);
+      if (d < 0) {
+        int64_t flag;
+        if (parse_int(s, &flag) == 0 && flag >= 0 && flag < MXW_NUM_DTYPES) d = (int)flag;
+      }
+      if (d < 0) return mxw_fail("invalid value '%s' for attribute '%s': expected a dtype name such as float32", text, spec->name);
+      if (spec->optional) { ((mxw_opt_int *)field)->has = 1; ((mxw_opt_int *)field)->v = d; }
+      else *(int *)field = d;
+      break;
+    }
+    case MXW_ATTR_STRING: {
+      size_t n = strlen(text);
+      if (n >= sizeof(mxw_str)) return mxw_fail("value of attribute '%s' is too long", spec->name);
+      memcpy(((mxw_str *)field)->s, text, n + 1);
+      break;
+    }
+  }
+  if (bad) return mxw_fail("invalid value '%s' for attribute '%s': expected %s", text, spec->name, type_desc(spec));
+  return 0;
+}

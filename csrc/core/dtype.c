@@ -1,0 +1,162 @@
+/* dtype.c -- MXNet's dtype flags: names, sizes, element access and conversion. */
+#include <math.h>
+
+#include "mxw_core.h"
+
+static const char *const k_names[MXW_NUM_DTYPES] = {
+    "float32", "float64", "float16", "uint8",  "int32",  "int8",    "int64",
+    "bool",    "int16",   "uint16",  "uint32", "uint64", "bfloat16"};
+static const int k_sizes[MXW_NUM_DTYPES] = {4, 8, 2, 1, 4, 1, 8, 1, 2, 2, 4, 8, 2};
+
+int mxw_dtype_size(int dtype) { return dtype >= 0 && dtype < MXW_NUM_DTYPES ? k_sizes[dtype] : 0; }
+
+const char *mxw_dtype_name(int dtype) {
+  return dtype >= 0 && dtype < MXW_NUM_DTYPES ? k_names[dtype] : "unknown";
+}
+
+int mxw_dtype_from_name(const char *name) {
+  for (int i = 0; i < MXW_NUM_DTYPES; i++)
+    if (strcmp(name, k_names[i]) == 0) return i;
+  if (strcmp(name, "bool_") == 0) return MXW_BOOL;
+  return -1;
+}
+
+int mxw_dtype_is_float(int dtype) {
+  return dtype == MXW_FLOAT32 || dtype == MXW_FLOAT64 || dtype == MXW_FLOAT16 ||
+         dtype == MXW_BFLOAT16;
+}
+
+/* IEEE binary16 <-> binary32, round to nearest even. */
+float mxw_half_to_float(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
+  if (exp == 0) {
+    if (man == 0) {
+      bits = sign;
+    } else { /* subnormal: normalise */
+      int e = -1;
+      do { man <<= 1; e++; } while (!(man & 0x400));
+      bits = sign | ((uint32_t)(127 - 15 - e) << 23) | ((man & 0x3ff) << 13);
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | (man << 13);
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
+  }
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t mxw_float_to_half(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000;
+  uint32_t absx = x & 0x7fffffffu;
+  if (absx >= 0x7f800000u) /* inf or nan */
+    return (uint16_t)(sign | 0x7c00 | (absx > 0x7f800000u ? 0x200 | ((absx >> 13) & 0x3ff) : 0));
+  if (absx >= 0x477ff000u) return (uint16_t)(sign | 0x7c00); /* overflow to inf */
+  if (absx < 0x38800000u) {                                   /* subnormal or zero in half */
+    if (absx < 0x33000000u) return (uint16_t)sign;
+    uint32_t e = absx >> 23, m = (absx & 0x7fffff) | 0x800000;
+    uint32_t shift = 126 - e; /* 14..24 */
+    uint32_t half = m >> shift, rem = m & ((1u << shift) - 1), mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (half & 1))) half++;
+    return (uint16_t)(sign | half);
+  }
+  uint32_t h = ((absx >> 13) - ((127 - 15) << 10));
+  uint32_t rem = absx & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) h++;
+  return (uint16_t)(sign | h);
+}
+
+float mxw_bf16_to_float(uint16_t h) {
+  uint32_t bits = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t mxw_float_to_bf16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40); /* quiet nan */
+  x += 0x7fff + ((x >> 16) & 1);
+  return (uint16_t)(x >> 16);
+}
+
+double mxw_load_f64(const void *data, int dtype, int64_t i) {
+  switch (dtype) {
+    case MXW_FLOAT32: return ((const float *)data)[i];
+    case MXW_FLOAT64: return ((const double *)data)[i];
+    case MXW_FLOAT16: return mxw_half_to_float(((const uint16_t *)data)[i]);
+    case MXW_BFLOAT16: return mxw_bf16_to_float(((const uint16_t *)data)[i]);
+    case MXW_UINT8: case MXW_BOOL: return ((const uint8_t *)data)[i];
+    case MXW_INT8: return ((const int8_t *)data)[i];
+    case MXW_INT32: return ((const int32_t *)data)[i];
+    case MXW_INT64: return (double)((const int64_t *)data)[i];
+    case MXW_INT16: return ((const int16_t *)data)[i];
+    case MXW_UINT16: return ((const uint16_t *)data)[i];
+    case MXW_UINT32: return ((const uint32_t *)data)[i];
+    case MXW_UINT64: return (double)((const uint64_t *)data)[i];
+    default: return 0.0;
+  }
+}
+
+/* C conversion of a double to an integer type is undefined out of range; clamp first (NaN
+ * becomes 0) so that no input can trap or misbehave under UBSan. */
+static inline double clampd(double v, double lo, double hi) {
+  if (!(v == v)) return 0.0;
+  return v < lo ? lo : (v > hi ? hi : v);
+}
+
+void mxw_store_f64(void *data, int dtype, int64_t i, double v) {
+  switch (dtype) {
+    case MXW_FLOAT32: ((float *)data)[i] = (float)v; break;
+    case MXW_FLOAT64: ((double *)data)[i] = v; break;
+    case MXW_FLOAT16: ((uint16_t *)data)[i] = mxw_float_to_half((float)v); break;
+    case MXW_BFLOAT16: ((uint16_t *)data)[i] = mxw_float_to_bf16((float)v); break;
+    case MXW_UINT8: ((uint8_t *)data)[i] = (uint8_t)clampd(v, 0, 255); break;
+    case MXW_BOOL: ((uint8_t *)data)[i] = v != 0.0; break;
+    case MXW_INT8: ((int8_t *)data)[i] = (int8_t)clampd(v, -128, 127); break;
+    case MXW_INT32: ((int32_t *)data)[i] = (int32_t)clampd(v, -2147483648.0, 2147483647.0); break;
+    case MXW_INT64:
+      ((int64_t *)data)[i] = (int64_t)clampd(v, -9223372036854775808.0, 9223372036854774784.0);
+      break;
+    case MXW_INT16: ((int16_t *)data)[i] = (int16_t)clampd(v, -32768, 32767); break;
+    case MXW_UINT16: ((uint16_t *)data)[i] = (uint16_t)clampd(v, 0, 65535); break;
+    case MXW_UINT32: ((uint32_t *)data)[i] = (uint32_t)clampd(v, 0, 4294967295.0); break;
+    case MXW_UINT64:
+      ((uint64_t *)data)[i] = (uint64_t)clampd(v, 0, 18446744073709549568.0);
+      break;
+    default: break;
+  }
+}
+
+void mxw_convert(const void *src, int src_dtype, void *dst, int dst_dtype, int64_t n) {
+  if (src_dtype == dst_dtype) {
+    if (src != dst) memmove(dst, src, (size_t)n * (size_t)mxw_dtype_size(src_dtype));
+    return;
+  }
+  if (src_dtype == MXW_FLOAT32 && dst_dtype == MXW_FLOAT16) {
+    for (int64_t i = 0; i < n; i++) ((uint16_t *)dst)[i] = mxw_float_to_half(((const float *)src)[i]);
+    return;
+  }
+  if (src_dtype == MXW_FLOAT16 && dst_dtype == MXW_FLOAT32) {
+    for (int64_t i = 0; i < n; i++) ((float *)dst)[i] = mxw_half_to_float(((const uint16_t *)src)[i]);
+    return;
+  }
+  if (src_dtype == MXW_INT64 && dst_dtype == MXW_INT32) { /* exact, no double round trip */
+    for (int64_t i = 0; i < n; i++) ((int32_t *)dst)[i] = (int32_t)((const int64_t *)src)[i];
+    return;
+  }
+  if (src_dtype == MXW_INT32 && dst_dtype == MXW_INT64) {
+    for (int64_t i = 0; i < n; i++) ((int64_t *)dst)[i] = ((const int32_t *)src)[i];
+    return;
+  }
+  /* Overlapping in-place conversion to a wider type would clobber: go backwards then. */
+  if (mxw_dtype_size(dst_dtype) > mxw_dtype_size(src_dtype) && src == dst) {
+    for (int64_t i = n - 1; i >= 0; i--) mxw_store_f64(dst, dst_dtype, i, mxw_load_f64(src, src_dtype, i));
+  } else {
+    for (int64_t i = 0; i < n; i++) mxw_store_f64(dst, dst_dtype, i, mxw_load_f64(src, src_dtype, i));
+  }
+}

@@ -1,0 +1,243 @@
+/*
+ * mxw_core.h -- what every op family file needs: shapes, tensor views, errors, the attribute
+ * schema and the operator definition. Op families (csrc/ops/<family>.c) include only this.
+ *
+ * Layers (as in XNNPACK): pure-loop kernels (csrc/kernels) know nothing of shapes or attrs;
+ * op families parse attributes, infer shapes/types and pick a kernel; the runtime (imperative
+ * invoke, later the graph executor) only calls op definitions.
+ */
+#ifndef MXW_CORE_H_
+#define MXW_CORE_H_
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "../include/mxw.h"
+
+/* ---- shapes ------------------------------------------------------------------------------ */
+/* ndim == -1: unknown rank; a dim of -1: unknown size (MXNet's legacy 0 becomes -1 on input). */
+typedef struct mxw_shape {
+  int32_t ndim;
+  int64_t dims[MXW_MAX_NDIM];
+} mxw_shape;
+
+int64_t mxw_shape_size(const mxw_shape *s);                   /* product of dims (1 for rank 0) */
+int mxw_shape_known(const mxw_shape *s);                      /* rank and every dim known */
+int mxw_shape_equal(const mxw_shape *a, const mxw_shape *b);
+/* "(2, 3)"-style text into buf (always NUL-terminated); returns buf. */
+char *mxw_shape_str(const mxw_shape *s, char *buf, size_t len);
+mxw_shape mxw_shape_make(int ndim, const int64_t *dims);
+
+/* ---- a tensor view: what kernels see ------------------------------------------------------ */
+typedef struct mxw_tensor {
+  void *data;
+  int32_t dtype;
+  mxw_shape shape;
+} mxw_tensor;
+
+static inline int64_t mxw_tensor_size(const mxw_tensor *t) { return mxw_shape_size(&t->shape); }
+
+/* ---- errors ------------------------------------------------------------------------------- */
+/* Records the message (printf-style) and returns -1, so `return mxw_fail("...")` reads well. */
+int mxw_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prefixes the current message, e.g. "Operator FullyConnected: ". */
+void mxw_error_prefix(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define MXW_CHECK(cond, ...)                                                                     \
+  do {                                                                                           \
+    if (!(cond)) return mxw_fail(__VA_ARGS__);                                                   \
+  } while (0)
+#define MXW_TRY(expr)                                                                            \
+  do {                                                                                           \
+    if ((expr) != 0) return -1;                                                                  \
+  } while (0)
+
+/* ---- dtypes ------------------------------------------------------------------------------- */
+const char *mxw_dtype_name(int dtype);          /* "float32", ...; "unknown" otherwise */
+int mxw_dtype_from_name(const char *name);      /* -1 if not a dtype name */
+int mxw_dtype_is_float(int dtype);
+/* Element access through double, for the generic (non-hot) paths of every dtype. */
+double mxw_load_f64(const void *data, int dtype, int64_t i);
+void mxw_store_f64(void *data, int dtype, int64_t i, double v);
+float mxw_half_to_float(uint16_t h);
+uint16_t mxw_float_to_half(float f);
+float mxw_bf16_to_float(uint16_t h);
+uint16_t mxw_float_to_bf16(float f);
+/* Converts n elements between dtypes as MXNet's Cast does (float->int truncates). */
+void mxw_convert(const void *src, int src_dtype, void *dst, int dst_dtype, int64_t n);
+
+/* Dispatch on the dtypes that have a C type. float16 and bfloat16 are not covered: families
+ * handle them by converting through float32 (mxw_convert) or the generic double path. */
+#define MXW_REAL_TYPE_SWITCH(dtype, T, ...)                                                      \
+  switch (dtype) {                                                                               \
+    case MXW_FLOAT32: { typedef float T; __VA_ARGS__; } break;                                   \
+    case MXW_FLOAT64: { typedef double T; __VA_ARGS__; } break;                                  \
+    case MXW_UINT8: { typedef uint8_t T; __VA_ARGS__; } break;                                   \
+    case MXW_BOOL: { typedef uint8_t T; __VA_ARGS__; } break;                                    \
+    case MXW_INT8: { typedef int8_t T; __VA_ARGS__; } break;                                     \
+    case MXW_INT32: { typedef int32_t T; __VA_ARGS__; } break;                                   \
+    case MXW_INT64: { typedef int64_t T; __VA_ARGS__; } break;                                   \
+    case MXW_INT16: { typedef int16_t T; __VA_ARGS__; } break;                                   \
+    case MXW_UINT16: { typedef uint16_t T; __VA_ARGS__; } break;                                 \
+    case MXW_UINT32: { typedef uint32_t T; __VA_ARGS__; } break;                                 \
+    case MXW_UINT64: { typedef uint64_t T; __VA_ARGS__; } break;                                 \
+    default: return mxw_fail("dtype %s is not supported here", mxw_dtype_name(dtype));           \
+  }
+
+/* ---- attribute schema ----------------------------------------------------------------------- */
+typedef enum mxw_attr_type {
+  MXW_ATTR_INT,       /* int64_t; C++ stream rules: "3" ok, "3.0" is an error */
+  MXW_ATTR_FLOAT,     /* double (MXNet float and double alike) */
+  MXW_ATTR_BOOL,      /* int: True/False/true/false/1/0 */
+  MXW_ATTR_ENUM,      /* int: index into enum_values (exact, case-sensitive) */
+  MXW_ATTR_SHAPE,     /* mxw_tuple: "(3, 3)", "[3,3]", "3", "()", "None" */
+  MXW_ATTR_OPT_TUPLE, /* mxw_tuple whose elements may be None: "(None, 3)" */
+  MXW_ATTR_DTYPE,     /* int: a dtype flag from a dtype name ("float32", ...) */
+  MXW_ATTR_STRING     /* mxw_str */
+} mxw_attr_type;
+
+#define MXW_MAX_TUPLE 24
+typedef struct mxw_tuple {
+  int32_t ndim; /* -1 for "None" */
+  int64_t v[MXW_MAX_TUPLE];
+  uint8_t has[MXW_MAX_TUPLE]; /* 0 where an element is None (OPT_TUPLE only) */
+} mxw_tuple;
+
+typedef struct mxw_str {
+  char s[64];
+} mxw_str;
+
+/* Optional scalars ("None" allowed) are stored as a value plus a has-flag. */
+typedef struct mxw_opt_int {
+  int32_t has;
+  int64_t v;
+} mxw_opt_int;
+typedef struct mxw_opt_float {
+  int32_t has;
+  double v;
+} mxw_opt_float;
+
+typedef struct mxw_attr_spec {
+  const char *name;
+  mxw_attr_type type;
+  int optional;                   /* "None" is accepted (field is mxw_opt_* or tuple ndim -1) */
+  const char *def;                /* default in MXNet's string form; NULL = required */
+  size_t offset;                  /* where the parsed value lives in the op's param struct */
+  const char *const *enum_values; /* NULL-terminated, for MXW_ATTR_ENUM */
+  const char *doc;
+} mxw_attr_spec;
+
+/* Spec helpers for tables: MXW_A_INT("num_hidden", FCParam, num_hidden, NULL, "doc") ... */
+#define MXW_A(name_, type_, opt_, def_, st_, field_, enums_, doc_)                               \
+  { name_, type_, opt_, def_, offsetof(st_, field_), enums_, doc_ }
+#define MXW_A_INT(n, st, f, def, doc) MXW_A(n, MXW_ATTR_INT, 0, def, st, f, NULL, doc)
+#define MXW_A_OPT_INT(n, st, f, def, doc) MXW_A(n, MXW_ATTR_INT, 1, def, st, f, NULL, doc)
+#define MXW_A_FLOAT(n, st, f, def, doc) MXW_A(n, MXW_ATTR_FLOAT, 0, def, st, f, NULL, doc)
+#define MXW_A_OPT_FLOAT(n, st, f, def, doc) MXW_A(n, MXW_ATTR_FLOAT, 1, def, st, f, NULL, doc)
+#define MXW_A_BOOL(n, st, f, def, doc) MXW_A(n, MXW_ATTR_BOOL, 0, def, st, f, NULL, doc)
+#define MXW_A_OPT_BOOL(n, st, f, def, doc) MXW_A(n, MXW_ATTR_BOOL, 1, def, st, f, NULL, doc)
+#define MXW_A_ENUM(n, st, f, def, en, doc) MXW_A(n, MXW_ATTR_ENUM, 0, def, st, f, en, doc)
+#define MXW_A_OPT_ENUM(n, st, f, def, en, doc) MXW_A(n, MXW_ATTR_ENUM, 1, def, st, f, en, doc)
+#define MXW_A_SHAPE(n, st, f, def, doc) MXW_A(n, MXW_ATTR_SHAPE, 0, def, st, f, NULL, doc)
+#define MXW_A_OPT_SHAPE(n, st, f, def, doc) MXW_A(n, MXW_ATTR_SHAPE, 1, def, st, f, NULL, doc)
+#define MXW_A_OPT_TUPLE(n, st, f, def, doc) MXW_A(n, MXW_ATTR_OPT_TUPLE, 0, def, st, f, NULL, doc)
+#define MXW_A_DTYPE(n, st, f, def, doc) MXW_A(n, MXW_ATTR_DTYPE, 0, def, st, f, NULL, doc)
+#define MXW_A_OPT_DTYPE(n, st, f, def, doc) MXW_A(n, MXW_ATTR_DTYPE, 1, def, st, f, NULL, doc)
+#define MXW_A_STRING(n, st, f, def, doc) MXW_A(n, MXW_ATTR_STRING, 0, def, st, f, NULL, doc)
+
+/* Parses one value; used by the registry and by tests. 0 or -1 with an error naming the value. */
+int mxw_attr_parse(const mxw_attr_spec *spec, const char *text, void *param_struct);
+
+/* ---- the operator definition ----------------------------------------------------------------- */
+struct mxw_op_def;
+
+/* Everything a forward kernel gets. Inputs and outputs are views with known shapes. */
+typedef struct mxw_op_call {
+  const struct mxw_op_def *op;
+  const void *param; /* the op's parsed param struct */
+  int num_inputs;
+  const mxw_tensor *inputs;
+  int num_outputs;
+  mxw_tensor *outputs;
+  int is_train;
+} mxw_op_call;
+
+#define MXW_VARIADIC (-1)
+
+typedef struct mxw_op_def {
+  const char *name;
+  const char *const *aliases; /* NULL-terminated or NULL */
+  const char *doc;
+
+  const mxw_attr_spec *attrs;
+  int num_attrs;
+  size_t param_size;
+  /* Optional: cross-attribute checks and derived fields after parsing. */
+  int (*validate)(void *param);
+
+  /* Inputs: a fixed list of names, or variadic ("arg0", "arg1", ... counted by num_inputs_fn). */
+  int num_inputs;                    /* fixed count, or MXW_VARIADIC */
+  const char *const *input_names;    /* NULL-terminated */
+  int (*num_inputs_fn)(const void *param); /* optional: e.g. FullyConnected drops bias */
+  int num_outputs;
+  int (*num_outputs_fn)(const void *param);
+  int (*num_visible_outputs_fn)(const void *param);
+  const char *const *output_names; /* NULL: "output" or "output<i>" */
+  /* Inputs the op mutates (auxiliary states), as FMutateInputs. */
+  const int *mutate_inputs;
+  int num_mutate_inputs;
+
+  /* Shape inference. in/out are in-out: known entries constrain, unknown ones (ndim -1 or dims
+   * -1) may be filled, in both directions (e.g. FullyConnected fills its weight's shape). */
+  int (*infer_shape)(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out);
+  /* Type inference; -1 = unknown. NULL means "all inputs and outputs share one dtype". */
+  int (*infer_type)(const void *param, int nin, int *in, int nout, int *out);
+  int (*forward)(const mxw_op_call *call);
+  /* Room for the gradient (autograd issue): int (*backward)(...). */
+} mxw_op_def;
+
+/* Each op family file ends with
+ *     MXW_FAMILY(elemwise_unary, op_relu, op_sigmoid, ...)
+ * The build generates the table of families from the file names (csrc/ops/<family>.c), so an
+ * op is added in exactly one place and nothing registers by import side effect. */
+typedef struct mxw_op_family {
+  const char *name;
+  const mxw_op_def *const *ops;
+  int num_ops;
+} mxw_op_family;
+#define MXW_FAMILY(fam, ...)                                                                     \
+  static const mxw_op_def *const mxw_family_ops_##fam[] = {__VA_ARGS__};                         \
+  const mxw_op_family mxw_family_##fam = {                                                       \
+      #fam, mxw_family_ops_##fam, (int)(sizeof(mxw_family_ops_##fam) / sizeof(mxw_family_ops_##fam[0]))}
+
+/* ---- shared inference helpers -------------------------------------------------------------- */
+/* Unifies a (possibly partial) shape into *dst; error naming `what` on a conflict. */
+int mxw_shape_assign(mxw_shape *dst, const mxw_shape *src, const char *what);
+/* Default type inference: every known dtype must agree; fills the unknown ones. */
+int mxw_infer_type_same(const void *param, int nin, int *in, int nout, int *out);
+/* Same-shape elementwise: all inputs and outputs share one shape. */
+int mxw_infer_shape_same(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out);
+/* Normalises a possibly negative axis into [0, ndim); error if out of range. */
+int mxw_normalize_axis(int64_t axis, int ndim, int *out);
+
+/* ---- registry and runtime internals ---------------------------------------------------------- */
+const mxw_op_def *mxw_op_get(int op);
+struct mxw_params {
+  const mxw_op_def *op;
+  int op_id;
+  void *param; /* param_size bytes */
+};
+int mxw_runtime_is_training(void);
+/* Random numbers for random ops and initializers (one global seeded stream, as mx.random). */
+uint64_t mxw_rand_u64(void);
+double mxw_rand_uniform(void); /* [0, 1) */
+double mxw_rand_normal(void);  /* N(0, 1) */
+
+/* Scratch memory for kernels (packing buffers), 64-byte aligned: slot 0..MXW_SCRATCH_SLOTS-1,
+ * each grows and never shrinks; NULL (with an error set) on allocation failure. Valid until
+ * the next request of the same slot. */
+#define MXW_SCRATCH_SLOTS 4
+void *mxw_scratch(int slot, size_t bytes);
+
+#endif /* MXW_CORE_H_ */

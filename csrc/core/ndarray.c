@@ -1,0 +1,164 @@
+/* ndarray.c -- NDArray storage (refcounted, shared by views), creation, views, copies, and the
+ * kernels' scratch buffers. */
+#include <stdlib.h>
+
+#include "ndarray.h"
+
+static double g_live_arrays = 0, g_live_bytes = 0;
+
+void mxw_memory_stats(double *out) {
+  out[0] = g_live_arrays;
+  out[1] = g_live_bytes;
+}
+
+static mxw_storage *storage_new(size_t nbytes) {
+  mxw_storage *s = (mxw_storage *)malloc(sizeof *s);
+  if (!s) return NULL;
+  /* calloc(0) may return NULL: keep a minimal block so data is never NULL. */
+  s->ptr = calloc(nbytes ? nbytes : 1, 1);
+  if (!s->ptr) {
+    free(s);
+    return NULL;
+  }
+  s->nbytes = nbytes;
+  s->refcount = 1;
+  g_live_bytes += (double)nbytes;
+  return s;
+}
+
+static void storage_release(mxw_storage *s) {
+  if (--s->refcount > 0) return;
+  g_live_bytes -= (double)s->nbytes;
+  free(s->ptr);
+  free(s);
+}
+
+mxw_ndarray *mxw_ndarray_alloc(const mxw_shape *shape, int dtype) {
+  if (mxw_dtype_size(dtype) == 0) {
+    mxw_fail("unknown dtype flag %d", dtype);
+    return NULL;
+  }
+  if (shape->ndim < 0 || shape->ndim > MXW_MAX_NDIM) {
+    mxw_fail("rank %d is not supported (0..%d)", shape->ndim, MXW_MAX_NDIM);
+    return NULL;
+  }
+  double total = mxw_dtype_size(dtype);
+  for (int i = 0; i < shape->ndim; i++) {
+    if (shape->dims[i] < 0) {
+      char b[128];
+      mxw_fail("cannot allocate an array of unknown shape %s", mxw_shape_str(shape, b, sizeof b));
+      return NULL;
+    }
+    total *= (double)shape->dims[i];
+  }
+  if (total > 2147483647.0) {
+    char b[128];
+    mxw_fail("array of shape %s and dtype %s (%.0f bytes) is too large", mxw_shape_str(shape, b, sizeof b),
+             mxw_dtype_name(dtype), total);
+    return NULL;
+  }
+  mxw_ndarray *a = (mxw_ndarray *)malloc(sizeof *a);
+  mxw_storage *s = a ? storage_new((size_t)total) : NULL;
+  if (!s) {
+    free(a);
+    mxw_fail("out of memory allocating %.0f bytes", total);
+    return NULL;
+  }
+  a->storage = s;
+  a->t.data = s->ptr;
+  a->t.dtype = dtype;
+  a->t.shape = *shape;
+  g_live_arrays += 1;
+  return a;
+}
+
+static int shape_from_i32(int ndim, const int32_t *dims, mxw_shape *out) {
+  MXW_CHECK(ndim >= 0 && ndim <= MXW_MAX_NDIM, "rank %d is not supported (0..%d)", ndim, MXW_MAX_NDIM);
+  MXW_CHECK(ndim == 0 || dims != NULL, "shape pointer is NULL");
+  out->ndim = ndim;
+  for (int i = 0; i < ndim; i++) {
+    MXW_CHECK(dims[i] >= 0, "negative dimension %d in shape", (int)dims[i]);
+    out->dims[i] = dims[i];
+  }
+  return 0;
+}
+
+int mxw_ndarray_create(int ndim, const int32_t *shape, int dtype, mxw_ndarray **out) {
+  MXW_CHECK(out != NULL, "output pointer is NULL");
+  mxw_shape s;
+  MXW_TRY(shape_from_i32(ndim, shape, &s));
+  mxw_ndarray *a = mxw_ndarray_alloc(&s, dtype);
+  if (!a) return -1;
+  *out = a;
+  return 0;
+}
+
+int mxw_ndarray_free(mxw_ndarray *arr) {
+  if (!arr) return 0;
+  storage_release(arr->storage);
+  free(arr);
+  g_live_arrays -= 1;
+  return 0;
+}
+
+void *mxw_ndarray_data(const mxw_ndarray *arr) { return arr ? arr->t.data : NULL; }
+int mxw_ndarray_dtype(const mxw_ndarray *arr) { return arr ? arr->t.dtype : -1; }
+int mxw_ndarray_ndim(const mxw_ndarray *arr) { return arr ? arr->t.shape.ndim : -1; }
+double mxw_ndarray_size(const mxw_ndarray *arr) { return arr ? (double)mxw_shape_size(&arr->t.shape) : 0; }
+
+int mxw_ndarray_shape(const mxw_ndarray *arr, int32_t *shape_out) {
+  MXW_CHECK(arr && shape_out, "NULL argument");
+  for (int i = 0; i < arr->t.shape.ndim; i++) shape_out[i] = (int32_t)arr->t.shape.dims[i];
+  return 0;
+}
+
+int mxw_ndarray_view(mxw_ndarray *arr, int ndim, const int32_t *shape, mxw_ndarray **out) {
+  MXW_CHECK(arr && out, "NULL argument");
+  mxw_shape s;
+  MXW_TRY(shape_from_i32(ndim, shape, &s));
+  char a[128], b[128];
+  MXW_CHECK(mxw_shape_size(&s) == mxw_shape_size(&arr->t.shape),
+            "cannot view an array of shape %s as %s: sizes differ", mxw_shape_str(&arr->t.shape, a, sizeof a),
+            mxw_shape_str(&s, b, sizeof b));
+  mxw_ndarray *v = (mxw_ndarray *)malloc(sizeof *v);
+  MXW_CHECK(v != NULL, "out of memory");
+  *v = *arr;
+  v->t.shape = s;
+  v->storage->refcount++;
+  g_live_arrays += 1;
+  *out = v;
+  return 0;
+}
+
+int mxw_ndarray_copy(const mxw_ndarray *src, mxw_ndarray *dst) {
+  MXW_CHECK(src && dst, "NULL argument");
+  char a[128], b[128];
+  MXW_CHECK(mxw_shape_size(&src->t.shape) == mxw_shape_size(&dst->t.shape),
+            "cannot copy an array of shape %s into one of shape %s", mxw_shape_str(&src->t.shape, a, sizeof a),
+            mxw_shape_str(&dst->t.shape, b, sizeof b));
+  mxw_convert(src->t.data, src->t.dtype, dst->t.data, dst->t.dtype, mxw_shape_size(&src->t.shape));
+  return 0;
+}
+
+/* ---- scratch ---------------------------------------------------------------------------------- */
+static void *g_scratch[MXW_SCRATCH_SLOTS];
+static size_t g_scratch_size[MXW_SCRATCH_SLOTS];
+
+void *mxw_scratch(int slot, size_t bytes) {
+  if (slot < 0 || slot >= MXW_SCRATCH_SLOTS) {
+    mxw_fail("scratch slot %d out of range", slot);
+    return NULL;
+  }
+  if (bytes > g_scratch_size[slot]) {
+    size_t n = bytes + bytes / 4 + 64;
+    void *p = aligned_alloc(64, (n + 63) & ~(size_t)63);
+    if (!p) {
+      mxw_fail("out of memory allocating %zu bytes of scratch", bytes);
+      return NULL;
+    }
+    free(g_scratch[slot]);
+    g_scratch[slot] = p;
+    g_scratch_size[slot] = n;
+  }
+  return g_scratch[slot];
+}

@@ -1,0 +1,113 @@
+/* shape.c -- shape helpers and the shared inference rules. */
+#include <stdio.h>
+
+#include "mxw_core.h"
+
+int64_t mxw_shape_size(const mxw_shape *s) {
+  int64_t n = 1;
+  for (int i = 0; i < s->ndim; i++) n *= s->dims[i];
+  return n;
+}
+
+int mxw_shape_known(const mxw_shape *s) {
+  if (s->ndim < 0) return 0;
+  for (int i = 0; i < s->ndim; i++)
+    if (s->dims[i] < 0) return 0;
+  return 1;
+}
+
+int mxw_shape_equal(const mxw_shape *a, const mxw_shape *b) {
+  if (a->ndim != b->ndim) return 0;
+  for (int i = 0; i < a->ndim; i++)
+    if (a->dims[i] != b->dims[i]) return 0;
+  return 1;
+}
+
+mxw_shape mxw_shape_make(int ndim, const int64_t *dims) {
+  mxw_shape s;
+  memset(&s, 0, sizeof s);
+  s.ndim = ndim;
+  for (int i = 0; i < ndim && i < MXW_MAX_NDIM; i++) s.dims[i] = dims[i];
+  return s;
+}
+
+char *mxw_shape_str(const mxw_shape *s, char *buf, size_t len) {
+  if (len == 0) return buf;
+  if (s->ndim < 0) {
+    snprintf(buf, len, "None");
+    return buf;
+  }
+  size_t used = (size_t)snprintf(buf, len, "(");
+  for (int i = 0; i < s->ndim && used < len; i++) {
+    if (s->dims[i] < 0)
+      used += (size_t)snprintf(buf + used, len - used, i ? ", ?" : "?");
+    else
+      used += (size_t)snprintf(buf + used, len - used, i ? ", %lld" : "%lld", (long long)s->dims[i]);
+  }
+  if (used < len) snprintf(buf + used, len - used, s->ndim == 1 ? ",)" : ")");
+  return buf;
+}
+
+int mxw_shape_assign(mxw_shape *dst, const mxw_shape *src, const char *what) {
+  if (src->ndim < 0) return 0;
+  if (dst->ndim < 0) {
+    *dst = *src;
+    return 0;
+  }
+  char a[128], b[128];
+  if (dst->ndim != src->ndim)
+    return mxw_fail("shape mismatch for %s: expected %s, got %s", what, mxw_shape_str(dst, a, sizeof a),
+                    mxw_shape_str(src, b, sizeof b));
+  for (int i = 0; i < dst->ndim; i++) {
+    if (src->dims[i] < 0) continue;
+    if (dst->dims[i] < 0) {
+      dst->dims[i] = src->dims[i];
+    } else if (dst->dims[i] != src->dims[i]) {
+      return mxw_fail("shape mismatch for %s: expected %s, got %s", what,
+                      mxw_shape_str(dst, a, sizeof a), mxw_shape_str(src, b, sizeof b));
+    }
+  }
+  return 0;
+}
+
+int mxw_infer_shape_same(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  (void)param;
+  mxw_shape s;
+  s.ndim = -1;
+  char what[32];
+  for (int i = 0; i < nin; i++) {
+    snprintf(what, sizeof what, "input %d", i);
+    MXW_TRY(mxw_shape_assign(&s, &in[i], what));
+  }
+  for (int i = 0; i < nout; i++) {
+    snprintf(what, sizeof what, "output %d", i);
+    MXW_TRY(mxw_shape_assign(&s, &out[i], what));
+  }
+  for (int i = 0; i < nin; i++) MXW_TRY(mxw_shape_assign(&in[i], &s, "input"));
+  for (int i = 0; i < nout; i++) MXW_TRY(mxw_shape_assign(&out[i], &s, "output"));
+  return 0;
+}
+
+int mxw_infer_type_same(const void *param, int nin, int *in, int nout, int *out) {
+  (void)param;
+  int t = -1;
+  for (int i = 0; i < nin + nout; i++) {
+    int v = i < nin ? in[i] : out[i - nin];
+    if (v < 0) continue;
+    if (t < 0) t = v;
+    else if (t != v)
+      return mxw_fail("dtype mismatch: %s %d is %s but another is %s", i < nin ? "input" : "output",
+                      i < nin ? i : i - nin, mxw_dtype_name(v), mxw_dtype_name(t));
+  }
+  if (t < 0) return 0;
+  for (int i = 0; i < nin; i++) in[i] = t;
+  for (int i = 0; i < nout; i++) out[i] = t;
+  return 0;
+}
+
+int mxw_normalize_axis(int64_t axis, int ndim, int *out) {
+  int64_t a = axis < 0 ? axis + ndim : axis;
+  if (a < 0 || a >= ndim) return mxw_fail("axis %lld is out of range for %d dimensions", (long long)axis, ndim);
+  *out = (int)a;
+  return 0;
+}

@@ -1,0 +1,131 @@
+/*
+ * mxw.h -- the public C API of the mxnet-wasm core.
+ *
+ * A small runnable example (native or wasm):
+ *
+ *     mxw_ndarray *x = NULL, *y = NULL;
+ *     int32_t shape[2] = {2, 3};
+ *     if (mxw_ndarray_create(2, shape, MXW_FLOAT32, &x) != 0) puts(mxw_get_last_error());
+ *     float *px = (float *)mxw_ndarray_data(x);
+ *     for (int i = 0; i < 6; i++) px[i] = (float)i - 2.f;
+ *     int op = mxw_op_find("relu");                    // registered name or alias
+ *     mxw_params *p = NULL;
+ *     mxw_params_create(op, 0, NULL, NULL, &p);        // attributes in MXNet's string forms
+ *     int nout = 1;
+ *     mxw_op_invoke(op, p, 1, &x, &nout, &y);          // y is allocated by the call
+ *     ... read mxw_ndarray_data(y) ...
+ *     mxw_params_free(p); mxw_ndarray_free(x); mxw_ndarray_free(y);
+ *
+ * Conventions
+ *  - Every function that can fail returns 0 on success and -1 on failure; the reason is then
+ *    in mxw_get_last_error() (valid until the next failing call). Nothing aborts.
+ *  - Handles are opaque. A handle returned through an out-parameter is owned by the caller,
+ *    who releases it with the matching *_free function. Inputs are borrowed, never freed.
+ *  - Shapes cross the API as int32 arrays (a wasm32 heap cannot hold a dimension >= 2^31
+ *    elements anyway); inside the core they are int64, as in MXNet.
+ *  - dtypes are MXNet's type flags (mshadow TypeFlag), see mxw_dtype.
+ */
+#ifndef MXW_H_
+#define MXW_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __EMSCRIPTEN__
+#include <emscripten/emscripten.h>
+#define MXW_API EMSCRIPTEN_KEEPALIVE
+#else
+#define MXW_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* MXNet's type flags: the numbers stored in .params files and "__dtype__" attributes. */
+typedef enum mxw_dtype {
+  MXW_FLOAT32 = 0,
+  MXW_FLOAT64 = 1,
+  MXW_FLOAT16 = 2,
+  MXW_UINT8 = 3,
+  MXW_INT32 = 4,
+  MXW_INT8 = 5,
+  MXW_INT64 = 6,
+  MXW_BOOL = 7,
+  MXW_INT16 = 8,
+  MXW_UINT16 = 9,
+  MXW_UINT32 = 10,
+  MXW_UINT64 = 11,
+  MXW_BFLOAT16 = 12,
+  MXW_NUM_DTYPES = 13
+} mxw_dtype;
+
+/* The maximum rank of an NDArray. */
+#define MXW_MAX_NDIM 10
+
+typedef struct mxw_ndarray mxw_ndarray; /* an n-d array that owns (a share of) its storage */
+typedef struct mxw_params mxw_params;   /* an operator's parsed attributes */
+
+/* ---- errors ---------------------------------------------------------------------------- */
+MXW_API const char *mxw_get_last_error(void);
+
+/* ---- NDArray --------------------------------------------------------------------------- */
+/* Creates a zero-filled array. The caller owns *out. */
+MXW_API int mxw_ndarray_create(int ndim, const int32_t *shape, int dtype, mxw_ndarray **out);
+/* Releases the caller's reference; storage shared with views lives until the last one. */
+MXW_API int mxw_ndarray_free(mxw_ndarray *arr);
+/* The first element; valid until the array is freed. Never NULL for a live array. */
+MXW_API void *mxw_ndarray_data(const mxw_ndarray *arr);
+MXW_API int mxw_ndarray_dtype(const mxw_ndarray *arr);
+MXW_API int mxw_ndarray_ndim(const mxw_ndarray *arr);
+/* Writes ndim dims into shape_out (room for MXW_MAX_NDIM). */
+MXW_API int mxw_ndarray_shape(const mxw_ndarray *arr, int32_t *shape_out);
+MXW_API double mxw_ndarray_size(const mxw_ndarray *arr);
+/* A new array sharing arr's storage with another shape of the same size. Caller owns *out. */
+MXW_API int mxw_ndarray_view(mxw_ndarray *arr, int ndim, const int32_t *shape, mxw_ndarray **out);
+/* Copies src's values into dst (same size; dtypes converted as MXNet's Cast does). */
+MXW_API int mxw_ndarray_copy(const mxw_ndarray *src, mxw_ndarray *dst);
+/* Bytes per element of a dtype, 0 for an unknown flag. */
+MXW_API int mxw_dtype_size(int dtype);
+
+/* ---- operator registry ----------------------------------------------------------------- */
+MXW_API int mxw_op_count(void);
+/* Op id of a registered name or alias, or -1 (not an error: nothing is recorded). */
+MXW_API int mxw_op_find(const char *name);
+/* The whole registry as JSON text (names, aliases, inputs, outputs, attribute schema, dtypes);
+ * owned by the library, valid for the process lifetime. NULL on allocation failure. */
+MXW_API const char *mxw_registry_json(void);
+
+/* Parses attributes given in MXNet's string forms ("(3, 3)", "True", "None", "1e-05").
+ * Unknown keys are errors, except hidden "__key__" keys which are ignored, as in MXNet. */
+MXW_API int mxw_params_create(int op, int num, const char *const *keys, const char *const *vals,
+                              mxw_params **out);
+MXW_API int mxw_params_free(mxw_params *p);
+/* Number of inputs / outputs (total, visible) the op takes with these params. */
+MXW_API int mxw_params_num_inputs(const mxw_params *p);
+MXW_API int mxw_params_num_outputs(const mxw_params *p);
+MXW_API int mxw_params_num_visible_outputs(const mxw_params *p);
+
+/* Runs one operator eagerly. *num_outputs is in/out: the room in outputs on entry, the number
+ * of outputs written on return. outputs[i] == NULL asks the call to allocate that output (the
+ * caller owns it); a non-NULL outputs[i] is written in place and must have the inferred shape
+ * and dtype. On failure no output is allocated and no caller array is changed. */
+MXW_API int mxw_op_invoke(int op, const mxw_params *p, int num_inputs, mxw_ndarray *const *inputs,
+                          int *num_outputs, mxw_ndarray **outputs);
+
+/* Shape inference for one op with known input shapes. in_shapes is packed as
+ * [ndim0, d0..., ndim1, d1..., ...]; out_shapes receives the same packing for every output
+ * (room for num_outputs * (1 + MXW_MAX_NDIM) int32s). */
+MXW_API int mxw_op_infer_shape(const mxw_params *p, int num_inputs, const int32_t *in_shapes, int32_t *out_shapes);
+
+/* ---- runtime ----------------------------------------------------------------------------- */
+MXW_API void mxw_random_seed(uint32_t seed);
+/* Sets training mode (affects Dropout, BatchNorm, ...); returns the previous value. */
+MXW_API int mxw_set_training(int training);
+/* out[0] = live arrays, out[1] = bytes held by array storage (as doubles). */
+MXW_API void mxw_memory_stats(double *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MXW_H_ */

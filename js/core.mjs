@@ -1,0 +1,69 @@
+// core.mjs -- the thin typed FFI over the wasm exports (TVM web runtime style): instantiates the
+// module once (top-level await), marshals arguments through one preallocated scratch block, and
+// turns every failing status into an MXNetError carrying the C core's message.
+import createMxCore from './mxcore.mjs';
+
+export class MXNetError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'MXNetError';
+  }
+}
+
+export const M = await createMxCore();
+
+// Never cache a typed view of wasm memory across a call that may grow it: these getters always
+// return views of the current buffer.
+export const heapU8 = () => M.HEAPU8;
+export const heap32 = () => M.HEAP32;
+export const heapF64 = () => M.HEAPF64;
+
+export function lastError() {
+  return M.UTF8ToString(M._mxw_get_last_error());
+}
+
+export function check(status) {
+  if (status !== 0) throw new MXNetError(lastError());
+  return status;
+}
+
+// Scratch block for arguments (handles, shapes, attribute strings). Calls into C never
+// re-enter JS, so one block serves every call.
+const SCRATCH_BYTES = 1 << 16;
+const scratchBase = M._malloc(SCRATCH_BYTES);
+if (!scratchBase) throw new MXNetError('mxnet-wasm: cannot allocate the argument scratch block');
+
+// A bump allocator over the scratch block, reset at the start of each marshalled call.
+export class Args {
+  constructor() { this.off = 0; this.extra = []; }
+  reset() { this.off = 0; for (const p of this.extra) M._free(p); this.extra.length = 0; return this; }
+  alloc(bytes) {
+    const aligned = (this.off + 7) & ~7;
+    if (aligned + bytes <= SCRATCH_BYTES) { this.off = aligned + bytes; return scratchBase + aligned; }
+    const p = M._malloc(bytes);
+    if (!p) throw new MXNetError(`mxnet-wasm: out of memory allocating ${bytes} bytes`);
+    this.extra.push(p);
+    return p;
+  }
+  i32s(values) {
+    const p = this.alloc(4 * Math.max(values.length, 1));
+    heap32().set(values, p >> 2);
+    return p;
+  }
+  str(s) {
+    const n = M.lengthBytesUTF8(s) + 1;
+    const p = this.alloc(n);
+    M.stringToUTF8(s, p, n);
+    return p;
+  }
+  // An array of C strings; returns the char** pointer.
+  strs(list) {
+    const ptrs = list.map((s) => this.str(s));
+    return this.i32s(ptrs);
+  }
+}
+export const args = new Args();
+
+export const registry = JSON.parse(M.UTF8ToString(M._mxw_registry_json()));
+export const DTYPE_FLAGS = registry.dtypes;                 // name -> flag, from the C core
+export const DTYPE_NAMES = Object.fromEntries(Object.entries(DTYPE_FLAGS).map(([k, v]) => [v, k]));

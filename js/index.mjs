@@ -1,0 +1,105 @@
+// mxnet-wasm: MXNet Gluon's hybrid programming model on a C core compiled to WebAssembly SIMD.
+//
+//   import * as mx from 'mxnet-wasm';
+//   const { nd } = mx;
+//   const x = nd.array([[1, 2], [3, 4]]);
+//   const y = nd.dot(x, x.T);            // every registered operator, eagerly
+//   console.log(y.toString());           // [[ 5. 11.] [11. 25.]] <NDArray 2x2 @cpu(0)>
+//
+// The wasm module is instantiated at import (top-level await); every call after is synchronous.
+import { M, MXNetError, registry } from './core.mjs';
+import {
+  NDArray, Context, cpu, tidy, keep, memory, array, empty, invokeByName, dtypeFlag,
+} from './ndarray.mjs';
+import { generateNd } from './ops.mjs';
+import { VERSION } from './version.mjs';
+
+// ---- nd: every registered op (generated), plus MXNet's Python-level helpers ---------------------
+const generated = generateNd();
+
+function shapeArg(shape) { return Array.isArray(shape) ? shape : [shape]; }
+function dtypeName(dtype) { return dtype === undefined ? 'float32' : registryDtypeName(dtypeFlag(dtype)); }
+function registryDtypeName(flag) { return Object.keys(registry.dtypes).find((k) => registry.dtypes[k] === flag); }
+
+// Python's mx.nd.zeros(shape, ctx=None, dtype=None) etc. call the registry ops _zeros, _ones,
+// _full and _arange; arithmetic helpers dispatch between broadcast_* and _*_scalar as
+// ndarray.py's _ufunc_helper does.
+function ufunc(arrayOp, scalarOp, rscalarOp) {
+  return (lhs, rhs) => {
+    const l = lhs instanceof NDArray, r = rhs instanceof NDArray;
+    if (l && r) return invokeByName(arrayOp, [lhs, rhs], {})[0];
+    if (l) return invokeByName(scalarOp, [lhs], { scalar: Number(rhs) })[0];
+    if (r) return invokeByName(rscalarOp, [rhs], { scalar: Number(lhs) })[0];
+    throw new MXNetError('at least one operand must be an NDArray');
+  };
+}
+
+const helpers = {
+  NDArray,
+  array,
+  empty: (shape, opts = {}) => empty(shapeArg(shape), dtypeName(opts.dtype)),
+  zeros: (shape, opts = {}) => invokeByName('_zeros', [], { shape: shapeArg(shape), dtype: dtypeName(opts.dtype) })[0],
+  ones: (shape, opts = {}) => invokeByName('_ones', [], { shape: shapeArg(shape), dtype: dtypeName(opts.dtype) })[0],
+  full: (shape, value, opts = {}) =>
+    invokeByName('_full', [], { shape: shapeArg(shape), value, dtype: dtypeName(opts.dtype) })[0],
+  arange: (start, stop, step = 1, opts = {}) => {
+    if (typeof stop === 'object' && stop !== null) { opts = stop; stop = undefined; }
+    if (typeof step === 'object' && step !== null) { opts = step; step = 1; }
+    return invokeByName('_arange', [], {
+      start, stop: stop ?? null, step, repeat: opts.repeat ?? 1, dtype: dtypeName(opts.dtype),
+    })[0];
+  },
+  add: ufunc('broadcast_add', '_plus_scalar', '_plus_scalar'),
+  subtract: ufunc('broadcast_sub', '_minus_scalar', '_rminus_scalar'),
+  multiply: ufunc('broadcast_mul', '_mul_scalar', '_mul_scalar'),
+  divide: ufunc('broadcast_div', '_div_scalar', '_rdiv_scalar'),
+  modulo: ufunc('broadcast_mod', '_mod_scalar', '_rmod_scalar'),
+  power: ufunc('broadcast_power', '_power_scalar', '_rpower_scalar'),
+  maximum: ufunc('broadcast_maximum', '_maximum_scalar', '_maximum_scalar'),
+  minimum: ufunc('broadcast_minimum', '_minimum_scalar', '_minimum_scalar'),
+  equal: ufunc('broadcast_equal', '_equal_scalar', '_equal_scalar'),
+  not_equal: ufunc('broadcast_not_equal', '_not_equal_scalar', '_not_equal_scalar'),
+  greater: ufunc('broadcast_greater', '_greater_scalar', '_lesser_scalar'),
+  greater_equal: ufunc('broadcast_greater_equal', '_greater_equal_scalar', '_lesser_equal_scalar'),
+  lesser: ufunc('broadcast_lesser', '_lesser_scalar', '_greater_scalar'),
+  lesser_equal: ufunc('broadcast_lesser_equal', '_lesser_equal_scalar', '_greater_equal_scalar'),
+  random: {
+    uniform: (low = 0, high = 1, shape = [1], opts = {}) =>
+      invokeByName('_random_uniform', [], { low, high, shape: shapeArg(shape), dtype: dtypeName(opts.dtype) })[0],
+    normal: (loc = 0, scale = 1, shape = [1], opts = {}) =>
+      invokeByName('_random_normal', [], { loc, scale, shape: shapeArg(shape), dtype: dtypeName(opts.dtype) })[0],
+  },
+};
+
+// The registry's ops come first; helpers fill names the registry does not have (MXNet's
+// Python module has the same layering: generated ops, then ndarray.py's functions).
+export const nd = Object.freeze({ ...helpers, ...generated, ...Object.fromEntries(
+  Object.entries(helpers).filter(([k]) => !(k in generated))) });
+// The names the C registry reports, for tooling and the docs' op table.
+export const registeredOps = Object.freeze(registry.ops.map((o) => o.name));
+
+// ---- runtime -----------------------------------------------------------------------------------
+export const random = Object.freeze({
+  seed(seed) {
+    if (!Number.isInteger(seed) || seed < 0) throw new MXNetError('mx.random.seed takes a non-negative integer');
+    M._mxw_random_seed(seed >>> 0);
+  },
+});
+
+export function features() {
+  return { tier: 'simd', threads: false, numThreads: 1, simd: true, relaxedSimd: false };
+}
+export function setNumThreads(n) {
+  if (!Number.isInteger(n) || n < 1) throw new MXNetError('setNumThreads takes a positive integer');
+  return 1; // this build is single-threaded
+}
+export function getNumThreads() { return 1; }
+
+export const version = VERSION;
+export { MXNetError, NDArray, Context, cpu, tidy, keep, memory };
+
+const mx = {
+  nd, random, features, setNumThreads, getNumThreads, version, MXNetError, NDArray, Context, cpu,
+  tidy, keep, memory, registeredOps,
+};
+export default mx;

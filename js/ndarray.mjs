@@ -1,0 +1,412 @@
+// ndarray.mjs -- NDArray: a handle to a C array, its creation and read-back, arithmetic methods
+// with MXNet's broadcasting rules, memory scopes (tidy), and the eager operator call.
+import { M, MXNetError, args, check, heap32, heapU8, registry, DTYPE_FLAGS, DTYPE_NAMES } from './core.mjs';
+import { attrString, formatValues } from './format.mjs';
+
+// ---- dtypes ------------------------------------------------------------------------------------
+const TYPED = {
+  float32: Float32Array, float64: Float64Array, uint8: Uint8Array, int32: Int32Array,
+  int8: Int8Array, int64: BigInt64Array, bool: Uint8Array, int16: Int16Array, uint16: Uint16Array,
+  uint32: Uint32Array, uint64: BigUint64Array,
+};
+// Types with no JS typed array of their own are read back as float32 values.
+const VALUE_DTYPE = { float16: 'float32', bfloat16: 'float32' };
+
+export function dtypeFlag(dtype) {
+  if (dtype === undefined || dtype === null) return DTYPE_FLAGS.float32;
+  if (typeof dtype === 'number' && DTYPE_NAMES[dtype] !== undefined) return dtype;
+  const name = typeof dtype === 'function' ? dtypeOfTyped(dtype) : String(dtype);
+  const flag = DTYPE_FLAGS[name === 'bool_' ? 'bool' : name];
+  if (flag === undefined) throw new MXNetError(`unknown dtype ${String(dtype)}`);
+  return flag;
+}
+function dtypeOfTyped(ctor) {
+  switch (ctor) {
+    case Float32Array: return 'float32';
+    case Float64Array: return 'float64';
+    case Int32Array: return 'int32';
+    case Uint8Array: case Uint8ClampedArray: return 'uint8';
+    case Int8Array: return 'int8';
+    case BigInt64Array: return 'int64';
+    case Int16Array: return 'int16';
+    case Uint16Array: return 'uint16';
+    case Uint32Array: return 'uint32';
+    case BigUint64Array: return 'uint64';
+    default: return undefined;
+  }
+}
+
+// ---- contexts ----------------------------------------------------------------------------------
+export class Context {
+  constructor(deviceType = 'cpu', deviceId = 0) { this.deviceType = deviceType; this.deviceId = deviceId; }
+  toString() { return `${this.deviceType}(${this.deviceId})`; }
+  equals(o) { return o instanceof Context && o.deviceType === this.deviceType && o.deviceId === this.deviceId; }
+}
+export const cpu = (id = 0) => new Context('cpu', id);
+
+// ---- lifetime: explicit dispose, tidy scopes, and a FinalizationRegistry backstop ---------------
+const finalizer = new FinalizationRegistry((handle) => { M._mxw_ndarray_free(handle); });
+const scopes = [];
+
+export function tidy(fn) {
+  const scope = new Set();
+  scopes.push(scope);
+  let result;
+  try {
+    result = fn();
+  } finally {
+    scopes.pop();
+  }
+  if (result && typeof result.then === 'function') {
+    throw new MXNetError('mx.tidy() takes a synchronous function; await outside the tidy');
+  }
+  const keep = new Set();
+  collectArrays(result, keep);
+  for (const a of scope) {
+    if (keep.has(a)) {
+      if (scopes.length) scopes[scopes.length - 1].add(a);
+    } else if (!a._keep) {
+      a.dispose();
+    }
+  }
+  return result;
+}
+function collectArrays(v, out, depth = 0) {
+  if (!v || depth > 8) return;
+  if (v instanceof NDArray) { out.add(v); return; }
+  if (Array.isArray(v)) { for (const x of v) collectArrays(x, out, depth + 1); return; }
+  if (v instanceof Map) { for (const x of v.values()) collectArrays(x, out, depth + 1); return; }
+  if (typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) {
+    for (const x of Object.values(v)) collectArrays(x, out, depth + 1);
+  }
+}
+// Keeps an array alive past every enclosing tidy (parameters, cached graphs' buffers).
+export function keep(a) { a._keep = true; return a; }
+
+export function memory() {
+  const p = args.reset().alloc(16);
+  M._mxw_memory_stats(p);
+  const f64 = M.HEAPF64;
+  return { numArrays: f64[p >> 3], bytes: f64[(p >> 3) + 1], wasmHeapBytes: heapU8().length };
+}
+
+// ---- NDArray -----------------------------------------------------------------------------------
+export class NDArray {
+  // Takes ownership of a C handle. Users create arrays with nd.array / nd.zeros / ops.
+  constructor(handle) {
+    if (!handle) throw new MXNetError('NDArray: NULL handle');
+    this._h = handle;
+    const ndim = M._mxw_ndarray_ndim(handle);
+    const p = args.reset().alloc(4 * Math.max(ndim, 1));
+    M._mxw_ndarray_shape(handle, p);
+    this._shape = Array.from(heap32().subarray(p >> 2, (p >> 2) + ndim));
+    this._dtype = DTYPE_NAMES[M._mxw_ndarray_dtype(handle)];
+    finalizer.register(this, handle, this);
+    if (scopes.length) scopes[scopes.length - 1].add(this);
+  }
+  get handle() {
+    if (!this._h) throw new MXNetError('this NDArray has been disposed');
+    return this._h;
+  }
+  get shape() { return this._shape.slice(); }
+  get dtype() { return this._dtype; }
+  get size() { return this._shape.reduce((a, b) => a * b, 1); }
+  get ndim() { return this._shape.length; }
+  get context() { return cpu(0); }
+  get ctx() { return this.context; }
+  get isDisposed() { return !this._h; }
+
+  dispose() {
+    if (!this._h) return;
+    finalizer.unregister(this);
+    M._mxw_ndarray_free(this._h);
+    this._h = 0;
+  }
+
+  // A copy of the values in a typed array of the array's dtype (float16/bfloat16: Float32Array).
+  toTypedArray() {
+    const h = this.handle;
+    const valueDtype = VALUE_DTYPE[this._dtype];
+    if (valueDtype) {
+      const tmp = this.astype(valueDtype);
+      try { return tmp.toTypedArray(); } finally { tmp.dispose(); }
+    }
+    const T = TYPED[this._dtype];
+    const ptr = M._mxw_ndarray_data(h);
+    const n = this.size;
+    return new T(heapU8().buffer.slice(ptr, ptr + n * T.BYTES_PER_ELEMENT));
+  }
+  asnumpy() { return this.toTypedArray(); }
+
+  toArray() {
+    let flat = this.toTypedArray();
+    if (flat instanceof BigInt64Array || flat instanceof BigUint64Array) flat = Array.from(flat, Number);
+    const shape = this._shape;
+    if (shape.length === 0) return flat[0];
+    const rec = (dim, off) => {
+      const n = shape[dim];
+      if (dim === shape.length - 1) return Array.from(flat.subarray ? flat.subarray(off, off + n) : flat.slice(off, off + n));
+      const stride = shape.slice(dim + 1).reduce((a, b) => a * b, 1);
+      return Array.from({ length: n }, (_, i) => rec(dim + 1, off + i * stride));
+    };
+    return rec(0, 0);
+  }
+  tolist() { return this.toArray(); }
+
+  item() {
+    if (this.size !== 1) throw new MXNetError(`item() needs an array of size 1, got shape (${this._shape.join(', ')})`);
+    const v = this.toTypedArray()[0];
+    return typeof v === 'bigint' ? Number(v) : v;
+  }
+  asscalar() { return this.item(); }
+
+  astype(dtype, { copy = true } = {}) {
+    const flag = dtypeFlag(dtype);
+    if (!copy && flag === DTYPE_FLAGS[this._dtype]) return this;
+    return invokeByName('Cast', [this], { dtype: DTYPE_NAMES[flag] })[0];
+  }
+
+  copy() { return this.copyto(empty(this._shape, this._dtype)); }
+  copyto(other) {
+    check(M._mxw_ndarray_copy(this.handle, other.handle));
+    return other;
+  }
+
+  // MXNet's reshape: a view sharing memory, with the special codes 0, -1, -2, -3, -4 and
+  // `reverse`, resolved by the Reshape operator's shape inference in C.
+  reshape(...shape) {
+    let opts = {};
+    if (shape.length && isPlainObject(shape[shape.length - 1])) opts = shape.pop();
+    if (shape.length === 1 && Array.isArray(shape[0])) shape = shape[0];
+    const target = inferReshape(this._shape, shape, !!opts.reverse);
+    const a = args.reset();
+    const out = a.alloc(4);
+    check(M._mxw_ndarray_view(this.handle, target.length, a.i32s(target), out));
+    return new NDArray(heap32()[out >> 2]);
+  }
+  get T() { return invokeByName('transpose', [this], {})[0]; }
+  transpose(axes) { return invokeByName('transpose', [this], axes ? { axes } : {})[0]; }
+  flatten() { return invokeByName('Flatten', [this], {})[0]; }
+  expandDims(axis) { return invokeByName('expand_dims', [this], { axis })[0]; }
+  squeeze(axis) { return invokeByName('squeeze', [this], axis === undefined ? {} : { axis })[0]; }
+
+  // Arithmetic as NDArray.__add__ etc.: broadcast_* with an NDArray, _*_scalar with a number.
+  add(o) { return binary(this, o, 'broadcast_add', '_plus_scalar'); }
+  sub(o) { return binary(this, o, 'broadcast_sub', '_minus_scalar'); }
+  rsub(o) { return binary(this, o, null, '_rminus_scalar'); }
+  mul(o) { return binary(this, o, 'broadcast_mul', '_mul_scalar'); }
+  div(o) { return binary(this, o, 'broadcast_div', '_div_scalar'); }
+  rdiv(o) { return binary(this, o, null, '_rdiv_scalar'); }
+  mod(o) { return binary(this, o, 'broadcast_mod', '_mod_scalar'); }
+  pow(o) { return binary(this, o, 'broadcast_power', '_power_scalar'); }
+  maximum(o) { return binary(this, o, 'broadcast_maximum', '_maximum_scalar'); }
+  minimum(o) { return binary(this, o, 'broadcast_minimum', '_minimum_scalar'); }
+  neg() { return invokeByName('negative', [this], {})[0]; }
+  abs() { return invokeByName('abs', [this], {})[0]; }
+  equal(o) { return binary(this, o, 'broadcast_equal', '_equal_scalar'); }
+  notEqual(o) { return binary(this, o, 'broadcast_not_equal', '_not_equal_scalar'); }
+  greater(o) { return binary(this, o, 'broadcast_greater', '_greater_scalar'); }
+  greaterEqual(o) { return binary(this, o, 'broadcast_greater_equal', '_greater_equal_scalar'); }
+  lesser(o) { return binary(this, o, 'broadcast_lesser', '_lesser_scalar'); }
+  lesserEqual(o) { return binary(this, o, 'broadcast_lesser_equal', '_lesser_equal_scalar'); }
+  // Aliases matching Python's comparison operator names.
+  eq(o) { return this.equal(o); }
+  ne(o) { return this.notEqual(o); }
+  gt(o) { return this.greater(o); }
+  ge(o) { return this.greaterEqual(o); }
+  lt(o) { return this.lesser(o); }
+  le(o) { return this.lesserEqual(o); }
+
+  sum(opts = {}) { return invokeByName('sum', [this], opts)[0]; }
+  mean(opts = {}) { return invokeByName('mean', [this], opts)[0]; }
+  max(opts = {}) { return invokeByName('max', [this], opts)[0]; }
+  min(opts = {}) { return invokeByName('min', [this], opts)[0]; }
+  argmax(opts = {}) { return invokeByName('argmax', [this], opts)[0]; }
+  softmax(opts = {}) { return invokeByName('softmax', [this], opts)[0]; }
+
+  toString() {
+    if (!this._h) return '<NDArray disposed>';
+    const vals = this.toTypedArray();
+    const body = formatValues(vals, this._shape, ['float32', 'float64', 'float16', 'bfloat16'].includes(this._dtype));
+    const dims = this._shape.length ? this._shape.join('x') : '';
+    return `\n${body}\n<NDArray ${dims} @${this.context}>`;
+  }
+  [Symbol.for('nodejs.util.inspect.custom')]() { return this.toString(); }
+}
+
+function isPlainObject(v) {
+  return v !== null && typeof v === 'object' && !(v instanceof NDArray) && !Array.isArray(v) && !ArrayBuffer.isView(v);
+}
+
+function binary(lhs, rhs, arrayOp, scalarOp) {
+  if (rhs instanceof NDArray) {
+    if (!arrayOp) throw new MXNetError('this method takes a scalar operand');
+    return invokeByName(arrayOp, [lhs, rhs], {})[0];
+  }
+  if (typeof rhs === 'number' || typeof rhs === 'boolean') {
+    return invokeByName(scalarOp, [lhs], { scalar: Number(rhs) })[0];
+  }
+  throw new MXNetError(`operand must be an NDArray or a number, got ${typeof rhs}`);
+}
+
+// Reshape's target shape comes from the C registry's Reshape shape inference, so the special
+// codes have one implementation.
+function inferReshape(inShape, shape, reverse) {
+  const op = opId('Reshape');
+  const p = paramsFor(op, { shape, reverse });
+  return inferShapes(p, [inShape])[0];
+}
+
+// ---- creation ----------------------------------------------------------------------------------
+function createHandle(shape, flag) {
+  const a = args.reset();
+  const out = a.alloc(4);
+  check(M._mxw_ndarray_create(shape.length, a.i32s(shape), flag, out));
+  return heap32()[out >> 2];
+}
+
+function checkShape(shape) {
+  if (!Array.isArray(shape)) shape = [shape];
+  for (const d of shape) {
+    if (!Number.isInteger(d) || d < 0) throw new MXNetError(`invalid shape (${shape.join(', ')}): dimensions must be non-negative integers`);
+  }
+  return shape;
+}
+
+export function empty(shape, dtype = 'float32') {
+  return new NDArray(createHandle(checkShape(shape), dtypeFlag(dtype)));
+}
+
+// Writes a typed array of values (any numeric typed array or plain array) into arr.
+function fill(arr, values) {
+  const dt = arr.dtype;
+  const T = TYPED[dt];
+  const n = arr.size;
+  if (values.length !== n) throw new MXNetError(`${values.length} values do not fill shape (${arr.shape.join(', ')})`);
+  if (T && (values instanceof T || (Array.isArray(values) && !(T === BigInt64Array || T === BigUint64Array)))) {
+    const ptr = M._mxw_ndarray_data(arr.handle);
+    new T(heapU8().buffer, ptr, n).set(values);
+    return arr;
+  }
+  // Convert through a staging array of the source's own dtype; C converts as Cast does.
+  const srcDtype = (ArrayBuffer.isView(values) && dtypeOfTyped(values.constructor)) || 'float64';
+  const stage = empty(arr.shape, srcDtype);
+  try {
+    const S = TYPED[srcDtype];
+    const ptr = M._mxw_ndarray_data(stage.handle);
+    new S(heapU8().buffer, ptr, n).set(Array.isArray(values) ? Float64Array.from(values) : values);
+    stage.copyto(arr);
+  } finally {
+    stage.dispose();
+  }
+  return arr;
+}
+
+function flattenNested(data) {
+  const shape = [];
+  let probe = data;
+  while (Array.isArray(probe)) { shape.push(probe.length); probe = probe[0]; }
+  const flat = data.flat(Infinity).map((v) => (typeof v === 'boolean' ? Number(v) : v));
+  const expect = shape.reduce((a, b) => a * b, 1);
+  if (flat.length !== expect || flat.some((v) => typeof v !== 'number')) {
+    throw new MXNetError('nd.array: nested arrays must be rectangular and hold numbers');
+  }
+  return { shape, flat };
+}
+
+// nd.array(nestedArrays | typedArray | NDArray | number, {dtype, shape})
+export function array(data, opts = {}) {
+  let { dtype, shape } = opts;
+  if (data instanceof NDArray) return data.astype(dtype ?? data.dtype);
+  if (ArrayBuffer.isView(data)) {
+    dtype = dtype ?? dtypeOfTyped(data.constructor) ?? 'float32';
+    shape = shape ? checkShape(shape) : [data.length];
+    return fill(empty(shape, dtype), data);
+  }
+  if (typeof data === 'number') data = [data];
+  if (!Array.isArray(data)) throw new MXNetError('nd.array takes nested arrays, a typed array, an NDArray or a number');
+  const { shape: s, flat } = flattenNested(data);
+  return fill(empty(shape ? checkShape(shape) : s, dtype ?? 'float32'), flat);
+}
+
+// ---- the eager operator call -------------------------------------------------------------------
+const opIds = new Map();
+export function opId(name) {
+  let id = opIds.get(name);
+  if (id === undefined) {
+    const a = args.reset();
+    id = M._mxw_op_find(a.str(name));
+    if (id < 0) throw new MXNetError(`operator ${name} is not registered`);
+    opIds.set(name, id);
+  }
+  return id;
+}
+export const opInfo = (id) => registry.ops[id];
+
+// Parsed attributes are cached per (op, attribute text): the hot path of an imperative loop
+// parses nothing.
+const paramCache = new Map();
+const PARAM_CACHE_MAX = 4096;
+export function attrStrings(id, attrs) {
+  const spec = registry.ops[id].attrs;
+  const keys = [];
+  const vals = [];
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined) continue;
+    keys.push(k);
+    const t = spec.find((s) => s.name === k);
+    vals.push(attrString(v, t && t.type));
+  }
+  return { keys, vals };
+}
+export function paramsFor(id, attrs) {
+  const { keys, vals } = attrStrings(id, attrs);
+  const key = `${id}\u0000${keys.join('\u0001')}\u0000${vals.join('\u0001')}`;
+  let p = paramCache.get(key);
+  if (p !== undefined) return p;
+  const a = args.reset();
+  const out = a.alloc(4);
+  check(M._mxw_params_create(id, keys.length, a.strs(keys), a.strs(vals), out));
+  p = heap32()[out >> 2];
+  if (paramCache.size >= PARAM_CACHE_MAX) {
+    for (const old of paramCache.values()) M._mxw_params_free(old);
+    paramCache.clear();
+  }
+  paramCache.set(key, p);
+  return p;
+}
+
+// Runs op `id` on NDArray inputs; returns every output (hidden ones included) as NDArrays.
+// `out` (an NDArray or array of them) receives the results in place.
+export function invoke(id, inputs, attrs, out) {
+  const p = paramsFor(id, attrs);
+  const nout = M._mxw_params_num_outputs(p);
+  const a = args.reset();
+  const inP = a.i32s(inputs.map((x) => x.handle));
+  const outs = out ? (Array.isArray(out) ? out : [out]) : [];
+  const outP = a.i32s(Array.from({ length: nout }, (_, i) => (outs[i] ? outs[i].handle : 0)));
+  const noutP = a.i32s([nout]);
+  check(M._mxw_op_invoke(id, p, inputs.length, inP, noutP, outP));
+  const h = heap32();
+  return Array.from({ length: nout }, (_, i) => outs[i] ?? new NDArray(h[(outP >> 2) + i]));
+}
+export function invokeByName(name, inputs, attrs, out) { return invoke(opId(name), inputs, attrs, out); }
+// Output shapes of an op for known input shapes, by the op's own C shape inference.
+export function inferShapes(params, inShapes) {
+  const a = args.reset();
+  const flat = [];
+  for (const s of inShapes) flat.push(s.length, ...s);
+  const nout = M._mxw_params_num_outputs(params);
+  const out = a.alloc(4 * nout * 11);
+  check(M._mxw_op_infer_shape(params, inShapes.length, a.i32s(flat), out));
+  const h = heap32();
+  const res = [];
+  let off = out >> 2;
+  for (let i = 0; i < nout; i++) {
+    const nd = h[off];
+    res.push(Array.from(h.subarray(off + 1, off + 1 + nd)));
+    off += 1 + nd;
+  }
+  return res;
+}
+export function numVisibleOutputs(id, attrs) { return M._mxw_params_num_visible_outputs(paramsFor(id, attrs)); }

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds the native library + C tests (build/native, gcc, ASan/UBSan) and the wasm module
+# (build/wasm -> dist/). Incremental; `bash scripts/build.sh native|wasm` builds one.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-all}
+# Builds from several shells (parallel work, test runs) take turns.
+mkdir -p build
+exec 9>build/.lock
+flock 9
+gen=()
+if command -v ninja >/dev/null 2>&1; then gen=(-G Ninja); fi
+
+if [ "$what" = all ] || [ "$what" = native ]; then
+  [ -f build/native/CMakeCache.txt ] || cmake -S . -B build/native "${gen[@]}" -DCMAKE_BUILD_TYPE=Debug >/dev/null
+  cmake --build build/native -j2
+fi
+if [ "$what" = all ] || [ "$what" = wasm ]; then
+  # emcmake's default emulator flag (--experimental-wasm-threads) is rejected by Node 20.
+  [ -f build/wasm/CMakeCache.txt ] || emcmake cmake -S . -B build/wasm "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CROSSCOMPILING_EMULATOR="$(command -v node)" -DMXW_DIST_DIR="$PWD/dist" >/dev/null
+  cmake --build build/wasm -j2
+fi
