@@ -1,0 +1,117 @@
+// Elementwise unary ops and Activation against TensorFlow.js's CPU kernels (independent
+// implementation) and hand-worked values.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import * as mx from 'mxnet-wasm';
+import { tf, rng, assertClose } from './oracle.mjs';
+
+const { nd } = mx;
+const shape = [3, 5, 7];
+const x = rng(7).uniform(105, -3, 3);
+const pos = rng(8).uniform(105, 0.1, 4);
+const unit = rng(9).uniform(105, -0.95, 0.95);
+
+// [mxnet op, input data, tfjs function]
+const cases = [
+  ['relu', x, (t) => tf.relu(t)],
+  ['sigmoid', x, (t) => tf.sigmoid(t)],
+  ['tanh', x, (t) => tf.tanh(t)],
+  ['exp', x, (t) => tf.exp(t)],
+  ['expm1', x, (t) => tf.expm1(t)],
+  ['log', pos, (t) => tf.log(t)],
+  ['log1p', pos, (t) => tf.log1p(t)],
+  ['log2', pos, (t) => tf.div(tf.log(t), Math.log(2))],
+  ['log10', pos, (t) => tf.div(tf.log(t), Math.log(10))],
+  ['sqrt', pos, (t) => tf.sqrt(t)],
+  ['rsqrt', pos, (t) => tf.rsqrt(t)],
+  ['cbrt', pos, (t) => tf.pow(t, 1 / 3)],
+  ['square', x, (t) => tf.square(t)],
+  ['reciprocal', pos, (t) => tf.reciprocal(t)],
+  ['abs', x, (t) => tf.abs(t)],
+  ['negative', x, (t) => tf.neg(t)],
+  ['sign', x, (t) => tf.sign(t)],
+  ['floor', x, (t) => tf.floor(t)],
+  ['ceil', x, (t) => tf.ceil(t)],
+  ['trunc', x, (t) => tf.mul(tf.sign(t), tf.floor(tf.abs(t)))],
+  ['fix', x, (t) => tf.mul(tf.sign(t), tf.floor(tf.abs(t)))],
+  ['erf', x, (t) => tf.erf(t)],
+  ['softsign', x, (t) => tf.div(t, tf.add(1, tf.abs(t)))],
+  ['sin', x, (t) => tf.sin(t)],
+  ['cos', x, (t) => tf.cos(t)],
+  ['tan', unit, (t) => tf.tan(t)],
+  ['arcsin', unit, (t) => tf.asin(t)],
+  ['arccos', unit, (t) => tf.acos(t)],
+  ['arctan', x, (t) => tf.atan(t)],
+  ['sinh', x, (t) => tf.sinh(t)],
+  ['cosh', x, (t) => tf.cosh(t)],
+  ['arcsinh', x, (t) => tf.asinh(t)],
+  ['arccosh', pos.map((v) => v + 1), (t) => tf.acosh(t)],
+  ['arctanh', unit, (t) => tf.atanh(t)],
+  ['degrees', x, (t) => tf.mul(t, 180 / Math.PI)],
+  ['radians', x, (t) => tf.mul(t, Math.PI / 180)],
+  ['logical_not', x.map((v) => (v > 0 ? v : 0)), (t) => tf.cast(tf.equal(t, 0), 'float32')],
+  ['_copy', x, (t) => tf.clone(t)],
+  ['identity', x, (t) => tf.clone(t)],
+  ['BlockGrad', x, (t) => tf.clone(t)],
+  ['stop_gradient', x, (t) => tf.clone(t)],
+  ['make_loss', x, (t) => tf.clone(t)],
+  ['zeros_like', x, (t) => tf.zerosLike(t)],
+  ['ones_like', x, (t) => tf.onesLike(t)],
+];
+
+for (const [name, data, ref] of cases) {
+  test(`${name} matches tfjs`, () => {
+    const y = nd[name](nd.array(data, { shape }));
+    assert.deepEqual(y.shape, shape);
+    assert.equal(y.dtype, 'float32');
+    const expected = tf.tidy(() => ref(tf.tensor(data, shape)).dataSync());
+    assertClose(y.toTypedArray(), expected, { rtol: 2e-6, atol: 1e-6, msg: name });
+  });
+}
+
+test('round, rint, gamma, gammaln: hand-worked values', () => {
+  const v = nd.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5]);
+  assert.deepEqual(Array.from(nd.round(v).toTypedArray()), [-3, -2, -1, 1, 2, 3]); // half away from zero
+  assert.deepEqual(Array.from(nd.rint(v).toTypedArray()), [-2, -2, -0, 0, 2, 2]); // half to even
+  assertClose(nd.gamma(nd.array([1, 2, 3, 4, 0.5])).toTypedArray(), [1, 1, 2, 6, Math.sqrt(Math.PI)]);
+  assertClose(nd.gammaln(nd.array([1, 3, 10])).toTypedArray(), [0, Math.log(2), Math.log(362880)]);
+});
+
+test('relu propagates NaN; hard_sigmoid clips', () => {
+  const y = nd.relu(nd.array([NaN, -1, 2])).toTypedArray();
+  assert.ok(Number.isNaN(y[0]));
+  assert.deepEqual(Array.from(y.slice(1)), [0, 2]);
+  assertClose(nd.hard_sigmoid(nd.array([-5, 0, 1, 5])).toTypedArray(), [0, 0.5, 0.7, 1]);
+  assertClose(nd.hard_sigmoid(nd.array([1]), { alpha: 0.5, beta: 0.1 }).toTypedArray(), [0.6]);
+});
+
+test('Activation: every act_type against tfjs', () => {
+  const t = nd.array(x, { shape });
+  const refs = {
+    relu: (v) => tf.relu(v), sigmoid: (v) => tf.sigmoid(v), tanh: (v) => tf.tanh(v),
+    softrelu: (v) => tf.softplus(v), softsign: (v) => tf.div(v, tf.add(1, tf.abs(v))),
+  };
+  for (const [act, ref] of Object.entries(refs)) {
+    const y = nd.Activation(t, { act_type: act });
+    assertClose(y.toTypedArray(), tf.tidy(() => ref(tf.tensor(x, shape)).dataSync()), { rtol: 2e-6, msg: act });
+  }
+  // softrelu is x itself above 20 (MXNet's overflow guard)
+  assert.deepEqual(Array.from(nd.Activation(nd.array([25]), { act_type: 'softrelu' }).toTypedArray()), [25]);
+});
+
+test('float64 and int32 inputs keep their dtype', () => {
+  const d = nd.array(new Float64Array([1e-300, 4]));
+  const s = nd.sqrt(d);
+  assert.equal(s.dtype, 'float64');
+  assertClose(s.toTypedArray(), [1e-150, 2], { rtol: 1e-15, atol: 0 });
+  const i = nd.abs(nd.array(new Int32Array([-3, 4, -2147483647])));
+  assert.equal(i.dtype, 'int32');
+  assert.deepEqual(Array.from(i.toTypedArray()), [3, 4, 2147483647]);
+});
+
+test('a bad act_type throws MXNetError naming op and value; the next call works', () => {
+  assert.throws(() => nd.Activation(nd.array([1]), { act_type: 'swish' }),
+    (e) => e instanceof mx.MXNetError && /Operator Activation/.test(e.message) && /swish/.test(e.message));
+  assert.throws(() => nd.relu(nd.array([1]), { alpha: 1 }), /unknown attribute 'alpha'/);
+  assert.deepEqual(Array.from(nd.relu(nd.array([-1, 1])).toTypedArray()), [0, 1]);
+});
