@@ -118,6 +118,24 @@ MXW_API int mxw_op_invoke(int op, const mxw_params *p, int num_inputs, mxw_ndarr
  * (room for num_outputs * (1 + MXW_MAX_NDIM) int32s). */
 MXW_API int mxw_op_infer_shape(const mxw_params *p, int num_inputs, const int32_t *in_shapes, int32_t *out_shapes);
 
+/* ---- NDArray lists: MXNet's .params / nd.save format ------------------------------------ */
+typedef struct mxw_ndlist mxw_ndlist;
+/* Parses a whole file held in memory (every version MXNet wrote: legacy, V1, V2, V3; sparse
+ * records densified). The caller owns *out. Arrays written as "none" come back as NULL. */
+MXW_API int mxw_ndlist_load(const uint8_t *bytes, size_t len, mxw_ndlist **out);
+MXW_API int mxw_ndlist_size(const mxw_ndlist *l);
+MXW_API int mxw_ndlist_has_names(const mxw_ndlist *l);
+/* The i-th name (owned by the list), or NULL in an unnamed list. */
+MXW_API const char *mxw_ndlist_name(const mxw_ndlist *l, int i);
+/* Moves the i-th array out of the list: the caller owns it (NULL for a none record). */
+MXW_API mxw_ndarray *mxw_ndlist_take(mxw_ndlist *l, int i);
+MXW_API int mxw_ndlist_free(mxw_ndlist *l);
+/* Writes arrays as MXNet 1.x does (V2 records, cpu(0) context), with names (NULL: an unnamed
+ * list). *out is allocated; release it with mxw_buffer_free. */
+MXW_API int mxw_ndlist_save(int n, mxw_ndarray *const *arrays, const char *const *names, uint8_t **out,
+                            size_t *out_len);
+MXW_API void mxw_buffer_free(void *p);
+
 /* ---- runtime ----------------------------------------------------------------------------- */
 MXW_API void mxw_random_seed(uint32_t seed);
 /* Sets training mode (affects Dropout, BatchNorm, ...); returns the previous value. */

@@ -1,0 +1,364 @@
+/* ndlist.c -- MXNet's NDArray-list binary format (`.params`, `mx.nd.save`), read and written
+ * byte for byte per ../shared/spec/params-format.md: the list magic 0x112, then legacy (V0,
+ * u32 dims), V1, V2 and V3 records, every dense dtype, sparse records densified, then the
+ * optional names list. Every read is bounds-checked: a truncated or corrupt file is an error
+ * naming the array and the byte offset, never a trap. */
+#include <stdlib.h>
+
+#include "../core/ndarray.h"
+
+#define LIST_MAGIC 0x112ull
+#define V1_MAGIC 0xF993FAC8u
+#define V2_MAGIC 0xF993FAC9u
+#define V3_MAGIC 0xF993FACAu
+
+struct mxw_ndlist {
+  int n;
+  mxw_ndarray **arrays; /* NULL entries for "none" records */
+  char **names;         /* NULL when the file has no names */
+};
+
+typedef struct reader {
+  const uint8_t *p;
+  size_t len, off;
+  int index, count; /* which array is being read, for messages */
+} reader;
+
+static int need(reader *r, size_t n, const char *what) {
+  if (n > r->len - r->off) {
+    if (r->index >= 0)
+      return mxw_fail("truncated or corrupt params data: array %d of %d needs %zu bytes for %s at offset %zu, "
+                      "but only %zu remain", r->index, r->count, n, what, r->off, r->len - r->off);
+    return mxw_fail("truncated or corrupt params data: %zu bytes needed for %s at offset %zu, only %zu remain", n,
+                    what, r->off, r->len - r->off);
+  }
+  return 0;
+}
+static int rd_u32(reader *r, uint32_t *v, const char *what) {
+  MXW_TRY(need(r, 4, what));
+  memcpy(v, r->p + r->off, 4); /* little-endian host (wasm32, x86) */
+  r->off += 4;
+  return 0;
+}
+static int rd_i32(reader *r, int32_t *v, const char *what) { return rd_u32(r, (uint32_t *)v, what); }
+static int rd_u64(reader *r, uint64_t *v, const char *what) {
+  MXW_TRY(need(r, 8, what));
+  memcpy(v, r->p + r->off, 8);
+  r->off += 8;
+  return 0;
+}
+
+/* i32 ndim then ndim i64 dims (V1/V2/V3). ndim -1 (unknown) is reported through *unknown. */
+static int rd_shape64(reader *r, mxw_shape *s, int *unknown) {
+  int32_t nd;
+  MXW_TRY(rd_i32(r, &nd, "a shape's rank"));
+  *unknown = 0;
+  if (nd == -1) {
+    *unknown = 1;
+    s->ndim = 0;
+    return 0;
+  }
+  if (nd < 0 || nd > MXW_MAX_NDIM)
+    return mxw_fail("corrupt params data: array %d of %d has rank %d at offset %zu (at most %d supported)", r->index,
+                    r->count, (int)nd, r->off - 4, MXW_MAX_NDIM);
+  s->ndim = nd;
+  for (int i = 0; i < nd; i++) {
+    uint64_t d;
+    MXW_TRY(rd_u64(r, &d, "a dimension"));
+    int64_t sd = (int64_t)d;
+    if (sd == -1) *unknown = 1;
+    else if (sd < 0 || sd > 0x7fffffff)
+      return mxw_fail("corrupt params data: array %d of %d has dimension %lld at offset %zu", r->index, r->count,
+                      (long long)sd, r->off - 8);
+    s->dims[i] = sd;
+  }
+  return 0;
+}
+
+static int payload_bytes(reader *r, const mxw_shape *s, int dtype, size_t *out) {
+  int es = mxw_dtype_size(dtype);
+  if (es == 0) return mxw_fail("corrupt params data: array %d of %d has unknown dtype flag %d", r->index, r->count, dtype);
+  double n = (double)es;
+  for (int i = 0; i < s->ndim; i++) n *= (double)s->dims[i];
+  if (n > (double)(r->len - r->off)) {
+    char b[128];
+    return mxw_fail("truncated params data: array %d of %d (shape %s, %s) needs %.0f bytes of values at offset %zu, "
+                    "but only %zu remain", r->index, r->count, mxw_shape_str(s, b, sizeof b), mxw_dtype_name(dtype),
+                    n, r->off, r->len - r->off);
+  }
+  *out = (size_t)n;
+  return 0;
+}
+
+/* File payloads are unaligned: read one index element through an aligned copy. */
+static int64_t load_index(const uint8_t *base, int dtype, int64_t k) {
+  uint64_t tmp = 0;
+  int es = mxw_dtype_size(dtype);
+  memcpy(&tmp, base + (size_t)k * (size_t)es, (size_t)es);
+  return (int64_t)mxw_load_f64(&tmp, dtype, 0);
+}
+
+/* A sparse record's values and aux arrays, scattered into a dense array. */
+static int densify(reader *r, int stype, const mxw_shape *shape, const mxw_shape *sshape, int dtype, int naux,
+                   const int *aux_type, const mxw_shape *aux_shape, mxw_ndarray *dst) {
+  size_t vbytes;
+  MXW_TRY(payload_bytes(r, sshape, dtype, &vbytes));
+  const uint8_t *vals = r->p + r->off;
+  r->off += vbytes;
+  const uint8_t *aux[2];
+  int64_t aux_n[2];
+  for (int i = 0; i < naux; i++) {
+    size_t ab;
+    MXW_TRY(payload_bytes(r, &aux_shape[i], aux_type[i], &ab));
+    aux[i] = r->p + r->off;
+    aux_n[i] = mxw_shape_size(&aux_shape[i]);
+    r->off += ab;
+  }
+  int es = mxw_dtype_size(dtype);
+  if (stype == 1) { /* row_sparse: aux0 = row indices */
+    int64_t rows = shape->ndim ? shape->dims[0] : 1, row_elems = rows ? mxw_shape_size(shape) / (rows ? rows : 1) : 0;
+    int64_t nnz = sshape->ndim ? sshape->dims[0] : 0;
+    if (nnz != aux_n[0] || mxw_shape_size(sshape) != nnz * row_elems)
+      return mxw_fail("corrupt params data: row_sparse array %d of %d has inconsistent storage and index shapes", r->index, r->count);
+    for (int64_t k = 0; k < nnz; k++) {
+      int64_t row = load_index(aux[0], aux_type[0], k);
+      if (row < 0 || row >= rows)
+        return mxw_fail("corrupt params data: row_sparse array %d of %d has row index %lld out of range", r->index, r->count, (long long)row);
+      memcpy((uint8_t *)dst->t.data + (size_t)(row * row_elems) * es, vals + (size_t)(k * row_elems) * es, (size_t)row_elems * es);
+    }
+  } else { /* csr: aux0 = indptr (rows + 1), aux1 = column indices (nnz) */
+    if (shape->ndim != 2) return mxw_fail("corrupt params data: csr array %d of %d is not 2-D", r->index, r->count);
+    int64_t rows = shape->dims[0], cols = shape->dims[1], nnz = mxw_shape_size(sshape);
+    if (aux_n[0] != rows + 1 || aux_n[1] != nnz)
+      return mxw_fail("corrupt params data: csr array %d of %d has inconsistent indptr/indices shapes", r->index, r->count);
+    for (int64_t row = 0; row < rows; row++) {
+      int64_t b = load_index(aux[0], aux_type[0], row), e = load_index(aux[0], aux_type[0], row + 1);
+      if (b < 0 || e < b || e > nnz)
+        return mxw_fail("corrupt params data: csr array %d of %d has a bad row pointer", r->index, r->count);
+      for (int64_t k = b; k < e; k++) {
+        int64_t c = load_index(aux[1], aux_type[1], k);
+        if (c < 0 || c >= cols)
+          return mxw_fail("corrupt params data: csr array %d of %d has column index %lld out of range", r->index, r->count, (long long)c);
+        memcpy((uint8_t *)dst->t.data + (size_t)(row * cols + c) * es, vals + (size_t)k * es, (size_t)es);
+      }
+    }
+  }
+  return 0;
+}
+
+/* One record; *out stays NULL for a "none" array. */
+static int read_array(reader *r, mxw_ndarray **out) {
+  *out = NULL;
+  size_t start = r->off;
+  uint32_t magic;
+  MXW_TRY(rd_u32(r, &magic, "the record header"));
+  mxw_shape shape, sshape;
+  int unknown = 0, stype = 0, naux = 0;
+  int aux_type[2] = {0, 0};
+  mxw_shape aux_shape[2];
+  int32_t dev_type, dev_id, dtype;
+  if (magic == V2_MAGIC || magic == V3_MAGIC) {
+    int np = magic == V3_MAGIC;
+    int32_t st;
+    MXW_TRY(rd_i32(r, &st, "the storage type"));
+    if (st != 0 && st != 1 && st != 2)
+      return mxw_fail("corrupt params data: array %d of %d has storage type %d at offset %zu", r->index, r->count, (int)st, r->off - 4);
+    stype = st;
+    naux = stype;
+    if (naux) {
+      MXW_TRY(rd_shape64(r, &sshape, &unknown));
+      if (unknown) return mxw_fail("corrupt params data: sparse array %d of %d has an unknown storage shape", r->index, r->count);
+    }
+    MXW_TRY(rd_shape64(r, &shape, &unknown));
+    if ((!np && shape.ndim == 0 && !unknown) || (np && unknown)) return 0; /* none */
+    if (unknown) return mxw_fail("corrupt params data: array %d of %d has an unknown shape", r->index, r->count);
+    MXW_TRY(rd_i32(r, &dev_type, "the context"));
+    MXW_TRY(rd_i32(r, &dev_id, "the context"));
+    MXW_TRY(rd_i32(r, &dtype, "the dtype"));
+    for (int i = 0; i < naux; i++) {
+      MXW_TRY(rd_i32(r, &aux_type[i], "a sparse index dtype"));
+      MXW_TRY(rd_shape64(r, &aux_shape[i], &unknown));
+      if (unknown) return mxw_fail("corrupt params data: sparse array %d of %d has an unknown index shape", r->index, r->count);
+    }
+  } else {
+    if (magic == V1_MAGIC) {
+      MXW_TRY(rd_shape64(r, &shape, &unknown));
+      if (unknown) return 0;
+    } else { /* legacy: the u32 is ndim, then u32 dims */
+      if (magic > MXW_MAX_NDIM)
+        return mxw_fail("corrupt params data: array %d of %d starts at offset %zu with 0x%08X, which is neither a "
+                        "record magic nor a rank", r->index, r->count, start, (unsigned)magic);
+      shape.ndim = (int32_t)magic;
+      for (int i = 0; i < shape.ndim; i++) {
+        uint32_t d;
+        MXW_TRY(rd_u32(r, &d, "a dimension"));
+        shape.dims[i] = d;
+      }
+    }
+    MXW_TRY(rd_i32(r, &dev_type, "the context"));
+    MXW_TRY(rd_i32(r, &dev_id, "the context"));
+    MXW_TRY(rd_i32(r, &dtype, "the dtype"));
+  }
+  (void)dev_type;
+  (void)dev_id;
+  if (mxw_dtype_size(dtype) == 0)
+    return mxw_fail("corrupt params data: array %d of %d has unknown dtype flag %d", r->index, r->count, (int)dtype);
+  mxw_ndarray *a = mxw_ndarray_alloc(&shape, dtype);
+  if (!a) return -1;
+  if (naux) {
+    if (densify(r, stype, &shape, &sshape, dtype, naux, aux_type, aux_shape, a) != 0) {
+      mxw_ndarray_free(a);
+      return -1;
+    }
+  } else {
+    size_t nb;
+    if (payload_bytes(r, &shape, dtype, &nb) != 0) {
+      mxw_ndarray_free(a);
+      return -1;
+    }
+    memcpy(a->t.data, r->p + r->off, nb);
+    r->off += nb;
+  }
+  *out = a;
+  return 0;
+}
+
+int mxw_ndlist_free(mxw_ndlist *l) {
+  if (!l) return 0;
+  for (int i = 0; i < l->n; i++) {
+    mxw_ndarray_free(l->arrays[i]);
+    if (l->names) free(l->names[i]);
+  }
+  free(l->arrays);
+  free(l->names);
+  free(l);
+  return 0;
+}
+
+int mxw_ndlist_load(const uint8_t *bytes, size_t len, mxw_ndlist **out) {
+  MXW_CHECK(out != NULL && (bytes != NULL || len == 0), "NULL argument");
+  reader r = {bytes, len, 0, -1, 0};
+  uint64_t magic, reserved, n;
+  MXW_TRY(rd_u64(&r, &magic, "the file header"));
+  MXW_CHECK(magic == LIST_MAGIC, "not an MXNet NDArray file: header is 0x%llX, expected 0x112", (unsigned long long)magic);
+  MXW_TRY(rd_u64(&r, &reserved, "the reserved header word"));
+  MXW_TRY(rd_u64(&r, &n, "the array count"));
+  /* every record takes at least 16 bytes: a count larger than that is corrupt */
+  MXW_CHECK(n <= (len - r.off) / 4, "corrupt params data: the file claims %llu arrays but has %zu bytes left",
+            (unsigned long long)n, len - r.off);
+  mxw_ndlist *l = (mxw_ndlist *)calloc(1, sizeof *l);
+  if (l) l->arrays = (mxw_ndarray **)calloc(n ? n : 1, sizeof *l->arrays);
+  if (!l || !l->arrays) {
+    free(l);
+    return mxw_fail("out of memory");
+  }
+  r.count = (int)n;
+  for (uint64_t i = 0; i < n; i++) {
+    r.index = (int)i;
+    if (read_array(&r, &l->arrays[i]) != 0) {
+      l->n = (int)i;
+      mxw_ndlist_free(l);
+      return -1;
+    }
+  }
+  l->n = (int)n;
+  r.index = -1;
+  uint64_t k;
+  if (rd_u64(&r, &k, "the name count") != 0) {
+    mxw_ndlist_free(l);
+    return -1;
+  }
+  if (k != 0 && k != n) {
+    mxw_ndlist_free(l);
+    return mxw_fail("corrupt params data: %llu names for %llu arrays", (unsigned long long)k, (unsigned long long)n);
+  }
+  if (k) {
+    l->names = (char **)calloc(n, sizeof *l->names);
+    if (!l->names) {
+      mxw_ndlist_free(l);
+      return mxw_fail("out of memory");
+    }
+    for (uint64_t i = 0; i < k; i++) {
+      uint64_t sl;
+      if (rd_u64(&r, &sl, "a name's length") != 0 || need(&r, sl, "a name") != 0) {
+        mxw_ndlist_free(l);
+        return -1;
+      }
+      if (!(l->names[i] = (char *)malloc(sl + 1))) {
+        mxw_ndlist_free(l);
+        return mxw_fail("out of memory");
+      }
+      memcpy(l->names[i], r.p + r.off, sl);
+      l->names[i][sl] = 0;
+      r.off += sl;
+    }
+  }
+  *out = l;
+  return 0;
+}
+
+int mxw_ndlist_size(const mxw_ndlist *l) { return l ? l->n : 0; }
+int mxw_ndlist_has_names(const mxw_ndlist *l) { return l && l->names != NULL; }
+const char *mxw_ndlist_name(const mxw_ndlist *l, int i) {
+  return l && l->names && i >= 0 && i < l->n ? l->names[i] : NULL;
+}
+mxw_ndarray *mxw_ndlist_take(mxw_ndlist *l, int i) {
+  if (!l || i < 0 || i >= l->n) return NULL;
+  mxw_ndarray *a = l->arrays[i];
+  l->arrays[i] = NULL;
+  return a;
+}
+
+/* ---- writer: V2 records exactly as MXNet 1.x writes them ------------------------------------- */
+typedef struct writer {
+  uint8_t *p;
+  size_t len, cap;
+} writer;
+static int wr(writer *w, const void *src, size_t n) {
+  if (w->len + n > w->cap) {
+    size_t cap = w->cap ? w->cap : 256;
+    while (cap < w->len + n) cap *= 2;
+    uint8_t *q = (uint8_t *)realloc(w->p, cap);
+    MXW_CHECK(q != NULL, "out of memory writing params data");
+    w->p = q;
+    w->cap = cap;
+  }
+  memcpy(w->p + w->len, src, n);
+  w->len += n;
+  return 0;
+}
+static int wr_u32(writer *w, uint32_t v) { return wr(w, &v, 4); }
+static int wr_u64(writer *w, uint64_t v) { return wr(w, &v, 8); }
+
+int mxw_ndlist_save(int n, mxw_ndarray *const *arrays, const char *const *names, uint8_t **out, size_t *out_len) {
+  MXW_CHECK(out && out_len && n >= 0 && (n == 0 || arrays), "NULL argument");
+  for (int i = 0; i < n; i++) {
+    MXW_CHECK(arrays[i] != NULL, "array %d is NULL", i);
+    /* V2 cannot represent a 0-d array (ndim 0 means "none"); MXNet's legacy mode has none. */
+    MXW_CHECK(arrays[i]->t.shape.ndim > 0, "array %d%s%s is 0-dimensional, which the V2 format cannot store", i,
+              names ? " " : "", names ? names[i] : "");
+  }
+  writer w = {NULL, 0, 0};
+  int rc = wr_u64(&w, LIST_MAGIC) || wr_u64(&w, 0) || wr_u64(&w, (uint64_t)n);
+  for (int i = 0; i < n && rc == 0; i++) {
+    const mxw_tensor *t = &arrays[i]->t;
+    rc = wr_u32(&w, V2_MAGIC) || wr_u32(&w, 0) || wr_u32(&w, (uint32_t)t->shape.ndim);
+    for (int d = 0; d < t->shape.ndim && rc == 0; d++) rc = wr_u64(&w, (uint64_t)t->shape.dims[d]);
+    if (rc == 0) rc = wr_u32(&w, 1) || wr_u32(&w, 0) || wr_u32(&w, (uint32_t)t->dtype);
+    if (rc == 0) rc = wr(&w, t->data, (size_t)mxw_shape_size(&t->shape) * (size_t)mxw_dtype_size(t->dtype));
+  }
+  if (rc == 0) rc = wr_u64(&w, names ? (uint64_t)n : 0);
+  for (int i = 0; names && i < n && rc == 0; i++) {
+    size_t sl = strlen(names[i]);
+    rc = wr_u64(&w, sl) || wr(&w, names[i], sl);
+  }
+  if (rc != 0) {
+    free(w.p);
+    return -1;
+  }
+  *out = w.p;
+  *out_len = w.len;
+  return 0;
+}
+
+void mxw_buffer_free(void *p) { free(p); }

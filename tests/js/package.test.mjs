@@ -1,0 +1,42 @@
+// The npm package as a user gets it: `npm pack`, `npm install <tarball>` in an empty folder
+// elsewhere, then `import * as mx from 'mxnet-wasm'` computes nd.dot (hand-worked result).
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, writeFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+test('npm pack → npm install elsewhere → import computes nd.dot', { timeout: 300_000 }, () => {
+  const tmp = mkdtempSync(path.join(tmpdir(), 'mxw-pack-'));
+  try {
+    const packed = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', tmp],
+      { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
+    const files = packed[0].files.map((f) => f.path);
+    for (const f of ['dist/index.mjs', 'dist/mxcore.mjs', 'dist/mxcore.wasm', 'package.json', 'README.md']) {
+      assert.ok(files.includes(f), `${f} is in the tarball`);
+    }
+    assert.ok(!files.some((f) => f.startsWith('csrc/') || f.startsWith('tests/')), 'no sources or tests shipped');
+    const tgz = path.join(tmp, readdirSync(tmp).find((f) => f.endsWith('.tgz')));
+
+    const app = path.join(tmp, 'app');
+    mkdirSync(app);
+    writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true }));
+    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tgz], { cwd: app, stdio: 'pipe' });
+    writeFileSync(path.join(app, 'main.mjs'), `
+      import * as mx from 'mxnet-wasm';
+      const a = mx.nd.array([[1, 2], [3, 4]]);
+      const b = mx.nd.array([[5, 6], [7, 8]]);
+      console.log(JSON.stringify({ dot: mx.nd.dot(a, b).toArray(), version: mx.version }));
+    `);
+    // run from another working directory: the .wasm is found next to the module, not via cwd
+    const out = execFileSync(process.execPath, [path.join(app, 'main.mjs')], { cwd: tmpdir(), encoding: 'utf8' });
+    const res = JSON.parse(out.trim().split('\n').pop());
+    assert.deepEqual(res.dot, [[19, 22], [43, 50]]);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+});
