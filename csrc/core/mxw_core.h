@@ -194,6 +194,9 @@ typedef struct mxw_op_def {
   /* Type inference; -1 = unknown. NULL means "all inputs and outputs share one dtype". */
   int (*infer_type)(const void *param, int nin, int *in, int nout, int *out);
   int (*forward)(const mxw_op_call *call);
+  /* FSetInputVarAttrOnCompose: the "__init__" a variable gets when composed as input `index`
+   * (e.g. BatchNorm's moving_mean -> "[\"zero\", {}]"), or NULL. */
+  const char *(*input_var_init)(const void *param, int index);
   /* Room for the gradient (autograd issue): int (*backward)(...). */
 } mxw_op_def;
 

@@ -136,6 +136,54 @@ MXW_API int mxw_ndlist_save(int n, mxw_ndarray *const *arrays, const char *const
                             size_t *out_len);
 MXW_API void mxw_buffer_free(void *p);
 
+/* ---- symbols: graphs of operators ---------------------------------------------------------- */
+typedef struct mxw_symbol mxw_symbol; /* a list of outputs of a shared DAG */
+/* A variable with attributes (e.g. "__shape__": "(2, 0)"). Caller owns *out. */
+MXW_API int mxw_sym_var(const char *name, int nattr, const char *const *keys, const char *const *vals,
+                        mxw_symbol **out);
+/* An operator node named `name`, composed with inputs (each a one-output symbol; NULL or fewer
+ * than the op takes: new variables "<name>_<input name>", as MXNet's Compose). *out holds the
+ * node's visible outputs. */
+MXW_API int mxw_sym_compose(int op, const char *name, int nattr, const char *const *keys,
+                            const char *const *vals, int num_inputs, mxw_symbol *const *inputs,
+                            mxw_symbol **out);
+MXW_API int mxw_sym_group(int num, mxw_symbol *const *syms, mxw_symbol **out);
+MXW_API int mxw_sym_num_outputs(const mxw_symbol *s);
+MXW_API int mxw_sym_output(const mxw_symbol *s, int i, mxw_symbol **out);
+MXW_API int mxw_sym_internals(const mxw_symbol *s, mxw_symbol **out);
+MXW_API int mxw_sym_set_attrs(mxw_symbol *s, int nattr, const char *const *keys, const char *const *vals);
+/* JSON text describing the symbol: name, outputs, arguments, aux, inputs (DFS order), head
+ * attrs and op. Owned by the library; valid until the next call. NULL on error. */
+MXW_API const char *mxw_sym_info(const mxw_symbol *s);
+/* MXNet's exact symbol JSON text; *out is malloc'd (mxw_buffer_free). */
+MXW_API int mxw_sym_tojson(const mxw_symbol *s, char **out);
+/* Parses symbol JSON of any MXNet version (upgrades applied). Caller owns *out. */
+MXW_API int mxw_sym_fromjson(const char *text, mxw_symbol **out);
+MXW_API int mxw_sym_free(mxw_symbol *s);
+/* Shape and dtype inference over the whole graph. request is JSON {"shapes": {name: [dims]},
+ * "dtypes": {name: flag}}; the result (owned by the library, valid until the next call; NULL on
+ * error) is {"args": [{name, shape, dtype}], "aux": [...], "outputs": [{shape, dtype}],
+ * "complete": bool}, unknown shapes null and unknown dims 0. */
+MXW_API const char *mxw_sym_infer(const mxw_symbol *s, const char *request);
+
+/* ---- the graph executor ----------------------------------------------------------------------- */
+typedef struct mxw_executor mxw_executor;
+/* Indexes the graph once (DFS order, entries, liveness). Caller owns *out. */
+MXW_API int mxw_exec_create(const mxw_symbol *s, mxw_executor **out);
+MXW_API int mxw_exec_free(mxw_executor *ex);
+/* The graph's inputs (variables, in list_inputs / DFS order) and outputs. */
+MXW_API int mxw_exec_num_inputs(const mxw_executor *ex);
+MXW_API const char *mxw_exec_input_name(const mxw_executor *ex, int i);
+MXW_API int mxw_exec_num_outputs(const mxw_executor *ex);
+/* Bytes of the planned intermediate arena (after the first forward). */
+MXW_API size_t mxw_exec_arena_bytes(const mxw_executor *ex);
+/* Runs the graph. inputs[i] binds input i (NULL: unbound, filled with zeros of the inferred
+ * shape, as loss-head labels at inference). Shapes and dtypes are inferred and memory planned
+ * on the first call and again only when an input's shape or dtype changes. Outputs are new
+ * arrays the caller owns; *num_outputs is in/out as in mxw_op_invoke. */
+MXW_API int mxw_exec_forward(mxw_executor *ex, int num_inputs, mxw_ndarray *const *inputs, int is_train,
+                             int *num_outputs, mxw_ndarray **outputs);
+
 /* ---- runtime ----------------------------------------------------------------------------- */
 MXW_API void mxw_random_seed(uint32_t seed);
 /* Sets training mode (affects Dropout, BatchNorm, ...); returns the previous value. */

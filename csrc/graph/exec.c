@@ -1,0 +1,584 @@
+/* exec.c -- the graph executor, in explicit phases (style.md lesson 7):
+ *   index  -- DFS order, entry ids (node_row_ptr), consumers (mxw_exec_create);
+ *   infer  -- shapes and dtypes over the whole graph, to a fixpoint, forward and backward;
+ *   plan   -- intermediate entries get offsets in one arena, reused by liveness (ggml-alloc
+ *             style: outputs allocated first-fit, inputs freed after their last consumer);
+ *   run    -- one forward call per node on tensor views (mxw_exec_forward).
+ * Infer and plan run again only when input shapes or dtypes change (MXNet's CachedOp). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cjson/cJSON.h>
+
+#include "../core/ndarray.h"
+#include "graph.h"
+
+#define ARENA_ALIGN 64
+
+typedef struct exec_graph {
+  mxw_node **nodes;
+  int num_nodes;
+  int *entry_base; /* node i's outputs are entries entry_base[i] .. entry_base[i+1]-1 */
+  int num_entries;
+  mxw_entry *heads;
+  int num_heads;
+  int *inputs; /* variable node ids, DFS order (= list_inputs) */
+  int num_inputs;
+  int *input_pos; /* node id -> position in inputs, or -1 */
+} exec_graph;
+
+static int entry_id(const exec_graph *g, const mxw_entry *e) { return g->entry_base[e->node->index] + (int)e->index; }
+
+static void graph_free(exec_graph *g) {
+  for (int i = 0; i < g->num_nodes; i++) mxw_node_release(g->nodes[i]);
+  free(g->nodes);
+  free(g->entry_base);
+  free(g->heads);
+  free(g->inputs);
+  free(g->input_pos);
+  memset(g, 0, sizeof *g);
+}
+
+static int graph_index(const mxw_symbol *s, exec_graph *g) {
+  memset(g, 0, sizeof *g);
+  MXW_TRY(mxw_graph_dfs(s->outputs, s->n, &g->nodes, &g->num_nodes));
+  for (int i = 0; i < g->num_nodes; i++) mxw_node_retain(g->nodes[i]);
+  g->entry_base = (int *)malloc(sizeof(int) * (size_t)(g->num_nodes + 1));
+  g->heads = (mxw_entry *)malloc(sizeof(mxw_entry) * (size_t)(s->n ? s->n : 1));
+  g->inputs = (int *)malloc(sizeof(int) * (size_t)(g->num_nodes ? g->num_nodes : 1));
+  g->input_pos = (int *)malloc(sizeof(int) * (size_t)(g->num_nodes ? g->num_nodes : 1));
+  if (!g->entry_base || !g->heads || !g->inputs || !g->input_pos) {
+    graph_free(g);
+    return mxw_fail("out of memory");
+  }
+  g->entry_base[0] = 0;
+  for (int i = 0; i < g->num_nodes; i++) {
+    g->entry_base[i + 1] = g->entry_base[i] + mxw_node_num_outputs(g->nodes[i]);
+    g->input_pos[i] = -1;
+    if (!g->nodes[i]->op) {
+      g->input_pos[i] = g->num_inputs;
+      g->inputs[g->num_inputs++] = i;
+    }
+  }
+  g->num_entries = g->entry_base[g->num_nodes];
+  memcpy(g->heads, s->outputs, sizeof(mxw_entry) * (size_t)s->n);
+  g->num_heads = s->n;
+  return 0;
+}
+
+/* ---- inference ------------------------------------------------------------------------------------ */
+/* Variable hints: "__shape__" (0 = unknown dim, "()" = unknown) and "__dtype__". */
+static void var_hints(const mxw_node *n, mxw_shape *shape, int *dtype) {
+  const char *sh = mxw_attrs_get(&n->attrs, "__shape__");
+  if (sh && shape->ndim < 0) {
+    mxw_attr_spec spec = {"__shape__", MXW_ATTR_SHAPE, 1, NULL, 0, NULL, NULL};
+    mxw_tuple t;
+    char saved[2048];
+    memcpy(saved, mxw_get_last_error(), sizeof saved);
+    if (mxw_attr_parse(&spec, sh, &t) == 0 && t.ndim > 0 && t.ndim <= MXW_MAX_NDIM) {
+      shape->ndim = t.ndim;
+      for (int i = 0; i < t.ndim; i++) shape->dims[i] = t.v[i] > 0 ? t.v[i] : -1;
+    }
+    mxw_fail("%s", saved); /* a bad hint is ignored, not an error */
+  }
+  const char *dt = mxw_attrs_get(&n->attrs, "__dtype__");
+  if (dt && *dtype < 0) {
+    char *end;
+    long v = strtol(dt, &end, 10);
+    if (end != dt && !*end && v >= 0 && v < MXW_NUM_DTYPES) *dtype = (int)v;
+  }
+}
+
+static int shape_changed(const mxw_shape *a, const mxw_shape *b) { return !mxw_shape_equal(a, b); }
+
+/* Runs every node's inference until nothing changes. Errors on a node whose inputs were all
+ * known are real (reported with the node's name); failures with unknowns are retried. */
+static int graph_infer(const exec_graph *g, mxw_shape *shapes, int *types) {
+  mxw_shape in_s[64], out_s[64];
+  int in_t[64], out_t[64];
+  for (int pass = 0; pass < 2 * g->num_nodes + 4; pass++) {
+    int changed = 0;
+    for (int step = 0; step < 2 * g->num_nodes; step++) {
+      int i = step < g->num_nodes ? step : 2 * g->num_nodes - 1 - step; /* forward, then backward */
+      mxw_node *n = g->nodes[i];
+      if (!n->op) continue;
+      int nin = n->num_inputs, nout = mxw_node_num_outputs(n);
+      if (nin > 64 || nout > 64) return mxw_fail("node '%s' has too many inputs or outputs", n->name);
+      int all_known = 1;
+      for (int k = 0; k < nin; k++) {
+        int e = entry_id(g, &n->inputs[k]);
+        in_s[k] = shapes[e];
+        in_t[k] = types[e];
+        all_known &= mxw_shape_known(&in_s[k]) && in_t[k] >= 0;
+      }
+      for (int k = 0; k < nout; k++) {
+        out_s[k] = shapes[g->entry_base[i] + k];
+        out_t[k] = types[g->entry_base[i] + k];
+      }
+      int rc = n->op->infer_shape(n->params->param, nin, in_s, nout, out_s);
+      if (rc == 0) rc = (n->op->infer_type ? n->op->infer_type : mxw_infer_type_same)(n->params->param, nin, in_t, nout, out_t);
+      if (rc != 0) {
+        if (all_known) {
+          mxw_error_prefix("node '%s' (%s): ", n->name, n->op->name);
+          return -1;
+        }
+        continue;
+      }
+      for (int k = 0; k < nin; k++) {
+        int e = entry_id(g, &n->inputs[k]);
+        if (shape_changed(&shapes[e], &in_s[k]) || types[e] != in_t[k]) {
+          if (shapes[e].ndim >= 0 && mxw_shape_known(&shapes[e]) && !mxw_shape_equal(&shapes[e], &in_s[k])) {
+            char a[128], b[128];
+            return mxw_fail("node '%s' (%s): input %d ('%s') has shape %s but the operator needs %s", n->name, n->op->name, k,
+                            n->inputs[k].node->name, mxw_shape_str(&shapes[e], a, sizeof a), mxw_shape_str(&in_s[k], b, sizeof b));
+          }
+          shapes[e] = in_s[k];
+          types[e] = in_t[k];
+          changed = 1;
+        }
+      }
+      for (int k = 0; k < nout; k++) {
+        int e = g->entry_base[i] + k;
+        if (shape_changed(&shapes[e], &out_s[k]) || types[e] != out_t[k]) {
+          shapes[e] = out_s[k];
+          types[e] = out_t[k];
+          changed = 1;
+        }
+      }
+    }
+    if (!changed) break;
+  }
+  return 0;
+}
+
+static int init_entries(const exec_graph *g, mxw_shape **shapes, int **types) {
+  *shapes = (mxw_shape *)malloc(sizeof(mxw_shape) * (size_t)(g->num_entries ? g->num_entries : 1));
+  *types = (int *)malloc(sizeof(int) * (size_t)(g->num_entries ? g->num_entries : 1));
+  if (!*shapes || !*types) {
+    free(*shapes);
+    free(*types);
+    return mxw_fail("out of memory");
+  }
+  for (int e = 0; e < g->num_entries; e++) {
+    (*shapes)[e].ndim = -1;
+    (*types)[e] = -1;
+  }
+  return 0;
+}
+
+/* ---- Symbol.infer_shape / infer_type -------------------------------------------------------------- */
+static cJSON *shape_json(const mxw_shape *s) {
+  if (!mxw_shape_known(s)) {
+    if (s->ndim < 0) return cJSON_CreateNull();
+  }
+  cJSON *a = cJSON_CreateArray();
+  for (int i = 0; i < s->ndim; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber(s->dims[i] < 0 ? 0 : (double)s->dims[i]));
+  return a;
+}
+
+static char *g_infer_result = NULL;
+
+/* request: {"shapes": {name: [dims]}, "dtypes": {name: flag}}; result: {"args": [{name, shape,
+ * dtype}], "outputs": [...], "aux": [...], "complete": bool} with shape null when unknown and
+ * unknown dims as 0 (MXNet's legacy convention). */
+const char *mxw_sym_infer(const mxw_symbol *s, const char *request) {
+  if (!s || !request) {
+    mxw_fail("NULL argument");
+    return NULL;
+  }
+  cJSON *req = cJSON_Parse(request);
+  if (!req) {
+    mxw_fail("invalid inference request");
+    return NULL;
+  }
+  exec_graph g;
+  mxw_shape *shapes = NULL;
+  int *types = NULL;
+  char *result = NULL;
+  if (graph_index(s, &g) != 0) {
+    cJSON_Delete(req);
+    return NULL;
+  }
+  if (init_entries(&g, &shapes, &types) != 0) goto done;
+  const cJSON *jsh = cJSON_GetObjectItemCaseSensitive(req, "shapes");
+  const cJSON *jdt = cJSON_GetObjectItemCaseSensitive(req, "dtypes");
+  for (const cJSON *it = jsh ? jsh->child : NULL; it; it = it->next) {
+    int found = 0;
+    for (int k = 0; k < g.num_inputs; k++) {
+      mxw_node *v = g.nodes[g.inputs[k]];
+      if (strcmp(v->name, it->string) != 0) continue;
+      found = 1;
+      mxw_shape *sh = &shapes[g.entry_base[g.inputs[k]]];
+      int nd = cJSON_GetArraySize(it);
+      if (!cJSON_IsArray(it) || nd > MXW_MAX_NDIM) {
+        mxw_fail("shape for '%s' must be an array of at most %d dims", it->string, MXW_MAX_NDIM);
+        goto done;
+      }
+      sh->ndim = nd;
+      for (int d = 0; d < nd; d++) {
+        const cJSON *x = cJSON_GetArrayItem(it, d);
+        sh->dims[d] = cJSON_IsNumber(x) && x->valuedouble > 0 ? (int64_t)x->valuedouble : -1;
+      }
+    }
+    if (!found) {
+      mxw_fail("cannot infer with a shape for '%s': the graph has no input of that name", it->string);
+      goto done;
+    }
+  }
+  for (const cJSON *it = jdt ? jdt->child : NULL; it; it = it->next) {
+    for (int k = 0; k < g.num_inputs; k++)
+      if (strcmp(g.nodes[g.inputs[k]]->name, it->string) == 0 && cJSON_IsNumber(it)) types[g.entry_base[g.inputs[k]]] = it->valueint;
+  }
+  for (int k = 0; k < g.num_inputs; k++) {
+    int e = g.entry_base[g.inputs[k]];
+    var_hints(g.nodes[g.inputs[k]], &shapes[e], &types[e]);
+  }
+  if (graph_infer(&g, shapes, types) != 0) goto done;
+  {
+    /* aux = variables at FMutateInputs positions */
+    uint8_t *is_aux = (uint8_t *)calloc((size_t)(g.num_nodes ? g.num_nodes : 1), 1);
+    if (!is_aux) { mxw_fail("out of memory"); goto done; }
+    for (int i = 0; i < g.num_nodes; i++)
+      for (int k = 0; k < g.nodes[i]->num_inputs; k++)
+        if (mxw_node_is_mutated_input(g.nodes[i], k) && !g.nodes[i]->inputs[k].node->op) is_aux[g.nodes[i]->inputs[k].node->index] = 1;
+    cJSON *res = cJSON_CreateObject();
+    cJSON *args = cJSON_AddArrayToObject(res, "args"), *aux = cJSON_AddArrayToObject(res, "aux");
+    cJSON *outs = cJSON_AddArrayToObject(res, "outputs");
+    int complete = 1;
+    for (int k = 0; k < g.num_inputs; k++) {
+      int e = g.entry_base[g.inputs[k]];
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddStringToObject(o, "name", g.nodes[g.inputs[k]]->name);
+      cJSON_AddItemToObject(o, "shape", shape_json(&shapes[e]));
+      cJSON_AddNumberToObject(o, "dtype", types[e]);
+      complete &= mxw_shape_known(&shapes[e]) && types[e] >= 0;
+      cJSON_AddItemToArray(is_aux[g.inputs[k]] ? aux : args, o);
+    }
+    for (int h = 0; h < g.num_heads; h++) {
+      int e = entry_id(&g, &g.heads[h]);
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddItemToObject(o, "shape", shape_json(&shapes[e]));
+      cJSON_AddNumberToObject(o, "dtype", types[e]);
+      complete &= mxw_shape_known(&shapes[e]) && types[e] >= 0;
+      cJSON_AddItemToArray(outs, o);
+    }
+    cJSON_AddBoolToObject(res, "complete", complete);
+    result = cJSON_PrintUnformatted(res);
+    cJSON_Delete(res);
+    free(is_aux);
+    if (!result) mxw_fail("out of memory");
+  }
+done:
+  free(shapes);
+  free(types);
+  graph_free(&g);
+  cJSON_Delete(req);
+  free(g_infer_result);
+  g_infer_result = result;
+  return result;
+}
+
+/* ---- the executor ---------------------------------------------------------------------------------- */
+struct mxw_executor {
+  exec_graph g;
+  mxw_shape *shapes;
+  int *types;
+  /* the signature of the last bind: input shapes and dtypes */
+  mxw_shape *bound_shapes;
+  int *bound_types;
+  int planned;
+  /* plan */
+  int64_t *offset;   /* per entry: arena offset, -1 = not in the arena */
+  uint8_t *arena;
+  size_t arena_bytes;
+  mxw_ndarray **unbound; /* zero arrays for unbound inputs (e.g. loss labels) */
+  int *last_use;
+  mxw_tensor *tin, *tout;
+  void **entry_data;
+};
+
+int mxw_exec_free(mxw_executor *ex) {
+  if (!ex) return 0;
+  for (int k = 0; ex->unbound && k < ex->g.num_inputs; k++) mxw_ndarray_free(ex->unbound[k]);
+  free(ex->unbound);
+  free(ex->shapes);
+  free(ex->types);
+  free(ex->bound_shapes);
+  free(ex->bound_types);
+  free(ex->offset);
+  free(ex->arena);
+  free(ex->last_use);
+  free(ex->tin);
+  free(ex->tout);
+  free(ex->entry_data);
+  graph_free(&ex->g);
+  free(ex);
+  return 0;
+}
+
+int mxw_exec_create(const mxw_symbol *s, mxw_executor **out) {
+  MXW_CHECK(s && out, "NULL argument");
+  mxw_executor *ex = (mxw_executor *)calloc(1, sizeof *ex);
+  MXW_CHECK(ex != NULL, "out of memory");
+  if (graph_index(s, &ex->g) != 0) {
+    free(ex);
+    return -1;
+  }
+  const exec_graph *g = &ex->g;
+  size_t ne = (size_t)(g->num_entries ? g->num_entries : 1), ni = (size_t)(g->num_inputs ? g->num_inputs : 1);
+  int maxio = 1;
+  for (int i = 0; i < g->num_nodes; i++) {
+    if (g->nodes[i]->num_inputs > maxio) maxio = g->nodes[i]->num_inputs;
+    if (mxw_node_num_outputs(g->nodes[i]) > maxio) maxio = mxw_node_num_outputs(g->nodes[i]);
+  }
+  ex->shapes = (mxw_shape *)malloc(sizeof(mxw_shape) * ne);
+  ex->types = (int *)malloc(sizeof(int) * ne);
+  ex->bound_shapes = (mxw_shape *)calloc(ni, sizeof(mxw_shape));
+  ex->bound_types = (int *)calloc(ni, sizeof(int));
+  ex->offset = (int64_t *)malloc(sizeof(int64_t) * ne);
+  ex->unbound = (mxw_ndarray **)calloc(ni, sizeof(mxw_ndarray *));
+  ex->last_use = (int *)malloc(sizeof(int) * ne);
+  ex->tin = (mxw_tensor *)malloc(sizeof(mxw_tensor) * (size_t)maxio);
+  ex->tout = (mxw_tensor *)malloc(sizeof(mxw_tensor) * (size_t)maxio);
+  ex->entry_data = (void **)calloc(ne, sizeof(void *));
+  if (!ex->shapes || !ex->types || !ex->bound_shapes || !ex->bound_types || !ex->offset || !ex->unbound ||
+      !ex->last_use || !ex->tin || !ex->tout || !ex->entry_data) {
+    mxw_exec_free(ex);
+    return mxw_fail("out of memory");
+  }
+  /* liveness: the last node reading each entry (heads live to the end) */
+  for (int e = 0; e < g->num_entries; e++) ex->last_use[e] = -1;
+  for (int i = 0; i < g->num_nodes; i++)
+    for (int k = 0; k < g->nodes[i]->num_inputs; k++) ex->last_use[entry_id(g, &g->nodes[i]->inputs[k])] = i;
+  for (int h = 0; h < g->num_heads; h++) ex->last_use[entry_id(g, &g->heads[h])] = g->num_nodes;
+  *out = ex;
+  return 0;
+}
+
+int mxw_exec_num_inputs(const mxw_executor *ex) { return ex ? ex->g.num_inputs : 0; }
+const char *mxw_exec_input_name(const mxw_executor *ex, int i) {
+  return ex && i >= 0 && i < ex->g.num_inputs ? ex->g.nodes[ex->g.inputs[i]]->name : NULL;
+}
+int mxw_exec_num_outputs(const mxw_executor *ex) { return ex ? ex->g.num_heads : 0; }
+size_t mxw_exec_arena_bytes(const mxw_executor *ex) { return ex ? ex->arena_bytes : 0; }
+
+/* First-fit allocation over a free list kept sorted by offset. */
+typedef struct block {
+  size_t off, size;
+} block;
+
+static int plan_memory(mxw_executor *ex) {
+  const exec_graph *g = &ex->g;
+  block *free_list = (block *)malloc(sizeof(block) * (size_t)(g->num_entries + 2));
+  MXW_CHECK(free_list != NULL, "out of memory");
+  int nfree = 0;
+  size_t end = 0;
+  for (int e = 0; e < g->num_entries; e++) ex->offset[e] = -1;
+  for (int i = 0; i < g->num_nodes; i++) {
+    mxw_node *n = g->nodes[i];
+    if (!n->op) continue;
+    int nout = mxw_node_num_outputs(n);
+    for (int k = 0; k < nout; k++) {
+      int e = g->entry_base[i] + k;
+      size_t bytes = (size_t)mxw_shape_size(&ex->shapes[e]) * (size_t)mxw_dtype_size(ex->types[e]);
+      bytes = (bytes + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+      if (bytes == 0) bytes = ARENA_ALIGN;
+      int best = -1;
+      for (int b = 0; b < nfree; b++)
+        if (free_list[b].size >= bytes) { best = b; break; }
+      if (best >= 0) {
+        ex->offset[e] = (int64_t)free_list[best].off;
+        free_list[best].off += bytes;
+        free_list[best].size -= bytes;
+        if (free_list[best].size == 0) {
+          memmove(free_list + best, free_list + best + 1, sizeof(block) * (size_t)(nfree - best - 1));
+          nfree--;
+        }
+      } else {
+        ex->offset[e] = (int64_t)end;
+        end += bytes;
+      }
+    }
+    /* release what is dead after this node: its inputs at their last use, and outputs nobody reads */
+    for (int pass = 0; pass < 2; pass++) {
+      int cnt = pass == 0 ? n->num_inputs : nout;
+      for (int k = 0; k < cnt; k++) {
+        int e = pass == 0 ? entry_id(g, &n->inputs[k]) : g->entry_base[i] + k;
+        if (ex->offset[e] < 0 || ex->last_use[e] > i) continue;
+        if (pass == 0 && ex->last_use[e] != i) continue;
+        /* an entry read twice by this node is freed once */
+        int dup = 0;
+        for (int j = 0; j < k && pass == 0; j++) dup |= entry_id(g, &n->inputs[j]) == e;
+        if (dup) continue;
+        size_t bytes = (size_t)mxw_shape_size(&ex->shapes[e]) * (size_t)mxw_dtype_size(ex->types[e]);
+        bytes = (bytes + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+        if (bytes == 0) bytes = ARENA_ALIGN;
+        size_t off = (size_t)ex->offset[e];
+        int pos = 0;
+        while (pos < nfree && free_list[pos].off < off) pos++;
+        memmove(free_list + pos + 1, free_list + pos, sizeof(block) * (size_t)(nfree - pos));
+        free_list[pos].off = off;
+        free_list[pos].size = bytes;
+        nfree++;
+        /* coalesce with neighbours */
+        if (pos + 1 < nfree && free_list[pos].off + free_list[pos].size == free_list[pos + 1].off) {
+          free_list[pos].size += free_list[pos + 1].size;
+          memmove(free_list + pos + 1, free_list + pos + 2, sizeof(block) * (size_t)(nfree - pos - 2));
+          nfree--;
+        }
+        if (pos > 0 && free_list[pos - 1].off + free_list[pos - 1].size == free_list[pos].off) {
+          free_list[pos - 1].size += free_list[pos].size;
+          memmove(free_list + pos, free_list + pos + 1, sizeof(block) * (size_t)(nfree - pos - 1));
+          nfree--;
+        }
+      }
+    }
+  }
+  free(free_list);
+  if (end > ex->arena_bytes || !ex->arena) {
+    uint8_t *a = (uint8_t *)aligned_alloc(ARENA_ALIGN, end ? end : ARENA_ALIGN);
+    MXW_CHECK(a != NULL, "out of memory planning %zu bytes of intermediate buffers", end);
+    free(ex->arena);
+    ex->arena = a;
+  }
+  ex->arena_bytes = end;
+  return 0;
+}
+
+/* infer + plan for the bound inputs' shapes and dtypes */
+static int bind(mxw_executor *ex, mxw_ndarray *const *inputs) {
+  exec_graph *g = &ex->g;
+  for (int e = 0; e < g->num_entries; e++) {
+    ex->shapes[e].ndim = -1;
+    ex->types[e] = -1;
+  }
+  for (int k = 0; k < g->num_inputs; k++) {
+    int e = g->entry_base[g->inputs[k]];
+    if (inputs[k]) {
+      ex->shapes[e] = inputs[k]->t.shape;
+      ex->types[e] = inputs[k]->t.dtype;
+    } else {
+      var_hints(g->nodes[g->inputs[k]], &ex->shapes[e], &ex->types[e]);
+    }
+  }
+  MXW_TRY(graph_infer(g, ex->shapes, ex->types));
+  for (int k = 0; k < g->num_inputs; k++) {
+    int e = g->entry_base[g->inputs[k]];
+    mxw_node *v = g->nodes[g->inputs[k]];
+    if (inputs[k]) {
+      char a[128], b[128];
+      if (!mxw_shape_equal(&ex->shapes[e], &inputs[k]->t.shape))
+        return mxw_fail("input '%s' has shape %s but the graph needs %s", v->name,
+                        mxw_shape_str(&inputs[k]->t.shape, a, sizeof a), mxw_shape_str(&ex->shapes[e], b, sizeof b));
+      if (ex->types[e] != inputs[k]->t.dtype)
+        return mxw_fail("input '%s' has dtype %s but the graph needs %s", v->name, mxw_dtype_name(inputs[k]->t.dtype),
+                        mxw_dtype_name(ex->types[e]));
+      continue;
+    }
+    /* unbound (e.g. a loss head's label): zeros of the inferred shape */
+    if (ex->types[e] < 0) ex->types[e] = MXW_FLOAT32;
+    char b[128];
+    if (!mxw_shape_known(&ex->shapes[e]))
+      return mxw_fail("input '%s' is not bound and its shape cannot be inferred (got %s)", v->name,
+                      mxw_shape_str(&ex->shapes[e], b, sizeof b));
+    mxw_ndarray_free(ex->unbound[k]);
+    ex->unbound[k] = mxw_ndarray_alloc(&ex->shapes[e], ex->types[e]);
+    if (!ex->unbound[k]) return -1;
+  }
+  MXW_TRY(graph_infer(g, ex->shapes, ex->types)); /* with the unbound inputs' dtypes settled */
+  for (int i = 0; i < g->num_nodes; i++) {
+    mxw_node *n = g->nodes[i];
+    if (!n->op) continue;
+    for (int k = 0; k < mxw_node_num_outputs(n); k++) {
+      int e = g->entry_base[i] + k;
+      char b[128];
+      if (!mxw_shape_known(&ex->shapes[e]) || ex->types[e] < 0)
+        return mxw_fail("cannot infer the shape or dtype of output %d of node '%s' (%s): got %s", k, n->name, n->op->name,
+                        mxw_shape_str(&ex->shapes[e], b, sizeof b));
+    }
+  }
+  MXW_TRY(plan_memory(ex));
+  for (int k = 0; k < g->num_inputs; k++) {
+    ex->bound_shapes[k] = inputs[k] ? inputs[k]->t.shape : (mxw_shape){-1, {0}};
+    ex->bound_types[k] = inputs[k] ? inputs[k]->t.dtype : -1;
+  }
+  ex->planned = 1;
+  return 0;
+}
+
+int mxw_exec_forward(mxw_executor *ex, int num_inputs, mxw_ndarray *const *inputs, int is_train, int *num_outputs,
+                     mxw_ndarray **outputs) {
+  MXW_CHECK(ex && num_outputs && outputs && (num_inputs == 0 || inputs), "NULL argument");
+  exec_graph *g = &ex->g;
+  MXW_CHECK(num_inputs == g->num_inputs, "the graph has %d inputs, %d given", g->num_inputs, num_inputs);
+  MXW_CHECK(*num_outputs >= g->num_heads, "room for %d outputs given, the graph has %d", *num_outputs, g->num_heads);
+  int rebind = !ex->planned;
+  for (int k = 0; k < num_inputs && !rebind; k++) {
+    if (inputs[k]) rebind = ex->bound_types[k] != inputs[k]->t.dtype || !mxw_shape_equal(&ex->bound_shapes[k], &inputs[k]->t.shape);
+    else rebind = ex->bound_types[k] != -1;
+  }
+  if (rebind) {
+    ex->planned = 0;
+    MXW_TRY(bind(ex, inputs));
+  }
+  /* outputs: fresh arrays the caller owns; the heads' producers write straight into them */
+  mxw_ndarray *outs[256];
+  MXW_CHECK(g->num_heads <= 256, "too many outputs");
+  int nh = g->num_heads;
+  for (int h = 0; h < nh; h++) outs[h] = NULL;
+  for (int h = 0; h < nh; h++) {
+    int e = entry_id(g, &g->heads[h]);
+    outs[h] = mxw_ndarray_alloc(&ex->shapes[e], ex->types[e]);
+    if (!outs[h]) goto fail;
+  }
+  for (int e = 0; e < g->num_entries; e++) ex->entry_data[e] = ex->offset[e] >= 0 ? ex->arena + ex->offset[e] : NULL;
+  for (int k = 0; k < g->num_inputs; k++) {
+    mxw_ndarray *a = inputs[k] ? inputs[k] : ex->unbound[k];
+    ex->entry_data[g->entry_base[g->inputs[k]]] = a->t.data;
+  }
+  /* a head produced by an op writes into its output array; the first head claiming an entry
+   * takes it, duplicates and variable heads are copied after the run */
+  uint8_t claimed[256] = {0};
+  for (int h = 0; h < nh; h++) {
+    int e = entry_id(g, &g->heads[h]);
+    if (!g->heads[h].node->op) continue;
+    int dup = 0;
+    for (int j = 0; j < h; j++) dup |= claimed[j] && entry_id(g, &g->heads[j]) == e;
+    if (dup) continue;
+    ex->entry_data[e] = outs[h]->t.data;
+    claimed[h] = 1;
+  }
+  for (int i = 0; i < g->num_nodes; i++) {
+    mxw_node *n = g->nodes[i];
+    if (!n->op) continue;
+    int nin = n->num_inputs, nout = mxw_node_num_outputs(n);
+    for (int k = 0; k < nin; k++) {
+      int e = entry_id(g, &n->inputs[k]);
+      ex->tin[k].data = ex->entry_data[e];
+      ex->tin[k].dtype = ex->types[e];
+      ex->tin[k].shape = ex->shapes[e];
+    }
+    for (int k = 0; k < nout; k++) {
+      int e = g->entry_base[i] + k;
+      ex->tout[k].data = ex->entry_data[e];
+      ex->tout[k].dtype = ex->types[e];
+      ex->tout[k].shape = ex->shapes[e];
+    }
+    mxw_op_call call = {n->op, n->params->param, nin, ex->tin, nout, ex->tout, is_train};
+    if (n->op->forward(&call) != 0) {
+      mxw_error_prefix("node '%s' (%s): ", n->name, n->op->name);
+      goto fail;
+    }
+  }
+  for (int h = 0; h < nh; h++) {
+    if (claimed[h]) continue;
+    int e = entry_id(g, &g->heads[h]);
+    memcpy(outs[h]->t.data, ex->entry_data[e], (size_t)mxw_shape_size(&ex->shapes[e]) * (size_t)mxw_dtype_size(ex->types[e]));
+  }
+  for (int h = 0; h < nh; h++) outputs[h] = outs[h];
+  *num_outputs = nh;
+  return 0;
+fail:
+  for (int h = 0; h < nh; h++) mxw_ndarray_free(outs[h]);
+  return -1;
+}

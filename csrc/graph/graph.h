@@ -1,0 +1,68 @@
+/* graph.h -- Symbols: a DAG of refcounted nodes, as nnvm's. A node is a variable (op NULL) or an
+ * operator with parsed params; a Symbol is a list of output entries (node, output index,
+ * version). Names and attribute strings are kept exactly as given (JSON round trips are exact).
+ * Traversals are iterative (a hostile or very deep graph cannot overflow the stack). */
+#ifndef MXW_GRAPH_H_
+#define MXW_GRAPH_H_
+#include "../core/mxw_core.h"
+
+typedef struct mxw_node mxw_node;
+
+typedef struct mxw_entry {
+  mxw_node *node;
+  uint32_t index;
+  uint32_t version;
+} mxw_entry;
+
+typedef struct mxw_attrs { /* string -> string, insertion order; written sorted */
+  int n, cap;
+  char **keys, **vals;
+} mxw_attrs;
+
+struct mxw_node {
+  int refcount;
+  const mxw_op_def *op; /* NULL for a variable */
+  int op_id;
+  char *name;
+  mxw_attrs attrs;
+  mxw_params *params; /* parsed op attributes (NULL for variables) */
+  int num_inputs;
+  mxw_entry *inputs;
+  int num_control;
+  mxw_node **control;
+  uint32_t version; /* variables: bumped by each composition that mutates it (aux states) */
+  uint32_t mark;    /* traversal bookkeeping */
+  int32_t index;    /* traversal bookkeeping: position in the last DFS */
+};
+
+struct mxw_symbol {
+  int n;
+  mxw_entry *outputs;
+};
+
+/* attrs */
+const char *mxw_attrs_get(const mxw_attrs *a, const char *key);
+int mxw_attrs_set(mxw_attrs *a, const char *key, const char *val);
+void mxw_attrs_remove(mxw_attrs *a, const char *key);
+void mxw_attrs_clear(mxw_attrs *a);
+int mxw_attrs_copy(mxw_attrs *dst, const mxw_attrs *src);
+
+/* nodes */
+mxw_node *mxw_node_new(const char *name);   /* a variable; refcount 1 */
+void mxw_node_retain(mxw_node *n);
+void mxw_node_release(mxw_node *n);
+int mxw_node_set_op(mxw_node *n, int op_id); /* parses n->attrs into n->params */
+int mxw_node_num_outputs(const mxw_node *n);
+int mxw_node_num_visible_outputs(const mxw_node *n);
+/* The i-th input / output name of a node ("data", "arg3", "output", "output1", ...). */
+void mxw_node_input_name(const mxw_node *n, int i, char *buf, size_t len);
+void mxw_node_output_name(const mxw_node *n, int i, char *buf, size_t len);
+int mxw_node_is_mutated_input(const mxw_node *n, int i);
+
+/* Post-order DFS from the heads (inputs in order, then control deps), each node once, exactly
+ * as nnvm's DFSVisit. Returns a malloc'd array of nodes (borrowed pointers) and sets n->index. */
+int mxw_graph_dfs(const mxw_entry *heads, int num_heads, mxw_node ***out, int *num_nodes);
+
+/* symbols */
+mxw_symbol *mxw_symbol_alloc(int n);
+#endif

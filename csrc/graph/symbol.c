@@ -1,0 +1,485 @@
+/* symbol.c -- nodes, attributes, composition (nnvm's Symbol::Compose semantics), groups,
+ * internals, listings, and the public symbol API. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cjson/cJSON.h>
+
+#include "graph.h"
+
+/* ---- attrs ------------------------------------------------------------------------------------- */
+static char *dupstr(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *p = (char *)malloc(n);
+  if (p) memcpy(p, s, n);
+  return p;
+}
+
+const char *mxw_attrs_get(const mxw_attrs *a, const char *key) {
+  for (int i = 0; i < a->n; i++)
+    if (strcmp(a->keys[i], key) == 0) return a->vals[i];
+  return NULL;
+}
+
+int mxw_attrs_set(mxw_attrs *a, const char *key, const char *val) {
+  for (int i = 0; i < a->n; i++) {
+    if (strcmp(a->keys[i], key) == 0) {
+      char *v = dupstr(val);
+      MXW_CHECK(v != NULL, "out of memory");
+      free(a->vals[i]);
+      a->vals[i] = v;
+      return 0;
+    }
+  }
+  if (a->n == a->cap) {
+    int cap = a->cap ? a->cap * 2 : 8;
+    char **k = (char **)realloc(a->keys, sizeof(char *) * (size_t)cap);
+    if (k) a->keys = k;
+    char **v = (char **)realloc(a->vals, sizeof(char *) * (size_t)cap);
+    if (v) a->vals = v;
+    MXW_CHECK(k && v, "out of memory");
+    a->cap = cap;
+  }
+  char *k = dupstr(key), *v = dupstr(val);
+  if (!k || !v) {
+    free(k);
+    free(v);
+    return mxw_fail("out of memory");
+  }
+  a->keys[a->n] = k;
+  a->vals[a->n] = v;
+  a->n++;
+  return 0;
+}
+
+void mxw_attrs_remove(mxw_attrs *a, const char *key) {
+  for (int i = 0; i < a->n; i++) {
+    if (strcmp(a->keys[i], key) == 0) {
+      free(a->keys[i]);
+      free(a->vals[i]);
+      memmove(a->keys + i, a->keys + i + 1, sizeof(char *) * (size_t)(a->n - i - 1));
+      memmove(a->vals + i, a->vals + i + 1, sizeof(char *) * (size_t)(a->n - i - 1));
+      a->n--;
+      return;
+    }
+  }
+}
+
+void mxw_attrs_clear(mxw_attrs *a) {
+  for (int i = 0; i < a->n; i++) {
+    free(a->keys[i]);
+    free(a->vals[i]);
+  }
+  free(a->keys);
+  free(a->vals);
+  memset(a, 0, sizeof *a);
+}
+
+int mxw_attrs_copy(mxw_attrs *dst, const mxw_attrs *src) {
+  for (int i = 0; i < src->n; i++) MXW_TRY(mxw_attrs_set(dst, src->keys[i], src->vals[i]));
+  return 0;
+}
+
+/* ---- nodes ------------------------------------------------------------------------------------- */
+mxw_node *mxw_node_new(const char *name) {
+  mxw_node *n = (mxw_node *)calloc(1, sizeof *n);
+  if (!n || !(n->name = dupstr(name ? name : ""))) {
+    free(n);
+    mxw_fail("out of memory");
+    return NULL;
+  }
+  n->refcount = 1;
+  n->op_id = -1;
+  return n;
+}
+
+void mxw_node_retain(mxw_node *n) {
+  if (n) n->refcount++;
+}
+
+/* Iterative release: freeing a long chain must not recurse. */
+void mxw_node_release(mxw_node *n) {
+  if (!n) return;
+  mxw_node **stack = NULL;
+  int sp = 0, cap = 0;
+  mxw_node *cur = n;
+  for (;;) {
+    if (cur && --cur->refcount == 0) {
+      int need = sp + cur->num_inputs + cur->num_control;
+      if (need > cap) {
+        int nc = need * 2 + 16;
+        mxw_node **s2 = (mxw_node **)realloc(stack, sizeof *stack * (size_t)nc);
+        if (!s2) { /* cannot track children: leak them rather than crash */
+          need = sp;
+        } else {
+          stack = s2;
+          cap = nc;
+        }
+      }
+      if (need > sp) {
+        for (int i = 0; i < cur->num_inputs; i++) stack[sp++] = cur->inputs[i].node;
+        for (int i = 0; i < cur->num_control; i++) stack[sp++] = cur->control[i];
+      }
+      free(cur->inputs);
+      free(cur->control);
+      mxw_params_free(cur->params);
+      mxw_attrs_clear(&cur->attrs);
+      free(cur->name);
+      free(cur);
+    }
+    if (sp == 0) break;
+    cur = stack[--sp];
+  }
+  free(stack);
+}
+
+int mxw_node_set_op(mxw_node *n, int op_id) {
+  const mxw_op_def *op = mxw_op_get(op_id);
+  MXW_CHECK(op != NULL, "unknown operator id %d", op_id);
+  mxw_params *p = NULL;
+  MXW_TRY(mxw_params_create(op_id, n->attrs.n, (const char *const *)n->attrs.keys, (const char *const *)n->attrs.vals, &p));
+  mxw_params_free(n->params);
+  n->params = p;
+  n->op = op;
+  n->op_id = op_id;
+  return 0;
+}
+
+int mxw_node_num_outputs(const mxw_node *n) { return n->op ? mxw_params_num_outputs(n->params) : 1; }
+int mxw_node_num_visible_outputs(const mxw_node *n) { return n->op ? mxw_params_num_visible_outputs(n->params) : 1; }
+
+void mxw_node_input_name(const mxw_node *n, int i, char *buf, size_t len) {
+  const mxw_op_def *op = n->op;
+  if (op && op->num_inputs != MXW_VARIADIC && op->input_names) {
+    int k = 0;
+    while (op->input_names[k] && k < i) k++;
+    if (op->input_names[k]) {
+      snprintf(buf, len, "%s", op->input_names[k]);
+      return;
+    }
+  }
+  snprintf(buf, len, "arg%d", i);
+}
+
+void mxw_node_output_name(const mxw_node *n, int i, char *buf, size_t len) {
+  const mxw_op_def *op = n->op;
+  if (op && op->output_names) {
+    int k = 0;
+    while (op->output_names[k] && k < i) k++;
+    if (op->output_names[k]) {
+      snprintf(buf, len, "%s", op->output_names[k]);
+      return;
+    }
+  }
+  if (mxw_node_num_outputs(n) == 1) snprintf(buf, len, "output");
+  else snprintf(buf, len, "output%d", i);
+}
+
+int mxw_node_is_mutated_input(const mxw_node *n, int i) {
+  if (!n->op) return 0;
+  for (int k = 0; k < n->op->num_mutate_inputs; k++)
+    if (n->op->mutate_inputs[k] == i) return 1;
+  return 0;
+}
+
+/* ---- DFS --------------------------------------------------------------------------------------- */
+static uint32_t g_mark = 0;
+
+int mxw_graph_dfs(const mxw_entry *heads, int num_heads, mxw_node ***out, int *num_nodes) {
+  uint32_t mark = ++g_mark;
+  typedef struct { mxw_node *n; int next; } frame;
+  frame *stack = NULL;
+  mxw_node **order = NULL;
+  int sp = 0, scap = 0, cnt = 0, ocap = 0;
+#define PUSH(node)                                                                                 \
+  do {                                                                                             \
+    if (sp == scap) {                                                                              \
+      scap = scap ? scap * 2 : 64;                                                                 \
+      frame *s2 = (frame *)realloc(stack, sizeof *stack * (size_t)scap);                           \
+      if (!s2) goto oom;                                                                           \
+      stack = s2;                                                                                  \
+    }                                                                                              \
+    stack[sp].n = (node);                                                                          \
+    stack[sp].next = 0;                                                                            \
+    sp++;                                                                                          \
+    (node)->mark = mark;                                                                           \
+  } while (0)
+  for (int h = 0; h < num_heads; h++) {
+    mxw_node *head = heads[h].node;
+    if (!head || head->mark == mark) continue;
+    PUSH(head);
+    while (sp > 0) {
+      frame *f = &stack[sp - 1];
+      int indeg = f->n->num_inputs + f->n->num_control;
+      if (f->next == indeg) {
+        if (cnt == ocap) {
+          ocap = ocap ? ocap * 2 : 64;
+          mxw_node **o2 = (mxw_node **)realloc(order, sizeof *order * (size_t)ocap);
+          if (!o2) goto oom;
+          order = o2;
+        }
+        f->n->index = cnt;
+        order[cnt++] = f->n;
+        sp--;
+      } else {
+        int i = f->next++;
+        mxw_node *in = i < f->n->num_inputs ? f->n->inputs[i].node : f->n->control[i - f->n->num_inputs];
+        if (in && in->mark != mark) PUSH(in);
+      }
+    }
+  }
+#undef PUSH
+  free(stack);
+  *out = order;
+  *num_nodes = cnt;
+  return 0;
+oom:
+  free(stack);
+  free(order);
+  return mxw_fail("out of memory traversing the graph");
+}
+
+/* ---- symbols ------------------------------------------------------------------------------------ */
+mxw_symbol *mxw_symbol_alloc(int n) {
+  mxw_symbol *s = (mxw_symbol *)calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->outputs = (mxw_entry *)calloc((size_t)(n > 0 ? n : 1), sizeof(mxw_entry));
+  if (!s->outputs) {
+    free(s);
+    return NULL;
+  }
+  s->n = n;
+  return s;
+}
+
+int mxw_sym_free(mxw_symbol *s) {
+  if (!s) return 0;
+  for (int i = 0; i < s->n; i++) mxw_node_release(s->outputs[i].node);
+  free(s->outputs);
+  free(s);
+  return 0;
+}
+
+static int set_attrs(mxw_attrs *a, int n, const char *const *keys, const char *const *vals) {
+  MXW_CHECK(n == 0 || (keys && vals), "NULL attribute arrays");
+  for (int i = 0; i < n; i++) {
+    MXW_CHECK(keys[i] && vals[i], "NULL attribute key or value");
+    MXW_TRY(mxw_attrs_set(a, keys[i], vals[i]));
+  }
+  return 0;
+}
+
+int mxw_sym_var(const char *name, int nattr, const char *const *keys, const char *const *vals, mxw_symbol **out) {
+  MXW_CHECK(name && out, "NULL argument");
+  mxw_node *n = mxw_node_new(name);
+  if (!n) return -1;
+  mxw_symbol *s = mxw_symbol_alloc(1);
+  if (!s || set_attrs(&n->attrs, nattr, keys, vals) != 0) {
+    if (!s) mxw_fail("out of memory");
+    free(s ? s->outputs : NULL);
+    free(s);
+    mxw_node_release(n);
+    return -1;
+  }
+  s->outputs[0].node = n;
+  *out = s;
+  return 0;
+}
+
+/* Creates an op node, composing it with inputs[i] (single-output symbols; NULL = a new variable
+ * "<name>_<input name>" that copies the op's attributes, as nnvm's Compose does). */
+int mxw_sym_compose(int op_id, const char *name, int nattr, const char *const *keys, const char *const *vals,
+                    int num_inputs, mxw_symbol *const *inputs, mxw_symbol **out) {
+  MXW_CHECK(name && out, "NULL argument");
+  const mxw_op_def *op = mxw_op_get(op_id);
+  MXW_CHECK(op != NULL, "unknown operator id %d", op_id);
+  mxw_node *n = mxw_node_new(name);
+  if (!n) return -1;
+  mxw_symbol *s = NULL;
+  if (set_attrs(&n->attrs, nattr, keys, vals) != 0 || mxw_node_set_op(n, op_id) != 0) goto fail;
+  int nin = mxw_params_num_inputs(n->params);
+  if (num_inputs > nin) {
+    mxw_fail("Operator %s: %d inputs given, it takes %d", op->name, num_inputs, nin);
+    goto fail;
+  }
+  n->inputs = (mxw_entry *)calloc((size_t)(nin > 0 ? nin : 1), sizeof(mxw_entry));
+  if (!n->inputs) { mxw_fail("out of memory"); goto fail; }
+  n->num_inputs = nin;
+  for (int i = 0; i < nin; i++) {
+    mxw_symbol *in = i < num_inputs ? inputs[i] : NULL;
+    char iname[64];
+    mxw_node_input_name(n, i, iname, sizeof iname);
+    if (in) {
+      if (in->n != 1) {
+        mxw_fail("Operator %s: input %s (%d) must have exactly one output, it has %d", op->name, iname, i, in->n);
+        goto fail;
+      }
+      n->inputs[i] = in->outputs[0];
+      mxw_node_retain(n->inputs[i].node);
+    } else {
+      if (op->num_inputs == MXW_VARIADIC) {
+        mxw_fail("Operator %s: all %d inputs must be given", op->name, nin);
+        goto fail;
+      }
+      char vname[512];
+      snprintf(vname, sizeof vname, "%s_%s", name, iname);
+      mxw_node *v = mxw_node_new(vname);
+      if (!v) goto fail;
+      n->inputs[i].node = v;
+      if (mxw_attrs_copy(&v->attrs, &n->attrs) != 0) goto fail;
+    }
+  }
+  /* versions of mutated variables, and FSetInputVarAttrOnCompose */
+  for (int i = 0; i < nin; i++) {
+    mxw_entry *e = &n->inputs[i];
+    if (e->node->op) continue;
+    if (mxw_node_is_mutated_input(n, i)) e->node->version++;
+    e->version = e->node->version;
+    const char *init = op->input_var_init ? op->input_var_init(n->params->param, i) : NULL;
+    if (init && !mxw_attrs_get(&e->node->attrs, "__init__") && mxw_attrs_set(&e->node->attrs, "__init__", init) != 0) goto fail;
+  }
+  int nvis = mxw_node_num_visible_outputs(n);
+  s = mxw_symbol_alloc(nvis);
+  if (!s) { mxw_fail("out of memory"); goto fail; }
+  for (int i = 0; i < nvis; i++) {
+    s->outputs[i].node = n;
+    s->outputs[i].index = (uint32_t)i;
+    if (i) mxw_node_retain(n);
+  }
+  *out = s;
+  return 0;
+fail:
+  mxw_node_release(n);
+  return -1;
+}
+
+int mxw_sym_group(int num, mxw_symbol *const *syms, mxw_symbol **out) {
+  MXW_CHECK(out && (num == 0 || syms), "NULL argument");
+  int total = 0;
+  for (int i = 0; i < num; i++) {
+    MXW_CHECK(syms[i] != NULL, "symbol %d is NULL", i);
+    total += syms[i]->n;
+  }
+  mxw_symbol *s = mxw_symbol_alloc(total);
+  MXW_CHECK(s != NULL, "out of memory");
+  int k = 0;
+  for (int i = 0; i < num; i++)
+    for (int j = 0; j < syms[i]->n; j++) {
+      s->outputs[k] = syms[i]->outputs[j];
+      mxw_node_retain(s->outputs[k].node);
+      k++;
+    }
+  *out = s;
+  return 0;
+}
+
+int mxw_sym_num_outputs(const mxw_symbol *s) { return s ? s->n : 0; }
+
+int mxw_sym_output(const mxw_symbol *s, int i, mxw_symbol **out) {
+  MXW_CHECK(s && out, "NULL argument");
+  MXW_CHECK(i >= 0 && i < s->n, "output index %d out of range (the symbol has %d outputs)", i, s->n);
+  mxw_symbol *r = mxw_symbol_alloc(1);
+  MXW_CHECK(r != NULL, "out of memory");
+  r->outputs[0] = s->outputs[i];
+  mxw_node_retain(r->outputs[0].node);
+  *out = r;
+  return 0;
+}
+
+/* Every node's visible outputs in DFS order (variables at their current version). */
+int mxw_sym_internals(const mxw_symbol *s, mxw_symbol **out) {
+  MXW_CHECK(s && out, "NULL argument");
+  mxw_node **nodes;
+  int nn;
+  MXW_TRY(mxw_graph_dfs(s->outputs, s->n, &nodes, &nn));
+  int total = 0;
+  for (int i = 0; i < nn; i++) total += mxw_node_num_visible_outputs(nodes[i]);
+  mxw_symbol *r = mxw_symbol_alloc(total);
+  if (!r) {
+    free(nodes);
+    return mxw_fail("out of memory");
+  }
+  int k = 0;
+  for (int i = 0; i < nn; i++) {
+    int nv = mxw_node_num_visible_outputs(nodes[i]);
+    for (int j = 0; j < nv; j++) {
+      r->outputs[k].node = nodes[i];
+      r->outputs[k].index = (uint32_t)j;
+      r->outputs[k].version = nodes[i]->op ? 0 : nodes[i]->version;
+      mxw_node_retain(nodes[i]);
+      k++;
+    }
+  }
+  free(nodes);
+  *out = r;
+  return 0;
+}
+
+/* Sets attributes on the symbol's single head node (as Symbol._set_attr). For op nodes, the
+ * parsed params are refreshed so that a bad value is an error here. */
+int mxw_sym_set_attrs(mxw_symbol *s, int nattr, const char *const *keys, const char *const *vals) {
+  MXW_CHECK(s && s->n >= 1, "NULL or empty symbol");
+  mxw_node *n = s->outputs[0].node;
+  for (int i = 1; i < s->n; i++)
+    MXW_CHECK(s->outputs[i].node == n, "cannot set attributes on a grouped symbol");
+  MXW_TRY(set_attrs(&n->attrs, nattr, keys, vals));
+  if (n->op) MXW_TRY(mxw_node_set_op(n, n->op_id));
+  return 0;
+}
+
+/* ---- listings (JSON text for the binding) ------------------------------------------------------ */
+static char *g_info = NULL;
+
+/* {"name": head name or null, "outputs": [...], "arguments": [...], "aux": [...], "inputs": [...],
+ *  "attrs": {head attrs} or null, "heads": [[op or null, nvisible_outputs], ...]} */
+const char *mxw_sym_info(const mxw_symbol *s) {
+  if (!s) {
+    mxw_fail("NULL symbol");
+    return NULL;
+  }
+  mxw_node **nodes;
+  int nn;
+  if (mxw_graph_dfs(s->outputs, s->n, &nodes, &nn) != 0) return NULL;
+  cJSON *root = cJSON_CreateObject();
+  mxw_node *h = s->n > 0 ? s->outputs[0].node : NULL;
+  int single = s->n == 1;
+  if (single && h) cJSON_AddStringToObject(root, "name", h->name);
+  else cJSON_AddNullToObject(root, "name");
+  cJSON *outs = cJSON_AddArrayToObject(root, "outputs");
+  for (int i = 0; i < s->n; i++) {
+    mxw_node *n = s->outputs[i].node;
+    char buf[1024], oname[64];
+    if (!n->op) {
+      snprintf(buf, sizeof buf, "%s", n->name);
+    } else {
+      mxw_node_output_name(n, (int)s->outputs[i].index, oname, sizeof oname);
+      snprintf(buf, sizeof buf, "%s%s%s", n->name, n->name[0] ? "_" : "", oname);
+    }
+    cJSON_AddItemToArray(outs, cJSON_CreateString(buf));
+  }
+  /* mutable (aux) variables: inputs at FMutateInputs positions */
+  uint32_t aux_mark = ++g_mark;
+  for (int i = 0; i < nn; i++)
+    for (int k = 0; k < nodes[i]->num_inputs; k++)
+      if (mxw_node_is_mutated_input(nodes[i], k) && !nodes[i]->inputs[k].node->op) nodes[i]->inputs[k].node->mark = aux_mark;
+  cJSON *args = cJSON_AddArrayToObject(root, "arguments");
+  cJSON *aux = cJSON_AddArrayToObject(root, "aux");
+  cJSON *ins = cJSON_AddArrayToObject(root, "inputs");
+  for (int i = 0; i < nn; i++) {
+    if (nodes[i]->op) continue;
+    cJSON_AddItemToArray(ins, cJSON_CreateString(nodes[i]->name));
+    cJSON_AddItemToArray(nodes[i]->mark == aux_mark ? aux : args, cJSON_CreateString(nodes[i]->name));
+  }
+  if (single && h) {
+    cJSON *at = cJSON_AddObjectToObject(root, "attrs");
+    for (int i = 0; i < h->attrs.n; i++) cJSON_AddStringToObject(at, h->attrs.keys[i], h->attrs.vals[i]);
+    if (h->op) cJSON_AddStringToObject(root, "op", h->op->name);
+    else cJSON_AddNullToObject(root, "op");
+  }
+  free(nodes);
+  free(g_info);
+  g_info = cJSON_PrintUnformatted(root);
+  cJSON_Delete(root);
+  if (!g_info) mxw_fail("out of memory");
+  return g_info;
+}

@@ -1,0 +1,130 @@
+/* cast_clip.c -- dtype conversion (Cast, amp_cast) and clip.
+ * Semantics: ../shared/spec/ops.md §6 (Cast) and §3 (clip); amp_cast as MXNet 1.9.1's
+ * src/operator/tensor/amp_cast.h.
+ *  - Cast converts as C does (float -> int truncates toward zero); out-of-range values and NaN
+ *    going to an integer dtype, undefined in C, are clamped (NaN -> 0) by the core's converter.
+ *  - clip: y = x > a_max ? a_max : (x < a_min ? a_min : x), with a_min and a_max as float32;
+ *    NaN passes through; output dtype = input dtype. */
+#include "../core/mxw_core.h"
+
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#else
+#include <simde/wasm/simd128.h>
+#endif
+
+#define ALIASES(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static const char *const k_data[] = {"data", NULL};
+
+/* ---- Cast ------------------------------------------------------------------------------------- */
+typedef struct {
+  int dtype;
+} CastParam;
+
+static const mxw_attr_spec k_cast_attrs[] = {
+    MXW_A_DTYPE("dtype", CastParam, dtype, NULL, "output dtype"),
+};
+
+/* The output dtype is the attribute's, whatever the input's. */
+static int infer_type_cast(const void *param, int nin, int *in, int nout, int *out) {
+  int dt = ((const CastParam *)param)->dtype;
+  if (out[0] >= 0 && out[0] != dt)
+    return mxw_fail("output dtype %s does not match attribute dtype=%s", mxw_dtype_name(out[0]), mxw_dtype_name(dt));
+  out[0] = dt;
+  return 0;
+}
+
+static int fwd_cast(const mxw_op_call *c) {
+  const mxw_tensor *in = &c->inputs[0];
+  mxw_tensor *out = &c->outputs[0];
+  mxw_convert(in->data, in->dtype, out->data, out->dtype, mxw_tensor_size(in));
+  return 0;
+}
+
+static const mxw_op_def op_Cast = {
+    .name = "Cast", .aliases = ALIASES("cast", "_npi_cast", "_npx_cast"),
+    .doc = "converts every element to dtype (C conversion: float -> int truncates toward zero)",
+    .attrs = k_cast_attrs, .num_attrs = 1, .param_size = sizeof(CastParam), .num_inputs = 1,
+    .input_names = k_data, .num_outputs = 1, .infer_shape = mxw_infer_shape_same,
+    .infer_type = infer_type_cast, .forward = fwd_cast};
+
+/* ---- amp_cast: Cast for the float32/float16/bfloat16 inputs only, others pass unchanged --------- */
+static int amp_castable(int dtype) {
+  return dtype == MXW_FLOAT32 || dtype == MXW_FLOAT16 || dtype == MXW_BFLOAT16;
+}
+static int infer_type_amp_cast(const void *param, int nin, int *in, int nout, int *out) {
+  if (in[0] < 0) return 0; /* which rule applies depends on the input dtype */
+  int dt = amp_castable(in[0]) ? ((const CastParam *)param)->dtype : in[0];
+  if (out[0] >= 0 && out[0] != dt)
+    return mxw_fail("output dtype %s does not match the amp_cast of a %s input (%s)", mxw_dtype_name(out[0]),
+                    mxw_dtype_name(in[0]), mxw_dtype_name(dt));
+  out[0] = dt;
+  return 0;
+}
+
+static const mxw_op_def op_amp_cast = {
+    .name = "amp_cast", .aliases = NULL,
+    .doc = "mixed-precision cast: float32/float16/bfloat16 inputs become dtype, other inputs are copied",
+    .attrs = k_cast_attrs, .num_attrs = 1, .param_size = sizeof(CastParam), .num_inputs = 1,
+    .input_names = k_data, .num_outputs = 1, .infer_shape = mxw_infer_shape_same,
+    .infer_type = infer_type_amp_cast, .forward = fwd_cast};
+
+/* ---- clip ------------------------------------------------------------------------------------- */
+typedef struct {
+  double a_min, a_max;
+} ClipParam;
+
+static const mxw_attr_spec k_clip_attrs[] = {
+    MXW_A_FLOAT("a_min", ClipParam, a_min, NULL, "minimum value"),
+    MXW_A_FLOAT("a_max", ClipParam, a_max, NULL, "maximum value"),
+};
+
+/* The reference kernel. Comparisons with NaN are false, so NaN passes through. */
+static inline float clip_f(float x, float lo, float hi) { return x > hi ? hi : (x < lo ? lo : x); }
+
+/* float32, four lanes at a time. pmin(x, hi) = hi < x ? hi : x and pmax(t, lo) = t < lo ? lo : t
+ * are exactly the two selects of clip_f, NaN lanes included. */
+static void clip_f32(const float *restrict src, float *restrict dst, int64_t n, float lo, float hi) {
+  int64_t i = 0;
+  v128_t vlo = wasm_f32x4_splat(lo), vhi = wasm_f32x4_splat(hi);
+  for (; i + 4 <= n; i += 4) {
+    v128_t x = wasm_v128_load(src + i);
+    wasm_v128_store(dst + i, wasm_f32x4_pmax(wasm_f32x4_pmin(x, vhi), vlo));
+  }
+  for (; i < n; i++) dst[i] = clip_f(src[i], lo, hi);
+}
+
+static int fwd_clip(const mxw_op_call *c) {
+  const ClipParam *p = (const ClipParam *)c->param;
+  const mxw_tensor *in = &c->inputs[0];
+  mxw_tensor *out = &c->outputs[0];
+  int64_t n = mxw_tensor_size(in);
+  /* MXNet's ClipParam holds float32 bounds */
+  float lo = (float)p->a_min, hi = (float)p->a_max;
+  if (in->dtype == MXW_FLOAT32) {
+    clip_f32((const float *)in->data, (float *)out->data, n, lo, hi);
+  } else if (in->dtype == MXW_FLOAT64) {
+    const double *restrict src = (const double *)in->data;
+    double *restrict dst = (double *)out->data;
+    for (int64_t i = 0; i < n; i++) {
+      double x = src[i];
+      dst[i] = x > hi ? (double)hi : (x < lo ? (double)lo : x);
+    }
+  } else {
+    /* other dtypes compare through double; a bound stored into an integer dtype truncates */
+    for (int64_t i = 0; i < n; i++) {
+      double x = mxw_load_f64(in->data, in->dtype, i);
+      mxw_store_f64(out->data, out->dtype, i, x > hi ? (double)hi : (x < lo ? (double)lo : x));
+    }
+  }
+  return 0;
+}
+
+static const mxw_op_def op_clip = {
+    .name = "clip", .aliases = ALIASES("_npi_clip", "_sparse_clip"),
+    .doc = "limits values to [a_min, a_max]: x > a_max ? a_max : (x < a_min ? a_min : x); NaN passes through",
+    .attrs = k_clip_attrs, .num_attrs = 2, .param_size = sizeof(ClipParam), .num_inputs = 1, .input_names = k_data,
+    .num_outputs = 1, .infer_shape = mxw_infer_shape_same, .forward = fwd_clip};
+
+MXW_FAMILY(cast_clip, &op_Cast, &op_amp_cast, &op_clip);
