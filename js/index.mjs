@@ -12,6 +12,11 @@ import {
   NDArray, Context, cpu, tidy, keep, memory, array, empty, invokeByName, dtypeFlag,
 } from './ndarray.mjs';
 import { generateNd } from './ops.mjs';
+import * as io from './io.mjs';
+import {
+  Symbol, generateSym, variable, Group, fromJSON, load as loadSymbol, NameManager, Prefix, withNameManager,
+  currentNameManager,
+} from './symbol.mjs';
 import { VERSION } from './version.mjs';
 
 // ---- nd: every registered op (generated), plus MXNet's Python-level helpers ---------------------
@@ -63,6 +68,10 @@ const helpers = {
   greater_equal: ufunc('broadcast_greater_equal', '_greater_equal_scalar', '_lesser_equal_scalar'),
   lesser: ufunc('broadcast_lesser', '_lesser_scalar', '_greater_scalar'),
   lesser_equal: ufunc('broadcast_lesser_equal', '_lesser_equal_scalar', '_greater_equal_scalar'),
+  save: io.save,
+  saveBytes: io.saveBytes,
+  load: io.load,
+  loadBytes: io.loadBytes,
   random: {
     uniform: (low = 0, high = 1, shape = [1], opts = {}) =>
       invokeByName('_random_uniform', [], { low, high, shape: shapeArg(shape), dtype: dtypeName(opts.dtype) })[0],
@@ -75,6 +84,22 @@ const helpers = {
 // Python module has the same layering: generated ops, then ndarray.py's functions).
 export const nd = Object.freeze({ ...helpers, ...generated, ...Object.fromEntries(
   Object.entries(helpers).filter(([k]) => !(k in generated))) });
+// ---- sym: every registered op as a composing function, plus MXNet's symbol.py helpers ----------
+const symGenerated = generateSym();
+const symHelpers = {
+  Symbol,
+  var: variable,
+  Variable: variable,
+  Group,
+  fromJSON,
+  load_json: fromJSON,
+  loadJSON: fromJSON,
+  load: loadSymbol,
+};
+export const sym = Object.freeze({ ...symGenerated, ...symHelpers });
+export const symbol = sym;
+export const name = Object.freeze({ NameManager, Prefix, withNameManager, current: currentNameManager });
+
 // The names the C registry reports, for tooling and the docs' op table.
 export const registeredOps = Object.freeze(registry.ops.map((o) => o.name));
 
@@ -96,10 +121,10 @@ export function setNumThreads(n) {
 export function getNumThreads() { return 1; }
 
 export const version = VERSION;
-export { MXNetError, NDArray, Context, cpu, tidy, keep, memory };
+export { MXNetError, NDArray, Context, cpu, tidy, keep, memory, Symbol };
 
 const mx = {
-  nd, random, features, setNumThreads, getNumThreads, version, MXNetError, NDArray, Context, cpu,
+  nd, sym, symbol, name, Symbol, random, features, setNumThreads, getNumThreads, version, MXNetError, NDArray, Context, cpu,
   tidy, keep, memory, registeredOps,
 };
 export default mx;

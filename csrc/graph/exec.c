@@ -179,7 +179,7 @@ static cJSON *shape_json(const mxw_shape *s) {
 static char *g_infer_result = NULL;
 
 /* request: {"shapes": {name: [dims]}, "dtypes": {name: flag}}; result: {"args": [{name, shape,
- * dtype}], "outputs": [...], "aux": [...], "complete": bool} with shape null when unknown and
+ * dtype}], "outputs": [...], "aux": [...], "complete": bool (shapes), "types_complete": bool} with shape null when unknown and
  * unknown dims as 0 (MXNet's legacy convention). */
 const char *mxw_sym_infer(const mxw_symbol *s, const char *request) {
   if (!s || !request) {
@@ -244,14 +244,15 @@ const char *mxw_sym_infer(const mxw_symbol *s, const char *request) {
     cJSON *res = cJSON_CreateObject();
     cJSON *args = cJSON_AddArrayToObject(res, "args"), *aux = cJSON_AddArrayToObject(res, "aux");
     cJSON *outs = cJSON_AddArrayToObject(res, "outputs");
-    int complete = 1;
+    int complete = 1, types_complete = 1;
     for (int k = 0; k < g.num_inputs; k++) {
       int e = g.entry_base[g.inputs[k]];
       cJSON *o = cJSON_CreateObject();
       cJSON_AddStringToObject(o, "name", g.nodes[g.inputs[k]]->name);
       cJSON_AddItemToObject(o, "shape", shape_json(&shapes[e]));
       cJSON_AddNumberToObject(o, "dtype", types[e]);
-      complete &= mxw_shape_known(&shapes[e]) && types[e] >= 0;
+      complete &= mxw_shape_known(&shapes[e]);
+      types_complete &= types[e] >= 0;
       cJSON_AddItemToArray(is_aux[g.inputs[k]] ? aux : args, o);
     }
     for (int h = 0; h < g.num_heads; h++) {
@@ -259,10 +260,12 @@ const char *mxw_sym_infer(const mxw_symbol *s, const char *request) {
       cJSON *o = cJSON_CreateObject();
       cJSON_AddItemToObject(o, "shape", shape_json(&shapes[e]));
       cJSON_AddNumberToObject(o, "dtype", types[e]);
-      complete &= mxw_shape_known(&shapes[e]) && types[e] >= 0;
+      complete &= mxw_shape_known(&shapes[e]);
+      types_complete &= types[e] >= 0;
       cJSON_AddItemToArray(outs, o);
     }
     cJSON_AddBoolToObject(res, "complete", complete);
+    cJSON_AddBoolToObject(res, "types_complete", types_complete);
     result = cJSON_PrintUnformatted(res);
     cJSON_Delete(res);
     free(is_aux);
