@@ -18,6 +18,10 @@ import {
   currentNameManager,
 } from './symbol.mjs';
 import { VERSION } from './version.mjs';
+import * as initializer from './initializer.mjs';
+import { Parameter, Constant, ParameterDict, DeferredInitializationError } from './parameter.mjs';
+import { Block, HybridBlock, SymbolBlock, Sequential, HybridSequential, HookHandle, F } from './block.mjs';
+import { CachedOp } from './cached_op.mjs';
 
 // ---- nd: every registered op (generated), plus MXNet's Python-level helpers ---------------------
 const generated = generateNd();
@@ -98,6 +102,18 @@ const symHelpers = {
 };
 export const sym = Object.freeze({ ...symGenerated, ...symHelpers });
 export const symbol = sym;
+F.nd = nd;
+F.sym = sym;
+
+// The initializers' values are written through nd.array (float64 staging, converted in C).
+initializer._setValuesImpl((arr, values) => { const src = array(values, { shape: arr.shape, dtype: 'float64' }); src.copyto(arr); src.dispose(); });
+export const init = initializer;
+
+export const gluon = {
+  Block, HybridBlock, SymbolBlock, Parameter, Constant, ParameterDict, DeferredInitializationError, HookHandle,
+  nn: { Sequential, HybridSequential },
+};
+
 export const name = Object.freeze({ NameManager, Prefix, withNameManager, current: currentNameManager });
 
 // The names the C registry reports, for tooling and the docs' op table.
@@ -121,10 +137,10 @@ export function setNumThreads(n) {
 export function getNumThreads() { return 1; }
 
 export const version = VERSION;
-export { MXNetError, NDArray, Context, cpu, tidy, keep, memory, Symbol };
+export { MXNetError, NDArray, Context, cpu, tidy, keep, memory, Symbol, CachedOp };
 
 const mx = {
-  nd, sym, symbol, name, Symbol, random, features, setNumThreads, getNumThreads, version, MXNetError, NDArray, Context, cpu,
+  nd, sym, symbol, name, Symbol, random, gluon, init, CachedOp, features, setNumThreads, getNumThreads, version, MXNetError, NDArray, Context, cpu,
   tidy, keep, memory, registeredOps,
 };
 export default mx;

@@ -104,6 +104,7 @@ typedef struct unknown_ops {
   char op[MAX_UNKNOWN][64];
   char nodes[MAX_UNKNOWN][512];
   int num_nodes[MAX_UNKNOWN];
+  int num_listed[MAX_UNKNOWN];
   int dropped;
 } unknown_ops;
 
@@ -119,7 +120,10 @@ static void note_unknown(unknown_ops *u, const char *op, const char *node) {
     u->count++;
   }
   size_t used = strlen(u->nodes[k]);
-  snprintf(u->nodes[k] + used, sizeof u->nodes[k] - used, "%s%s", u->num_nodes[k] ? ", " : "", node);
+  if (used + strlen(node) + 2 < sizeof u->nodes[k] - 16) { /* keep whole names; count the rest */
+    snprintf(u->nodes[k] + used, sizeof u->nodes[k] - used, "%s%s", u->num_listed[k] ? ", " : "", node);
+    u->num_listed[k]++;
+  }
   u->num_nodes[k]++;
 }
 
@@ -127,8 +131,10 @@ static void unknown_text(const unknown_ops *u, char *buf, size_t len) {
   buf[0] = 0;
   for (int k = 0; k < u->count; k++) {
     size_t used = strlen(buf);
-    snprintf(buf + used, len - used, "%s%s (node%s %s)", k ? "; " : "", u->op[k], u->num_nodes[k] > 1 ? "s" : "",
-             u->nodes[k]);
+    char more[48] = "";
+    if (u->num_nodes[k] > u->num_listed[k]) snprintf(more, sizeof more, " and %d more", u->num_nodes[k] - u->num_listed[k]);
+    snprintf(buf + used, len - used, "%s%s (node%s %s%s)", k ? "; " : "", u->op[k], u->num_nodes[k] > 1 ? "s" : "",
+             u->nodes[k], more);
   }
   if (u->dropped) {
     size_t used = strlen(buf);

@@ -470,6 +470,22 @@ const char *mxw_sym_info(const mxw_symbol *s) {
     cJSON_AddItemToArray(ins, cJSON_CreateString(nodes[i]->name));
     cJSON_AddItemToArray(nodes[i]->mark == aux_mark ? aux : args, cJSON_CreateString(nodes[i]->name));
   }
+  /* label variables: consumed only as an input named "label" (loss heads' labels, which stay
+   * unbound at inference) */
+  cJSON *labels = cJSON_AddArrayToObject(root, "labels");
+  for (int i = 0; i < nn; i++) {
+    if (nodes[i]->op) continue;
+    int as_label = 0, other = 0;
+    for (int j = 0; j < nn; j++)
+      for (int k = 0; k < nodes[j]->num_inputs; k++) {
+        if (nodes[j]->inputs[k].node != nodes[i]) continue;
+        char iname[64];
+        mxw_node_input_name(nodes[j], k, iname, sizeof iname);
+        if (strcmp(iname, "label") == 0) as_label = 1;
+        else other = 1;
+      }
+    if (as_label && !other) cJSON_AddItemToArray(labels, cJSON_CreateString(nodes[i]->name));
+  }
   if (single && h) {
     cJSON *at = cJSON_AddObjectToObject(root, "attrs");
     for (int i = 0; i < h->attrs.n; i++) cJSON_AddStringToObject(at, h->attrs.keys[i], h->attrs.vals[i]);

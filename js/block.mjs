@@ -1,0 +1,752 @@
+// block.mjs -- gluon.Block, HybridBlock and SymbolBlock (../shared/spec/gluon-semantics.md):
+// MXNet's naming (prefixes, name scopes, counters), registration of children and parameters by
+// attribute assignment, callable blocks with hooks, deferred initialization, hybridize() into a
+// CachedOp, export, and parameter files.
+import { MXNetError, registry } from './core.mjs';
+import { NDArray, keep, tidy } from './ndarray.mjs';
+import { Symbol, variable, Group, load as loadSymbol, Prefix, currentNameManager, withNameManager } from './symbol.mjs';
+import { Parameter, ParameterDict, DeferredInitializationError, opt } from './parameter.mjs';
+import { CachedOp } from './cached_op.mjs';
+import { readBytes, loadBytes, saveBytes, writeFileSync } from './io.mjs';
+import { attrString } from './format.mjs';
+
+// The F namespaces handed to hybridForward; set by index.mjs (nd and sym are built there).
+export const F = { nd: null, sym: null };
+
+// ---- name scopes ------------------------------------------------------------------------------------
+class BlockScope {
+  constructor(block) { this.block = block; this.counter = new Map(); }
+}
+const scopeStack = [];
+
+// _BlockScope.create: a block's prefix and ParameterDict from the enclosing scope.
+function createPrefix(prefix, params, hint) {
+  const current = scopeStack[scopeStack.length - 1];
+  if (!current) {
+    if (prefix === null || prefix === undefined) prefix = `${currentNameManager().get(null, hint)}_`;
+    const dict = params ? new ParameterDict(params.prefix, params) : new ParameterDict(prefix);
+    return [prefix, dict];
+  }
+  if (prefix === null || prefix === undefined) {
+    const n = current.counter.get(hint) ?? 0;
+    prefix = `${hint}${n}_`;
+    current.counter.set(hint, n + 1);
+  }
+  const parent = current.block.params;
+  const dict = params ? new ParameterDict(params.prefix, params) : new ParameterDict(parent.prefix + prefix, parent._shared);
+  return [current.block.prefix + prefix, dict];
+}
+
+// ---- flatten / regroup of nested inputs and outputs ----------------------------------------------------
+function flatten(x, what) {
+  if (x instanceof NDArray) return [[x], 0];
+  if (x instanceof Symbol) {
+    const n = x.numOutputs;
+    return [[x], n > 1 ? n : 0];
+  }
+  if (x === null || x === undefined) return [[null], -1];
+  if (!Array.isArray(x)) {
+    throw new MXNetError(`HybridBlock ${what} must be (nested) list of Symbol or NDArray, but got ${typeof x}`);
+  }
+  const flat = [];
+  const fmts = [];
+  for (const item of x) {
+    const [f, fmt] = flatten(item, what);
+    flat.push(...f);
+    fmts.push(fmt);
+  }
+  return [flat, fmts];
+}
+function regroup(args, fmt) {
+  if (typeof fmt === 'number') {
+    if (fmt === 0) return [args[0], args.slice(1)];
+    if (fmt === -1) {
+      if (args[0] !== null && args[0] !== undefined) throw new MXNetError('Data provided to HybridBlock has an unexpected placeholder');
+      return [null, args.slice(1)];
+    }
+    return [args.slice(0, fmt), args.slice(fmt)];
+  }
+  const ret = [];
+  let rest = args;
+  for (const f of fmt) {
+    const [r, tail] = regroup(rest, f);
+    ret.push(r);
+    rest = tail;
+  }
+  return [ret, rest];
+}
+const fmtEqual = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+// ---- hooks ------------------------------------------------------------------------------------------------
+let hookId = 0;
+export class HookHandle {
+  constructor(map) { this._map = map; this._id = hookId++; }
+  detach() { this._map.delete(this._id); }
+}
+
+// ---- Block --------------------------------------------------------------------------------------------------
+function isPublicKey(k) { return typeof k === 'string' && !k.startsWith('_'); }
+
+export class Block {
+  constructor(o = {}) {
+    // Blocks are callable (net(x)) as in Python: the object is a Proxy over a function whose
+    // prototype is the block's class; its set trap registers children and parameters.
+    let proxy;
+    const target = (...a) => proxy.__call__(...a);
+    delete target.name;
+    delete target.length;
+    Object.setPrototypeOf(target, new.target.prototype);
+    proxy = new Proxy(target, {
+      set(t, key, value) {
+        if (isPublicKey(key)) t._onSetAttr(key, value, proxy);
+        t[key] = value;
+        return true;
+      },
+    });
+    const prefix = opt(o, 'prefix', null);
+    const params = opt(o, 'params', null);
+    const [pfx, dict] = createPrefix(prefix, params, new.target.alias ? new.target.alias(o) : new.target.name.toLowerCase());
+    Object.assign(target, {
+      _emptyPrefix: pfx === '',
+      _prefix: pfx,
+      _params: dict,
+      _name: pfx.endsWith('_') ? pfx.slice(0, -1) : pfx,
+      _scope: null,
+      _children: new Map(),
+      _regParams: new Map(),
+      _forwardHooks: new Map(),
+      _forwardPreHooks: new Map(),
+    });
+    target._scope = new BlockScope(proxy);
+    return proxy;
+  }
+
+  // Python's __setattr__ checks and registration.
+  _onSetAttr(key, value, self) {
+    const existing = Object.prototype.hasOwnProperty.call(this, key) ? this[key] : undefined;
+    if (existing instanceof Block || existing instanceof Parameter) {
+      const same = (existing instanceof Block && value instanceof Block) || (existing instanceof Parameter && value instanceof Parameter);
+      if (!same) {
+        throw new TypeError(`Changing attribute type for ${key} from ${existing.constructor.name} to ${value?.constructor?.name ?? typeof value} is not allowed.`);
+      }
+    }
+    if (value instanceof Block) self.registerChild(value, key);
+    else if (value instanceof Parameter) {
+      if (this._regParams.has(key) && this._regParams.get(key) !== value) {
+        throw new MXNetError(`Overriding Parameter attribute ${key} is not allowed. If you want to share parameters between blocks, please set 'params' at Block construction instead.`);
+      }
+      this._regParams.set(key, value);
+    }
+  }
+
+  get prefix() { return this._prefix; }
+  get name() { return this._name; }
+  get params() { return this._params; }
+
+  // with self.name_scope(): -> this.nameScope(() => { ... })
+  nameScope(fn) {
+    if (this._emptyPrefix) return fn();
+    scopeStack.push(this._scope);
+    try {
+      return withNameManager(new Prefix(this._prefix), fn);
+    } finally {
+      scopeStack.pop();
+    }
+  }
+  name_scope(fn) { return this.nameScope(fn); }
+
+  registerChild(block, name = null) {
+    if (name === null || name === undefined) name = String(this._children.size);
+    this._children.set(name, block);
+  }
+  registerForwardPreHook(hook) {
+    const h = new HookHandle(this._forwardPreHooks);
+    this._forwardPreHooks.set(h._id, hook);
+    return h;
+  }
+  registerForwardHook(hook) {
+    const h = new HookHandle(this._forwardHooks);
+    this._forwardHooks.set(h._id, hook);
+    return h;
+  }
+  apply(fn) {
+    for (const c of this._children.values()) c.apply(fn);
+    fn(this);
+    return this;
+  }
+
+  collectParams(select = null) {
+    const ret = new ParameterDict(this._params.prefix);
+    if (!select) ret.update(this._params);
+    else {
+      const re = new RegExp(select);
+      for (const [k, v] of this._params.entries()) {
+        const m = re.exec(k);
+        if (m && m.index === 0) ret._params.set(k, v); // Python's re.match anchors at the start
+      }
+    }
+    for (const c of this._children.values()) ret.update(c.collectParams(select));
+    return ret;
+  }
+  collect_params(select) { return this.collectParams(select); }
+
+  // Structural names ('0.weight', 'features.3.running_mean'), as _collect_params_with_prefix.
+  _collectParamsWithPrefix(prefix = '') {
+    if (prefix) prefix += '.';
+    const ret = new Map();
+    for (const [k, p] of this._regParams) ret.set(prefix + k, p);
+    for (const [name, child] of this._children) {
+      for (const [k, p] of child._collectParamsWithPrefix(prefix + name)) ret.set(k, p);
+    }
+    return ret;
+  }
+
+  initialize(o = {}) {
+    const initArg = opt(o, 'init', null);
+    this.collectParams().initialize({ init: initArg ?? undefined, ctx: opt(o, 'ctx', null), verbose: opt(o, 'verbose', false), forceReinit: opt(o, 'forceReinit', false) });
+  }
+
+  hybridize(active = true, o = {}) {
+    if (typeof active === 'object' && active !== null) { o = active; active = true; }
+    for (const c of this._children.values()) c.hybridize(active, o);
+  }
+
+  cast(dtype) {
+    for (const c of this._children.values()) c.cast(dtype);
+    for (const p of this._params.values()) p.cast(dtype);
+  }
+
+  __call__(...args) {
+    for (const hook of this._forwardPreHooks.values()) hook(this, args);
+    const out = this.forward(...args);
+    for (const hook of this._forwardHooks.values()) hook(this, args, out);
+    return out;
+  }
+  forward() { throw new MXNetError(`${this.constructor.name} must implement forward()`); }
+
+  // ---- parameter files --------------------------------------------------------------------------------
+  // Structural names as MXNet 1.9's save_parameters; returns the bytes (writes `file` in Node).
+  saveParameters(file, o = {}) {
+    const bytes = this.saveParametersBytes(o);
+    if (file) writeFileSync(file, bytes);
+    return bytes;
+  }
+  saveParametersBytes(o = {}) {
+    const dedup = opt(o, 'deduplicate', false);
+    const seen = new Set();
+    const names = [];
+    const arrays = [];
+    for (const [k, p] of this._collectParamsWithPrefix()) {
+      if (dedup && seen.has(p)) continue;
+      seen.add(p);
+      names.push(k);
+      arrays.push(p.data());
+    }
+    return saveBytes(Object.fromEntries(names.map((n, i) => [n, arrays[i]])));
+  }
+  async loadParameters(source, o = {}) {
+    const loaded = loadBytes(await readBytes(source));
+    return this._loadParameterDict(loaded, o, typeof source === 'string' ? source : 'the given data');
+  }
+  _loadParameterDict(loaded, o, label) {
+    const allowMissing = opt(o, 'allowMissing', false);
+    const ignoreExtra = opt(o, 'ignoreExtra', false);
+    const castDtype = opt(o, 'castDtype', false);
+    const dtypeSource = opt(o, 'dtypeSource', 'current');
+    if (Array.isArray(loaded)) throw new MXNetError(`${label} holds an unnamed list of arrays, not parameters`);
+    const keys = Object.keys(loaded);
+    const dispose = () => { for (const v of Object.values(loaded)) if (v) v.dispose(); };
+    try {
+      if (!keys.some((k) => k.includes('.'))) {
+        // legacy file (save_params / export): names with the block prefix stripped
+        this.collectParams()._loadDict(loaded, { allowMissing, ignoreExtra, restorePrefix: this.prefix, castDtype, dtypeSource, label });
+        return this;
+      }
+      const params = this._collectParamsWithPrefix();
+      if (!allowMissing) {
+        const byParam = new Map();
+        for (const [k, p] of params) { if (!byParam.has(p)) byParam.set(p, []); byParam.get(p).push(k); }
+        for (const names of byParam.values()) {
+          if (!names.some((n) => n in loaded)) {
+            throw new MXNetError(`Parameter '${names[0]}' is missing in file '${label}', which contains parameters: ${keys.slice(0, 10).join(', ')}${keys.length > 10 ? ', ...' : ''}. Set allow_missing=True to ignore missing parameters.`);
+          }
+        }
+      }
+      for (const k of keys) {
+        if (!params.has(k)) {
+          if (ignoreExtra) continue;
+          throw new MXNetError(`Parameter '${k}' loaded from file '${label}' is not present in ParameterDict, which contains parameters ${[...params.keys()].slice(0, 10).join(', ')}. Set ignore_extra=True to ignore.`);
+        }
+        params.get(k)._loadInit(loaded[k], { castDtype, dtypeSource });
+      }
+    } finally {
+      dispose();
+    }
+    return this;
+  }
+  // Deprecated 1.x names, kept for ported code.
+  saveParams(file) {
+    console.warn('save_params is deprecated. Please use save_parameters. Note that if you want load from SymbolBlock later, please use export instead.');
+    const params = this.collectParams();
+    const arrays = {};
+    for (const [name, p] of params.entries()) {
+      if (!name.startsWith(this.prefix)) throw new MXNetError(`Prefix '${this.prefix}' is to be striped before saving, but Parameter's name '${name}' does not start with '${this.prefix}'.`);
+      arrays[name.slice(this.prefix.length)] = p.data();
+    }
+    const bytes = saveBytes(arrays);
+    if (file) writeFileSync(file, bytes);
+    return bytes;
+  }
+  async loadParams(source, o = {}) {
+    console.warn('load_params is deprecated. Please use load_parameters.');
+    return this.loadParameters(source, o);
+  }
+
+  toString() {
+    const lines = [...this._children].map(([k, c]) => `  (${k}): ${String(c).split('\n').join('\n  ')}`);
+    return lines.length ? `${this.constructor.name}(\n${lines.join('\n')}\n)` : `${this.constructor.name}(\n\n)`;
+  }
+  [globalThis.Symbol.for('nodejs.util.inspect.custom')]() { return this.toString(); }
+
+  // summary(...inputs): MXNet's table (forward hooks on every block but Sequential containers).
+  summary(...inputs) {
+    const rows = [];
+    const handles = [];
+    const seen = new Set();
+    let total = 0, trainable = 0, shared = 0;
+    const shapeStr = (o) => {
+      if (o instanceof NDArray) return `(${o.shape.join(', ')}${o.shape.length === 1 ? ',' : ''})`;
+      if (Array.isArray(o)) return o.map(shapeStr).join(', ');
+      return String(o);
+    };
+    const visit = (block) => {
+      if (block._isHybridized) {
+        throw new MXNetError('"summary" does not support hybridized blocks: call net.hybridize(false) first');
+      }
+      if (!(block instanceof Sequential) && !(block instanceof HybridSequential)) {
+        handles.push(block.registerForwardHook((b, _in, out) => {
+          let n = 0, nt = 0;
+          for (const p of b._params.values()) {
+            const sz = p.data().size;
+            n += sz;
+            if (p.gradReq !== 'null') nt += sz;
+            if (seen.has(p)) shared += sz;
+            seen.add(p);
+          }
+          total += n;
+          trainable += nt;
+          rows.push([`${b.constructor.name}-${rows.length + 1}`, shapeStr(out), n]);
+        }));
+      }
+      for (const c of block._children.values()) visit(c);
+    };
+    visit(this);
+    try {
+      tidy(() => { this.__call__(...inputs); });
+    } finally {
+      for (const h of handles) h.detach();
+    }
+    const fmt = (a, b, c) => `${String(a).padStart(20)}  ${String(b).padStart(42)} ${String(c).padStart(15)}`;
+    const out = [];
+    out.push('-'.repeat(80));
+    out.push(fmt('Layer (type)', 'Output Shape', 'Param #'));
+    out.push('='.repeat(80));
+    out.push(fmt('Input', shapeStr(inputs.length === 1 ? inputs[0] : inputs), 0));
+    for (const r of rows) out.push(fmt(...r));
+    out.push('='.repeat(80));
+    out.push('Parameters in forward computation graph, duplicate included');
+    out.push(`   Total params: ${total}`);
+    out.push(`   Trainable params: ${trainable}`);
+    out.push(`   Non-trainable params: ${total - trainable}`);
+    out.push(`Shared params in forward computation graph: ${shared}`);
+    out.push(`Unique parameters in model: ${total - shared}`);
+    out.push('-'.repeat(80));
+    const text = out.join('\n');
+    console.log(text);
+    return text;
+  }
+}
+
+// ParameterDict.load / load_dict (params-format.md §8.5).
+ParameterDict.prototype.load = async function load(source, o = {}) {
+  const loaded = loadBytes(await readBytes(source));
+  const label = typeof source === 'string' ? source : 'the given data';
+  try {
+    this._loadDict(loaded, { ...o, label });
+  } finally {
+    if (!Array.isArray(loaded)) for (const v of Object.values(loaded)) if (v) v.dispose();
+  }
+};
+ParameterDict.prototype._loadDict = function loadDict(loaded, o = {}) {
+  const allowMissing = opt(o, 'allowMissing', false);
+  const ignoreExtra = opt(o, 'ignoreExtra', false);
+  const restorePrefix = opt(o, 'restorePrefix', '');
+  const castDtype = opt(o, 'castDtype', false);
+  const dtypeSource = opt(o, 'dtypeSource', 'current');
+  const label = o.label ?? 'the given data';
+  if (Array.isArray(loaded)) throw new MXNetError(`${label} holds an unnamed list of arrays, not named parameters`);
+  if (restorePrefix) {
+    for (const name of this._params.keys()) {
+      if (!name.startsWith(restorePrefix)) throw new MXNetError(`restore_prefix is '${restorePrefix}' but Parameters name '${name}' does not start with '${restorePrefix}'`);
+    }
+  }
+  const arg = {};
+  for (const [k, v] of Object.entries(loaded)) {
+    const key = k.startsWith('arg:') || k.startsWith('aux:') ? k.slice(4) : k;
+    arg[restorePrefix + key] = v;
+  }
+  if (!allowMissing) {
+    for (const name of this._params.keys()) {
+      if (!(name in arg)) {
+        throw new MXNetError(`Parameter '${name.slice(restorePrefix.length)}' is missing in file '${label}', which contains parameters: ${Object.keys(loaded).slice(0, 10).join(', ')}. Please make sure source and target networks have the same prefix. For SymbolBlock.imports, the parameter names in the file must match the graph's variable names.`);
+      }
+    }
+  }
+  for (const [name, v] of Object.entries(arg)) {
+    const p = this._params.get(name);
+    if (!p) {
+      if (ignoreExtra) continue;
+      throw new MXNetError(`Parameter '${name.slice(restorePrefix.length)}' loaded from file '${label}' is not present in ParameterDict, choices are: ${[...this._params.keys()].slice(0, 10).join(', ')}. Set ignore_extra to True to ignore. Please make sure source and target networks have the same prefix.`);
+    }
+    if (v === null) continue;
+    p._loadInit(v, { castDtype, dtypeSource });
+  }
+};
+
+// ---- HybridBlock ------------------------------------------------------------------------------------------------
+export class HybridBlock extends Block {
+  constructor(o = {}) {
+    super(o);
+    Object.assign(this, {
+      _cachedGraph: null, _cachedOp: null, _cachedOpArgs: null, _outFormat: null, _inFormat: null,
+      _active: false, _flags: {}, _opHooks: null,
+    });
+  }
+  _onSetAttr(key, value, self) {
+    super._onSetAttr(key, value, self);
+    if (value instanceof HybridBlock) self._clearCachedOp();
+  }
+  registerChild(block, name = null) {
+    if (!(block instanceof HybridBlock)) {
+      throw new MXNetError(`Children of HybridBlock must also be HybridBlock, but ${block} has type ${block?.constructor?.name}. If you are using Sequential, please try HybridSequential instead.`);
+    }
+    super.registerChild(block, name);
+    this._clearCachedOp();
+  }
+  get _isHybridized() { return this._active; }
+
+  hybridize(active = true, o = {}) {
+    if (typeof active === 'object' && active !== null) { o = active; active = true; }
+    this._active = !!active;
+    this._flags = {
+      staticAlloc: opt(o, 'staticAlloc', false),
+      staticShape: opt(o, 'staticShape', false),
+      inlineLimit: opt(o, 'inlineLimit', 2),
+      backend: opt(o, 'backend', null),
+      backendOpts: opt(o, 'backendOpts', {}),
+    };
+    if (opt(o, 'clear', true)) this._clearCachedOp();
+    if (this._active && (this._forwardHooks.size || this._forwardPreHooks.size)) {
+      console.warn(`"${this.name}" is being hybridized while still having forward hook/pre-hook. If "${this.name}" is a child of HybridBlock, the hooks will not take effect.`);
+    }
+    super.hybridize(active, o);
+  }
+  _clearCachedOp() {
+    if (this._cachedOp) this._cachedOp.dispose();
+    this._cachedGraph = null;
+    this._cachedOp = null;
+    this._cachedOpArgs = null;
+  }
+  cast(dtype) {
+    this._clearCachedOp();
+    super.cast(dtype);
+  }
+
+  _paramVars() {
+    const out = {};
+    for (const [k, p] of this._regParams) out[k] = p.var();
+    return out;
+  }
+
+  // Traces hybridForward with Symbols once: [input variables, Group of outputs].
+  _getGraph(...args) {
+    if (!this._cachedGraph) {
+      const [flat, inFmt] = flatten(args, 'input');
+      this._inFormat = inFmt;
+      const real = flat.filter((x) => x !== null);
+      const vars = flat.map((x, i) => {
+        if (x === null) return null;
+        return variable(real.length === 1 ? 'data' : `data${flat.slice(0, i).filter((y) => y !== null).length}`);
+      });
+      const [grouped] = regroup(vars, inFmt);
+      const params = this._paramVars();
+      const out = this.nameScope(() => this.hybridForward(F.sym, ...grouped, params));
+      const [outFlat, outFmt] = flatten(out, 'output');
+      this._outFormat = outFmt;
+      this._cachedGraph = [vars.filter((v) => v !== null), outFlat.length === 1 && outFlat[0].numOutputs === 1 ? Group([outFlat[0]]) : Group(outFlat)];
+    }
+    return this._cachedGraph;
+  }
+
+  // infer_shape / infer_type: set every parameter's shape (dtype) from the inputs.
+  inferShape(...args) { this._inferAttrs('shape', ...args); }
+  inferType(...args) { this._inferAttrs('type', ...args); }
+  _inferAttrs(kind, ...args) {
+    const [inputs, out] = this._getGraph(...args);
+    const [flat] = flatten(args, 'input');
+    const real = flat.filter((x) => x !== null);
+    const req = {};
+    inputs.forEach((v, i) => { req[v.name] = kind === 'shape' ? real[i].shape : real[i].dtype; });
+    const r = kind === 'shape' ? out._infer(req, {}, true).raw : out._infer({}, req, true).raw;
+    const all = new Map([...r.args, ...r.aux].map((x) => [x.name, x]));
+    for (const p of this.collectParams().values()) {
+      const x = all.get(p.name);
+      if (!x) continue;
+      if (kind === 'shape') {
+        if (x.shape) p.shape = x.shape;
+      } else if (x.dtype >= 0) {
+        const name = Object.keys(registry.dtypes).find((k) => registry.dtypes[k] === x.dtype);
+        if (name !== p.dtype) p.cast(name);
+      }
+    }
+  }
+  _deferredInferShape(...args) {
+    try {
+      this.inferShape(...args);
+    } catch (e) {
+      throw new MXNetError(`Deferred initialization failed because shape cannot be inferred. ${e.message}`);
+    }
+  }
+
+  _buildCache(...args) {
+    const [inputs, out] = this._getGraph(...args);
+    const dataNames = new Map(inputs.map((v, i) => [v.name, i]));
+    const params = this.collectParams();
+    const byName = new Map([...params.values()].map((p) => [p.name, p]));
+    const inputNames = out.listInputs();
+    const labels = new Set(out._info().labels ?? []);
+    this._cachedOpArgs = inputNames.map((name) => {
+      if (dataNames.has(name)) return [true, dataNames.get(name)];
+      if (byName.has(name)) return [false, byName.get(name)];
+      if (labels.has(name)) return [null, name];
+      throw new MXNetError(`Unknown input to HybridBlock: ${name}`);
+    });
+    const used = new Set(inputNames);
+    for (const n of dataNames.keys()) {
+      if (!used.has(n)) console.warn(`The ${n} input to HybridBlock is not used by any computation. Is this intended?`);
+    }
+    this._cachedOp = new CachedOp(out, this._flags);
+  }
+
+  _callCachedOp(...args) {
+    if (!this._cachedOp) this._buildCache(...args);
+    const [flat, fmt] = flatten(args, 'input');
+    if (!fmtEqual(fmt, this._inFormat)) throw new MXNetError('Invalid input format');
+    const real = flat.filter((x) => x !== null);
+    const gather = () => this._cachedOpArgs.map(([isArg, x]) => (isArg === true ? real[x] : isArg === null ? null : x.data()));
+    let cargs;
+    try {
+      cargs = gather();
+    } catch (e) {
+      if (!(e instanceof DeferredInitializationError)) throw e;
+      this._deferredInferShape(...args);
+      for (const [isArg, p] of this._cachedOpArgs) if (isArg === false) p._finishDeferredInit();
+      cargs = gather();
+    }
+    const outs = this._cachedOp.forward(cargs, false);
+    if (this._opHooks) this._runOpHooks(outs);
+    const [res] = regroup(outs, this._outFormat);
+    return res;
+  }
+
+  forward(x, ...args) {
+    const [flat] = flatten([x, ...args], 'input');
+    const hasSym = flat.some((a) => a instanceof Symbol);
+    const hasNd = flat.some((a) => a instanceof NDArray);
+    if (hasSym && hasNd) throw new MXNetError('In HybridBlock, there must be one NDArray or one Symbol in the input. Please check the type of the args.');
+    if (hasSym) {
+      const params = this._paramVars();
+      return this.nameScope(() => this.hybridForward(F.sym, x, ...args, params));
+    }
+    if (this._active) return this._callCachedOp(x, ...args);
+    let params;
+    const gather = () => Object.fromEntries([...this._regParams].map(([k, p]) => [k, p.data()]));
+    try {
+      params = gather();
+    } catch (e) {
+      if (!(e instanceof DeferredInitializationError)) throw e;
+      this._deferredInferShape(x, ...args);
+      for (const p of this._params.values()) p._finishDeferredInit();
+      params = gather();
+    }
+    return this.hybridForward(F.nd, x, ...args, params);
+  }
+  hybridForward() { throw new MXNetError(`${this.constructor.name} must implement hybridForward(F, x, ...args, params)`); }
+
+  // export(path, epoch): MXNet's two files; returns their names. exportBytes: the in-memory form.
+  export(path, epoch = 0, o = {}) {
+    const { symbol, params } = this.exportBytes(o);
+    const symFile = `${path}-symbol.json`;
+    const paramFile = `${path}-${String(epoch).padStart(4, '0')}.params`;
+    writeFileSync(symFile, symbol);
+    writeFileSync(paramFile, params);
+    return [symFile, paramFile];
+  }
+  exportBytes() {
+    if (!this._cachedGraph) {
+      throw new MXNetError('Please first call block.hybridize() and then run forward with this block at least once before calling export.');
+    }
+    const s = this._cachedGraph[1];
+    const argNames = new Set(s.listArguments());
+    const auxNames = new Set(s.listAuxiliaryStates());
+    const dict = {};
+    for (const [isArg, p] of this._cachedOpArgs ?? []) {
+      if (isArg !== false) continue;
+      if (argNames.has(p.name)) dict[`arg:${p.name}`] = p.data();
+      else if (auxNames.has(p.name)) dict[`aux:${p.name}`] = p.data();
+      else console.warn(`Parameter "${p.name}" is not found in the graph. `);
+    }
+    return { symbol: s.tojson(), params: saveBytes(dict) };
+  }
+
+  // registerOpHook(callback(name, opName, ndarray), monitorAll): called for node outputs of the
+  // hybridized graph (here: the graph's outputs, after each forward).
+  registerOpHook(callback, monitorAll = false) {
+    this._opHooks = { callback, monitorAll };
+    for (const c of this._children.values()) if (c instanceof HybridBlock) c._opHooks = this._opHooks;
+  }
+  _runOpHooks(outs) {
+    const names = this._cachedGraph[1].listOutputs();
+    const ops = this._cachedGraph[1];
+    void ops;
+    outs.forEach((o, i) => this._opHooks.callback(names[i], '', o));
+  }
+
+  // optimizeFor(x, ...args, {backend, backendOpts, staticAlloc, staticShape, clear}): hybridizes
+  // and binds the graph for these inputs without running it.
+  optimizeFor(x, ...rest) {
+    let o = {};
+    if (rest.length && rest[rest.length - 1] && typeof rest[rest.length - 1] === 'object' && !(rest[rest.length - 1] instanceof NDArray) && !Array.isArray(rest[rest.length - 1])) o = rest.pop();
+    const backend = opt(o, 'backend', null);
+    if (backend && backend !== 'default') throw new MXNetError(`backend ${backend} is not available: this runtime has no subgraph backends`);
+    this.hybridize(true, { ...o, clear: opt(o, 'clear', false) });
+    this._buildCache(x, ...rest);
+    this._getGraph(x, ...rest);
+    const [inputs, out] = this._cachedGraph;
+    const shapes = {};
+    [x, ...rest].forEach((a, i) => { if (a instanceof NDArray) shapes[inputs[i].name] = a.shape; });
+    out._infer(shapes, {}, true);
+    return this;
+  }
+}
+
+// ---- SymbolBlock ----------------------------------------------------------------------------------------
+export class SymbolBlock extends HybridBlock {
+  static alias() { return 'symbolblock'; }
+  constructor(outputs, inputs, params = null) {
+    super({ prefix: null, params: null });
+    this._prefix = '';
+    this._name = '';
+    this._emptyPrefix = true;
+    this._params = new ParameterDict('', params);
+    if (Array.isArray(outputs) && outputs.length === 1) outputs = outputs[0];
+    const outSym = Array.isArray(outputs) ? Group(outputs) : outputs;
+    const inList = inputs instanceof Symbol ? [inputs] : inputs;
+    for (const i of inList) {
+      const info = i._info();
+      if (info.op !== null || info.outputs.length !== 1) throw new MXNetError(`Input symbols must be variable, but ${info.name} is an output of operators`);
+    }
+    const inputNames = new Set(inList.map((i) => i.name));
+    const info = outSym._info();
+    const labels = new Set(info.labels ?? []);
+    // parameter dtypes by type inference from the inputs (float32 when it cannot tell)
+    const dt = {};
+    for (const n of inputNames) dt[n] = inList.find((i) => i.name === n).attr('__dtype__') !== undefined ? Number(inList.find((i) => i.name === n).attr('__dtype__')) : 0;
+    let types = null;
+    try { types = outSym._infer({}, dt, true).raw; } catch { types = null; }
+    const typeOf = (name) => {
+      const x = types && [...types.args, ...types.aux].find((a) => a.name === name);
+      return x && x.dtype >= 0 ? Object.keys(registry.dtypes).find((k) => registry.dtypes[k] === x.dtype) : 'float32';
+    };
+    for (const name of info.arguments) {
+      if (inputNames.has(name) || labels.has(name)) continue;
+      this._params.get(name, { allowDeferredInit: true, dtype: typeOf(name) });
+    }
+    for (const name of info.aux) {
+      if (inputNames.has(name)) continue;
+      this._params.get(name, { gradReq: 'null', allowDeferredInit: true, dtype: typeOf(name) });
+    }
+    const [, outFmt] = flatten(outSym.numOutputs > 1 ? [...outSym] : outSym, 'output');
+    this._outFormat = outSym.numOutputs > 1 ? new Array(outSym.numOutputs).fill(0) : 0;
+    void outFmt;
+    this._inFormat = new Array(inList.length).fill(0);
+    this._cachedGraph = [inList, outSym];
+    this._labels = labels;
+    // registered params keyed by names minus their common prefix (as Gluon)
+    const names = [...this._params.keys()];
+    let common = names.length ? names[0] : '';
+    for (const n of names) while (!n.startsWith(common)) common = common.slice(0, -1);
+    for (const [n, p] of this._params.entries()) this._regParams.set(n.slice(common.length), p);
+  }
+
+  // await SymbolBlock.imports(symbolFile, inputNames, paramFile, {allowMissing, ignoreExtra})
+  static async imports(symbolFile, inputNames, paramFile = null, o = {}) {
+    const s = await loadSymbol(symbolFile);
+    if (typeof inputNames === 'string') inputNames = [inputNames];
+    const inputs = inputNames.map((n) => (paramFile === null || paramFile === undefined ? variable(n, { dtype: 'float32' }) : variable(n)));
+    const ret = new SymbolBlock(s, inputs);
+    if (paramFile !== null && paramFile !== undefined) {
+      await ret.collectParams().load(paramFile, {
+        allowMissing: opt(o, 'allowMissing', false), ignoreExtra: opt(o, 'ignoreExtra', false), restorePrefix: '',
+        castDtype: true, dtypeSource: 'saved',
+      });
+    }
+    return ret;
+  }
+
+  _getGraph() { return this._cachedGraph; }
+  _clearCachedOp() {
+    const g = this._cachedGraph;
+    super._clearCachedOp();
+    this._cachedGraph = g;
+  }
+  hybridize(active = true, o = {}) { super.hybridize(active, o); }
+  forward(x, ...args) {
+    if (x instanceof NDArray) return this._callCachedOp(x, ...args);
+    throw new MXNetError('SymbolBlock with Symbol inputs is not supported yet');
+  }
+  cast(dtype) {
+    this._clearCachedOp();
+    super.cast(dtype);
+  }
+}
+
+// ---- containers ------------------------------------------------------------------------------------------
+export class Sequential extends Block {
+  add(...blocks) { for (const b of blocks) this.registerChild(b); return this; }
+  forward(x, ...args) {
+    for (const b of this._children.values()) { x = b(x, ...args); args = []; }
+    return x;
+  }
+  get length() { return this._children.size; }
+  at(i) { return [...this._children.values()].at(i); }
+  hybridize(active = true, o = {}) {
+    if ([...this._children.values()].every((c) => c instanceof HybridBlock)) {
+      console.warn(`All children of this Sequential layer '${this.prefix}' are HybridBlocks. Consider using HybridSequential for the best performance.`);
+    }
+    super.hybridize(active, o);
+  }
+}
+export class HybridSequential extends HybridBlock {
+  add(...blocks) { for (const b of blocks) this.registerChild(b); return this; }
+  hybridForward(F_, x, ...rest) {
+    rest.pop(); // params (a container has none)
+    for (const b of this._children.values()) { x = b(x, ...rest); rest = []; }
+    return x;
+  }
+  get length() { return this._children.size; }
+  at(i) { return [...this._children.values()].at(i); }
+}
+
+void attrString;
+void keep;

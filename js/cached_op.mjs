@@ -1,0 +1,41 @@
+// cached_op.mjs -- MXNet's CachedOp: a Symbol bound once into the C executor (csrc/graph/exec.c),
+// then run many times with one call into wasm per forward.
+import { M, MXNetError, args, check, heap32 } from './core.mjs';
+import { NDArray } from './ndarray.mjs';
+
+const finalizer = new FinalizationRegistry((h) => M._mxw_exec_free(h));
+
+export class CachedOp {
+  constructor(symbol, flags = {}) {
+    const a = args.reset();
+    const out = a.alloc(4);
+    check(M._mxw_exec_create(symbol.handle, out));
+    this._h = heap32()[out >> 2];
+    finalizer.register(this, this._h, this);
+    this.flags = flags;
+    const n = M._mxw_exec_num_inputs(this._h);
+    this.inputNames = Array.from({ length: n }, (_, i) => M.UTF8ToString(M._mxw_exec_input_name(this._h, i)));
+    this.numOutputs = M._mxw_exec_num_outputs(this._h);
+  }
+  // inputs: one NDArray (or null = unbound) per input, in inputNames order. Returns NDArrays.
+  forward(inputs, isTrain = false) {
+    if (!this._h) throw new MXNetError('this CachedOp has been disposed');
+    if (inputs.length !== this.inputNames.length) {
+      throw new MXNetError(`the graph has ${this.inputNames.length} inputs, ${inputs.length} given`);
+    }
+    const a = args.reset();
+    const inP = a.i32s(inputs.map((x) => (x ? x.handle : 0)));
+    const outP = a.i32s(new Array(this.numOutputs).fill(0));
+    const noutP = a.i32s([this.numOutputs]);
+    check(M._mxw_exec_forward(this._h, inputs.length, inP, isTrain ? 1 : 0, noutP, outP));
+    const h = heap32();
+    return Array.from({ length: this.numOutputs }, (_, i) => new NDArray(h[(outP >> 2) + i]));
+  }
+  get arenaBytes() { return this._h ? M._mxw_exec_arena_bytes(this._h) : 0; }
+  dispose() {
+    if (!this._h) return;
+    finalizer.unregister(this);
+    M._mxw_exec_free(this._h);
+    this._h = 0;
+  }
+}

@@ -1,0 +1,313 @@
+// parameter.mjs -- gluon.Parameter, Constant and ParameterDict (../shared/spec/gluon-semantics.md §2).
+import { MXNetError } from './core.mjs';
+import { NDArray, cpu, keep, empty, invokeByName } from './ndarray.mjs';
+import * as init from './initializer.mjs';
+import { variable } from './symbol.mjs';
+import { attrString } from './format.mjs';
+
+export class DeferredInitializationError extends MXNetError {
+  constructor(message) { super(message); this.name = 'DeferredInitializationError'; }
+}
+
+// camelCase or snake_case option lookup (js-api.md rule 3)
+export function opt(o, camel, fallback) {
+  if (!o) return fallback;
+  if (o[camel] !== undefined) return o[camel];
+  const snake = camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+  if (o[snake] !== undefined) return o[snake];
+  return fallback;
+}
+
+const shapeKnown = (s) => Array.isArray(s) && s.every((d) => d > 0);
+const shapeText = (s) => (s ? `(${s.join(', ')}${s.length === 1 ? ',' : ''})` : 'None');
+
+export class Parameter {
+  constructor(name, o = {}) {
+    this.name = name;
+    this._gradReq = 'write';
+    let shape = opt(o, 'shape', null);
+    if (typeof shape === 'number') shape = [shape];
+    this._shape = shape ? shape.slice() : null;
+    this.dtype = opt(o, 'dtype', 'float32');
+    this.lrMult = opt(o, 'lrMult', 1.0);
+    this.wdMult = opt(o, 'wdMult', 1.0);
+    this.init = opt(o, 'init', null);
+    this.allowDeferredInit = opt(o, 'allowDeferredInit', false);
+    this._differentiable = opt(o, 'differentiable', true);
+    this._stype = opt(o, 'stype', 'default');
+    this._gradStype = opt(o, 'gradStype', 'default');
+    this._data = null;
+    this._grad = null;
+    this._deferredInit = null;
+    this._var = null;
+    this.gradReq = opt(o, 'gradReq', 'write');
+  }
+
+  get gradReq() { return this._gradReq; }
+  set gradReq(req) {
+    if (!['write', 'add', 'null'].includes(req)) throw new MXNetError(`grad_req must be one of 'write', 'add', or 'null', but got '${req}'`);
+    if (!this._differentiable) req = 'null';
+    if (this._gradReq === req) return;
+    this._gradReq = req;
+    if (req === 'null' && this._grad) { this._grad.dispose(); this._grad = null; }
+    else if (req !== 'null' && this._data && !this._grad) this._initGrad();
+  }
+  get grad_req() { return this.gradReq; }
+
+  get shape() { return this._shape ? this._shape.slice() : null; }
+  set shape(newShape) {
+    if (typeof newShape === 'number') newShape = [newShape];
+    if (!this._shape) { this._shape = newShape.slice(); return; }
+    const ok = this._shape.length === newShape.length && this._shape.every((d, i) => d === 0 || d === -1 || d === newShape[i]);
+    if (!ok) throw new MXNetError(`Expected shape ${shapeText(newShape)} is incompatible with given shape ${shapeText(this._shape)} for Parameter ${this.name}.`);
+    this._shape = newShape.slice();
+  }
+
+  toString() { return `Parameter ${this.name} (shape=${shapeText(this._shape)}, dtype=${this.dtype})`; }
+
+  // initialize({init, ctx, defaultInit, forceReinit})
+  initialize(o = {}) {
+    const initArg = opt(o, 'init', null);
+    const defaultInit = opt(o, 'defaultInit', null) ?? new init.Uniform();
+    const forceReinit = opt(o, 'forceReinit', false);
+    const ctx = opt(o, 'ctx', null) ?? cpu();
+    if (this._data && !forceReinit) {
+      console.warn(`Parameter '${this.name}' is already initialized, ignoring. Set force_reinit=True to re-initialize.`);
+      return;
+    }
+    if (this._data && forceReinit) { this._data.dispose(); this._data = null; }
+    const chosen = initArg ?? this.init ?? defaultInit;
+    if (!shapeKnown(this._shape)) {
+      if (this.allowDeferredInit) { this._deferredInit = [chosen, ctx]; return; }
+      throw new MXNetError(`Cannot initialize Parameter '${this.name}' because it has invalid shape: ${shapeText(this._shape)}.`);
+    }
+    this._deferredInit = [chosen, ctx];
+    this._finishDeferredInit();
+  }
+
+  _finishDeferredInit() {
+    if (!this._deferredInit) return;
+    const [chosen] = this._deferredInit;
+    if (!shapeKnown(this._shape)) {
+      throw new MXNetError(`Cannot initialize Parameter '${this.name}' because it has invalid shape: ${shapeText(this._shape)}. Please specify in_units, in_channels, etc for \`Block\`s.`);
+    }
+    const arr = keep(empty(this._shape, this.dtype));
+    try {
+      init.create(chosen).init(this.name, arr);
+    } catch (e) {
+      arr.dispose();
+      throw e;
+    }
+    this._deferredInit = null;
+    this._setData(arr);
+  }
+
+  _setData(arr) {
+    if (this._data && this._data !== arr) this._data.dispose();
+    this._data = arr;
+    if (this._grad) { this._grad.dispose(); this._grad = null; }
+    if (this._gradReq !== 'null') this._initGrad();
+  }
+  _initGrad() {
+    this._grad = keep(invokeByName('_zeros', [], { shape: this._shape, dtype: this.dtype })[0]);
+  }
+
+  _checkInitialized() {
+    if (this._data) return;
+    if (this._deferredInit) {
+      throw new DeferredInitializationError(`Parameter '${this.name}' has not been initialized yet because initialization was deferred. Actual initialization happens during the first forward pass. Please pass one batch of data through the network before accessing Parameters. You can also avoid deferred initialization by specifying in_units, num_features, etc., for network layers.`);
+    }
+    throw new MXNetError(`Parameter '${this.name}' has not been initialized. Note that you should initialize parameters and create Trainer with Block.collect_params() instead of Block.params because the later does not include Parameters of nested child Blocks`);
+  }
+  data() { this._checkInitialized(); return this._data; }
+  listData() { return [this.data()]; }
+  grad() {
+    if (this._gradReq === 'null' || (!this._grad && this._data)) {
+      throw new MXNetError(`Cannot get gradient array for Parameter '${this.name}' because grad_req='null'`);
+    }
+    this._checkInitialized();
+    return this._grad;
+  }
+  listGrad() { return [this.grad()]; }
+  listCtx() { return [cpu()]; }
+  zeroGrad() { if (this._grad) invokeByName('_zeros', [], { shape: this._shape, dtype: this.dtype }, this._grad); }
+
+  // Copies values in (Gluon's set_data).
+  setData(value) {
+    const arr = value instanceof NDArray ? value : null;
+    if (!arr) throw new MXNetError('setData takes an NDArray');
+    this.shape = arr.shape;
+    if (!this._data) {
+      if (this._deferredInit) { this._deferredInit = null; }
+      this._setData(keep(arr.astype(this.dtype)));
+      return;
+    }
+    if (arr.dtype === this.dtype) arr.copyto(this._data);
+    else { const c = arr.astype(this.dtype); c.copyto(this._data); c.dispose(); }
+  }
+
+  // Parameter._load_init: shape check (unknown dims filled), dtype cast or adopt.
+  _loadInit(arr, { castDtype = false, dtypeSource = 'current' } = {}) {
+    if (this._shape) {
+      const ok = this._shape.length === arr.shape.length && this._shape.every((d, i) => d <= 0 || d === arr.shape[i]);
+      if (!ok) {
+        throw new MXNetError(`Failed loading Parameter '${this.name}' from saved params: shape incompatible expected ${shapeText(this._shape)} vs saved ${shapeText(arr.shape)}`);
+      }
+    }
+    this._shape = arr.shape;
+    let value = arr;
+    if (castDtype && arr.dtype !== this.dtype) {
+      if (dtypeSource === 'current') value = arr.astype(this.dtype);
+      else this.dtype = arr.dtype;
+    } else if (arr.dtype !== this.dtype) {
+      throw new MXNetError(`Failed loading Parameter '${this.name}' from saved params: dtype incompatible expected ${this.dtype} vs saved ${arr.dtype}. Set cast_dtype=True to cast the dtype of saved params.`);
+    }
+    if (this._data) {
+      if (this._data.dtype !== value.dtype || this._data.shape.join() !== value.shape.join()) {
+        this._setData(keep(value === arr ? arr.copy() : value));
+      } else {
+        value.copyto(this._data);
+        if (value !== arr) value.dispose();
+      }
+    } else {
+      this._deferredInit = null;
+      this._setData(keep(value === arr ? arr.copy() : value));
+    }
+    this._var = null;
+  }
+
+  cast(dtype) {
+    this.dtype = dtype;
+    this._var = null;
+    if (!this._data) return;
+    const d = keep(this._data.astype(dtype));
+    this._data.dispose();
+    this._data = d;
+    if (this._grad) { const g = keep(this._grad.astype(dtype)); this._grad.dispose(); this._grad = g; }
+  }
+
+  // The cached variable Symbol (created once: its __shape__ records the shape at first use).
+  var() {
+    if (!this._var) {
+      this._var = variable(this.name, {
+        shape: this._shape, dtype: this.dtype, lr_mult: this.lrMult, wd_mult: this.wdMult,
+        init: this.init ?? undefined, stype: this._stype,
+      });
+    }
+    return this._var;
+  }
+
+  resetCtx() {}
+}
+
+export class Constant extends Parameter {
+  constructor(name, value) {
+    const arr = value instanceof NDArray ? value : null;
+    if (!arr) throw new MXNetError('Constant takes an NDArray value');
+    const alias = `Constant_${name}_${Constant._count++}`;
+    super(name, { gradReq: 'null', shape: arr.shape, dtype: arr.dtype, init: alias });
+    this.value = arr;
+    this._initializer = new init.Constant(arr);
+  }
+  initialize(o = {}) {
+    if (this._data && !opt(o, 'forceReinit', false)) return;
+    this._setData(keep(this.value.copy()));
+  }
+}
+Constant._count = 0;
+
+export class ParameterDict {
+  constructor(prefix = '', shared = null) {
+    this._prefix = prefix;
+    this._params = new Map();
+    this._shared = shared;
+  }
+  get prefix() { return this._prefix; }
+  get size() { return this._params.size; }
+  has(name) { return this._params.has(name); }
+  keys() { return this._params.keys(); }
+  values() { return this._params.values(); }
+  entries() { return this._params.entries(); }
+  items() { return [...this._params.entries()]; }
+  [Symbol.iterator]() { return this._params.entries(); }
+  getItem(name) {
+    const p = this._params.get(name);
+    if (!p) throw new MXNetError(`Parameter '${name}' is not in the ParameterDict`);
+    return p;
+  }
+  toString() {
+    const body = [...this._params.values()].map((p) => `  ${p}`).join('\n');
+    return `${this._prefix ? `${this._prefix} ` : ''}(\n${body}\n)`;
+  }
+
+  _getImpl(name) {
+    if (this._params.has(name)) return this._params.get(name);
+    if (this._shared && this._shared._params.has(name)) {
+      const p = this._shared._params.get(name);
+      this._params.set(name, p);
+      return p;
+    }
+    return null;
+  }
+
+  // Gluon's get: look up (or create) prefix + name; given attributes must agree (unknown shape
+  // dims may be filled).
+  get(name, o = {}) {
+    const full = this._prefix + name;
+    let p = this._getImpl(full);
+    if (!p) {
+      p = new Parameter(full, o);
+      this._params.set(full, p);
+      return p;
+    }
+    for (const [k, v] of Object.entries(o)) {
+      if (v === undefined || v === null) continue;
+      const camel = k.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
+      if (camel === 'shape') {
+        const want = typeof v === 'number' ? [v] : v;
+        const have = p.shape;
+        if (have && want.length === have.length && want.every((d, i) => d === have[i] || d === 0 || have[i] === 0)) {
+          p._shape = have.map((d, i) => (d > 0 ? d : want[i]));
+          continue;
+        }
+        if (!have) { p._shape = want.slice(); continue; }
+      }
+      const existing = camel === 'gradReq' ? p.gradReq : p[camel];
+      const same = JSON.stringify(existing) === JSON.stringify(v) || (camel === 'init' && existing === v);
+      if (!same) {
+        throw new MXNetError(`Cannot retrieve Parameter '${full}' because desired attribute does not match with stored for attribute '${k}': desired '${attrString(v)}' vs stored '${attrString(existing)}'.`);
+      }
+    }
+    return p;
+  }
+  getConstant(name, value) {
+    const full = this._prefix + name;
+    let p = this._getImpl(full);
+    if (!p) {
+      if (value === undefined) throw new MXNetError(`No constant named '${name}'. Please specify value if you want to create a new constant.`);
+      p = new Constant(full, value);
+      this._params.set(full, p);
+    }
+    return p;
+  }
+  update(other) {
+    for (const [k, v] of other.entries()) {
+      if (this._params.has(k) && this._params.get(k) !== v) {
+        throw new MXNetError(`Cannot update self with other because they have different Parameters with the same name '${k}'`);
+      }
+      this._params.set(k, v);
+    }
+  }
+  initialize(o = {}) {
+    const defaultInit = opt(o, 'init', null) ?? new init.Uniform();
+    const verbose = opt(o, 'verbose', false);
+    for (const p of this._params.values()) {
+      if (verbose) console.log(`Initializing ${p.name}`);
+      p.initialize({ defaultInit, ctx: opt(o, 'ctx', null), forceReinit: opt(o, 'forceReinit', false) });
+    }
+  }
+  zeroGrad() { for (const p of this._params.values()) p.zeroGrad(); }
+  resetCtx() {}
+  setattr(name, value) { for (const p of this._params.values()) p[name] = value; }
+  listCtx() { return [cpu()]; }
+}
