@@ -119,7 +119,19 @@ static int graph_infer(const exec_graph *g, mxw_shape *shapes, int *types) {
       if (rc == 0) rc = (n->op->infer_type ? n->op->infer_type : mxw_infer_type_same)(n->params->param, nin, in_t, nout, out_t);
       if (rc != 0) {
         if (all_known) {
-          mxw_error_prefix("node '%s' (%s): ", n->name, n->op->name);
+          /* name the variables behind the inputs, so a bad parameter is identifiable */
+          char ctx[1024] = "";
+          size_t used = 0;
+          for (int k = 0; k < nin && used < sizeof ctx - 1; k++) {
+            char iname[64], sh[128];
+            mxw_node_input_name(n, k, iname, sizeof iname);
+            used += (size_t)snprintf(ctx + used, sizeof ctx - used, "%s%s = '%s' %s", k ? ", " : " (inputs: ", iname,
+                                     n->inputs[k].node->name, mxw_shape_str(&in_s[k], sh, sizeof sh));
+          }
+          if (nin && used < sizeof ctx - 1) snprintf(ctx + used, sizeof ctx - used, ")");
+          char msg[2048];
+          snprintf(msg, sizeof msg, "%s", mxw_get_last_error());
+          mxw_fail("node '%s' (%s): %s%s", n->name, n->op->name, msg, ctx);
           return -1;
         }
         continue;
