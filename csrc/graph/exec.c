@@ -104,56 +104,60 @@ static int graph_infer(const exec_graph *g, mxw_shape *shapes, int *types) {
       if (!n->op) continue;
       int nin = n->num_inputs, nout = mxw_node_num_outputs(n);
       if (nin > 64 || nout > 64) return mxw_fail("node '%s' has too many inputs or outputs", n->name);
-      int all_known = 1;
+      int shapes_known = 1, types_known = 1;
       for (int k = 0; k < nin; k++) {
         int e = entry_id(g, &n->inputs[k]);
         in_s[k] = shapes[e];
         in_t[k] = types[e];
-        all_known &= mxw_shape_known(&in_s[k]) && in_t[k] >= 0;
+        shapes_known &= mxw_shape_known(&in_s[k]);
+        types_known &= in_t[k] >= 0;
       }
       for (int k = 0; k < nout; k++) {
         out_s[k] = shapes[g->entry_base[i] + k];
         out_t[k] = types[g->entry_base[i] + k];
       }
-      int rc = n->op->infer_shape(n->params->param, nin, in_s, nout, out_s);
-      if (rc == 0) rc = (n->op->infer_type ? n->op->infer_type : mxw_infer_type_same)(n->params->param, nin, in_t, nout, out_t);
-      if (rc != 0) {
-        if (all_known) {
-          /* name the variables behind the inputs, so a bad parameter is identifiable */
-          char ctx[1024] = "";
-          size_t used = 0;
-          for (int k = 0; k < nin && used < sizeof ctx - 1; k++) {
-            char iname[64], sh[128];
-            mxw_node_input_name(n, k, iname, sizeof iname);
-            used += (size_t)snprintf(ctx + used, sizeof ctx - used, "%s%s = '%s' %s", k ? ", " : " (inputs: ", iname,
-                                     n->inputs[k].node->name, mxw_shape_str(&in_s[k], sh, sizeof sh));
+      /* shapes and dtypes are inferred and written back independently: an error with every
+       * input known is real (reported with the node and its inputs' variables); with unknowns
+       * it is retried on a later pass */
+      for (int what = 0; what < 2; what++) {
+        int rc = what == 0 ? n->op->infer_shape(n->params->param, nin, in_s, nout, out_s)
+                           : (n->op->infer_type ? n->op->infer_type : mxw_infer_type_same)(n->params->param, nin, in_t, nout, out_t);
+        if (rc != 0) {
+          if (what == 0 ? shapes_known : types_known) {
+            char ctx[1024] = "";
+            size_t used = 0;
+            for (int k = 0; k < nin && used < sizeof ctx - 1; k++) {
+              char iname[64], sh[128];
+              mxw_node_input_name(n, k, iname, sizeof iname);
+              used += (size_t)snprintf(ctx + used, sizeof ctx - used, "%s%s = '%s' %s %s", k ? ", " : " (inputs: ", iname,
+                                       n->inputs[k].node->name, mxw_shape_str(&in_s[k], sh, sizeof sh), mxw_dtype_name(in_t[k]));
+            }
+            if (nin && used < sizeof ctx - 1) snprintf(ctx + used, sizeof ctx - used, ")");
+            char msg[2048];
+            snprintf(msg, sizeof msg, "%s", mxw_get_last_error());
+            return mxw_fail("node '%s' (%s): %s%s", n->name, n->op->name, msg, ctx);
           }
-          if (nin && used < sizeof ctx - 1) snprintf(ctx + used, sizeof ctx - used, ")");
-          char msg[2048];
-          snprintf(msg, sizeof msg, "%s", mxw_get_last_error());
-          mxw_fail("node '%s' (%s): %s%s", n->name, n->op->name, msg, ctx);
-          return -1;
+          continue;
         }
-        continue;
-      }
-      for (int k = 0; k < nin; k++) {
-        int e = entry_id(g, &n->inputs[k]);
-        if (shape_changed(&shapes[e], &in_s[k]) || types[e] != in_t[k]) {
-          if (shapes[e].ndim >= 0 && mxw_shape_known(&shapes[e]) && !mxw_shape_equal(&shapes[e], &in_s[k])) {
-            char a[128], b[128];
-            return mxw_fail("node '%s' (%s): input %d ('%s') has shape %s but the operator needs %s", n->name, n->op->name, k,
-                            n->inputs[k].node->name, mxw_shape_str(&shapes[e], a, sizeof a), mxw_shape_str(&in_s[k], b, sizeof b));
+        for (int k = 0; k < nin + nout; k++) {
+          int e = k < nin ? entry_id(g, &n->inputs[k]) : g->entry_base[i] + (k - nin);
+          if (what == 0) {
+            const mxw_shape *ns = k < nin ? &in_s[k] : &out_s[k - nin];
+            if (!shape_changed(&shapes[e], ns)) continue;
+            if (k < nin && mxw_shape_known(&shapes[e])) {
+              char a[128], b[128];
+              return mxw_fail("node '%s' (%s): input %d ('%s') has shape %s but the operator needs %s", n->name, n->op->name,
+                              k, n->inputs[k].node->name, mxw_shape_str(&shapes[e], a, sizeof a), mxw_shape_str(ns, b, sizeof b));
+            }
+            shapes[e] = *ns;
+          } else {
+            int nt = k < nin ? in_t[k] : out_t[k - nin];
+            if (types[e] == nt) continue;
+            if (k < nin && types[e] >= 0)
+              return mxw_fail("node '%s' (%s): input %d ('%s') has dtype %s but the operator needs %s", n->name, n->op->name,
+                              k, n->inputs[k].node->name, mxw_dtype_name(types[e]), mxw_dtype_name(nt));
+            types[e] = nt;
           }
-          shapes[e] = in_s[k];
-          types[e] = in_t[k];
-          changed = 1;
-        }
-      }
-      for (int k = 0; k < nout; k++) {
-        int e = g->entry_base[i] + k;
-        if (shape_changed(&shapes[e], &out_s[k]) || types[e] != out_t[k]) {
-          shapes[e] = out_s[k];
-          types[e] = out_t[k];
           changed = 1;
         }
       }

@@ -1,0 +1,554 @@
+/* gemm.c -- single-precision GEMM: a plain reference, a packed and cache-blocked driver around a
+ * 4x8 WASM SIMD microkernel, and matrix-vector paths that stream the matrix once.
+ *
+ * mxw_sgemm picks, in order:
+ *   M == 1                       rowdot (B transposed: y[j] = x . B[j]) or rowaxpy (y += x[i] B[i])
+ *   M < 8, B transposed          rowdot 2x4 (two rows of x per pass over B): small-batch FC
+ *   N == 1, A not transposed     rowdot over the rows of A
+ *   M <= MC                      one packed A block; each 8-column B micro-panel is packed into an
+ *                                L1 buffer just before its tiles (it is used only once)
+ *   otherwise the blocked driver (GotoBLAS/BLIS loop order):
+ *   for jc over N by NC:           B block  (kc x nc, packed once per pc)  ~ L2/L3
+ *     for pc over K by KC:
+ *       pack op(B)[pc:, jc:] into 8-column micro-panels (k-major, zero-padded)
+ *       for ic over M by MC:       A block  (mc x kc, packed with alpha)   ~ L2
+ *         pack op(A)[ic:, pc:] into 4-row micro-panels (k-major, zero-padded)
+ *         for jr over nc by 8:     one B micro-panel (kc x 8 = 8 KiB)       ~ L1
+ *           for ir over mc by 4:   4x8 microkernel: C tile (+)= A panel * B panel
+ * The first K block applies beta to C (beta == 0: C is only written), later ones add.
+ *
+ * Tile choice (../shared/notes/toolchain.md): in V8 (Node 20) a 4x8 tile with 8 f32x4
+ * accumulators stays within the 16 XMM registers (~58 GFLOP/s on L1-resident panels) while 6x8
+ * spills and runs at about half that. Measured here with optimized code: ~40 GFLOP/s for 256^3
+ * and 1024^3. Unrolling k by 2 or splatting A with shuffles was not faster.
+ */
+#include "gemm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#else
+#include <simde/wasm/simd128.h>
+#endif
+
+#include "../core/mxw_core.h"
+
+enum {
+  GEMM_MR = 4,    /* microkernel rows */
+  GEMM_NR = 8,    /* microkernel columns (two f32x4) */
+  GEMM_KC = 256,  /* depth of a packed block: a 4x256 A panel is 4 KiB, a 256x8 B panel 8 KiB */
+  GEMM_MC = 128,  /* rows of a packed A block: 128 KiB */
+  GEMM_NC = 2048, /* columns of a packed B block: 2 MiB */
+  GEMV_NCHUNK = 1024, /* rowaxpy: y columns kept in L1 while all of x's rows stream past */
+  /* Below this many rows of A (with B transposed, as in FullyConnected) rowdot 2x4 passes over B
+   * once per pair of rows; measured faster than packing B up to M = 6..7 here. */
+  GEMV_MAX_ROWS = 8
+};
+
+static inline size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
+static inline size_t round_up(size_t a, size_t m) { return (a + m - 1) / m * m; }
+
+/* ---- packing buffers (owned here, grow-only) ------------------------------------------------ */
+typedef struct {
+  float *p;
+  size_t cap; /* floats */
+} pack_buf;
+static pack_buf g_pack_a, g_pack_b;
+
+static float *pack_buf_get(pack_buf *b, size_t n) {
+  if (n <= b->cap) return b->p;
+  free(b->p);
+  b->p = NULL;
+  b->cap = 0;
+  size_t bytes = round_up(n * sizeof(float), 64);
+  float *p = (float *)aligned_alloc(64, bytes);
+  if (!p) {
+    mxw_fail("out of memory: %zu bytes for GEMM packing", bytes);
+    return NULL;
+  }
+  b->p = p;
+  b->cap = n;
+  return p;
+}
+
+/* ---- argument checks shared by every entry point ------------------------------------------- */
+static int check_args(const char *fn, int64_t M, int64_t N, int64_t K, int trans_a, int trans_b, int64_t lda,
+                      int64_t ldb, int64_t ldc, const void *A, const void *B, const void *C) {
+  if (M < 0 || N < 0 || K < 0)
+    return mxw_fail("%s: negative size M=%lld N=%lld K=%lld", fn, (long long)M, (long long)N, (long long)K);
+  int64_t a_cols = trans_a ? M : K, b_cols = trans_b ? K : N;
+  if (lda < a_cols) return mxw_fail("%s: lda %lld is less than %lld", fn, (long long)lda, (long long)a_cols);
+  if (ldb < b_cols) return mxw_fail("%s: ldb %lld is less than %lld", fn, (long long)ldb, (long long)b_cols);
+  if (ldc < N) return mxw_fail("%s: ldc %lld is less than N=%lld", fn, (long long)ldc, (long long)N);
+  if (M > 0 && N > 0 && !C) return mxw_fail("%s: C is NULL", fn);
+  if (M > 0 && N > 0 && K > 0 && (!A || !B)) return mxw_fail("%s: A or B is NULL", fn);
+  return 0;
+}
+
+/* C = beta * C over an (M, N) block; beta == 0 writes zeros without reading C. */
+static void scale_c(size_t M, size_t N, float beta, float *C, size_t ldc) {
+  if (beta == 1.f) return;
+  for (size_t i = 0; i < M; i++) {
+    float *row = C + i * ldc;
+    if (beta == 0.f) {
+      memset(row, 0, N * sizeof(float));
+    } else {
+      for (size_t j = 0; j < N; j++) row[j] *= beta;
+    }
+  }
+}
+
+/* ---- reference ------------------------------------------------------------------------------- */
+int mxw_sgemm_ref(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                  int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+  MXW_TRY(check_args("sgemm_ref", M, N, K, trans_a, trans_b, lda, ldb, ldc, A, B, C));
+  for (int64_t i = 0; i < M; i++) {
+    for (int64_t j = 0; j < N; j++) {
+      double sum = 0;
+      if (alpha != 0.f) {
+        for (int64_t k = 0; k < K; k++) {
+          float a = trans_a ? A[k * lda + i] : A[i * lda + k];
+          float b = trans_b ? B[j * ldb + k] : B[k * ldb + j];
+          sum += (double)a * (double)b;
+        }
+      }
+      double v = (double)alpha * sum;
+      if (beta != 0.f) v += (double)beta * (double)C[i * ldc + j];
+      C[i * ldc + j] = (float)v;
+    }
+  }
+  return 0;
+}
+
+int mxw_dgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double *A, int64_t lda,
+              const double *B, int64_t ldb, double beta, double *C, int64_t ldc) {
+  MXW_TRY(check_args("dgemm", M, N, K, trans_a, trans_b, lda, ldb, ldc, A, B, C));
+  for (int64_t i = 0; i < M; i++) {
+    double *row = C + i * ldc;
+    for (int64_t j = 0; j < N; j++) row[j] = beta == 0 ? 0.0 : beta * row[j];
+    if (alpha == 0 || K == 0) continue;
+    if (!trans_b) { /* row i of C += a_ik * row k of B: unit stride inside */
+      for (int64_t k = 0; k < K; k++) {
+        double a = alpha * (trans_a ? A[k * lda + i] : A[i * lda + k]);
+        const double *brow = B + k * ldb;
+        for (int64_t j = 0; j < N; j++) row[j] += a * brow[j];
+      }
+    } else { /* C[i][j] += dot(row i of op(A), row j of B) */
+      for (int64_t j = 0; j < N; j++) {
+        const double *brow = B + j * ldb;
+        double sum = 0;
+        for (int64_t k = 0; k < K; k++) sum += (trans_a ? A[k * lda + i] : A[i * lda + k]) * brow[k];
+        row[j] += alpha * sum;
+      }
+    }
+  }
+  return 0;
+}
+
+/* ---- SIMD helpers ------------------------------------------------------------------------------ */
+#define F4_MADD(acc, a, b) wasm_f32x4_add((acc), wasm_f32x4_mul((a), (b)))
+
+/* In-place 4x4 transpose of r0..r3 (rows become columns). */
+#define TRANSPOSE4(r0, r1, r2, r3)                                                                \
+  do {                                                                                            \
+    v128_t t0_ = wasm_i32x4_shuffle(r0, r1, 0, 4, 1, 5);                                          \
+    v128_t t1_ = wasm_i32x4_shuffle(r2, r3, 0, 4, 1, 5);                                          \
+    v128_t t2_ = wasm_i32x4_shuffle(r0, r1, 2, 6, 3, 7);                                          \
+    v128_t t3_ = wasm_i32x4_shuffle(r2, r3, 2, 6, 3, 7);                                          \
+    r0 = wasm_i32x4_shuffle(t0_, t1_, 0, 1, 4, 5);                                                \
+    r1 = wasm_i32x4_shuffle(t0_, t1_, 2, 3, 6, 7);                                                \
+    r2 = wasm_i32x4_shuffle(t2_, t3_, 0, 1, 4, 5);                                                \
+    r3 = wasm_i32x4_shuffle(t2_, t3_, 2, 3, 6, 7);                                                \
+  } while (0)
+
+/* Horizontal sums of four vectors: lane q of the result is the sum of the lanes of s_q. */
+static inline v128_t hsum4(v128_t s0, v128_t s1, v128_t s2, v128_t s3) {
+  v128_t a = wasm_f32x4_add(wasm_i32x4_shuffle(s0, s1, 0, 4, 1, 5), wasm_i32x4_shuffle(s0, s1, 2, 6, 3, 7));
+  v128_t b = wasm_f32x4_add(wasm_i32x4_shuffle(s2, s3, 0, 4, 1, 5), wasm_i32x4_shuffle(s2, s3, 2, 6, 3, 7));
+  /* a = (s0[0]+s0[2], s1[0]+s1[2], s0[1]+s0[3], s1[1]+s1[3]); b likewise for s2, s3 */
+  return wasm_f32x4_add(wasm_i32x4_shuffle(a, b, 0, 1, 4, 5), wasm_i32x4_shuffle(a, b, 2, 3, 6, 7));
+}
+
+static inline float hsum(v128_t s) {
+  return (wasm_f32x4_extract_lane(s, 0) + wasm_f32x4_extract_lane(s, 1)) +
+         (wasm_f32x4_extract_lane(s, 2) + wasm_f32x4_extract_lane(s, 3));
+}
+
+/* c = acc + beta * c, with beta == 0 not reading c and beta == 1 a plain add. */
+static inline void store_f4(float *c, v128_t acc, float beta) {
+  if (beta == 0.f) {
+    wasm_v128_store(c, acc);
+  } else if (beta == 1.f) {
+    wasm_v128_store(c, wasm_f32x4_add(acc, wasm_v128_load(c)));
+  } else {
+    wasm_v128_store(c, F4_MADD(acc, wasm_f32x4_splat(beta), wasm_v128_load(c)));
+  }
+}
+static inline float finish1(float acc, float beta, float old) { return beta == 0.f ? acc : acc + beta * old; }
+
+/* ---- packing ---------------------------------------------------------------------------------- */
+/* op(A)[ic:ic+mc, pc:pc+kc] (A points at its first element) into 4-row micro-panels:
+ * dst[(i0/4) * kc * 4 + k * 4 + r] = alpha * op(A)[i0 + r][k], zero for rows past mc. */
+static void pack_a(int trans_a, size_t mc, size_t kc, const float *A, size_t lda, float alpha, float *dst) {
+  const v128_t valpha = wasm_f32x4_splat(alpha);
+  for (size_t i0 = 0; i0 < mc; i0 += GEMM_MR) {
+    size_t mr = min_sz(GEMM_MR, mc - i0);
+    float *d = dst + i0 * kc;
+    if (mr == GEMM_MR && !trans_a) { /* four rows, each contiguous in k: transpose 4x4 blocks */
+      const float *r0 = A + i0 * lda, *r1 = r0 + lda, *r2 = r1 + lda, *r3 = r2 + lda;
+      size_t k = 0;
+      for (; k + 4 <= kc; k += 4) {
+        v128_t v0 = wasm_v128_load(r0 + k), v1 = wasm_v128_load(r1 + k);
+        v128_t v2 = wasm_v128_load(r2 + k), v3 = wasm_v128_load(r3 + k);
+        TRANSPOSE4(v0, v1, v2, v3);
+        wasm_v128_store(d + k * 4, wasm_f32x4_mul(v0, valpha));
+        wasm_v128_store(d + k * 4 + 4, wasm_f32x4_mul(v1, valpha));
+        wasm_v128_store(d + k * 4 + 8, wasm_f32x4_mul(v2, valpha));
+        wasm_v128_store(d + k * 4 + 12, wasm_f32x4_mul(v3, valpha));
+      }
+      for (; k < kc; k++) {
+        d[k * 4 + 0] = alpha * r0[k];
+        d[k * 4 + 1] = alpha * r1[k];
+        d[k * 4 + 2] = alpha * r2[k];
+        d[k * 4 + 3] = alpha * r3[k];
+      }
+    } else if (mr == GEMM_MR) { /* transposed: the four values of each k are contiguous */
+      for (size_t k = 0; k < kc; k++)
+        wasm_v128_store(d + k * 4, wasm_f32x4_mul(wasm_v128_load(A + k * lda + i0), valpha));
+    } else {
+      for (size_t k = 0; k < kc; k++) {
+        for (size_t r = 0; r < GEMM_MR; r++) {
+          d[k * 4 + r] = r < mr ? alpha * (trans_a ? A[k * lda + i0 + r] : A[(i0 + r) * lda + k]) : 0.f;
+        }
+      }
+    }
+  }
+}
+
+/* op(B)[pc:pc+kc, jc:jc+nc] (B points at its first element) into 8-column micro-panels:
+ * dst[(j0/8) * kc * 8 + k * 8 + c] = op(B)[k][j0 + c], zero for columns past nc. */
+static void pack_b(int trans_b, size_t kc, size_t nc, const float *B, size_t ldb, float *dst) {
+  for (size_t j0 = 0; j0 < nc; j0 += GEMM_NR) {
+    size_t nr = min_sz(GEMM_NR, nc - j0);
+    float *d = dst + j0 * kc;
+    if (nr == GEMM_NR && !trans_b) { /* rows of B are contiguous in j */
+      const float *b = B + j0;
+      for (size_t k = 0; k < kc; k++, b += ldb) {
+        wasm_v128_store(d + k * 8, wasm_v128_load(b));
+        wasm_v128_store(d + k * 8 + 4, wasm_v128_load(b + 4));
+      }
+    } else if (nr == GEMM_NR) { /* B is (N, K): eight rows contiguous in k, transposed 4x4 at a time */
+      const float *r[8];
+      for (int c = 0; c < 8; c++) r[c] = B + (j0 + (size_t)c) * ldb;
+      size_t k = 0;
+      for (; k + 4 <= kc; k += 4) {
+        v128_t l0 = wasm_v128_load(r[0] + k), l1 = wasm_v128_load(r[1] + k);
+        v128_t l2 = wasm_v128_load(r[2] + k), l3 = wasm_v128_load(r[3] + k);
+        v128_t h0 = wasm_v128_load(r[4] + k), h1 = wasm_v128_load(r[5] + k);
+        v128_t h2 = wasm_v128_load(r[6] + k), h3 = wasm_v128_load(r[7] + k);
+        TRANSPOSE4(l0, l1, l2, l3);
+        TRANSPOSE4(h0, h1, h2, h3);
+        float *o = d + k * 8;
+        wasm_v128_store(o + 0, l0);
+        wasm_v128_store(o + 4, h0);
+        wasm_v128_store(o + 8, l1);
+        wasm_v128_store(o + 12, h1);
+        wasm_v128_store(o + 16, l2);
+        wasm_v128_store(o + 20, h2);
+        wasm_v128_store(o + 24, l3);
+        wasm_v128_store(o + 28, h3);
+      }
+      for (; k < kc; k++)
+        for (int c = 0; c < 8; c++) d[k * 8 + (size_t)c] = r[c][k];
+    } else {
+      for (size_t k = 0; k < kc; k++) {
+        for (size_t c = 0; c < GEMM_NR; c++) {
+          d[k * 8 + c] = c < nr ? (trans_b ? B[(j0 + c) * ldb + k] : B[k * ldb + j0 + c]) : 0.f;
+        }
+      }
+    }
+  }
+}
+
+/* ---- microkernels ------------------------------------------------------------------------------ */
+void mxw_f32_gemm_ukernel_4x8__wasmsimd(size_t mr, size_t nr, size_t kc, const float *restrict a,
+                                        const float *restrict b, float *restrict c, size_t ldc, float beta) {
+  v128_t c0l = wasm_f32x4_splat(0.f), c0h = c0l, c1l = c0l, c1h = c0l;
+  v128_t c2l = c0l, c2h = c0l, c3l = c0l, c3h = c0l;
+  for (size_t k = 0; k < kc; k++) {
+    const v128_t bl = wasm_v128_load(b), bh = wasm_v128_load(b + 4);
+    const v128_t a0 = wasm_f32x4_splat(a[0]);
+    c0l = F4_MADD(c0l, a0, bl);
+    c0h = F4_MADD(c0h, a0, bh);
+    const v128_t a1 = wasm_f32x4_splat(a[1]);
+    c1l = F4_MADD(c1l, a1, bl);
+    c1h = F4_MADD(c1h, a1, bh);
+    const v128_t a2 = wasm_f32x4_splat(a[2]);
+    c2l = F4_MADD(c2l, a2, bl);
+    c2h = F4_MADD(c2h, a2, bh);
+    const v128_t a3 = wasm_f32x4_splat(a[3]);
+    c3l = F4_MADD(c3l, a3, bl);
+    c3h = F4_MADD(c3h, a3, bh);
+    a += 4;
+    b += 8;
+  }
+  if (mr == GEMM_MR && nr == GEMM_NR) {
+    store_f4(c, c0l, beta);
+    store_f4(c + 4, c0h, beta);
+    c += ldc;
+    store_f4(c, c1l, beta);
+    store_f4(c + 4, c1h, beta);
+    c += ldc;
+    store_f4(c, c2l, beta);
+    store_f4(c + 4, c2h, beta);
+    c += ldc;
+    store_f4(c, c3l, beta);
+    store_f4(c + 4, c3h, beta);
+    return;
+  }
+  /* edge tile: through a local tile, storing only the mr x nr valid part */
+  float tile[GEMM_MR][GEMM_NR];
+  wasm_v128_store(&tile[0][0], c0l);
+  wasm_v128_store(&tile[0][4], c0h);
+  wasm_v128_store(&tile[1][0], c1l);
+  wasm_v128_store(&tile[1][4], c1h);
+  wasm_v128_store(&tile[2][0], c2l);
+  wasm_v128_store(&tile[2][4], c2h);
+  wasm_v128_store(&tile[3][0], c3l);
+  wasm_v128_store(&tile[3][4], c3h);
+  for (size_t i = 0; i < mr; i++)
+    for (size_t j = 0; j < nr; j++) c[i * ldc + j] = finish1(tile[i][j], beta, c[i * ldc + j]);
+}
+
+void mxw_f32_rowdot_ukernel_4__wasmsimd(size_t rows, size_t k, float alpha, const float *R, size_t ldr,
+                                        const float *x, float beta, float *y, size_t incy) {
+  size_t r = 0;
+  for (; r + 4 <= rows; r += 4) {
+    const float *r0 = R + r * ldr, *r1 = r0 + ldr, *r2 = r1 + ldr, *r3 = r2 + ldr;
+    v128_t s0 = wasm_f32x4_splat(0.f), s1 = s0, s2 = s0, s3 = s0;
+    size_t i = 0;
+    for (; i + 8 <= k; i += 8) {
+      const v128_t x0 = wasm_v128_load(x + i), x1 = wasm_v128_load(x + i + 4);
+      s0 = wasm_f32x4_add(s0, F4_MADD(wasm_f32x4_mul(wasm_v128_load(r0 + i), x0), wasm_v128_load(r0 + i + 4), x1));
+      s1 = wasm_f32x4_add(s1, F4_MADD(wasm_f32x4_mul(wasm_v128_load(r1 + i), x0), wasm_v128_load(r1 + i + 4), x1));
+      s2 = wasm_f32x4_add(s2, F4_MADD(wasm_f32x4_mul(wasm_v128_load(r2 + i), x0), wasm_v128_load(r2 + i + 4), x1));
+      s3 = wasm_f32x4_add(s3, F4_MADD(wasm_f32x4_mul(wasm_v128_load(r3 + i), x0), wasm_v128_load(r3 + i + 4), x1));
+    }
+    for (; i + 4 <= k; i += 4) {
+      const v128_t x0 = wasm_v128_load(x + i);
+      s0 = F4_MADD(s0, wasm_v128_load(r0 + i), x0);
+      s1 = F4_MADD(s1, wasm_v128_load(r1 + i), x0);
+      s2 = F4_MADD(s2, wasm_v128_load(r2 + i), x0);
+      s3 = F4_MADD(s3, wasm_v128_load(r3 + i), x0);
+    }
+    float out[4];
+    wasm_v128_store(out, hsum4(s0, s1, s2, s3));
+    for (; i < k; i++) {
+      out[0] += r0[i] * x[i];
+      out[1] += r1[i] * x[i];
+      out[2] += r2[i] * x[i];
+      out[3] += r3[i] * x[i];
+    }
+    for (size_t q = 0; q < 4; q++) {
+      float *yq = y + (r + q) * incy;
+      *yq = finish1(alpha * out[q], beta, *yq);
+    }
+  }
+  for (; r < rows; r++) {
+    const float *r0 = R + r * ldr;
+    v128_t s0 = wasm_f32x4_splat(0.f), s1 = s0;
+    size_t i = 0;
+    for (; i + 8 <= k; i += 8) {
+      s0 = F4_MADD(s0, wasm_v128_load(r0 + i), wasm_v128_load(x + i));
+      s1 = F4_MADD(s1, wasm_v128_load(r0 + i + 4), wasm_v128_load(x + i + 4));
+    }
+    for (; i + 4 <= k; i += 4) s0 = F4_MADD(s0, wasm_v128_load(r0 + i), wasm_v128_load(x + i));
+    float sum = hsum(wasm_f32x4_add(s0, s1));
+    for (; i < k; i++) sum += r0[i] * x[i];
+    float *yr = y + r * incy;
+    *yr = finish1(alpha * sum, beta, *yr);
+  }
+}
+
+void mxw_f32_rowdot_ukernel_2x4__wasmsimd(size_t rows, size_t k, float alpha, const float *R, size_t ldr,
+                                          const float *x0, const float *x1, float beta, float *y0, float *y1,
+                                          size_t incy) {
+  size_t r = 0;
+  for (; r + 4 <= rows; r += 4) {
+    const float *r0 = R + r * ldr, *r1 = r0 + ldr, *r2 = r1 + ldr, *r3 = r2 + ldr;
+    v128_t s00 = wasm_f32x4_splat(0.f), s01 = s00, s02 = s00, s03 = s00; /* x0 . rows 0..3 */
+    v128_t s10 = s00, s11 = s00, s12 = s00, s13 = s00;                   /* x1 . rows 0..3 */
+    size_t i = 0;
+    for (; i + 4 <= k; i += 4) {
+      const v128_t u = wasm_v128_load(x0 + i), v = wasm_v128_load(x1 + i);
+      v128_t w = wasm_v128_load(r0 + i);
+      s00 = F4_MADD(s00, w, u);
+      s10 = F4_MADD(s10, w, v);
+      w = wasm_v128_load(r1 + i);
+      s01 = F4_MADD(s01, w, u);
+      s11 = F4_MADD(s11, w, v);
+      w = wasm_v128_load(r2 + i);
+      s02 = F4_MADD(s02, w, u);
+      s12 = F4_MADD(s12, w, v);
+      w = wasm_v128_load(r3 + i);
+      s03 = F4_MADD(s03, w, u);
+      s13 = F4_MADD(s13, w, v);
+    }
+    float out0[4], out1[4];
+    wasm_v128_store(out0, hsum4(s00, s01, s02, s03));
+    wasm_v128_store(out1, hsum4(s10, s11, s12, s13));
+    for (; i < k; i++) {
+      out0[0] += r0[i] * x0[i];
+      out0[1] += r1[i] * x0[i];
+      out0[2] += r2[i] * x0[i];
+      out0[3] += r3[i] * x0[i];
+      out1[0] += r0[i] * x1[i];
+      out1[1] += r1[i] * x1[i];
+      out1[2] += r2[i] * x1[i];
+      out1[3] += r3[i] * x1[i];
+    }
+    for (size_t q = 0; q < 4; q++) {
+      float *p0 = y0 + (r + q) * incy, *p1 = y1 + (r + q) * incy;
+      *p0 = finish1(alpha * out0[q], beta, *p0);
+      *p1 = finish1(alpha * out1[q], beta, *p1);
+    }
+  }
+  if (r < rows) {
+    mxw_f32_rowdot_ukernel_4__wasmsimd(rows - r, k, alpha, R + r * ldr, ldr, x0, beta, y0 + r * incy, incy);
+    mxw_f32_rowdot_ukernel_4__wasmsimd(rows - r, k, alpha, R + r * ldr, ldr, x1, beta, y1 + r * incy, incy);
+  }
+}
+
+void mxw_f32_rowaxpy_ukernel_4__wasmsimd(size_t k, size_t n, float alpha, const float *x, const float *R,
+                                         size_t ldr, float beta, float *y) {
+  scale_c(1, n, beta, y, n);
+  for (size_t n0 = 0; n0 < n; n0 += GEMV_NCHUNK) {
+    size_t nn = min_sz(GEMV_NCHUNK, n - n0);
+    float *yc = y + n0;
+    size_t i = 0;
+    for (; i + 4 <= k; i += 4) { /* four rows of R per pass over the y chunk */
+      const float x0 = alpha * x[i], x1 = alpha * x[i + 1], x2 = alpha * x[i + 2], x3 = alpha * x[i + 3];
+      const v128_t v0 = wasm_f32x4_splat(x0), v1 = wasm_f32x4_splat(x1);
+      const v128_t v2 = wasm_f32x4_splat(x2), v3 = wasm_f32x4_splat(x3);
+      const float *p0 = R + i * ldr + n0, *p1 = p0 + ldr, *p2 = p1 + ldr, *p3 = p2 + ldr;
+      size_t j = 0;
+      for (; j + 4 <= nn; j += 4) {
+        v128_t s = F4_MADD(wasm_f32x4_mul(v0, wasm_v128_load(p0 + j)), v1, wasm_v128_load(p1 + j));
+        s = F4_MADD(s, v2, wasm_v128_load(p2 + j));
+        s = F4_MADD(s, v3, wasm_v128_load(p3 + j));
+        wasm_v128_store(yc + j, wasm_f32x4_add(wasm_v128_load(yc + j), s));
+      }
+      for (; j < nn; j++) yc[j] += x0 * p0[j] + x1 * p1[j] + x2 * p2[j] + x3 * p3[j];
+    }
+    for (; i < k; i++) {
+      const float xi = alpha * x[i];
+      const v128_t v = wasm_f32x4_splat(xi);
+      const float *p = R + i * ldr + n0;
+      size_t j = 0;
+      for (; j + 4 <= nn; j += 4) wasm_v128_store(yc + j, F4_MADD(wasm_v128_load(yc + j), v, wasm_v128_load(p + j)));
+      for (; j < nn; j++) yc[j] += xi * p[j];
+    }
+  }
+}
+
+/* ---- the driver ------------------------------------------------------------------------------ */
+/* A strided vector (v[i * inc]) as a contiguous one, in the A packing buffer when inc != 1. */
+static const float *contiguous(const float *v, size_t n, size_t inc) {
+  if (inc == 1) return v;
+  float *d = pack_buf_get(&g_pack_a, n);
+  if (!d) return NULL;
+  for (size_t i = 0; i < n; i++) d[i] = v[i * inc];
+  return d;
+}
+
+int mxw_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+              const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+  MXW_TRY(check_args("sgemm", M, N, K, trans_a, trans_b, lda, ldb, ldc, A, B, C));
+  if (M == 0 || N == 0) return 0;
+  const size_t m = (size_t)M, n = (size_t)N, k = (size_t)K;
+  const size_t sa = (size_t)lda, sb = (size_t)ldb, sc = (size_t)ldc;
+  if (k == 0 || alpha == 0.f) {
+    scale_c(m, n, beta, C, sc);
+    return 0;
+  }
+
+  /* Matrix-vector products stream the matrix once instead of packing it. */
+  if (m == 1) { /* y (1, N) = x (1, K) * op(B) */
+    const float *x = contiguous(A, k, trans_a ? sa : 1);
+    if (!x) return -1;
+    if (trans_b) /* B is (N, K): each y[j] is a dot of two contiguous K-vectors */
+      mxw_f32_rowdot_ukernel_4__wasmsimd(n, k, alpha, B, sb, x, beta, C, 1);
+    else /* B is (K, N): y += x[i] * row i of B */
+      mxw_f32_rowaxpy_ukernel_4__wasmsimd(k, n, alpha, x, B, sb, beta, C);
+    return 0;
+  }
+  if (m < GEMV_MAX_ROWS && trans_b && !trans_a) { /* a few rows of x against B (N, K): one pass over B per pair */
+    size_t i = 0;
+    for (; i + 2 <= m; i += 2) {
+      mxw_f32_rowdot_ukernel_2x4__wasmsimd(n, k, alpha, B, sb, A + i * sa, A + (i + 1) * sa, beta, C + i * sc,
+                                           C + (i + 1) * sc, 1);
+    }
+    if (i < m) mxw_f32_rowdot_ukernel_4__wasmsimd(n, k, alpha, B, sb, A + i * sa, beta, C + i * sc, 1);
+    return 0;
+  }
+  if (n == 1 && !trans_a) { /* y (M, 1) = A (M, K) * v (K, 1) */
+    const float *v = contiguous(B, k, trans_b ? 1 : sb);
+    if (!v) return -1;
+    mxw_f32_rowdot_ukernel_4__wasmsimd(m, k, alpha, A, sa, v, beta, C, sc);
+    return 0;
+  }
+
+  /* Split K into equal blocks of at most KC, so no block is a thin remainder. */
+  const size_t kblocks = (k + GEMM_KC - 1) / GEMM_KC, kc_step = (k + kblocks - 1) / kblocks;
+  float *pa = pack_buf_get(&g_pack_a, round_up(min_sz(m, GEMM_MC), GEMM_MR) * kc_step);
+  if (!pa) return -1;
+
+  if (m <= GEMM_MC) {
+    /* One A block covers all rows, so each B micro-panel is used exactly once: pack it into an
+     * L1-sized buffer right before its tiles instead of packing a whole block (which for small M,
+     * e.g. a batched FullyConnected, would cost a second trip through memory for B). */
+    float *pb = pack_buf_get(&g_pack_b, GEMM_NR * kc_step);
+    if (!pb) return -1;
+    for (size_t pc = 0; pc < k; pc += kc_step) {
+      const size_t kc = min_sz(kc_step, k - pc);
+      const float beta_blk = pc == 0 ? beta : 1.f;
+      pack_a(trans_a, m, kc, trans_a ? A + pc * sa : A + pc, sa, alpha, pa);
+      for (size_t jr = 0; jr < n; jr += GEMM_NR) {
+        const size_t nr = min_sz(GEMM_NR, n - jr);
+        pack_b(trans_b, kc, nr, trans_b ? B + jr * sb + pc : B + pc * sb + jr, sb, pb);
+        for (size_t ir = 0; ir < m; ir += GEMM_MR) {
+          mxw_f32_gemm_ukernel_4x8__wasmsimd(min_sz(GEMM_MR, m - ir), nr, kc, pa + ir * kc, pb, C + ir * sc + jr, sc,
+                                             beta_blk);
+        }
+      }
+    }
+    return 0;
+  }
+
+  float *pb = pack_buf_get(&g_pack_b, round_up(min_sz(n, GEMM_NC), GEMM_NR) * kc_step);
+  if (!pb) return -1;
+  for (size_t jc = 0; jc < n; jc += GEMM_NC) {
+    const size_t nc = min_sz(GEMM_NC, n - jc);
+    for (size_t pc = 0; pc < k; pc += kc_step) {
+      const size_t kc = min_sz(kc_step, k - pc);
+      pack_b(trans_b, kc, nc, trans_b ? B + jc * sb + pc : B + pc * sb + jc, sb, pb);
+      const float beta_blk = pc == 0 ? beta : 1.f;
+      for (size_t ic = 0; ic < m; ic += GEMM_MC) {
+        const size_t mc = min_sz(GEMM_MC, m - ic);
+        pack_a(trans_a, mc, kc, trans_a ? A + pc * sa + ic : A + ic * sa + pc, sa, alpha, pa);
+        for (size_t jr = 0; jr < nc; jr += GEMM_NR) {
+          const float *bp = pb + jr * kc;
+          float *c = C + ic * sc + jc + jr;
+          const size_t nr = min_sz(GEMM_NR, nc - jr);
+          for (size_t ir = 0; ir < mc; ir += GEMM_MR) {
+            mxw_f32_gemm_ukernel_4x8__wasmsimd(min_sz(GEMM_MR, mc - ir), nr, kc, pa + ir * kc, bp, c + ir * sc, sc,
+                                               beta_blk);
+          }
+        }
+      }
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,405 @@
+/* linalg.c -- FullyConnected, dot and batch_dot: matrix products over views of the operands.
+ * Semantics: ../shared/spec/ops.md §1 FullyConnected and §4 dot / batch_dot.
+ *
+ * Every op reduces to (a batch of) C = op(A) * op(B) on row-major views, run by mxw_sgemm for
+ * float32 and by the plain mxw_dgemm for float64, float16 and bfloat16 (the half types go
+ * through double and back). Integer dtypes are rejected at type inference, as MXNet does.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../core/mxw_core.h"
+#include "../kernels/gemm.h"
+
+#define ALIASES(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* ---- shared helpers ---------------------------------------------------------------------------- */
+/* Unifies input or output `name`'s shape with the one the op requires (-1 dims are free on both
+ * sides); a conflict names both shapes, followed by `rule` (e.g. " = (num_hidden, in)"). */
+static int unify(mxw_shape *have, const mxw_shape *want, const char *name, const char *rule) {
+  if (want->ndim < 0) return 0;
+  if (have->ndim < 0) {
+    *have = *want;
+    return 0;
+  }
+  int ok = have->ndim == want->ndim;
+  for (int i = 0; ok && i < have->ndim; i++)
+    if (have->dims[i] >= 0 && want->dims[i] >= 0 && have->dims[i] != want->dims[i]) ok = 0;
+  if (!ok) {
+    char a[128], b[128];
+    return mxw_fail("%s has shape %s, expected %s%s", name, mxw_shape_str(have, a, sizeof a),
+                    mxw_shape_str(want, b, sizeof b), rule);
+  }
+  for (int i = 0; i < have->ndim; i++)
+    if (have->dims[i] < 0) have->dims[i] = want->dims[i];
+  return 0;
+}
+
+/* Product of dims [from, to) of s; -1 if any of them is unknown. */
+static int64_t dims_prod(const mxw_shape *s, int from, int to) {
+  int64_t n = 1;
+  for (int i = from; i < to; i++) {
+    if (s->dims[i] < 0) return -1;
+    n *= s->dims[i];
+  }
+  return n;
+}
+
+/* All operands share one floating-point dtype. */
+static int infer_type_float(const void *param, int nin, int *in, int nout, int *out) {
+  MXW_TRY(mxw_infer_type_same(param, nin, in, nout, out));
+  int t = nin > 0 ? in[0] : -1;
+  if (t >= 0 && !mxw_dtype_is_float(t))
+    return mxw_fail("dtype %s is not supported (float32, float64, float16 or bfloat16 only)", mxw_dtype_name(t));
+  return 0;
+}
+
+/* A batch of products C[b] = op(A[b]) * op(B[b]) over row-major (M, N, K) views; A[b] starts at
+ * element b * stride_a of the tensor a, and so on. */
+typedef struct {
+  int trans_a, trans_b;
+  int64_t batch, M, N, K;
+  int64_t lda, ldb, ldc;
+  int64_t stride_a, stride_b, stride_c;
+} gemm_plan;
+
+/* A float64 copy of t (or t's own data when it is float64); *owned is what to free. */
+static double *as_f64(const mxw_tensor *t, int copy, double **owned) {
+  *owned = NULL;
+  if (t->dtype == MXW_FLOAT64) return (double *)t->data;
+  int64_t n = mxw_tensor_size(t);
+  double *d = (double *)malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+  if (!d) {
+    mxw_fail("out of memory for a float64 copy of %lld elements", (long long)n);
+    return NULL;
+  }
+  if (copy) mxw_convert(t->data, t->dtype, d, MXW_FLOAT64, n);
+  *owned = d;
+  return d;
+}
+
+/* Runs the plan in the operands' dtype. accumulate: C += product (C holds e.g. the bias);
+ * otherwise C = product. */
+static int run_gemm(const gemm_plan *g, const mxw_tensor *a, const mxw_tensor *b, mxw_tensor *c, int accumulate) {
+  if (g->batch == 0 || g->M == 0 || g->N == 0) return 0;
+  if (c->dtype == MXW_FLOAT32) {
+    const float *A = (const float *)a->data, *B = (const float *)b->data;
+    float *C = (float *)c->data;
+    for (int64_t i = 0; i < g->batch; i++) {
+      MXW_TRY(mxw_sgemm(g->trans_a, g->trans_b, g->M, g->N, g->K, 1.f, A + i * g->stride_a, g->lda,
+                        B + i * g->stride_b, g->ldb, accumulate ? 1.f : 0.f, C + i * g->stride_c, g->ldc));
+    }
+    return 0;
+  }
+  /* float64 directly; float16 / bfloat16 through float64 copies */
+  double *own_a = NULL, *own_b = NULL, *own_c = NULL;
+  int rc = -1;
+  const double *A = as_f64(a, 1, &own_a);
+  const double *B = A ? as_f64(b, 1, &own_b) : NULL;
+  double *C = B ? as_f64(c, accumulate, &own_c) : NULL;
+  if (C) {
+    rc = 0;
+    for (int64_t i = 0; i < g->batch && rc == 0; i++) {
+      rc = mxw_dgemm(g->trans_a, g->trans_b, g->M, g->N, g->K, 1.0, A + i * g->stride_a, g->lda,
+                     B + i * g->stride_b, g->ldb, accumulate ? 1.0 : 0.0, C + i * g->stride_c, g->ldc);
+    }
+    if (rc == 0 && own_c) mxw_convert(own_c, MXW_FLOAT64, c->data, c->dtype, mxw_tensor_size(c));
+  }
+  free(own_a);
+  free(own_b);
+  free(own_c);
+  return rc;
+}
+
+/* ---- FullyConnected ---------------------------------------------------------------------------- */
+typedef struct {
+  int64_t num_hidden;
+  int no_bias;
+  int flatten;
+} FCParam;
+
+static const mxw_attr_spec k_fc_attrs[] = {
+    MXW_A_INT("num_hidden", FCParam, num_hidden, NULL, "number of output units"),
+    MXW_A_BOOL("no_bias", FCParam, no_bias, "False", "leave out the bias input"),
+    MXW_A_BOOL("flatten", FCParam, flatten, "True",
+               "True: data (B, d1, ..., dk) is used as (B, d1*...*dk); False: the last axis is the input"),
+};
+static const char *const k_fc_inputs[] = {"data", "weight", "bias", NULL};
+
+static int fc_validate(void *param) {
+  const FCParam *p = (const FCParam *)param;
+  MXW_CHECK(p->num_hidden >= 1, "num_hidden must be >= 1, got %lld", (long long)p->num_hidden);
+  return 0;
+}
+static int fc_num_inputs(const void *param) { return ((const FCParam *)param)->no_bias ? 2 : 3; }
+
+/* data (B, d1, ..., dk) -> in = d1*...*dk, output (B, num_hidden)   [flatten]
+ * data (..., in)         -> output (..., num_hidden)                [flatten=False]
+ * weight (num_hidden, in); bias (num_hidden,) or (num_hidden, 1). Both directions are filled. */
+static int fc_infer_shape(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const FCParam *p = (const FCParam *)param;
+  mxw_shape *data = &in[0], *weight = &in[1];
+  const int64_t nh = p->num_hidden;
+  char a[128];
+  if (data->ndim == 0) return mxw_fail("data has shape (), expected at least one dimension");
+
+  /* Output -> data: the batch dims of a known output fill unknown ones of data. */
+  if (data->ndim > 0 && out[0].ndim >= 0) {
+    mxw_shape want = *data;
+    if (p->flatten) {
+      if (out[0].ndim == 2) want.dims[0] = data->dims[0] >= 0 ? data->dims[0] : out[0].dims[0];
+    } else if (out[0].ndim == data->ndim) {
+      for (int i = 0; i + 1 < data->ndim; i++)
+        if (want.dims[i] < 0) want.dims[i] = out[0].dims[i];
+    }
+    *data = want;
+  }
+
+  /* The input size, from data or else from the weight (which then fills data where it can). */
+  int64_t in_dim = -1;
+  if (data->ndim > 0) in_dim = p->flatten ? dims_prod(data, 1, data->ndim) : data->dims[data->ndim - 1];
+  if (in_dim < 0 && weight->ndim == 2 && weight->dims[1] >= 0) {
+    in_dim = weight->dims[1];
+    if (data->ndim > 0 && (!p->flatten || data->ndim == 2) && data->dims[data->ndim - 1] < 0)
+      data->dims[data->ndim - 1] = in_dim;
+  }
+
+  char rule[200];
+  snprintf(rule, sizeof rule, " = (num_hidden, input size) for data %s", mxw_shape_str(data, a, sizeof a));
+  const int64_t w_dims[2] = {nh, in_dim};
+  mxw_shape w_want = mxw_shape_make(2, w_dims);
+  MXW_TRY(unify(weight, &w_want, "weight", rule));
+
+  if (!p->no_bias) {
+    mxw_shape *bias = &in[2];
+    const int64_t b_dims[2] = {nh, 1};
+    mxw_shape b_want = mxw_shape_make(bias->ndim == 2 ? 2 : 1, b_dims); /* (nh, 1) is accepted too */
+    MXW_TRY(unify(bias, &b_want, "bias", " = (num_hidden,)"));
+  }
+
+  if (data->ndim > 0) {
+    mxw_shape o = *data;
+    if (p->flatten) {
+      o.ndim = 2;
+      o.dims[1] = nh;
+    } else {
+      o.dims[o.ndim - 1] = nh;
+    }
+    MXW_TRY(unify(&out[0], &o, "output", ""));
+  }
+  return 0;
+}
+
+static int fc_forward(const mxw_op_call *c) {
+  const FCParam *p = (const FCParam *)c->param;
+  const mxw_tensor *x = &c->inputs[0], *w = &c->inputs[1];
+  mxw_tensor *y = &c->outputs[0];
+  const int64_t nh = p->num_hidden, in_dim = w->shape.dims[1];
+  const int64_t rows = mxw_tensor_size(y) / nh;
+  /* Y (rows, nh) = X (rows, in) * W (nh, in)^T [+ b]: the bias is written first and accumulated onto */
+  if (!p->no_bias) {
+    const size_t row_bytes = (size_t)nh * (size_t)mxw_dtype_size(y->dtype);
+    for (int64_t r = 0; r < rows; r++) memcpy((char *)y->data + (size_t)r * row_bytes, c->inputs[2].data, row_bytes);
+  }
+  gemm_plan g = {0, 1, 1, rows, nh, in_dim, in_dim, in_dim, nh, 0, 0, 0};
+  return run_gemm(&g, x, w, y, !p->no_bias);
+}
+
+static const mxw_op_def op_FullyConnected = {
+    .name = "FullyConnected",
+    .aliases = ALIASES("_npx_fully_connected", "_sparse_FullyConnected"),
+    .doc = "Y = X * W^T + b, with X the data viewed as (batch, input size) (flatten) or (..., input size)",
+    .attrs = k_fc_attrs,
+    .num_attrs = 3,
+    .param_size = sizeof(FCParam),
+    .validate = fc_validate,
+    .num_inputs = 3,
+    .input_names = k_fc_inputs,
+    .num_inputs_fn = fc_num_inputs,
+    .num_outputs = 1,
+    .infer_shape = fc_infer_shape,
+    .infer_type = infer_type_float,
+    .forward = fc_forward,
+};
+
+/* ---- dot and batch_dot ------------------------------------------------------------------------- */
+typedef struct {
+  int transpose_a, transpose_b;
+  mxw_opt_int forward_stype; /* accepted for compatibility; everything here is dense */
+} DotParam;
+
+static const char *const k_stypes[] = {"default", "row_sparse", "csr", NULL};
+static const mxw_attr_spec k_dot_attrs[] = {
+    MXW_A_BOOL("transpose_a", DotParam, transpose_a, "False", "use lhs transposed"),
+    MXW_A_BOOL("transpose_b", DotParam, transpose_b, "False", "use rhs transposed"),
+    MXW_A_OPT_ENUM("forward_stype", DotParam, forward_stype, "None", k_stypes,
+                   "output storage type (ignored: outputs are dense)"),
+};
+static const char *const k_dot_inputs[] = {"lhs", "rhs", NULL};
+
+/* dot: lhs as 2-D (prod(l[:-1]), l[-1]) -- or with transpose_a (l[0], prod(l[1:])) transposed --
+ * times rhs as (r[0], prod(r[1:])) -- or with transpose_b (prod(r[:-1]), r[-1]) transposed.
+ * Output: lhs's free dims then rhs's free dims (a 1-D operand has none). 1-D . 1-D -> (1,). */
+static int dot_infer_shape(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const DotParam *p = (const DotParam *)param;
+  mxw_shape *l = &in[0], *r = &in[1];
+  if (l->ndim < 0 || r->ndim < 0) return 0;
+  char a[128], b[128];
+  mxw_shape_str(l, a, sizeof a);
+  mxw_shape_str(r, b, sizeof b);
+  if (l->ndim == 0 || r->ndim == 0) return mxw_fail("lhs %s and rhs %s: 0-d operands are not supported", a, b);
+  const int ta = p->transpose_a, tb = p->transpose_b;
+  if (l->ndim == 1 && r->ndim == 1 && (ta || tb))
+    return mxw_fail("lhs %s and rhs %s are vectors, which cannot be transposed", a, b);
+
+  /* the contracted dims */
+  int64_t *kl = ta ? &l->dims[0] : &l->dims[l->ndim - 1];
+  int64_t *kr = tb ? &r->dims[r->ndim - 1] : &r->dims[0];
+  if (*kl >= 0 && *kr >= 0 && *kl != *kr) {
+    return mxw_fail("shape mismatch: lhs %s and rhs %s (transpose_a=%d, transpose_b=%d): contracted sizes %lld and "
+                    "%lld differ", a, b, ta, tb, (long long)*kl, (long long)*kr);
+  }
+  if (*kl < 0) *kl = *kr;
+  if (*kr < 0) *kr = *kl;
+
+  mxw_shape o;
+  memset(&o, 0, sizeof o);
+  if (l->ndim == 1 && r->ndim == 1) {
+    o.ndim = 1;
+    o.dims[0] = 1;
+  } else {
+    if (l->ndim + r->ndim - 2 > MXW_MAX_NDIM)
+      return mxw_fail("lhs %s and rhs %s: the output would have more than %d dimensions", a, b, MXW_MAX_NDIM);
+    if (l->ndim > 1)
+      for (int i = ta ? 1 : 0; i < (ta ? l->ndim : l->ndim - 1); i++) o.dims[o.ndim++] = l->dims[i];
+    if (r->ndim > 1)
+      for (int i = tb ? 0 : 1; i < (tb ? r->ndim - 1 : r->ndim); i++) o.dims[o.ndim++] = r->dims[i];
+  }
+  return unify(&out[0], &o, "output", "");
+}
+
+static int dot_forward(const mxw_op_call *c) {
+  const DotParam *p = (const DotParam *)c->param;
+  const mxw_tensor *l = &c->inputs[0], *r = &c->inputs[1];
+  const mxw_shape *ls = &l->shape, *rs = &r->shape;
+  gemm_plan g;
+  memset(&g, 0, sizeof g);
+  g.batch = 1;
+  if (ls->ndim == 1 && rs->ndim == 1) { /* inner product as (1, K) * (1, K)^T */
+    g.trans_b = 1;
+    g.M = g.N = 1;
+    g.K = g.lda = g.ldb = ls->dims[0];
+    g.ldc = 1;
+    return run_gemm(&g, l, r, &c->outputs[0], 0);
+  }
+  /* the 2-D views (ma, na) of lhs and (mb, nb) of rhs, as stored */
+  int64_t ma, na, mb, nb;
+  if (p->transpose_a) {
+    ma = ls->dims[0];
+    na = dims_prod(ls, 1, ls->ndim);
+  } else {
+    na = ls->dims[ls->ndim - 1];
+    ma = dims_prod(ls, 0, ls->ndim - 1);
+  }
+  if (p->transpose_b) {
+    nb = rs->dims[rs->ndim - 1];
+    mb = dims_prod(rs, 0, rs->ndim - 1);
+  } else {
+    mb = rs->dims[0];
+    nb = dims_prod(rs, 1, rs->ndim);
+  }
+  g.trans_a = p->transpose_a;
+  g.trans_b = p->transpose_b;
+  g.M = p->transpose_a ? na : ma;
+  g.K = p->transpose_a ? ma : na;
+  g.N = p->transpose_b ? mb : nb;
+  g.lda = na;
+  g.ldb = nb;
+  g.ldc = g.N;
+  return run_gemm(&g, l, r, &c->outputs[0], 0);
+}
+
+/* batch_dot: lhs (..., M, K) or (..., K, M) with transpose_a; rhs (..., K, N) or (..., N, K) with
+ * transpose_b; the same rank >= 3 and the same leading dims. Output (..., M, N). */
+static int batch_dot_infer_shape(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const DotParam *p = (const DotParam *)param;
+  mxw_shape *l = &in[0], *r = &in[1];
+  if (l->ndim < 0 || r->ndim < 0) return 0;
+  char a[128], b[128];
+  mxw_shape_str(l, a, sizeof a);
+  mxw_shape_str(r, b, sizeof b);
+  const int nd = l->ndim;
+  if (nd != r->ndim || nd < 3)
+    return mxw_fail("lhs %s and rhs %s must have the same number of dimensions, at least 3", a, b);
+  for (int i = 0; i < nd - 2; i++) {
+    if (l->dims[i] >= 0 && r->dims[i] >= 0 && l->dims[i] != r->dims[i])
+      return mxw_fail("shape mismatch: lhs %s and rhs %s have different batch dimensions", a, b);
+    if (l->dims[i] < 0) l->dims[i] = r->dims[i];
+    if (r->dims[i] < 0) r->dims[i] = l->dims[i];
+  }
+  int64_t *kl = &l->dims[p->transpose_a ? nd - 2 : nd - 1];
+  int64_t *kr = &r->dims[p->transpose_b ? nd - 1 : nd - 2];
+  if (*kl >= 0 && *kr >= 0 && *kl != *kr) {
+    return mxw_fail("shape mismatch: lhs %s and rhs %s (transpose_a=%d, transpose_b=%d): contracted sizes %lld and "
+                    "%lld differ", a, b, p->transpose_a, p->transpose_b, (long long)*kl, (long long)*kr);
+  }
+  if (*kl < 0) *kl = *kr;
+  if (*kr < 0) *kr = *kl;
+  mxw_shape o = *l;
+  o.dims[nd - 2] = l->dims[p->transpose_a ? nd - 1 : nd - 2];
+  o.dims[nd - 1] = r->dims[p->transpose_b ? nd - 2 : nd - 1];
+  return unify(&out[0], &o, "output", "");
+}
+
+static int batch_dot_forward(const mxw_op_call *c) {
+  const DotParam *p = (const DotParam *)c->param;
+  const mxw_shape *ls = &c->inputs[0].shape, *rs = &c->inputs[1].shape;
+  const int nd = ls->ndim;
+  gemm_plan g;
+  memset(&g, 0, sizeof g);
+  g.trans_a = p->transpose_a;
+  g.trans_b = p->transpose_b;
+  g.batch = dims_prod(ls, 0, nd - 2);
+  g.M = ls->dims[p->transpose_a ? nd - 1 : nd - 2];
+  g.K = ls->dims[p->transpose_a ? nd - 2 : nd - 1];
+  g.N = rs->dims[p->transpose_b ? nd - 2 : nd - 1];
+  g.lda = ls->dims[nd - 1];
+  g.ldb = rs->dims[nd - 1];
+  g.ldc = g.N;
+  g.stride_a = ls->dims[nd - 2] * ls->dims[nd - 1];
+  g.stride_b = rs->dims[nd - 2] * rs->dims[nd - 1];
+  g.stride_c = g.M * g.N;
+  return run_gemm(&g, &c->inputs[0], &c->inputs[1], &c->outputs[0], 0);
+}
+
+static const mxw_op_def op_dot = {
+    .name = "dot",
+    .aliases = ALIASES("_sparse_dot"),
+    .doc = "matrix product of lhs and rhs viewed as 2-D (or the inner product of two vectors)",
+    .attrs = k_dot_attrs,
+    .num_attrs = 3,
+    .param_size = sizeof(DotParam),
+    .num_inputs = 2,
+    .input_names = k_dot_inputs,
+    .num_outputs = 1,
+    .infer_shape = dot_infer_shape,
+    .infer_type = infer_type_float,
+    .forward = dot_forward,
+};
+
+static const mxw_op_def op_batch_dot = {
+    .name = "batch_dot",
+    .aliases = ALIASES("_npx_batch_dot"),
+    .doc = "matrix products of the last two axes, batched over the leading axes",
+    .attrs = k_dot_attrs,
+    .num_attrs = 3,
+    .param_size = sizeof(DotParam),
+    .num_inputs = 2,
+    .input_names = k_dot_inputs,
+    .num_outputs = 1,
+    .infer_shape = batch_dot_infer_shape,
+    .infer_type = infer_type_float,
+    .forward = batch_dot_forward,
+};
+
+MXW_FAMILY(linalg, &op_FullyConnected, &op_dot, &op_batch_dot);
