@@ -1,0 +1,49 @@
+// A static file server on 127.0.0.1 for the browser tests and the web demo:
+//   /dist/...      the built package (dist/)
+//   /models/...    ../shared/models (real MXNet files, used in place)
+//   /web-demo/...  the demo page
+//   /tests/...     browser test pages
+// Run `node scripts/serve.mjs [port]` to browse the demo; tests import startServer().
+import http from 'node:http';
+import { createReadStream, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const MOUNTS = {
+  '/dist/': path.join(root, 'dist'),
+  '/models/': path.resolve(root, '../shared/models'),
+  '/web-demo/': path.join(root, 'web-demo'),
+  '/tests/': path.join(root, 'tests'),
+};
+const TYPES = {
+  '.html': 'text/html; charset=utf-8', '.mjs': 'text/javascript', '.js': 'text/javascript', '.wasm': 'application/wasm',
+  '.json': 'application/json', '.css': 'text/css', '.png': 'image/png', '.jpg': 'image/jpeg', '.params': 'application/octet-stream',
+};
+
+export function startServer(port = 0) {
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://127.0.0.1');
+    let pathname = decodeURIComponent(url.pathname);
+    if (pathname === '/') pathname = '/web-demo/index.html';
+    const mount = Object.keys(MOUNTS).find((m) => pathname.startsWith(m));
+    const file = mount ? path.join(MOUNTS[mount], pathname.slice(mount.length)) : null;
+    if (!file || !file.startsWith(MOUNTS[mount])) { res.writeHead(404).end(); return; }
+    let st;
+    try { st = statSync(file); } catch { res.writeHead(404).end('not found'); return; }
+    if (!st.isFile()) { res.writeHead(404).end('not found'); return; }
+    res.writeHead(200, { 'Content-Type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'Content-Length': st.size, 'Cache-Control': 'no-store' });
+    createReadStream(file).pipe(res);
+  });
+  return new Promise((resolve) => {
+    server.listen(port, '127.0.0.1', () => {
+      const { port: p } = server.address();
+      resolve({ url: `http://127.0.0.1:${p}`, close: () => new Promise((r) => server.close(r)) });
+    });
+  });
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const { url } = await startServer(Number(process.argv[2] ?? 8080));
+  console.log(`serving ${root} at ${url}/ (demo: ${url}/web-demo/index.html)`);
+}
