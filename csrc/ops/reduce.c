@@ -1,0 +1,768 @@
+/* reduce.c -- reductions over axes and the index reductions (ops.md §7):
+ *   sum (sum_axis), mean, max (max_axis), min (min_axis), prod, nansum, nanprod, norm,
+ *   argmax, argmin, pick (choose_element_0index).
+ *
+ * How a reduction runs. The reduced axes are resolved (negative axes, exclude), size-1 dims are
+ * dropped and neighbouring dims of the same kind (kept K / reduced R) are merged, leaving an
+ * alternating list of blocks such as (K R K R). Each reduced block is then one *stage* over an
+ * (outer, red, inner) view, last block first; a stage writes outer*inner partial results that
+ * the next stage reads. Most real reductions are a single stage: (K R) reduces contiguous rows,
+ * (R K) reduces columns.
+ *
+ * Numerics. float32 (and float16/bfloat16, converted to float32 first) accumulates in float32
+ * and float64 in double, as MXNet accumulates in the data type; sums are pairwise (SIMD leaves
+ * of up to SUM_LEAF elements) so that a 10^6-element float32 sum stays within ~1e-6 relative.
+ * Integer types accumulate in int64 with wrap-around and are then wrapped to the output type,
+ * which gives exactly the bits of MXNet's accumulation in the type itself. max/min propagate
+ * NaN; nansum/nanprod read NaN as 0/1. mean divides in the output type (integer division for
+ * integer types, as MXNet's `out /= count`).
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "../core/mxw_core.h"
+
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#else
+#include <simde/wasm/simd128.h>
+#endif
+
+#define ALIASES(...) ((const char *const[]){__VA_ARGS__, NULL})
+static const char *const k_data[] = {"data", NULL};
+static const char *const k_pick_inputs[] = {"data", "index", NULL};
+
+static inline int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* "(0, -1)"-style text of an axis tuple, for error messages. */
+static const char *tuple_str(const mxw_tuple *t, char *buf, size_t len) {
+  size_t used = (size_t)snprintf(buf, len, "(");
+  for (int i = 0; i < t->ndim && used < len; i++)
+    used += (size_t)snprintf(buf + used, len - used, i ? ", %lld" : "%lld", (long long)t->v[i]);
+  if (used < len) snprintf(buf + used, len - used, t->ndim == 1 ? ",)" : ")");
+  return buf;
+}
+
+/* ==== reduced axes and output shapes ======================================================== */
+
+/* Marks the reduced axes of `in`: None or () reduces every axis; otherwise the listed axes
+ * (negative ones count from the end), or with `exclude` every axis that is not listed. */
+static int resolve_axes(const mxw_tuple *axis, int exclude, const mxw_shape *in, uint8_t reduced[MXW_MAX_NDIM]) {
+  int ndim = in->ndim;
+  if (axis->ndim <= 0) {
+    for (int i = 0; i < ndim; i++) reduced[i] = 1;
+    return 0;
+  }
+  uint8_t listed[MXW_MAX_NDIM] = {0};
+  char a_buf[160], s_buf[128];
+  for (int k = 0; k < axis->ndim; k++) {
+    int64_t a = axis->v[k] < 0 ? axis->v[k] + ndim : axis->v[k];
+    if (a < 0 || a >= ndim)
+      return mxw_fail("axis %lld is out of range for data of shape %s (%d dimension%s)", (long long)axis->v[k],
+                      mxw_shape_str(in, s_buf, sizeof s_buf), ndim, ndim == 1 ? "" : "s");
+    if (listed[a])
+      return mxw_fail("axis=%s names axis %lld more than once", tuple_str(axis, a_buf, sizeof a_buf), (long long)a);
+    listed[a] = 1;
+  }
+  for (int i = 0; i < ndim; i++) reduced[i] = exclude ? !listed[i] : listed[i];
+  return 0;
+}
+
+/* The input shape with the reduced axes removed (set to 1 with keepdims); removing every axis
+ * gives (1,). With exclude the kept axes are the listed ones, so this is also MXNet's
+ * "rank len(axis) filled with the kept sizes". */
+static mxw_shape reduced_shape(const mxw_shape *in, const uint8_t *reduced, int keepdims) {
+  mxw_shape o;
+  memset(&o, 0, sizeof o);
+  for (int i = 0; i < in->ndim; i++) {
+    if (keepdims) o.dims[o.ndim++] = reduced[i] ? 1 : in->dims[i];
+    else if (!reduced[i]) o.dims[o.ndim++] = in->dims[i];
+  }
+  if (!keepdims && o.ndim == 0) {
+    o.ndim = 1;
+    o.dims[0] = 1;
+  }
+  return o;
+}
+
+static int infer_reduce_shape(const mxw_tuple *axis, int exclude, int keepdims, mxw_shape *in, mxw_shape *out) {
+  if (in->ndim < 0) return 0;
+  uint8_t reduced[MXW_MAX_NDIM];
+  MXW_TRY(resolve_axes(axis, exclude, in, reduced));
+  mxw_shape o = reduced_shape(in, reduced, keepdims);
+  return mxw_shape_assign(out, &o, "output");
+}
+
+/* ==== the stage plan ========================================================================= */
+
+typedef struct {
+  int64_t outer, red, inner;
+} stage_dims;
+
+/* Merges the dims into alternating kept/reduced blocks (size-1 dims dropped) and lists one stage
+ * per reduced block, last block first. With nothing to reduce, one stage of red = 1 (a copy
+ * that still applies the element map, e.g. |x| for norm). Returns the number of stages. */
+static int plan_stages(const mxw_shape *s, const uint8_t *reduced, stage_dims stages[MXW_MAX_NDIM]) {
+  int64_t size[MXW_MAX_NDIM];
+  uint8_t kind[MXW_MAX_NDIM];
+  int nb = 0;
+  for (int i = 0; i < s->ndim; i++) {
+    if (s->dims[i] == 1) continue;
+    if (nb > 0 && kind[nb - 1] == reduced[i]) {
+      size[nb - 1] *= s->dims[i];
+    } else {
+      size[nb] = s->dims[i];
+      kind[nb] = reduced[i];
+      nb++;
+    }
+  }
+  int ns = 0;
+  int64_t inner = 1; /* kept blocks after the current one (later reduced blocks are gone) */
+  for (int b = nb - 1; b >= 0; b--) {
+    if (!kind[b]) {
+      inner *= size[b];
+      continue;
+    }
+    int64_t outer = 1;
+    for (int k = 0; k < b; k++) outer *= size[k];
+    stages[ns++] = (stage_dims){outer, size[b], inner};
+  }
+  if (ns == 0) stages[ns++] = (stage_dims){mxw_shape_size(s), 1, 1};
+  return ns;
+}
+
+/* ==== what is reduced ======================================================================== */
+
+typedef enum { COMB_SUM, COMB_PROD, COMB_MAX, COMB_MIN } comb_kind;
+/* Applied to the input elements in the first stage only. */
+typedef enum { MAP_ID, MAP_NAN_TO_0, MAP_NAN_TO_1, MAP_ABS, MAP_SQUARE } map_kind;
+typedef enum { POST_NONE, POST_MEAN, POST_SQRT } post_kind;
+
+typedef struct {
+  comb_kind comb;
+  map_kind map;
+  post_kind post;
+} reduce_kind;
+
+/* ==== float kernels ========================================================================== */
+/* Scalar definitions for float and double: the element map, the combine (NaN-propagating
+ * max/min), a strided fold (the reference loop), and column reductions (inner > 1) that run
+ * over blocks of COL_LANES neighbouring outputs; column sums are pairwise over rows. */
+#define COL_LANES 64
+#define COL_LEAF 64
+
+#define DEFINE_FLOAT_KERNELS(T, SFX, ABS)                                                          \
+  static inline T map_##SFX(T v, map_kind m) {                                                     \
+    switch (m) {                                                                                   \
+      case MAP_NAN_TO_0: return v != v ? (T)0 : v;                                                 \
+      case MAP_NAN_TO_1: return v != v ? (T)1 : v;                                                 \
+      case MAP_ABS: return ABS(v);                                                                 \
+      case MAP_SQUARE: return v * v;                                                               \
+      default: return v;                                                                           \
+    }                                                                                              \
+  }                                                                                                \
+  static inline T comb_##SFX(T acc, T v, comb_kind c) {                                            \
+    switch (c) {                                                                                   \
+      case COMB_SUM: return acc + v;                                                               \
+      case COMB_PROD: return acc * v;                                                              \
+      case COMB_MAX: return (v > acc || v != v) ? v : acc;                                         \
+      default: return (v < acc || v != v) ? v : acc;                                               \
+    }                                                                                              \
+  }                                                                                                \
+  /* fold of map(x[i * stride]) for i < n (n >= 1) */                                              \
+  static T fold_strided_##SFX(const T *x, int64_t n, int64_t stride, comb_kind c, map_kind m) {    \
+    T acc = map_##SFX(x[0], m);                                                                    \
+    for (int64_t i = 1; i < n; i++) acc = comb_##SFX(acc, map_##SFX(x[i * stride], m), c);         \
+    return acc;                                                                                    \
+  }                                                                                                \
+  /* out[j] = sum over r < rows of map(x[r * stride + j]) for j < w, pairwise over rows */        \
+  static void sum_cols_##SFX(const T *x, int64_t stride, int64_t rows, int w, T *out, map_kind m) {\
+    if (rows <= COL_LEAF) {                                                                        \
+      for (int j = 0; j < w; j++) out[j] = 0;                                                      \
+      for (int64_t r = 0; r < rows; r++) {                                                         \
+        const T *xr = x + r * stride;                                                              \
+        for (int j = 0; j < w; j++) out[j] += map_##SFX(xr[j], m);                                 \
+      }                                                                                            \
+      return;                                                                                      \
+    }                                                                                              \
+    T tmp[COL_LANES];                                                                              \
+    int64_t half = rows / 2;                                                                       \
+    sum_cols_##SFX(x, stride, half, w, out, m);                                                    \
+    sum_cols_##SFX(x + half * stride, stride, rows - half, w, tmp, m);                             \
+    for (int j = 0; j < w; j++) out[j] += tmp[j];                                                  \
+  }                                                                                                \
+  /* y[j] = fold over r < red of map(x[r * inner + j]) for j < inner (prod, max, min) */           \
+  static void fold_cols_##SFX(const T *x, int64_t red, int64_t inner, T *y, comb_kind c, map_kind m) { \
+    for (int64_t j = 0; j < inner; j++) y[j] = map_##SFX(x[j], m);                                 \
+    for (int64_t r = 1; r < red; r++) {                                                            \
+      const T *xr = x + r * inner;                                                                 \
+      for (int64_t j = 0; j < inner; j++) y[j] = comb_##SFX(y[j], map_##SFX(xr[j], m), c);         \
+    }                                                                                              \
+  }
+
+DEFINE_FLOAT_KERNELS(float, f32, fabsf)
+DEFINE_FLOAT_KERNELS(double, f64, fabs)
+
+/* ---- float32 contiguous rows: SIMD --------------------------------------------------------- */
+static inline v128_t vmap_f32(v128_t v, map_kind m) {
+  switch (m) {
+    case MAP_NAN_TO_0: return wasm_v128_and(v, wasm_f32x4_eq(v, v));
+    case MAP_NAN_TO_1: return wasm_v128_bitselect(v, wasm_f32x4_splat(1.f), wasm_f32x4_eq(v, v));
+    case MAP_ABS: return wasm_f32x4_abs(v);
+    case MAP_SQUARE: return wasm_f32x4_mul(v, v);
+    default: return v;
+  }
+}
+
+/* Sum of map(x[i]), i < n: 16 lanes in four vector accumulators, then the tail. Inlined per
+ * map kind so the map folds away. */
+static inline __attribute__((always_inline)) float sum_leaf_f32_m(const float *x, int64_t n, map_kind m) {
+  v128_t a0 = wasm_f32x4_splat(0.f), a1 = a0, a2 = a0, a3 = a0;
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    a0 = wasm_f32x4_add(a0, vmap_f32(wasm_v128_load(x + i), m));
+    a1 = wasm_f32x4_add(a1, vmap_f32(wasm_v128_load(x + i + 4), m));
+    a2 = wasm_f32x4_add(a2, vmap_f32(wasm_v128_load(x + i + 8), m));
+    a3 = wasm_f32x4_add(a3, vmap_f32(wasm_v128_load(x + i + 12), m));
+  }
+  for (; i + 4 <= n; i += 4) a0 = wasm_f32x4_add(a0, vmap_f32(wasm_v128_load(x + i), m));
+  v128_t a = wasm_f32x4_add(wasm_f32x4_add(a0, a1), wasm_f32x4_add(a2, a3));
+  float s = (wasm_f32x4_extract_lane(a, 0) + wasm_f32x4_extract_lane(a, 1)) +
+            (wasm_f32x4_extract_lane(a, 2) + wasm_f32x4_extract_lane(a, 3));
+  for (; i < n; i++) s += map_f32(x[i], m);
+  return s;
+}
+
+#define SUM_LEAF 512
+static float sum_contig_f32(const float *x, int64_t n, map_kind m) {
+  if (n <= SUM_LEAF) {
+    switch (m) {
+      case MAP_NAN_TO_0: return sum_leaf_f32_m(x, n, MAP_NAN_TO_0);
+      case MAP_ABS: return sum_leaf_f32_m(x, n, MAP_ABS);
+      case MAP_SQUARE: return sum_leaf_f32_m(x, n, MAP_SQUARE);
+      default: return sum_leaf_f32_m(x, n, MAP_ID);
+    }
+  }
+  int64_t half = (n / 2) & ~(int64_t)15; /* keep the left half a whole number of vectors */
+  return sum_contig_f32(x, half, m) + sum_contig_f32(x + half, n - half, m);
+}
+
+/* prod / max / min of map(x[i]), i < n, four lanes at a time. max/min track NaN lanes apart
+ * (pmax/pmin ignore NaN) so the result is NaN exactly when an element is, on every target. */
+static float fold_contig_f32(const float *x, int64_t n, comb_kind c, map_kind m) {
+  if (n < 8) return fold_strided_f32(x, n, 1, c, m);
+  v128_t acc = vmap_f32(wasm_v128_load(x), m);
+  v128_t nan = wasm_f32x4_ne(acc, acc);
+  int64_t i = 4;
+  for (; i + 4 <= n; i += 4) {
+    v128_t v = vmap_f32(wasm_v128_load(x + i), m);
+    if (c == COMB_PROD) {
+      acc = wasm_f32x4_mul(acc, v);
+    } else {
+      nan = wasm_v128_or(nan, wasm_f32x4_ne(v, v));
+      acc = c == COMB_MAX ? wasm_f32x4_pmax(acc, v) : wasm_f32x4_pmin(acc, v);
+    }
+  }
+  float r = wasm_f32x4_extract_lane(acc, 0);
+  r = comb_f32(r, wasm_f32x4_extract_lane(acc, 1), c);
+  r = comb_f32(r, wasm_f32x4_extract_lane(acc, 2), c);
+  r = comb_f32(r, wasm_f32x4_extract_lane(acc, 3), c);
+  for (; i < n; i++) r = comb_f32(r, map_f32(x[i], m), c);
+  if (c != COMB_PROD && wasm_v128_any_true(nan)) return NAN;
+  return r;
+}
+
+/* ---- float64 contiguous rows: scalar with four accumulators ---------------------------------- */
+static double sum_contig_f64(const double *x, int64_t n, map_kind m) {
+  if (n <= SUM_LEAF) {
+    double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+      a0 += map_f64(x[i], m);
+      a1 += map_f64(x[i + 1], m);
+      a2 += map_f64(x[i + 2], m);
+      a3 += map_f64(x[i + 3], m);
+    }
+    for (; i < n; i++) a0 += map_f64(x[i], m);
+    return (a0 + a1) + (a2 + a3);
+  }
+  int64_t half = (n / 2) & ~(int64_t)3;
+  return sum_contig_f64(x, half, m) + sum_contig_f64(x + half, n - half, m);
+}
+
+static double fold_contig_f64(const double *x, int64_t n, comb_kind c, map_kind m) {
+  return fold_strided_f64(x, n, 1, c, m);
+}
+
+/* ---- one stage over (outer, red, inner) ------------------------------------------------------ */
+#define DEFINE_STAGE(T, SFX)                                                                       \
+  static void stage_##SFX(const T *x, T *y, stage_dims d, comb_kind c, map_kind m) {               \
+    for (int64_t o = 0; o < d.outer; o++) {                                                        \
+      const T *xo = x + o * d.red * d.inner;                                                       \
+      T *yo = y + o * d.inner;                                                                     \
+      if (d.inner == 1) {                                                                          \
+        *yo = c == COMB_SUM ? sum_contig_##SFX(xo, d.red, m) : fold_contig_##SFX(xo, d.red, c, m); \
+      } else if (c == COMB_SUM) {                                                                  \
+        for (int64_t i0 = 0; i0 < d.inner; i0 += COL_LANES)                                        \
+          sum_cols_##SFX(xo + i0, d.inner, d.red, (int)min_i64(COL_LANES, d.inner - i0), yo + i0, m); \
+      } else {                                                                                     \
+        fold_cols_##SFX(xo, d.red, d.inner, yo, c, m);                                             \
+      }                                                                                            \
+    }                                                                                              \
+  }
+DEFINE_STAGE(float, f32)
+DEFINE_STAGE(double, f64)
+
+/* ==== integer kernels: int64 accumulation with wrap-around ================================== */
+static inline int64_t load_i64(const void *p, int dtype, int64_t i) {
+  switch (dtype) {
+    case MXW_INT64: return ((const int64_t *)p)[i];
+    case MXW_UINT64: return (int64_t)((const uint64_t *)p)[i]; /* the bits; see `flip` */
+    case MXW_INT32: return ((const int32_t *)p)[i];
+    case MXW_UINT32: return ((const uint32_t *)p)[i];
+    case MXW_INT16: return ((const int16_t *)p)[i];
+    case MXW_UINT16: return ((const uint16_t *)p)[i];
+    case MXW_INT8: return ((const int8_t *)p)[i];
+    case MXW_UINT8: case MXW_BOOL: return ((const uint8_t *)p)[i];
+    default: return 0;
+  }
+}
+
+/* Stores v modulo the width of the integer dtype (bool: v != 0). */
+static inline void store_i64_wrap(void *p, int dtype, int64_t i, int64_t v) {
+  uint64_t u = (uint64_t)v;
+  switch (dtype) {
+    case MXW_INT64: ((int64_t *)p)[i] = v; break;
+    case MXW_UINT64: ((uint64_t *)p)[i] = u; break;
+    case MXW_INT32: ((int32_t *)p)[i] = (int32_t)(uint32_t)u; break;
+    case MXW_UINT32: ((uint32_t *)p)[i] = (uint32_t)u; break;
+    case MXW_INT16: ((int16_t *)p)[i] = (int16_t)(uint16_t)u; break;
+    case MXW_UINT16: ((uint16_t *)p)[i] = (uint16_t)u; break;
+    case MXW_INT8: ((int8_t *)p)[i] = (int8_t)(uint8_t)u; break;
+    case MXW_UINT8: ((uint8_t *)p)[i] = (uint8_t)u; break;
+    case MXW_BOOL: ((uint8_t *)p)[i] = v != 0; break;
+    default: break;
+  }
+}
+
+static inline int64_t comb_i64(int64_t acc, int64_t v, comb_kind c) {
+  switch (c) {
+    case COMB_SUM: return (int64_t)((uint64_t)acc + (uint64_t)v);
+    case COMB_PROD: return (int64_t)((uint64_t)acc * (uint64_t)v);
+    case COMB_MAX: return v > acc ? v : acc;
+    default: return v < acc ? v : acc;
+  }
+}
+
+/* One stage reading elements of `dtype`; `flip` toggles the sign bit as elements are read, which
+ * maps uint64 order onto int64 order for max/min (flipped back at the end). */
+static void stage_i64(const void *x, int dtype, uint64_t flip, int64_t *y, stage_dims d, comb_kind c) {
+  for (int64_t o = 0; o < d.outer; o++) {
+    for (int64_t i = 0; i < d.inner; i++) {
+      int64_t base = o * d.red * d.inner + i;
+      int64_t acc = (int64_t)((uint64_t)load_i64(x, dtype, base) ^ flip);
+      for (int64_t r = 1; r < d.red; r++)
+        acc = comb_i64(acc, (int64_t)((uint64_t)load_i64(x, dtype, base + r * d.inner) ^ flip), c);
+      y[o * d.inner + i] = acc;
+    }
+  }
+}
+
+/* ==== the reduction driver =================================================================== */
+
+/* An empty input: sum-like results are 0, products 1, mean 0/0 (NaN; 0 for integer types). */
+static void fill_empty(mxw_tensor *out, reduce_kind k) {
+  double v = k.comb == COMB_PROD ? 1.0 : 0.0;
+  if (k.post == POST_MEAN && mxw_dtype_is_float(out->dtype)) v = NAN;
+  int64_t n = mxw_tensor_size(out);
+  for (int64_t i = 0; i < n; i++) mxw_store_f64(out->data, out->dtype, i, v);
+}
+
+static int reduce_integer(const mxw_tensor *in, mxw_tensor *out, const stage_dims *st, int ns, reduce_kind k) {
+  int64_t n_in = mxw_tensor_size(in), n_out = mxw_tensor_size(out);
+  uint64_t flip = (in->dtype == MXW_UINT64 && (k.comb == COMB_MAX || k.comb == COMB_MIN)) ? (uint64_t)1 << 63 : 0;
+  const void *cur = in->data;
+  int cur_dtype = in->dtype;
+  for (int s = 0; s < ns; s++) {
+    int64_t *dst = (int64_t *)mxw_scratch(s == ns - 1 ? 3 : 1 + (s & 1), (size_t)(st[s].outer * st[s].inner) * 8);
+    if (!dst) return -1;
+    stage_i64(cur, cur_dtype, s == 0 ? flip : 0, dst, st[s], k.comb);
+    cur = dst;
+    cur_dtype = MXW_INT64;
+  }
+  const int64_t *res = (const int64_t *)cur;
+  for (int64_t i = 0; i < n_out; i++) store_i64_wrap(out->data, out->dtype, i, (int64_t)((uint64_t)res[i] ^ flip));
+  if (k.post == POST_MEAN) { /* in the output type, after the wrap, as `out /= count` */
+    int64_t count = n_in / n_out;
+    for (int64_t i = 0; i < n_out; i++) {
+      int64_t v = load_i64(out->data, out->dtype, i);
+      if (out->dtype == MXW_UINT64) v = (int64_t)((uint64_t)v / (uint64_t)count);
+      else v /= count;
+      store_i64_wrap(out->data, out->dtype, i, v);
+    }
+  }
+  return 0;
+}
+
+static int reduce_forward(const mxw_op_call *c, reduce_kind k, const mxw_tuple *axis, int exclude) {
+  const mxw_tensor *in = &c->inputs[0];
+  mxw_tensor *out = &c->outputs[0];
+  int64_t n_in = mxw_tensor_size(in), n_out = mxw_tensor_size(out);
+  if (n_out == 0) return 0;
+  if (n_in == 0) {
+    fill_empty(out, k);
+    return 0;
+  }
+  uint8_t reduced[MXW_MAX_NDIM];
+  MXW_TRY(resolve_axes(axis, exclude, &in->shape, reduced));
+  stage_dims st[MXW_MAX_NDIM];
+  int ns = plan_stages(&in->shape, reduced, st);
+
+  int is_float = mxw_dtype_is_float(in->dtype);
+  if (!is_float && k.map != MAP_ABS && k.map != MAP_SQUARE) return reduce_integer(in, out, st, ns, k);
+
+  /* Float domains: float32 (float16/bfloat16 are widened to it) or double (float64, and norm
+   * of integer data). */
+  int acc = (in->dtype == MXW_FLOAT64 || !is_float) ? MXW_FLOAT64 : MXW_FLOAT32;
+  size_t es = acc == MXW_FLOAT64 ? 8 : 4;
+  const void *src = in->data;
+  if (in->dtype != acc) {
+    void *wide = mxw_scratch(0, (size_t)n_in * es);
+    if (!wide) return -1;
+    mxw_convert(in->data, in->dtype, wide, acc, n_in);
+    src = wide;
+  }
+  void *res = out->data;
+  if (out->dtype != acc && !(res = mxw_scratch(3, (size_t)n_out * es))) return -1;
+
+  const void *cur = src;
+  for (int s = 0; s < ns; s++) {
+    void *dst = res;
+    if (s < ns - 1 && !(dst = mxw_scratch(1 + (s & 1), (size_t)(st[s].outer * st[s].inner) * es))) return -1;
+    map_kind m = s == 0 ? k.map : MAP_ID;
+    if (acc == MXW_FLOAT32) stage_f32((const float *)cur, (float *)dst, st[s], k.comb, m);
+    else stage_f64((const double *)cur, (double *)dst, st[s], k.comb, m);
+    cur = dst;
+  }
+
+  if (k.post != POST_NONE) {
+    int64_t count = n_in / n_out;
+    for (int64_t i = 0; i < n_out; i++) {
+      if (acc == MXW_FLOAT32) {
+        float *r = (float *)res;
+        r[i] = k.post == POST_MEAN ? r[i] / (float)count : sqrtf(r[i]);
+      } else {
+        double *r = (double *)res;
+        r[i] = k.post == POST_MEAN ? r[i] / (double)count : sqrt(r[i]);
+      }
+    }
+  }
+  if (res != out->data) mxw_convert(res, acc, out->data, out->dtype, n_out);
+  return 0;
+}
+
+/* ==== sum, mean, max, min, prod, nansum, nanprod ============================================= */
+typedef struct {
+  mxw_tuple axis;
+  int keepdims;
+  int exclude;
+} ReduceAxesParam;
+
+static const mxw_attr_spec k_reduce_attrs[] = {
+    MXW_A_OPT_SHAPE("axis", ReduceAxesParam, axis, "None",
+                    "axes to reduce; None or () reduces all, negative axes count from the end"),
+    MXW_A_BOOL("keepdims", ReduceAxesParam, keepdims, "False", "keep reduced axes as size-1 dims"),
+    MXW_A_BOOL("exclude", ReduceAxesParam, exclude, "False", "reduce the axes NOT listed in axis"),
+};
+
+static int infer_reduce(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const ReduceAxesParam *p = (const ReduceAxesParam *)param;
+  return infer_reduce_shape(&p->axis, p->exclude, p->keepdims, &in[0], &out[0]);
+}
+
+/* max and min have no identity: MXNet rejects an empty input. */
+static int infer_reduce_minmax(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  char buf[128];
+  if (mxw_shape_known(&in[0]) && mxw_shape_size(&in[0]) == 0)
+    return mxw_fail("cannot reduce an empty array (data shape %s): the input size must be > 0",
+                    mxw_shape_str(&in[0], buf, sizeof buf));
+  return infer_reduce(param, nin, in, nout, out);
+}
+
+#define REDUCE_OP(NAME, ALIAS_LIST, COMB, MAP, POST, INFER, DOC)                                  \
+  static int fwd_##NAME(const mxw_op_call *c) {                                                   \
+    const ReduceAxesParam *p = (const ReduceAxesParam *)c->param;                                 \
+    return reduce_forward(c, (reduce_kind){COMB, MAP, POST}, &p->axis, p->exclude);               \
+  }                                                                                               \
+  static const mxw_op_def op_##NAME = {                                                           \
+      .name = #NAME, .aliases = ALIAS_LIST, .doc = DOC, .attrs = k_reduce_attrs, .num_attrs = 3,  \
+      .param_size = sizeof(ReduceAxesParam), .num_inputs = 1, .input_names = k_data,              \
+      .num_outputs = 1, .infer_shape = INFER, .forward = fwd_##NAME};
+
+REDUCE_OP(sum, ALIASES("sum_axis"), COMB_SUM, MAP_ID, POST_NONE, infer_reduce, "sum over the given axes")
+REDUCE_OP(mean, NULL, COMB_SUM, MAP_ID, POST_MEAN, infer_reduce, "mean over the given axes")
+REDUCE_OP(max, ALIASES("max_axis"), COMB_MAX, MAP_ID, POST_NONE, infer_reduce_minmax,
+          "maximum over the given axes (NaN propagates)")
+REDUCE_OP(min, ALIASES("min_axis"), COMB_MIN, MAP_ID, POST_NONE, infer_reduce_minmax,
+          "minimum over the given axes (NaN propagates)")
+REDUCE_OP(prod, NULL, COMB_PROD, MAP_ID, POST_NONE, infer_reduce, "product over the given axes")
+REDUCE_OP(nansum, NULL, COMB_SUM, MAP_NAN_TO_0, POST_NONE, infer_reduce, "sum over the given axes, NaN counted as 0")
+REDUCE_OP(nanprod, NULL, COMB_PROD, MAP_NAN_TO_1, POST_NONE, infer_reduce,
+          "product over the given axes, NaN counted as 1")
+
+/* ==== norm ==================================================================================== */
+typedef struct {
+  int64_t ord;
+  mxw_tuple axis;
+  mxw_opt_int out_dtype;
+  int keepdims;
+} NormParam;
+
+/* MXNet's enum order, and the dtype flag of each entry. */
+static const char *const k_norm_dtype_names[] = {"float16", "float32", "float64", "int64", "int32", "int8", NULL};
+static const int k_norm_dtypes[] = {MXW_FLOAT16, MXW_FLOAT32, MXW_FLOAT64, MXW_INT64, MXW_INT32, MXW_INT8};
+
+static const mxw_attr_spec k_norm_attrs[] = {
+    MXW_A_INT("ord", NormParam, ord, "2", "1: sum of |x|; 2: sqrt of the sum of squares (Frobenius over 2 axes)"),
+    MXW_A_OPT_SHAPE("axis", NormParam, axis, "None", "axes to reduce; None or () reduces all"),
+    MXW_A_OPT_ENUM("out_dtype", NormParam, out_dtype, "None", k_norm_dtype_names, "output dtype; None = input dtype"),
+    MXW_A_BOOL("keepdims", NormParam, keepdims, "False", "keep reduced axes as size-1 dims"),
+};
+
+static int validate_norm(void *param) {
+  const NormParam *p = (const NormParam *)param;
+  MXW_CHECK(p->ord == 1 || p->ord == 2, "ord=%lld is not supported: norm supports ord=1 and ord=2", (long long)p->ord);
+  return 0;
+}
+
+static int infer_norm(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const NormParam *p = (const NormParam *)param;
+  return infer_reduce_shape(&p->axis, 0, p->keepdims, &in[0], &out[0]);
+}
+
+static int infer_norm_type(const void *param, int nin, int *in, int nout, int *out) {
+  const NormParam *p = (const NormParam *)param;
+  if (!p->out_dtype.has) return mxw_infer_type_same(param, nin, in, nout, out);
+  int dt = k_norm_dtypes[p->out_dtype.v];
+  MXW_CHECK(out[0] < 0 || out[0] == dt, "output dtype %s does not match out_dtype=%s", mxw_dtype_name(out[0]),
+            mxw_dtype_name(dt));
+  out[0] = dt;
+  return 0;
+}
+
+static int fwd_norm(const mxw_op_call *c) {
+  const NormParam *p = (const NormParam *)c->param;
+  reduce_kind k = p->ord == 1 ? (reduce_kind){COMB_SUM, MAP_ABS, POST_NONE} : (reduce_kind){COMB_SUM, MAP_SQUARE, POST_SQRT};
+  return reduce_forward(c, k, &p->axis, 0);
+}
+
+static const mxw_op_def op_norm = {
+    .name = "norm", .doc = "L1 or L2 norm over the given axes (all by default)", .attrs = k_norm_attrs,
+    .num_attrs = 4, .param_size = sizeof(NormParam), .validate = validate_norm, .num_inputs = 1,
+    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_norm, .infer_type = infer_norm_type,
+    .forward = fwd_norm};
+
+/* ==== argmax, argmin ========================================================================== */
+typedef struct {
+  mxw_opt_int axis;
+  int keepdims;
+} ReduceAxisParam;
+
+static const mxw_attr_spec k_reduce_axis_attrs[] = {
+    MXW_A_OPT_INT("axis", ReduceAxisParam, axis, "None", "the axis; None = index into the flattened array"),
+    MXW_A_BOOL("keepdims", ReduceAxisParam, keepdims, "False", "keep the reduced axis as a size-1 dim"),
+};
+
+/* The (outer, n, inner) view of one axis (axis None: the flattened array), checking the axis. */
+static int axis_view(const mxw_opt_int *axis, const mxw_shape *s, int64_t *outer, int64_t *n, int64_t *inner,
+                     int *ax) {
+  *outer = 1;
+  *inner = 1;
+  *ax = -1;
+  if (!axis->has) {
+    *n = mxw_shape_size(s);
+    return 0;
+  }
+  char buf[128];
+  int64_t a = axis->v < 0 ? axis->v + s->ndim : axis->v;
+  if (a < 0 || a >= s->ndim)
+    return mxw_fail("axis %lld is out of range for data of shape %s (%d dimension%s)", (long long)axis->v,
+                    mxw_shape_str(s, buf, sizeof buf), s->ndim, s->ndim == 1 ? "" : "s");
+  *ax = (int)a;
+  for (int i = 0; i < a; i++) *outer *= s->dims[i];
+  *n = s->dims[a];
+  for (int i = (int)a + 1; i < s->ndim; i++) *inner *= s->dims[i];
+  return 0;
+}
+
+/* MXNet's ReduceAxisShapeImpl: axis None or 1-D data -> (1,) (all ones with keepdims);
+ * otherwise the axis removed, or set to 1 with keepdims. */
+static int reduce_axis_shape(const mxw_opt_int *axis, int keepdims, const mxw_shape *in, mxw_shape *o) {
+  int64_t outer, n, inner;
+  int ax;
+  MXW_TRY(axis_view(axis, in, &outer, &n, &inner, &ax));
+  memset(o, 0, sizeof *o);
+  if (ax < 0 || in->ndim == 1) {
+    o->ndim = keepdims ? in->ndim : 1;
+    for (int i = 0; i < o->ndim; i++) o->dims[i] = 1;
+    return 0;
+  }
+  for (int i = 0; i < in->ndim; i++) {
+    if (i != ax) o->dims[o->ndim++] = in->dims[i];
+    else if (keepdims) o->dims[o->ndim++] = 1;
+  }
+  return 0;
+}
+
+/* An empty reduced axis has no index to give (unless there is nothing to output). */
+static int check_nonempty_axis(const mxw_opt_int *axis, const mxw_shape *in, const char *what) {
+  int64_t outer, n, inner;
+  int ax;
+  MXW_TRY(axis_view(axis, in, &outer, &n, &inner, &ax));
+  char buf[128];
+  if (mxw_shape_known(in) && n == 0 && outer * inner > 0)
+    return mxw_fail("cannot %s along an empty axis (data shape %s)", what, mxw_shape_str(in, buf, sizeof buf));
+  return 0;
+}
+
+static int infer_argreduce(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const ReduceAxisParam *p = (const ReduceAxisParam *)param;
+  if (in[0].ndim < 0) return 0;
+  MXW_TRY(check_nonempty_axis(&p->axis, &in[0], "take the arg-max/min"));
+  mxw_shape o;
+  MXW_TRY(reduce_axis_shape(&p->axis, p->keepdims, &in[0], &o));
+  return mxw_shape_assign(&out[0], &o, "output");
+}
+
+static inline int is_nan_d(double v) { return v != v; }
+
+/* First index of the max (min) of each (outer, inner) line; a NaN counts as the extreme (its
+ * first occurrence wins), as numpy. Indices are stored in the output (= input) dtype. */
+#define ARG_LOOP(T, LOAD)                                                                         \
+  for (int64_t o = 0; o < outer; o++) {                                                           \
+    for (int64_t i = 0; i < inner; i++) {                                                         \
+      int64_t base = o * n * inner + i, best_j = 0;                                               \
+      T best = LOAD(base);                                                                        \
+      for (int64_t j = 1; j < n && !is_nan_d((double)best); j++) {                                \
+        T v = LOAD(base + j * inner);                                                             \
+        if ((is_max ? v > best : v < best) || is_nan_d((double)v)) {                              \
+          best = v;                                                                               \
+          best_j = j;                                                                             \
+        }                                                                                         \
+      }                                                                                           \
+      mxw_store_f64(out->data, out->dtype, o * inner + i, (double)best_j);                        \
+    }                                                                                             \
+  }
+
+static int argreduce_forward(const mxw_op_call *c, int is_max) {
+  const ReduceAxisParam *p = (const ReduceAxisParam *)c->param;
+  const mxw_tensor *in = &c->inputs[0];
+  mxw_tensor *out = &c->outputs[0];
+  int64_t outer, n, inner;
+  int ax;
+  MXW_TRY(axis_view(&p->axis, &in->shape, &outer, &n, &inner, &ax));
+  if (outer * inner == 0 || n == 0) return 0;
+  if (in->dtype == MXW_FLOAT16 || in->dtype == MXW_BFLOAT16) {
+#define LOAD_GENERIC(k) mxw_load_f64(in->data, in->dtype, (k))
+    ARG_LOOP(double, LOAD_GENERIC)
+#undef LOAD_GENERIC
+    return 0;
+  }
+#define LOAD_TYPED(k) (x[(k)])
+  MXW_REAL_TYPE_SWITCH(in->dtype, T, {
+    const T *x = (const T *)in->data;
+    ARG_LOOP(T, LOAD_TYPED)
+  })
+#undef LOAD_TYPED
+  return 0;
+}
+
+static int fwd_argmax(const mxw_op_call *c) { return argreduce_forward(c, 1); }
+static int fwd_argmin(const mxw_op_call *c) { return argreduce_forward(c, 0); }
+
+static const mxw_op_def op_argmax = {
+    .name = "argmax", .doc = "index of the maximum along an axis (flattened when axis=None), as the input dtype",
+    .attrs = k_reduce_axis_attrs, .num_attrs = 2, .param_size = sizeof(ReduceAxisParam), .num_inputs = 1,
+    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_argreduce, .forward = fwd_argmax};
+static const mxw_op_def op_argmin = {
+    .name = "argmin", .doc = "index of the minimum along an axis (flattened when axis=None), as the input dtype",
+    .attrs = k_reduce_axis_attrs, .num_attrs = 2, .param_size = sizeof(ReduceAxisParam), .num_inputs = 1,
+    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_argreduce, .forward = fwd_argmin};
+
+/* ==== pick ===================================================================================== */
+enum { PICK_WRAP, PICK_CLIP };
+static const char *const k_pick_modes[] = {"wrap", "clip", NULL};
+typedef struct {
+  mxw_opt_int axis;
+  int keepdims;
+  int mode;
+} PickParam;
+
+static const mxw_attr_spec k_pick_attrs[] = {
+    MXW_A_OPT_INT("axis", PickParam, axis, "-1", "the axis to pick along"),
+    MXW_A_BOOL("keepdims", PickParam, keepdims, "False", "keep the picked axis as a size-1 dim"),
+    MXW_A_ENUM("mode", PickParam, mode, "clip", k_pick_modes, "out-of-range indices: clip to the ends or wrap around"),
+};
+
+/* Output as argmax's; the index has the output's shape (with or without the size-1 axis,
+ * told apart by its rank as in MXNet). */
+static int infer_pick(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const PickParam *p = (const PickParam *)param;
+  MXW_CHECK(p->axis.has, "axis=None is not supported: give the axis to pick along");
+  if (in[0].ndim < 0) return 0;
+  MXW_TRY(check_nonempty_axis(&p->axis, &in[0], "pick"));
+  mxw_shape o, idx;
+  MXW_TRY(reduce_axis_shape(&p->axis, p->keepdims, &in[0], &o));
+  MXW_TRY(mxw_shape_assign(&out[0], &o, "output"));
+  int idx_keepdims = in[1].ndim < 0 ? p->keepdims : in[1].ndim == in[0].ndim;
+  MXW_TRY(reduce_axis_shape(&p->axis, idx_keepdims, &in[0], &idx));
+  if (in[1].ndim >= 0 && !mxw_shape_equal(&in[1], &idx) && mxw_shape_known(&in[1])) {
+    char a[128], b[128], d[128];
+    return mxw_fail("index shape %s does not match data shape %s: expected %s", mxw_shape_str(&in[1], a, sizeof a),
+                    mxw_shape_str(&in[0], d, sizeof d), mxw_shape_str(&idx, b, sizeof b));
+  }
+  return mxw_shape_assign(&in[1], &idx, "index");
+}
+
+/* data and output share a dtype; the index may be any dtype. */
+static int infer_pick_type(const void *param, int nin, int *in, int nout, int *out) {
+  return mxw_infer_type_same(param, 1, in, nout, out);
+}
+
+static int fwd_pick(const mxw_op_call *c) {
+  const PickParam *p = (const PickParam *)c->param;
+  const mxw_tensor *data = &c->inputs[0], *index = &c->inputs[1];
+  mxw_tensor *out = &c->outputs[0];
+  int64_t outer, n, inner;
+  int ax;
+  MXW_TRY(axis_view(&p->axis, &data->shape, &outer, &n, &inner, &ax));
+  if (outer * inner == 0) return 0;
+  size_t es = (size_t)mxw_dtype_size(data->dtype);
+  const char *src = (const char *)data->data;
+  char *dst = (char *)out->data;
+  for (int64_t o = 0; o < outer; o++) {
+    for (int64_t i = 0; i < inner; i++) {
+      int64_t k = o * inner + i;
+      double v = mxw_load_f64(index->data, index->dtype, k);
+      /* int64(v), truncating; NaN and huge values are pinned first so the cast is defined */
+      int64_t j = is_nan_d(v) ? 0 : v > 4e18 ? (int64_t)4e18 : v < -4e18 ? -(int64_t)4e18 : (int64_t)v;
+      if (p->mode == PICK_CLIP) {
+        j = j < 0 ? 0 : (j >= n ? n - 1 : j);
+      } else {
+        j %= n;
+        if (j < 0) j += n;
+      }
+      memcpy(dst + (size_t)k * es, src + (size_t)((o * n + j) * inner + i) * es, es);
+    }
+  }
+  return 0;
+}
+
+static const mxw_op_def op_pick = {
+    .name = "pick", .aliases = ALIASES("choose_element_0index"),
+    .doc = "out[..] = data[.., index[..], ..] along an axis (indices clipped or wrapped)", .attrs = k_pick_attrs,
+    .num_attrs = 3, .param_size = sizeof(PickParam), .num_inputs = 2, .input_names = k_pick_inputs,
+    .num_outputs = 1, .infer_shape = infer_pick, .infer_type = infer_pick_type, .forward = fwd_pick};
+
+MXW_FAMILY(reduce, &op_sum, &op_mean, &op_max, &op_min, &op_prod, &op_nansum, &op_nanprod, &op_norm, &op_argmax,
+           &op_argmin, &op_pick);

@@ -1,0 +1,521 @@
+/* softmax.c -- softmax along an axis and the output layers built on it (ops.md §2), forward
+ * (inference) only:
+ *   softmax (_npx_softmax), log_softmax (_npx_log_softmax), SoftmaxActivation,
+ *   SoftmaxOutput (Softmax), LinearRegressionOutput, LogisticRegressionOutput,
+ *   MAERegressionOutput.
+ *
+ * Every softmax is one kernel over an (outer, n, inner) view with the axis in the middle:
+ *   m = max_j x_j,  e_j = exp((x_j - m) / T),  softmax_j = e_j / sum_k e_k,
+ *   log_softmax_j = (x_j - m) / T - log(sum_k e_k);
+ * with a length input only the first length[o, i] entries of a line take part and the rest
+ * are 0. float32 -> float32 computes in float32 (the sum accumulates in float32, as MXNet);
+ * contiguous lines (the last axis) use a SIMD exp. Every other dtype combination computes each
+ * line in double and stores in the output dtype.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "../core/mxw_core.h"
+
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#else
+#include <simde/wasm/simd128.h>
+#endif
+
+#define ALIASES(...) ((const char *const[]){__VA_ARGS__, NULL})
+static const char *const k_data[] = {"data", NULL};
+static const char *const k_data_length[] = {"data", "length", NULL};
+static const char *const k_data_label[] = {"data", "label", NULL};
+
+/* ==== the kernel ============================================================================= */
+
+typedef struct {
+  int64_t outer, n, inner; /* the axis is the middle one */
+  double temperature;      /* 1 when not given */
+  int log;                 /* log_softmax */
+  const mxw_tensor *length; /* NULL, or one length per (outer, inner) line */
+} softmax_plan;
+
+/* exp of four floats known to be <= 0 (x - max, divided by T > 0), or NaN: x = k ln2 + r with
+ * |r| <= ln2/2 (Cody-Waite split of ln2), exp(r) by Cephes' degree-7 polynomial, and 2^k built
+ * in the exponent bits. Adding 1.5 * 2^23 rounds x / ln2 to the integer k and leaves k + 127 in
+ * the low mantissa bits, so one shift makes 2^k. About 1 ulp; x < -87.34 (below FLT_MIN) gives
+ * 0, NaN stays NaN. Without the x > 0 cases this needs no upper clamp, which halves its cost
+ * against a general exp (V8 turns the rounding and saturating conversion into long sequences). */
+static inline v128_t exp_nonpositive_f32x4(v128_t x) {
+  const v128_t lo = wasm_f32x4_splat(-87.3365478515625f), magic = wasm_f32x4_splat(12582912.0f);
+  v128_t xc = wasm_f32x4_pmax(x, lo); /* NaN stays NaN */
+  v128_t t = wasm_f32x4_add(wasm_f32x4_mul(xc, wasm_f32x4_splat(1.44269504088896341f)), magic);
+  v128_t k = wasm_f32x4_sub(t, magic);
+  v128_t r = wasm_f32x4_sub(xc, wasm_f32x4_mul(k, wasm_f32x4_splat(0.693359375f)));
+  r = wasm_f32x4_sub(r, wasm_f32x4_mul(k, wasm_f32x4_splat(-2.12194440e-4f)));
+  v128_t p = wasm_f32x4_splat(1.9875691500e-4f);
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.3981999507e-3f));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(8.3334519073e-3f));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(4.1665795894e-2f));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.6666665459e-1f));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(5.0000001201e-1f));
+  p = wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_mul(p, wasm_f32x4_mul(r, r)), r), wasm_f32x4_splat(1.f));
+  v128_t scale = wasm_i32x4_shl(wasm_i32x4_add(t, wasm_i32x4_splat(127)), 23);
+  return wasm_v128_andnot(wasm_f32x4_mul(p, scale), wasm_f32x4_lt(x, lo));
+}
+
+static float max_row_f32(const float *x, int64_t n) {
+  float m = x[0];
+  int64_t i = 0;
+  if (n >= 8) {
+    v128_t a = wasm_v128_load(x);
+    for (i = 4; i + 4 <= n; i += 4) a = wasm_f32x4_pmax(a, wasm_v128_load(x + i));
+    float l0 = wasm_f32x4_extract_lane(a, 0), l1 = wasm_f32x4_extract_lane(a, 1);
+    float l2 = wasm_f32x4_extract_lane(a, 2), l3 = wasm_f32x4_extract_lane(a, 3);
+    m = l0 > l1 ? l0 : l1;
+    if (l2 > m) m = l2;
+    if (l3 > m) m = l3;
+  }
+  for (; i < n; i++)
+    if (x[i] > m) m = x[i];
+  return m;
+}
+
+/* One contiguous float32 line of n entries, of which the first len take part (1 <= len <= n).
+ * t > 0 keeps every exp argument <= 0 for the SIMD exp; other temperatures take expf. */
+static void softmax_row_f32(const float *x, float *y, int64_t len, int64_t n, float t, int has_t, int log) {
+  float m = max_row_f32(x, len);
+  v128_t vm = wasm_f32x4_splat(m), vt = wasm_f32x4_splat(t), acc = wasm_f32x4_splat(0.f);
+  int64_t j = 0;
+  if (!has_t || t > 0.f) {
+    for (; j + 4 <= len; j += 4) {
+      v128_t z = wasm_f32x4_sub(wasm_v128_load(x + j), vm);
+      if (has_t) z = wasm_f32x4_div(z, vt);
+      v128_t e = exp_nonpositive_f32x4(z);
+      acc = wasm_f32x4_add(acc, e);
+      if (!log) wasm_v128_store(y + j, e);
+    }
+  }
+  float sum = (wasm_f32x4_extract_lane(acc, 0) + wasm_f32x4_extract_lane(acc, 1)) +
+              (wasm_f32x4_extract_lane(acc, 2) + wasm_f32x4_extract_lane(acc, 3));
+  for (; j < len; j++) {
+    float e = expf(has_t ? (x[j] - m) / t : x[j] - m);
+    sum += e;
+    if (!log) y[j] = e;
+  }
+  if (log) {
+    float ls = logf(sum);
+    v128_t vls = wasm_f32x4_splat(ls);
+    for (j = 0; j + 4 <= len; j += 4) {
+      v128_t z = wasm_f32x4_sub(wasm_v128_load(x + j), vm);
+      if (has_t) z = wasm_f32x4_div(z, vt);
+      wasm_v128_store(y + j, wasm_f32x4_sub(z, vls));
+    }
+    for (; j < len; j++) y[j] = (has_t ? (x[j] - m) / t : x[j] - m) - ls;
+  } else {
+    v128_t vs = wasm_f32x4_splat(sum);
+    for (j = 0; j + 4 <= len; j += 4) wasm_v128_store(y + j, wasm_f32x4_div(wasm_v128_load(y + j), vs));
+    for (; j < len; j++) y[j] /= sum;
+  }
+  for (j = len; j < n; j++) y[j] = 0.f;
+}
+
+/* float32 lines with stride `inner` (axis not last), no length: blocks of LANES neighbouring
+ * lines at a time, so every pass reads contiguous memory and runs four lines per vector. */
+#define LANES 64
+static void softmax_cols_f32(const float *x, float *y, int64_t n, int64_t inner, float t, int has_t, int log) {
+  float m[LANES], s[LANES];
+  int simd = !has_t || t > 0.f; /* exp arguments <= 0 */
+  v128_t vt = wasm_f32x4_splat(t);
+  for (int64_t i0 = 0; i0 < inner; i0 += LANES) {
+    int w = (int)(inner - i0 < LANES ? inner - i0 : LANES);
+    const float *xb = x + i0;
+    float *yb = y + i0;
+    for (int l = 0; l < w; l++) {
+      m[l] = xb[l];
+      s[l] = 0.f;
+    }
+    for (int64_t j = 1; j < n; j++)
+      for (int l = 0; l < w; l++)
+        if (xb[j * inner + l] > m[l]) m[l] = xb[j * inner + l];
+    for (int64_t j = 0; j < n; j++) {
+      const float *xr = xb + j * inner;
+      float *yr = yb + j * inner;
+      int l = 0;
+      for (; simd && l + 4 <= w; l += 4) {
+        v128_t z = wasm_f32x4_sub(wasm_v128_load(xr + l), wasm_v128_load(m + l));
+        if (has_t) z = wasm_f32x4_div(z, vt);
+        v128_t e = exp_nonpositive_f32x4(z);
+        wasm_v128_store(s + l, wasm_f32x4_add(wasm_v128_load(s + l), e));
+        wasm_v128_store(yr + l, log ? z : e);
+      }
+      for (; l < w; l++) {
+        float z = has_t ? (xr[l] - m[l]) / t : xr[l] - m[l];
+        float e = expf(z);
+        s[l] += e;
+        yr[l] = log ? z : e;
+      }
+    }
+    for (int l = 0; l < w; l++) s[l] = log ? logf(s[l]) : s[l];
+    for (int64_t j = 0; j < n; j++)
+      for (int l = 0; l < w; l++) yb[j * inner + l] = log ? yb[j * inner + l] - s[l] : yb[j * inner + l] / s[l];
+  }
+}
+
+/* Any dtypes: each line is gathered into doubles, computed, and stored in the output dtype. */
+static int softmax_generic(const softmax_plan *p, const mxw_tensor *in, mxw_tensor *out) {
+  double *row = (double *)mxw_scratch(0, (size_t)p->n * sizeof(double));
+  if (!row) return -1;
+  for (int64_t o = 0; o < p->outer; o++) {
+    for (int64_t i = 0; i < p->inner; i++) {
+      int64_t base = o * p->n * p->inner + i, len = p->n;
+      if (p->length) {
+        double l = mxw_load_f64(p->length->data, p->length->dtype, o * p->inner + i);
+        len = !(l > 0) ? 0 : (l >= (double)p->n ? p->n : (int64_t)l);
+      }
+      for (int64_t j = 0; j < len; j++) row[j] = mxw_load_f64(in->data, in->dtype, base + j * p->inner);
+      double m = len ? row[0] : 0.0, sum = 0.0;
+      for (int64_t j = 1; j < len; j++)
+        if (row[j] > m) m = row[j];
+      for (int64_t j = 0; j < len; j++) {
+        row[j] = (row[j] - m) / p->temperature;
+        sum += exp(row[j]);
+      }
+      double ls = log(sum);
+      for (int64_t j = 0; j < p->n; j++) {
+        double v = j >= len ? 0.0 : p->log ? row[j] - ls : exp(row[j]) / sum;
+        mxw_store_f64(out->data, out->dtype, base + j * p->inner, v);
+      }
+    }
+  }
+  return 0;
+}
+
+static int softmax_run(const softmax_plan *p, const mxw_tensor *in, mxw_tensor *out) {
+  if (p->outer * p->n * p->inner == 0) return 0;
+  int f32 = in->dtype == MXW_FLOAT32 && out->dtype == MXW_FLOAT32;
+  float t = (float)p->temperature;
+  int has_t = p->temperature != 1.0;
+  if (f32 && p->inner == 1) {
+    const float *x = (const float *)in->data;
+    float *y = (float *)out->data;
+    for (int64_t o = 0; o < p->outer; o++) {
+      int64_t len = p->n;
+      if (p->length) {
+        double l = mxw_load_f64(p->length->data, p->length->dtype, o);
+        len = !(l > 0) ? 0 : (l >= (double)p->n ? p->n : (int64_t)l);
+      }
+      if (len == 0) memset(y + o * p->n, 0, (size_t)p->n * sizeof(float));
+      else softmax_row_f32(x + o * p->n, y + o * p->n, len, p->n, t, has_t, p->log);
+    }
+    return 0;
+  }
+  if (f32 && !p->length) {
+    for (int64_t o = 0; o < p->outer; o++)
+      softmax_cols_f32((const float *)in->data + o * p->n * p->inner, (float *)out->data + o * p->n * p->inner,
+                       p->n, p->inner, t, has_t, p->log);
+    return 0;
+  }
+  return softmax_generic(p, in, out);
+}
+
+/* The (outer, n, inner) view around axis `axis` of s (rank 0 counts as (1,)). */
+static void view_around(const mxw_shape *s, int axis, softmax_plan *p) {
+  p->outer = 1;
+  p->inner = 1;
+  p->n = s->ndim == 0 ? 1 : s->dims[axis];
+  for (int i = 0; i < axis; i++) p->outer *= s->dims[i];
+  for (int i = axis + 1; i < s->ndim; i++) p->inner *= s->dims[i];
+}
+
+/* Output and data share one shape; fills whichever is unknown. */
+static int same_shape(mxw_shape *a, mxw_shape *b) {
+  mxw_shape s = *a;
+  MXW_TRY(mxw_shape_assign(&s, b, "output"));
+  *a = s;
+  *b = s;
+  return 0;
+}
+
+/* ==== softmax, log_softmax ===================================================================== */
+static const char *const k_softmax_dtype_names[] = {"float16", "float32", "float64", NULL};
+static const int k_softmax_dtypes[] = {MXW_FLOAT16, MXW_FLOAT32, MXW_FLOAT64};
+
+typedef struct {
+  int64_t axis;
+  mxw_opt_float temperature;
+  mxw_opt_int dtype;
+  mxw_opt_int use_length;
+} SoftmaxParam;
+
+static const mxw_attr_spec k_softmax_attrs[] = {
+    MXW_A_INT("axis", SoftmaxParam, axis, "-1", "the axis to normalise over"),
+    MXW_A_OPT_FLOAT("temperature", SoftmaxParam, temperature, "None", "divides (x - max) before exp; None = 1"),
+    MXW_A_OPT_ENUM("dtype", SoftmaxParam, dtype, "None", k_softmax_dtype_names, "output dtype; None = input dtype"),
+    MXW_A_OPT_BOOL("use_length", SoftmaxParam, use_length, "False",
+                   "take a second input `length`: only the first length[i] entries of each line count"),
+};
+
+static int softmax_uses_length(const SoftmaxParam *p) { return p->use_length.has && p->use_length.v; }
+static int softmax_num_inputs(const void *param) { return softmax_uses_length((const SoftmaxParam *)param) ? 2 : 1; }
+
+static int softmax_axis(int64_t axis, const mxw_shape *s, int *out) {
+  char buf[128];
+  int ndim = s->ndim == 0 ? 1 : s->ndim;
+  int64_t a = axis < 0 ? axis + ndim : axis;
+  if (a < 0 || a >= ndim)
+    return mxw_fail("axis %lld is out of range for data of shape %s (%d dimension%s)", (long long)axis,
+                    mxw_shape_str(s, buf, sizeof buf), s->ndim, s->ndim == 1 ? "" : "s");
+  *out = (int)a;
+  return 0;
+}
+
+/* length: the data shape without the axis ((1,) for 1-D data). */
+static int infer_softmax(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const SoftmaxParam *p = (const SoftmaxParam *)param;
+  MXW_TRY(same_shape(&in[0], &out[0]));
+  if (in[0].ndim < 0) return 0;
+  int axis;
+  MXW_TRY(softmax_axis(p->axis, &in[0], &axis));
+  if (softmax_uses_length(p)) {
+    mxw_shape l;
+    memset(&l, 0, sizeof l);
+    for (int i = 0; i < in[0].ndim; i++)
+      if (i != axis) l.dims[l.ndim++] = in[0].dims[i];
+    if (l.ndim == 0) l.dims[l.ndim++] = 1;
+    MXW_TRY(mxw_shape_assign(&in[1], &l, "length"));
+  }
+  return 0;
+}
+
+/* Output dtype: `dtype` when given, else the data's. The length may have any dtype. */
+static int infer_softmax_type(const void *param, int nin, int *in, int nout, int *out) {
+  const SoftmaxParam *p = (const SoftmaxParam *)param;
+  if (!p->dtype.has) return mxw_infer_type_same(param, 1, in, nout, out);
+  int dt = k_softmax_dtypes[p->dtype.v];
+  MXW_CHECK(out[0] < 0 || out[0] == dt, "output dtype %s does not match dtype=%s", mxw_dtype_name(out[0]),
+            mxw_dtype_name(dt));
+  out[0] = dt;
+  if (in[0] < 0) in[0] = dt;
+  return 0;
+}
+
+static int softmax_forward(const mxw_op_call *c, int log) {
+  const SoftmaxParam *p = (const SoftmaxParam *)c->param;
+  const mxw_tensor *in = &c->inputs[0];
+  int axis;
+  MXW_TRY(softmax_axis(p->axis, &in->shape, &axis));
+  softmax_plan plan;
+  view_around(&in->shape, axis, &plan);
+  plan.temperature = p->temperature.has ? p->temperature.v : 1.0;
+  plan.log = log;
+  plan.length = softmax_uses_length(p) ? &c->inputs[1] : NULL;
+  return softmax_run(&plan, in, &c->outputs[0]);
+}
+
+static int fwd_softmax(const mxw_op_call *c) { return softmax_forward(c, 0); }
+static int fwd_log_softmax(const mxw_op_call *c) { return softmax_forward(c, 1); }
+
+static const mxw_op_def op_softmax = {
+    .name = "softmax", .aliases = ALIASES("_npx_softmax"),
+    .doc = "exp((x - max) / T) / sum along an axis, optionally over the first length[i] entries only",
+    .attrs = k_softmax_attrs, .num_attrs = 4, .param_size = sizeof(SoftmaxParam), .num_inputs = 1,
+    .input_names = k_data_length, .num_inputs_fn = softmax_num_inputs, .num_outputs = 1,
+    .infer_shape = infer_softmax, .infer_type = infer_softmax_type, .forward = fwd_softmax};
+static const mxw_op_def op_log_softmax = {
+    .name = "log_softmax", .aliases = ALIASES("_npx_log_softmax"),
+    .doc = "(x - max) / T - log(sum(exp((x - max) / T))) along an axis", .attrs = k_softmax_attrs,
+    .num_attrs = 4, .param_size = sizeof(SoftmaxParam), .num_inputs = 1, .input_names = k_data_length,
+    .num_inputs_fn = softmax_num_inputs, .num_outputs = 1, .infer_shape = infer_softmax,
+    .infer_type = infer_softmax_type, .forward = fwd_log_softmax};
+
+/* ==== SoftmaxActivation ========================================================================== */
+enum { ACT_INSTANCE, ACT_CHANNEL };
+static const char *const k_act_modes[] = {"instance", "channel", NULL};
+typedef struct {
+  int mode;
+} SoftmaxActivationParam;
+static const mxw_attr_spec k_softmax_act_attrs[] = {
+    MXW_A_ENUM("mode", SoftmaxActivationParam, mode, "instance", k_act_modes,
+               "instance: over the last axis; channel: over axis 1 of (N, C, ...)"),
+};
+
+static int infer_softmax_act(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const SoftmaxActivationParam *p = (const SoftmaxActivationParam *)param;
+  MXW_TRY(same_shape(&in[0], &out[0]));
+  char buf[128];
+  if (p->mode == ACT_CHANNEL && in[0].ndim >= 0 && in[0].ndim < 2)
+    return mxw_fail("mode='channel' needs data of at least 2 dimensions (N, C, ...), got shape %s",
+                    mxw_shape_str(&in[0], buf, sizeof buf));
+  return 0;
+}
+
+static int fwd_softmax_act(const mxw_op_call *c) {
+  const SoftmaxActivationParam *p = (const SoftmaxActivationParam *)c->param;
+  const mxw_tensor *in = &c->inputs[0];
+  softmax_plan plan = {.temperature = 1.0};
+  view_around(&in->shape, p->mode == ACT_CHANNEL ? 1 : (in->shape.ndim ? in->shape.ndim - 1 : 0), &plan);
+  return softmax_run(&plan, in, &c->outputs[0]);
+}
+
+static const mxw_op_def op_SoftmaxActivation = {
+    .name = "SoftmaxActivation", .doc = "softmax over the last axis (instance) or over channels (channel)",
+    .attrs = k_softmax_act_attrs, .num_attrs = 1, .param_size = sizeof(SoftmaxActivationParam), .num_inputs = 1,
+    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_softmax_act, .forward = fwd_softmax_act};
+
+/* ==== SoftmaxOutput ================================================================================ */
+enum { NORM_NULL, NORM_BATCH, NORM_VALID };
+static const char *const k_norm_modes[] = {"null", "batch", "valid", NULL};
+typedef struct {
+  double grad_scale, ignore_label;
+  int multi_output, use_ignore, preserve_shape, normalization, out_grad;
+  double smooth_alpha;
+} SoftmaxOutputParam;
+
+static const mxw_attr_spec k_softmax_output_attrs[] = {
+    MXW_A_FLOAT("grad_scale", SoftmaxOutputParam, grad_scale, "1", "scales the gradient (training only)"),
+    MXW_A_FLOAT("ignore_label", SoftmaxOutputParam, ignore_label, "-1", "label ignored with use_ignore (training only)"),
+    MXW_A_BOOL("multi_output", SoftmaxOutputParam, multi_output, "False", "softmax over axis 1 of (N, C, ...)"),
+    MXW_A_BOOL("use_ignore", SoftmaxOutputParam, use_ignore, "False", "skip ignore_label in the gradient"),
+    MXW_A_BOOL("preserve_shape", SoftmaxOutputParam, preserve_shape, "False", "softmax over the last axis"),
+    MXW_A_ENUM("normalization", SoftmaxOutputParam, normalization, "null", k_norm_modes,
+               "gradient normalisation (training only)"),
+    MXW_A_BOOL("out_grad", SoftmaxOutputParam, out_grad, "False", "multiply by the output gradient (training only)"),
+    MXW_A_FLOAT("smooth_alpha", SoftmaxOutputParam, smooth_alpha, "0", "label smoothing in [0, 1] (training only)"),
+};
+
+static int validate_softmax_output(void *param) {
+  const SoftmaxOutputParam *p = (const SoftmaxOutputParam *)param;
+  MXW_CHECK(p->smooth_alpha >= 0 && p->smooth_alpha <= 1, "smooth_alpha=%g is outside [0, 1]", p->smooth_alpha);
+  return 0;
+}
+
+/* Label shape: a probability label of the data's shape is accepted as is; otherwise it is the
+ * data shape without the last dim, or (N, prod(spatial)) with multi_output ((N, spatial...) and
+ * (N, 1, spatial...) are accepted too). An unknown label is filled. */
+static int infer_softmax_output(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const SoftmaxOutputParam *p = (const SoftmaxOutputParam *)param;
+  MXW_TRY(same_shape(&in[0], &out[0]));
+  const mxw_shape *d = &in[0];
+  mxw_shape *label = &in[1];
+  if (d->ndim < 0) return 0;
+  char a[128], b[128], e[128];
+  if (p->multi_output && d->ndim < 2)
+    return mxw_fail("multi_output needs data of at least 2 dimensions (N, C, ...), got shape %s",
+                    mxw_shape_str(d, a, sizeof a));
+  if (label->ndim >= 0 && mxw_shape_equal(label, d)) return 0;
+  if (!p->multi_output) {
+    mxw_shape l;
+    memset(&l, 0, sizeof l);
+    for (int i = 0; i + 1 < d->ndim; i++) l.dims[l.ndim++] = d->dims[i];
+    if (label->ndim >= 0 && !mxw_shape_known(label)) return mxw_shape_assign(label, &l, "label");
+    if (label->ndim >= 0 && !mxw_shape_equal(label, &l))
+      return mxw_fail("label shape %s does not fit data shape %s: expected %s (or the data shape)",
+                      mxw_shape_str(label, a, sizeof a), mxw_shape_str(d, b, sizeof b), mxw_shape_str(&l, e, sizeof e));
+    *label = l;
+    return 0;
+  }
+  mxw_shape l1, l2, l3 = *d;
+  memset(&l1, 0, sizeof l1);
+  memset(&l2, 0, sizeof l2);
+  int64_t spatial = 1;
+  for (int i = 2; i < d->ndim; i++) spatial = (spatial < 0 || d->dims[i] < 0) ? -1 : spatial * d->dims[i];
+  l1.ndim = 2;
+  l1.dims[0] = d->dims[0];
+  l1.dims[1] = spatial;
+  l2.dims[l2.ndim++] = d->dims[0];
+  for (int i = 2; i < d->ndim; i++) l2.dims[l2.ndim++] = d->dims[i];
+  l3.dims[1] = 1;
+  if (label->ndim < 0) {
+    *label = l1;
+    return 0;
+  }
+  if (mxw_shape_equal(label, &l1) || mxw_shape_equal(label, &l2) || mxw_shape_equal(label, &l3)) return 0;
+  return mxw_fail("label shape %s does not fit data shape %s with multi_output: expected %s or %s",
+                  mxw_shape_str(label, a, sizeof a), mxw_shape_str(d, b, sizeof b), mxw_shape_str(&l1, e, sizeof e),
+                  mxw_shape_str(&l2, a, sizeof a));
+}
+
+static int fwd_softmax_output(const mxw_op_call *c) {
+  const SoftmaxOutputParam *p = (const SoftmaxOutputParam *)c->param;
+  const mxw_tensor *in = &c->inputs[0];
+  const mxw_shape *s = &in->shape;
+  softmax_plan plan = {.temperature = 1.0};
+  if (p->multi_output) {
+    view_around(s, 1, &plan); /* (N, C, rest) */
+  } else if (p->preserve_shape) {
+    view_around(s, s->ndim ? s->ndim - 1 : 0, &plan);
+  } else { /* (N, size / N) */
+    int64_t size = mxw_shape_size(s);
+    plan.outer = s->ndim ? s->dims[0] : 1;
+    plan.n = plan.outer ? size / plan.outer : 0;
+    plan.inner = 1;
+  }
+  return softmax_run(&plan, in, &c->outputs[0]);
+}
+
+static const mxw_op_def op_SoftmaxOutput = {
+    .name = "SoftmaxOutput", .aliases = ALIASES("Softmax"),
+    .doc = "softmax output layer: rows of (N, size/N), channels with multi_output, the last axis with "
+           "preserve_shape (inference forward; the label only matters for training)",
+    .attrs = k_softmax_output_attrs, .num_attrs = 8, .param_size = sizeof(SoftmaxOutputParam),
+    .validate = validate_softmax_output, .num_inputs = 2, .input_names = k_data_label, .num_outputs = 1,
+    .infer_shape = infer_softmax_output, .forward = fwd_softmax_output};
+
+/* ==== regression outputs ============================================================================ */
+typedef struct {
+  double grad_scale;
+} RegressionParam;
+static const mxw_attr_spec k_regression_attrs[] = {
+    MXW_A_FLOAT("grad_scale", RegressionParam, grad_scale, "1", "scales the gradient (training only)"),
+};
+
+/* Label: the data shape, or (N,) for (N, 1) data, filled when unknown; a given label must have
+ * the data's first dim and size. */
+static int infer_regression(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  MXW_TRY(same_shape(&in[0], &out[0]));
+  const mxw_shape *d = &in[0];
+  mxw_shape *label = &in[1];
+  if (!mxw_shape_known(d)) return 0;
+  if (label->ndim < 0) {
+    if (d->ndim == 2 && d->dims[1] == 1) *label = mxw_shape_make(1, d->dims);
+    else *label = *d;
+    return 0;
+  }
+  char a[128], b[128];
+  if (!mxw_shape_known(label)) return mxw_shape_assign(label, d, "label");
+  if (d->ndim == 0 || label->ndim == 0 || label->dims[0] != d->dims[0] || mxw_shape_size(label) != mxw_shape_size(d))
+    return mxw_fail("label shape %s does not fit data shape %s: it needs the same first dim and size",
+                    mxw_shape_str(label, a, sizeof a), mxw_shape_str(d, b, sizeof b));
+  return 0;
+}
+
+static int fwd_identity_output(const mxw_op_call *c) {
+  const mxw_tensor *in = &c->inputs[0];
+  memcpy(c->outputs[0].data, in->data, (size_t)mxw_tensor_size(in) * (size_t)mxw_dtype_size(in->dtype));
+  return 0;
+}
+
+static int fwd_logistic_output(const mxw_op_call *c) {
+  const mxw_tensor *in = &c->inputs[0];
+  mxw_tensor *out = &c->outputs[0];
+  int64_t n = mxw_tensor_size(in);
+  if (in->dtype == MXW_FLOAT32) {
+    const float *x = (const float *)in->data;
+    float *y = (float *)out->data;
+    for (int64_t i = 0; i < n; i++) y[i] = 1.f / (1.f + expf(-x[i]));
+  } else {
+    for (int64_t i = 0; i < n; i++)
+      mxw_store_f64(out->data, out->dtype, i, 1.0 / (1.0 + exp(-mxw_load_f64(in->data, in->dtype, i))));
+  }
+  return 0;
+}
+
+#define REGRESSION_OP(NAME, FWD, DOC)                                                             \
+  static const mxw_op_def op_##NAME = {                                                           \
+      .name = #NAME, .doc = DOC, .attrs = k_regression_attrs, .num_attrs = 1,                     \
+      .param_size = sizeof(RegressionParam), .num_inputs = 2, .input_names = k_data_label,        \
+      .num_outputs = 1, .infer_shape = infer_regression, .forward = FWD};
+REGRESSION_OP(LinearRegressionOutput, fwd_identity_output, "identity forward; L2 regression loss for training")
+REGRESSION_OP(MAERegressionOutput, fwd_identity_output, "identity forward; L1 regression loss for training")
+REGRESSION_OP(LogisticRegressionOutput, fwd_logistic_output, "sigmoid forward; logistic loss for training")
+
+MXW_FAMILY(softmax, &op_softmax, &op_log_softmax, &op_SoftmaxActivation, &op_SoftmaxOutput,
+           &op_LinearRegressionOutput, &op_MAERegressionOutput, &op_LogisticRegressionOutput);
