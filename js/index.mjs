@@ -22,6 +22,7 @@ import * as initializer from './initializer.mjs';
 import { Parameter, Constant, ParameterDict, DeferredInitializationError } from './parameter.mjs';
 import { Block, HybridBlock, SymbolBlock, Sequential, HybridSequential, HookHandle, F } from './block.mjs';
 import { CachedOp } from './cached_op.mjs';
+import * as nnLayers from './nn.mjs';
 
 // ---- nd: every registered op (generated), plus MXNet's Python-level helpers ---------------------
 const generated = generateNd();
@@ -111,8 +112,9 @@ export const init = initializer;
 
 export const gluon = {
   Block, HybridBlock, SymbolBlock, Parameter, Constant, ParameterDict, DeferredInitializationError, HookHandle,
-  nn: { Sequential, HybridSequential },
+  nn: { ...nnLayers, Sequential, HybridSequential },
 };
+nnLayers.Lambda._nd = nd;
 
 export const name = Object.freeze({ NameManager, Prefix, withNameManager, current: currentNameManager });
 

@@ -15,6 +15,8 @@ export function splitArgs(op, rawArgs) {
   let attrs = {};
   if (list.length && isAttrObject(list[list.length - 1])) attrs = { ...list.pop() };
   if (list.length === 1 && Array.isArray(list[0])) list = list[0];
+  // absent optional inputs (Python's None, e.g. a bias-less layer's bias) are dropped
+  while (list.length && (list[list.length - 1] === null || list[list.length - 1] === undefined)) list.pop();
   const { out, name, ...rest } = attrs;
   void name;
   if (op.variadic && rest.num_args === undefined && op.attrs.some((a) => a.name === 'num_args')) {

@@ -204,6 +204,7 @@ export function callOp(calledName, positional, attrsIn) {
   }
   let inputs = positional.slice();
   if (inputs.length === 1 && Array.isArray(inputs[0])) inputs = inputs[0];
+  while (inputs.length && (inputs[inputs.length - 1] === null || inputs[inputs.length - 1] === undefined)) inputs.pop();
   for (let i = 0; i < inputs.length; i++) {
     if (!(inputs[i] instanceof Symbol)) throw new MXNetError(`Operator ${op.name}: input ${i} must be a Symbol`);
   }
