@@ -28,8 +28,8 @@ export class CachedOp {
     const outP = a.i32s(new Array(this.numOutputs).fill(0));
     const noutP = a.i32s([this.numOutputs]);
     check(M._mxw_exec_forward(this._h, inputs.length, inP, isTrain ? 1 : 0, noutP, outP));
-    const h = heap32();
-    return Array.from({ length: this.numOutputs }, (_, i) => new NDArray(h[(outP >> 2) + i]));
+    const hs = Array.from(heap32().subarray(outP >> 2, (outP >> 2) + this.numOutputs)); // read before wrapping
+    return hs.map((h) => new NDArray(h));
   }
   get arenaBytes() { return this._h ? M._mxw_exec_arena_bytes(this._h) : 0; }
   dispose() {

@@ -10,7 +10,9 @@ export class MXNetError extends Error {
   }
 }
 
-export const M = await createMxCore();
+export const M = await createMxCore().catch((e) => {
+  throw new MXNetError(`mxnet-wasm: cannot instantiate mxcore.wasm (${e && e.message ? e.message : e}); is dist/ complete?`);
+});
 
 // Never cache a typed view of wasm memory across a call that may grow it: these getters always
 // return views of the current buffer.
@@ -32,6 +34,10 @@ export function check(status) {
 const SCRATCH_BYTES = 1 << 16;
 const scratchBase = M._malloc(SCRATCH_BYTES);
 if (!scratchBase) throw new MXNetError('mxnet-wasm: cannot allocate the argument scratch block');
+
+// A small block of its own for NDArray shape queries, so that wrapping a handle never clobbers
+// arguments still being read from the scratch block.
+export const shapeBuf = M._malloc(4 * 16);
 
 // A bump allocator over the scratch block, reset at the start of each marshalled call.
 export class Args {

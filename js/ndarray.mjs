@@ -1,6 +1,6 @@
 // ndarray.mjs -- NDArray: a handle to a C array, its creation and read-back, arithmetic methods
 // with MXNet's broadcasting rules, memory scopes (tidy), and the eager operator call.
-import { M, MXNetError, args, check, heap32, heapU8, registry, DTYPE_FLAGS, DTYPE_NAMES } from './core.mjs';
+import { M, MXNetError, args, check, heap32, heapU8, registry, shapeBuf, DTYPE_FLAGS, DTYPE_NAMES } from './core.mjs';
 import { attrString, formatValues } from './format.mjs';
 
 // ---- dtypes ------------------------------------------------------------------------------------
@@ -97,9 +97,8 @@ export class NDArray {
     if (!handle) throw new MXNetError('NDArray: NULL handle');
     this._h = handle;
     const ndim = M._mxw_ndarray_ndim(handle);
-    const p = args.reset().alloc(4 * Math.max(ndim, 1));
-    M._mxw_ndarray_shape(handle, p);
-    this._shape = Array.from(heap32().subarray(p >> 2, (p >> 2) + ndim));
+    M._mxw_ndarray_shape(handle, shapeBuf);
+    this._shape = Array.from(heap32().subarray(shapeBuf >> 2, (shapeBuf >> 2) + ndim));
     this._dtype = DTYPE_NAMES[M._mxw_ndarray_dtype(handle)];
     finalizer.register(this, handle, this);
     if (scopes.length) scopes[scopes.length - 1].add(this);
@@ -387,8 +386,8 @@ export function invoke(id, inputs, attrs, out) {
   const outP = a.i32s(Array.from({ length: nout }, (_, i) => (outs[i] ? outs[i].handle : 0)));
   const noutP = a.i32s([nout]);
   check(M._mxw_op_invoke(id, p, inputs.length, inP, noutP, outP));
-  const h = heap32();
-  return Array.from({ length: nout }, (_, i) => outs[i] ?? new NDArray(h[(outP >> 2) + i]));
+  const hs = Array.from(heap32().subarray(outP >> 2, (outP >> 2) + nout)); // read before wrapping
+  return hs.map((h, i) => outs[i] ?? new NDArray(h));
 }
 export function invokeByName(name, inputs, attrs, out) { return invoke(opId(name), inputs, attrs, out); }
 // Output shapes of an op for known input shapes, by the op's own C shape inference.

@@ -1,0 +1,1106 @@
+/* norm.c -- normalization layers (../shared/spec/ops.md §1), forward only:
+ *   BatchNorm (_npx_batch_norm), _contrib_BatchNormWithReLU, LayerNorm (_npx_layer_norm),
+ *   InstanceNorm, GroupNorm, L2Normalization, LRN.
+ *
+ * Every op views its data either as contiguous rows (InstanceNorm: (N*C, spatial), GroupNorm:
+ * (N*G, C/G*spatial), L2Normalization instance/spatial, LayerNorm over the last axis) or as
+ * (outer, n, inner) around an axis (BatchNorm's channel axis, LayerNorm over another axis,
+ * L2Normalization channel, LRN), and is built from the few kernels in `norm_kernels`:
+ *   sums over a contiguous run, Σ(x - mean)², y = ((x - mean) * invstd) * g + b on a run, and
+ *   "column" forms that accumulate whole rows of `inner` positions at once.
+ * Statistics are two-pass (mean, then Σ(x - mean)²) and kept in double. float32 data runs the
+ * float kernels (SIMD sums whose float lanes are flushed into a double every FLUSH elements, and
+ * a SIMD affine map); float64 runs the plain double kernels, the readable reference; float16 and
+ * bfloat16 go through float64 copies. Integer dtypes are rejected at type inference.
+ *
+ * BatchNorm training (call->is_train and not use_global_stats) normalizes with the batch's mean
+ * and biased variance, writes mean and invstd to its mean/var outputs, and updates the moving
+ * statistics in place (inputs 3 and 4, FMutateInputs) as m = m * momentum + batch * (1 -
+ * momentum) with the biased variance; MXNet does this update in the backward pass, here it is
+ * done by the forward because there is no backward yet. Inference, as MXNet's CPU kernels, gives
+ * mean = moving_mean and var = 1 / sqrt(moving_var + eps) (invstd) on the hidden outputs.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../core/mxw_core.h"
+
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#else
+#include <simde/wasm/simd128.h>
+#endif
+
+#define ALIASES(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* ==== kernels ================================================================================= */
+/* One table per compute type. x and y point at elements of that type; statistics are doubles.
+ * col_* kernels work on one row of n positions with a statistic per position; a NULL mean
+ * means 0. */
+typedef struct norm_kernels {
+  int dtype; /* MXW_FLOAT32 or MXW_FLOAT64 */
+  size_t esize;
+  double (*sum)(const void *x, int64_t n);
+  double (*sqdev)(const void *x, int64_t n, double mean); /* Σ (x - mean)² */
+  /* y = ((x - mean) * inv) * g + b, one mean/inv/g/b for the run */
+  void (*affine)(const void *x, void *y, int64_t n, double mean, double inv, double g, double b);
+  /* the same with gamma and beta per element (of the compute type) */
+  void (*affine_gb)(const void *x, void *y, int64_t n, double mean, double inv, const void *g, const void *b);
+  void (*col_sum)(double *acc, const void *x, int64_t n);                    /* acc[i] += x[i] */
+  void (*col_sqdev)(double *acc, const void *x, const double *mean, int64_t n); /* += (x - mean)² */
+  /* y[i] = ((x[i] - mean[i]) * inv[i]) * g[i * step] + b[i * step] (step 0: one g and b) */
+  void (*col_affine)(const void *x, void *y, int64_t n, const double *mean, const double *inv, const double *g,
+                     const double *b, int step);
+  /* LRN: norm[i] = knorm + salpha * sq[i], y[i] = x[i] * norm[i]^-beta */
+  void (*lrn)(const void *x, void *y, void *norm, const double *sq, int64_t n, double knorm, double salpha,
+              double beta);
+  void (*relu)(void *y, int64_t n); /* y = max(y, 0); NaN stays NaN, as relu */
+} norm_kernels;
+
+/* ---- float64: the scalar reference kernels ---------------------------------------------------- */
+static double sum_f64(const void *xv, int64_t n) {
+  const double *x = (const double *)xv;
+  double s = 0.0;
+  for (int64_t i = 0; i < n; i++) s += x[i];
+  return s;
+}
+static double sqdev_f64(const void *xv, int64_t n, double mean) {
+  const double *x = (const double *)xv;
+  double s = 0.0;
+  for (int64_t i = 0; i < n; i++) s += (x[i] - mean) * (x[i] - mean);
+  return s;
+}
+static void affine_f64(const void *xv, void *yv, int64_t n, double mean, double inv, double g, double b) {
+  const double *x = (const double *)xv;
+  double *y = (double *)yv;
+  for (int64_t i = 0; i < n; i++) y[i] = ((x[i] - mean) * inv) * g + b;
+}
+static void affine_gb_f64(const void *xv, void *yv, int64_t n, double mean, double inv, const void *gv, const void *bv) {
+  const double *x = (const double *)xv, *g = (const double *)gv, *b = (const double *)bv;
+  double *y = (double *)yv;
+  for (int64_t i = 0; i < n; i++) y[i] = ((x[i] - mean) * inv) * g[i] + b[i];
+}
+static void col_sum_f64(double *acc, const void *xv, int64_t n) {
+  const double *x = (const double *)xv;
+  for (int64_t i = 0; i < n; i++) acc[i] += x[i];
+}
+static void col_sqdev_f64(double *acc, const void *xv, const double *mean, int64_t n) {
+  const double *x = (const double *)xv;
+  for (int64_t i = 0; i < n; i++) {
+    double d = x[i] - (mean ? mean[i] : 0.0);
+    acc[i] += d * d;
+  }
+}
+static void col_affine_f64(const void *xv, void *yv, int64_t n, const double *mean, const double *inv, const double *g,
+                           const double *b, int step) {
+  const double *x = (const double *)xv;
+  double *y = (double *)yv;
+  for (int64_t i = 0; i < n; i++) y[i] = ((x[i] - (mean ? mean[i] : 0.0)) * inv[i]) * g[i * step] + b[i * step];
+}
+static void lrn_f64(const void *xv, void *yv, void *normv, const double *sq, int64_t n, double knorm, double salpha,
+                    double beta) {
+  const double *x = (const double *)xv;
+  double *y = (double *)yv, *norm = (double *)normv;
+  for (int64_t i = 0; i < n; i++) {
+    norm[i] = knorm + salpha * sq[i];
+    y[i] = x[i] * pow(norm[i], -beta);
+  }
+}
+static void relu_f64(void *yv, int64_t n) {
+  double *y = (double *)yv;
+  for (int64_t i = 0; i < n; i++)
+    if (y[i] < 0.0) y[i] = 0.0;
+}
+
+static const norm_kernels k_f64 = {MXW_FLOAT64, sizeof(double), sum_f64, sqdev_f64, affine_f64, affine_gb_f64,
+                                   col_sum_f64, col_sqdev_f64, col_affine_f64, lrn_f64, relu_f64};
+
+/* ---- float32: SIMD runs --------------------------------------------------------------------- */
+/* Float lanes are summed into a double every FLUSH elements, so long runs keep double accuracy. */
+#define FLUSH 1024
+
+static inline double lanes_sum(v128_t a) {
+  return ((double)wasm_f32x4_extract_lane(a, 0) + (double)wasm_f32x4_extract_lane(a, 1)) +
+         ((double)wasm_f32x4_extract_lane(a, 2) + (double)wasm_f32x4_extract_lane(a, 3));
+}
+
+static double sum_f32(const void *xv, int64_t n) {
+  const float *x = (const float *)xv;
+  double total = 0.0;
+  for (int64_t start = 0; start < n; start += FLUSH) {
+    const int64_t end = n - start > FLUSH ? start + FLUSH : n;
+    v128_t a0 = wasm_f32x4_splat(0.f), a1 = wasm_f32x4_splat(0.f);
+    int64_t i = start;
+    for (; i + 8 <= end; i += 8) {
+      a0 = wasm_f32x4_add(a0, wasm_v128_load(x + i));
+      a1 = wasm_f32x4_add(a1, wasm_v128_load(x + i + 4));
+    }
+    double part = lanes_sum(wasm_f32x4_add(a0, a1));
+    for (; i < end; i++) part += x[i];
+    total += part;
+  }
+  return total;
+}
+
+static double sqdev_f32(const void *xv, int64_t n, double mean) {
+  const float *x = (const float *)xv;
+  const float m = (float)mean;
+  const v128_t vm = wasm_f32x4_splat(m);
+  double total = 0.0;
+  for (int64_t start = 0; start < n; start += FLUSH) {
+    const int64_t end = n - start > FLUSH ? start + FLUSH : n;
+    v128_t a0 = wasm_f32x4_splat(0.f), a1 = wasm_f32x4_splat(0.f);
+    int64_t i = start;
+    for (; i + 8 <= end; i += 8) {
+      v128_t d0 = wasm_f32x4_sub(wasm_v128_load(x + i), vm), d1 = wasm_f32x4_sub(wasm_v128_load(x + i + 4), vm);
+      a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(d0, d0));
+      a1 = wasm_f32x4_add(a1, wasm_f32x4_mul(d1, d1));
+    }
+    double part = lanes_sum(wasm_f32x4_add(a0, a1));
+    for (; i < end; i++) {
+      float d = x[i] - m;
+      part += (double)(d * d);
+    }
+    total += part;
+  }
+  return total;
+}
+
+/* The BatchNorm inference hot loop: one channel's contiguous H*W block. */
+static void affine_f32(const void *xv, void *yv, int64_t n, double mean, double inv, double g, double b) {
+  const float *x = (const float *)xv;
+  float *y = (float *)yv;
+  const float m = (float)mean, s = (float)inv, gg = (float)g, bb = (float)b;
+  const v128_t vm = wasm_f32x4_splat(m), vs = wasm_f32x4_splat(s), vg = wasm_f32x4_splat(gg),
+               vb = wasm_f32x4_splat(bb);
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    v128_t v = wasm_f32x4_mul(wasm_f32x4_sub(wasm_v128_load(x + i), vm), vs);
+    wasm_v128_store(y + i, wasm_f32x4_add(wasm_f32x4_mul(v, vg), vb));
+  }
+  for (; i < n; i++) y[i] = ((x[i] - m) * s) * gg + bb;
+}
+
+static void affine_gb_f32(const void *xv, void *yv, int64_t n, double mean, double inv, const void *gv, const void *bv) {
+  const float *x = (const float *)xv, *g = (const float *)gv, *b = (const float *)bv;
+  float *y = (float *)yv;
+  const float m = (float)mean, s = (float)inv;
+  const v128_t vm = wasm_f32x4_splat(m), vs = wasm_f32x4_splat(s);
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    v128_t v = wasm_f32x4_mul(wasm_f32x4_sub(wasm_v128_load(x + i), vm), vs);
+    wasm_v128_store(y + i, wasm_f32x4_add(wasm_f32x4_mul(v, wasm_v128_load(g + i)), wasm_v128_load(b + i)));
+  }
+  for (; i < n; i++) y[i] = ((x[i] - m) * s) * g[i] + b[i];
+}
+
+static void col_sum_f32(double *acc, const void *xv, int64_t n) {
+  const float *x = (const float *)xv;
+  for (int64_t i = 0; i < n; i++) acc[i] += x[i];
+}
+static void col_sqdev_f32(double *acc, const void *xv, const double *mean, int64_t n) {
+  const float *x = (const float *)xv;
+  for (int64_t i = 0; i < n; i++) {
+    double d = x[i] - (mean ? mean[i] : 0.0);
+    acc[i] += d * d;
+  }
+}
+static void col_affine_f32(const void *xv, void *yv, int64_t n, const double *mean, const double *inv, const double *g,
+                           const double *b, int step) {
+  const float *x = (const float *)xv;
+  float *y = (float *)yv;
+  for (int64_t i = 0; i < n; i++) {
+    float v = (x[i] - (mean ? (float)mean[i] : 0.f)) * (float)inv[i];
+    y[i] = v * (float)g[i * step] + (float)b[i * step];
+  }
+}
+static void lrn_f32(const void *xv, void *yv, void *normv, const double *sq, int64_t n, double knorm, double salpha,
+                    double beta) {
+  const float *x = (const float *)xv;
+  float *y = (float *)yv, *norm = (float *)normv;
+  const float k = (float)knorm, a = (float)salpha, nb = (float)-beta;
+  for (int64_t i = 0; i < n; i++) {
+    norm[i] = (float)sq[i] * a + k;
+    y[i] = x[i] * powf(norm[i], nb);
+  }
+}
+static void relu_f32(void *yv, int64_t n) {
+  float *y = (float *)yv;
+  for (int64_t i = 0; i < n; i++)
+    if (y[i] < 0.f) y[i] = 0.f;
+}
+
+static const norm_kernels k_f32 = {MXW_FLOAT32, sizeof(float), sum_f32, sqdev_f32, affine_f32, affine_gb_f32,
+                                   col_sum_f32, col_sqdev_f32, col_affine_f32, lrn_f32, relu_f32};
+
+/* ==== staging: tensors in the compute type ====================================================== */
+/* float32 data computes in float32, everything else in float64. A tensor already of the compute
+ * type is used in place; others (float16, bfloat16) get converted copies, and staged outputs are
+ * converted back by stage_finish. */
+#define STAGE_MAX 6
+typedef struct {
+  const norm_kernels *k;
+  void *own[STAGE_MAX];
+  mxw_tensor *back[STAGE_MAX]; /* the output each owned buffer goes back to, or NULL */
+  int n;
+} stage;
+
+static void stage_init(stage *s, int data_dtype) {
+  memset(s, 0, sizeof *s);
+  s->k = data_dtype == MXW_FLOAT32 ? &k_f32 : &k_f64;
+}
+
+static void *stage_buffer(stage *s, const mxw_tensor *t, int copy_in, mxw_tensor *back) {
+  if (t->dtype == s->k->dtype) return t->data;
+  const int64_t n = mxw_tensor_size(t);
+  if (s->n == STAGE_MAX) {
+    mxw_fail("internal: too many staged tensors");
+    return NULL;
+  }
+  void *buf = malloc((size_t)(n > 0 ? n : 1) * s->k->esize);
+  if (!buf) {
+    mxw_fail("out of memory for a %s copy of %lld elements", mxw_dtype_name(s->k->dtype), (long long)n);
+    return NULL;
+  }
+  if (copy_in) mxw_convert(t->data, t->dtype, buf, s->k->dtype, n);
+  s->own[s->n] = buf;
+  s->back[s->n++] = back;
+  return buf;
+}
+static const void *stage_in(stage *s, const mxw_tensor *t) { return stage_buffer(s, t, 1, NULL); }
+static void *stage_out(stage *s, mxw_tensor *t) { return stage_buffer(s, t, 0, t); }
+
+/* Converts staged outputs back (when ok) and frees the copies; returns ok ? 0 : -1. */
+static int stage_finish(stage *s, int ok) {
+  for (int i = 0; i < s->n; i++) {
+    if (ok && s->back[i]) mxw_convert(s->own[i], s->k->dtype, s->back[i]->data, s->back[i]->dtype, mxw_tensor_size(s->back[i]));
+    free(s->own[i]);
+  }
+  s->n = 0;
+  return ok ? 0 : -1;
+}
+
+/* `count` doubles of scratch (slot 0) for per-channel / per-row statistics. */
+static double *scratch_doubles(int64_t count) {
+  return (double *)mxw_scratch(0, (size_t)(count > 0 ? count : 1) * sizeof(double));
+}
+
+/* A small vector tensor (gamma, beta, moving stats) as doubles; writing back the same way. */
+static void load_vec(const mxw_tensor *t, double *dst) { mxw_convert(t->data, t->dtype, dst, MXW_FLOAT64, mxw_tensor_size(t)); }
+static void store_vec(const double *src, const mxw_tensor *t) {
+  mxw_convert(src, MXW_FLOAT64, t->data, t->dtype, mxw_tensor_size(t));
+}
+
+static inline const char *at(const void *p, int64_t elem, size_t esize) {
+  return (const char *)p + (size_t)elem * esize;
+}
+static inline char *at_mut(void *p, int64_t elem, size_t esize) { return (char *)p + (size_t)elem * esize; }
+
+/* ==== shared inference helpers ================================================================== */
+/* Unifies `have` with `want` (-1 dims are free on both sides, in both directions); a conflict
+ * names the input/output, both shapes and the rule that gave `want`. */
+static int unify(mxw_shape *have, const mxw_shape *want, const char *name, const char *rule) {
+  if (want->ndim < 0) return 0;
+  if (have->ndim < 0) {
+    *have = *want;
+    return 0;
+  }
+  int ok = have->ndim == want->ndim;
+  for (int i = 0; ok && i < have->ndim; i++)
+    if (have->dims[i] >= 0 && want->dims[i] >= 0 && have->dims[i] != want->dims[i]) ok = 0;
+  if (!ok) {
+    char a[128], b[128];
+    return mxw_fail("%s has shape %s, expected %s%s", name, mxw_shape_str(have, a, sizeof a),
+                    mxw_shape_str(want, b, sizeof b), rule);
+  }
+  for (int i = 0; i < have->ndim; i++)
+    if (have->dims[i] < 0) have->dims[i] = want->dims[i];
+  return 0;
+}
+static int unify_vec(mxw_shape *have, int64_t len, const char *name, const char *rule) {
+  const mxw_shape want = mxw_shape_make(1, &len);
+  return unify(have, &want, name, rule);
+}
+static int unify2(mxw_shape *have, int64_t d0, int64_t d1, const char *name, const char *rule) {
+  const int64_t dims[2] = {d0, d1};
+  const mxw_shape want = mxw_shape_make(2, dims);
+  return unify(have, &want, name, rule);
+}
+/* data and an output of the same shape fill each other. */
+static int same_shape(mxw_shape *data, mxw_shape *out, const char *out_name) {
+  MXW_TRY(unify(data, out, "data", " (from the output's shape)"));
+  return unify(out, data, out_name, " (the data's shape)");
+}
+
+/* The axis of data (negative counts from the end) with an error naming the data's shape. */
+static int data_axis(int64_t axis, const mxw_shape *data, int *out) {
+  const int64_t a = axis < 0 ? axis + data->ndim : axis;
+  if (a < 0 || a >= data->ndim) {
+    char s[128];
+    return mxw_fail("axis %lld is out of range for data of shape %s", (long long)axis, mxw_shape_str(data, s, sizeof s));
+  }
+  *out = (int)a;
+  return 0;
+}
+
+/* When data's dims[axis] is unknown, takes it from the first known 1-D vector input. */
+static void fill_dim_from_vectors(mxw_shape *data, int axis, mxw_shape *vecs, int nvec) {
+  for (int i = 0; i < nvec && data->dims[axis] < 0; i++)
+    if (vecs[i].ndim == 1 && vecs[i].dims[0] >= 0) data->dims[axis] = vecs[i].dims[0];
+}
+
+/* (outer, n, inner) around axis. */
+typedef struct {
+  int64_t outer, n, inner;
+} axis_view;
+static axis_view view_around(const mxw_shape *s, int axis) {
+  axis_view v = {1, s->dims[axis], 1};
+  for (int i = 0; i < axis; i++) v.outer *= s->dims[i];
+  for (int i = axis + 1; i < s->ndim; i++) v.inner *= s->dims[i];
+  return v;
+}
+
+/* All operands share one floating-point dtype. */
+static int infer_type_float(const void *param, int nin, int *in, int nout, int *out) {
+  MXW_TRY(mxw_infer_type_same(param, nin, in, nout, out));
+  const int t = nin > 0 ? in[0] : -1;
+  if (t >= 0 && !mxw_dtype_is_float(t))
+    return mxw_fail("dtype %s is not supported (float32, float64, float16 or bfloat16 only)", mxw_dtype_name(t));
+  return 0;
+}
+
+static int one_visible(const void *param) {
+  (void)param;
+  return 1;
+}
+
+/* Row statistics for `rows` contiguous rows of `len` elements: mean and biased variance. */
+static void row_moments(const norm_kernels *k, const void *x, int64_t rows, int64_t len, double *mean, double *var) {
+  for (int64_t r = 0; r < rows; r++) {
+    const void *row = at(x, r * len, k->esize);
+    const double m = len > 0 ? k->sum(row, len) / (double)len : NAN;
+    mean[r] = m;
+    var[r] = len > 0 ? k->sqdev(row, len, m) / (double)len : NAN;
+  }
+}
+
+/* ==== BatchNorm and _contrib_BatchNormWithReLU =================================================== */
+typedef struct {
+  double eps;
+  double momentum;
+  int fix_gamma;
+  int use_global_stats;
+  int output_mean_var;
+  int64_t axis;
+  int cudnn_off;
+  mxw_opt_float min_calib_range, max_calib_range;
+} BatchNormParam;
+
+static const mxw_attr_spec k_bn_attrs[] = {
+    MXW_A_FLOAT("eps", BatchNormParam, eps, "0.001", "added to the variance before the square root"),
+    MXW_A_FLOAT("momentum", BatchNormParam, momentum, "0.9", "moving average momentum (training)"),
+    MXW_A_BOOL("fix_gamma", BatchNormParam, fix_gamma, "True", "use gamma = 1 and ignore the gamma input"),
+    MXW_A_BOOL("use_global_stats", BatchNormParam, use_global_stats, "False",
+               "normalize with the moving statistics even in training"),
+    MXW_A_BOOL("output_mean_var", BatchNormParam, output_mean_var, "False", "also return the mean and var outputs"),
+    MXW_A_INT("axis", BatchNormParam, axis, "1", "the channel axis (negative counts from the end)"),
+    MXW_A_BOOL("cudnn_off", BatchNormParam, cudnn_off, "False", "accepted for compatibility (no cuDNN here)"),
+    MXW_A_OPT_FLOAT("min_calib_range", BatchNormParam, min_calib_range, "None", "quantization only; ignored"),
+    MXW_A_OPT_FLOAT("max_calib_range", BatchNormParam, max_calib_range, "None", "quantization only; ignored"),
+};
+static const char *const k_bn_inputs[] = {"data", "gamma", "beta", "moving_mean", "moving_var", NULL};
+static const char *const k_bn_outputs[] = {"output", "mean", "var", NULL};
+static const char *const k_bn_relu_outputs[] = {"output", "mean", "var", "workspace", NULL};
+static const int k_bn_mutate[] = {3, 4};
+
+static int bn_visible(const void *param) { return ((const BatchNormParam *)param)->output_mean_var ? 3 : 1; }
+
+static const char *bn_input_var_init(const void *param, int index) {
+  (void)param;
+  return index == 3 ? "[\"zero\", {}]" : index == 4 ? "[\"one\", {}]" : NULL;
+}
+
+/* data (..., C, ...) with C = data.shape[axis]; gamma, beta, moving_mean, moving_var, and the
+ * mean and var outputs (C,); output (and BatchNormWithReLU's workspace) = data's shape. C comes
+ * from the data, or from any vector whose length is known (deferred initialization relies on
+ * the vectors being filled from the data). */
+static int bn_infer_shape(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const BatchNormParam *p = (const BatchNormParam *)param;
+  mxw_shape *data = &in[0];
+  MXW_TRY(same_shape(data, &out[0], "output"));
+  if (data->ndim < 0) return 0;
+  if (data->ndim == 0) return mxw_fail("data has shape (), expected at least one dimension (the channel axis)");
+  int axis;
+  MXW_TRY(data_axis(p->axis, data, &axis));
+  if (data->dims[axis] < 0) {
+    fill_dim_from_vectors(data, axis, &in[1], nin - 1);
+    if (data->dims[axis] < 0) fill_dim_from_vectors(data, axis, &out[1], 2);
+    MXW_TRY(same_shape(data, &out[0], "output"));
+  }
+  const int64_t C = data->dims[axis];
+  char rule[64];
+  snprintf(rule, sizeof rule, " = (data.shape[%d],)", axis);
+  for (int i = 1; i < nin; i++) MXW_TRY(unify_vec(&in[i], C, k_bn_inputs[i], rule));
+  MXW_TRY(unify_vec(&out[1], C, "mean output", rule));
+  MXW_TRY(unify_vec(&out[2], C, "var output", rule));
+  if (nout > 3) MXW_TRY(same_shape(data, &out[3], "workspace output"));
+  return 0;
+}
+
+/* data's dtype for output 0; gamma, beta, the moving stats and the other outputs are float32
+ * for float16/bfloat16 data and otherwise the data's dtype. */
+static int bn_infer_type(const void *param, int nin, int *in, int nout, int *out) {
+  (void)param;
+  int t = in[0] >= 0 ? in[0] : out[0];
+  if (t < 0) return 0;
+  if (!mxw_dtype_is_float(t))
+    return mxw_fail("dtype %s is not supported (float32, float64, float16 or bfloat16 only)", mxw_dtype_name(t));
+  if (in[0] >= 0 && out[0] >= 0 && in[0] != out[0])
+    return mxw_fail("output has dtype %s but data is %s", mxw_dtype_name(out[0]), mxw_dtype_name(in[0]));
+  in[0] = out[0] = t;
+  const int pt = (t == MXW_FLOAT16 || t == MXW_BFLOAT16) ? MXW_FLOAT32 : t;
+  for (int i = 1; i < nin; i++) {
+    if (in[i] >= 0 && in[i] != pt)
+      return mxw_fail("%s has dtype %s, expected %s for %s data", k_bn_inputs[i], mxw_dtype_name(in[i]),
+                      mxw_dtype_name(pt), mxw_dtype_name(t));
+    in[i] = pt;
+  }
+  for (int i = 1; i < nout; i++) {
+    if (out[i] >= 0 && out[i] != pt)
+      return mxw_fail("output %d has dtype %s, expected %s", i, mxw_dtype_name(out[i]), mxw_dtype_name(pt));
+    out[i] = pt;
+  }
+  return 0;
+}
+
+/* Batch mean and biased variance per channel of the (outer, C, inner) view. */
+static void channel_moments(const norm_kernels *k, const void *x, axis_view v, double *mean, double *var) {
+  const int64_t C = v.n, count = v.outer * v.inner;
+  for (int64_t c = 0; c < C; c++) mean[c] = var[c] = 0.0;
+  if (v.inner == 1) { /* channels last: whole rows of C channels at a time */
+    for (int64_t o = 0; o < v.outer; o++) k->col_sum(mean, at(x, o * C, k->esize), C);
+  } else {
+    for (int64_t o = 0; o < v.outer; o++)
+      for (int64_t c = 0; c < C; c++) mean[c] += k->sum(at(x, (o * C + c) * v.inner, k->esize), v.inner);
+  }
+  for (int64_t c = 0; c < C; c++) mean[c] = count > 0 ? mean[c] / (double)count : 0.0;
+  if (v.inner == 1) {
+    for (int64_t o = 0; o < v.outer; o++) k->col_sqdev(var, at(x, o * C, k->esize), mean, C);
+  } else {
+    for (int64_t o = 0; o < v.outer; o++)
+      for (int64_t c = 0; c < C; c++) var[c] += k->sqdev(at(x, (o * C + c) * v.inner, k->esize), v.inner, mean[c]);
+  }
+  for (int64_t c = 0; c < C; c++) var[c] = count > 0 ? var[c] / (double)count : 0.0;
+}
+
+/* y = ((x - mean[c]) * inv[c]) * g[c] + b[c] over the (outer, C, inner) view. */
+static void channel_affine(const norm_kernels *k, const void *x, void *y, axis_view v, const double *mean,
+                           const double *inv, const double *g, const double *b) {
+  const int64_t C = v.n;
+  if (v.inner == 1) {
+    for (int64_t o = 0; o < v.outer; o++)
+      k->col_affine(at(x, o * C, k->esize), at_mut(y, o * C, k->esize), C, mean, inv, g, b, 1);
+    return;
+  }
+  for (int64_t o = 0; o < v.outer; o++) {
+    for (int64_t c = 0; c < C; c++) {
+      const int64_t off = (o * C + c) * v.inner;
+      k->affine(at(x, off, k->esize), at_mut(y, off, k->esize), v.inner, mean[c], inv[c], g[c], b[c]);
+    }
+  }
+}
+
+static int bn_forward_common(const mxw_op_call *call, int with_relu) {
+  const BatchNormParam *p = (const BatchNormParam *)call->param;
+  const mxw_tensor *x = &call->inputs[0], *gamma = &call->inputs[1], *beta = &call->inputs[2];
+  const mxw_tensor *moving_mean = &call->inputs[3], *moving_var = &call->inputs[4];
+  mxw_tensor *y = &call->outputs[0];
+  int axis;
+  MXW_TRY(data_axis(p->axis, &x->shape, &axis));
+  const axis_view v = view_around(&x->shape, axis);
+  const int64_t C = v.n;
+  const int training = call->is_train && !p->use_global_stats;
+
+  double *mean = scratch_doubles(6 * C);
+  if (!mean) return -1;
+  double *var = mean + C, *inv = var + C, *g = inv + C, *b = g + C, *tmp = b + C;
+  load_vec(beta, b);
+  if (p->fix_gamma) {
+    for (int64_t c = 0; c < C; c++) g[c] = 1.0;
+  } else {
+    load_vec(gamma, g);
+  }
+
+  stage st;
+  stage_init(&st, x->dtype);
+  const void *xd = stage_in(&st, x);
+  void *yd = xd ? stage_out(&st, y) : NULL;
+  if (!yd) return stage_finish(&st, 0);
+  const norm_kernels *k = st.k;
+
+  if (training) {
+    channel_moments(k, xd, v, mean, var);
+    for (int64_t c = 0; c < C; c++) inv[c] = (var[c] == 0.0 && p->eps == 0.0) ? 0.0 : 1.0 / sqrt(var[c] + p->eps);
+    /* moving statistics, in place (FMutateInputs {3, 4}); MXNet's momentum is a float */
+    const double momentum = (double)(float)p->momentum;
+    load_vec(moving_mean, tmp);
+    for (int64_t c = 0; c < C; c++) tmp[c] = tmp[c] * momentum + mean[c] * (1.0 - momentum);
+    store_vec(tmp, moving_mean);
+    load_vec(moving_var, tmp);
+    for (int64_t c = 0; c < C; c++) tmp[c] = tmp[c] * momentum + var[c] * (1.0 - momentum);
+    store_vec(tmp, moving_var);
+    if (p->fix_gamma) store_vec(g, gamma); /* g holds 1s: the kernel writes 1 into gamma, as MXNet's */
+  } else {
+    load_vec(moving_mean, mean);
+    load_vec(moving_var, var);
+    for (int64_t c = 0; c < C; c++) inv[c] = 1.0 / sqrt(var[c] + p->eps);
+  }
+  channel_affine(k, xd, yd, v, mean, inv, g, b);
+  if (with_relu) k->relu(yd, mxw_tensor_size(y));
+  MXW_TRY(stage_finish(&st, 1));
+
+  store_vec(mean, &call->outputs[1]);
+  store_vec(inv, &call->outputs[2]); /* the var output holds invstd, in training and inference */
+  if (with_relu) {                   /* workspace: the ReLU mask (1 where the output is positive) */
+    const mxw_tensor *ws = &call->outputs[3];
+    const int64_t n = mxw_tensor_size(y);
+    for (int64_t i = 0; i < n; i++) mxw_store_f64(ws->data, ws->dtype, i, mxw_load_f64(y->data, y->dtype, i) > 0 ? 1.0 : 0.0);
+  }
+  return 0;
+}
+
+static int bn_forward(const mxw_op_call *call) { return bn_forward_common(call, 0); }
+static int bn_relu_forward(const mxw_op_call *call) { return bn_forward_common(call, 1); }
+
+static const mxw_op_def op_BatchNorm = {
+    .name = "BatchNorm",
+    .aliases = ALIASES("_npx_batch_norm"),
+    .doc = "y = (x - mean[c]) / sqrt(var[c] + eps) * gamma[c] + beta[c] over the channel axis; batch statistics "
+           "in training (updating moving_mean/moving_var), the moving statistics otherwise",
+    .attrs = k_bn_attrs,
+    .num_attrs = (int)(sizeof k_bn_attrs / sizeof k_bn_attrs[0]),
+    .param_size = sizeof(BatchNormParam),
+    .num_inputs = 5,
+    .input_names = k_bn_inputs,
+    .num_outputs = 3,
+    .num_visible_outputs_fn = bn_visible,
+    .output_names = k_bn_outputs,
+    .mutate_inputs = k_bn_mutate,
+    .num_mutate_inputs = 2,
+    .infer_shape = bn_infer_shape,
+    .infer_type = bn_infer_type,
+    .forward = bn_forward,
+    .input_var_init = bn_input_var_init,
+};
+
+static const mxw_op_def op_BatchNormWithReLU = {
+    .name = "_contrib_BatchNormWithReLU",
+    .doc = "BatchNorm followed by relu; the hidden workspace output holds the ReLU mask",
+    .attrs = k_bn_attrs,
+    .num_attrs = (int)(sizeof k_bn_attrs / sizeof k_bn_attrs[0]),
+    .param_size = sizeof(BatchNormParam),
+    .num_inputs = 5,
+    .input_names = k_bn_inputs,
+    .num_outputs = 4,
+    .num_visible_outputs_fn = bn_visible,
+    .output_names = k_bn_relu_outputs,
+    .mutate_inputs = k_bn_mutate,
+    .num_mutate_inputs = 2,
+    .infer_shape = bn_infer_shape,
+    .infer_type = bn_infer_type,
+    .forward = bn_relu_forward,
+    .input_var_init = bn_input_var_init,
+};
+
+/* ==== LayerNorm =============================================================================== */
+typedef struct {
+  int64_t axis;
+  double eps;
+  int output_mean_var;
+} LayerNormParam;
+
+static const mxw_attr_spec k_ln_attrs[] = {
+    MXW_A_INT("axis", LayerNormParam, axis, "-1", "the axis to normalize over (negative counts from the end)"),
+    MXW_A_FLOAT("eps", LayerNormParam, eps, "1e-05", "added to the variance before the square root"),
+    MXW_A_BOOL("output_mean_var", LayerNormParam, output_mean_var, "False", "also return the mean and std outputs"),
+};
+static const char *const k_data_gamma_beta[] = {"data", "gamma", "beta", NULL};
+static const char *const k_mean_std_outputs[] = {"output", "mean", "std", NULL};
+static const char *const k_mean_var_outputs[] = {"output", "mean", "var", NULL};
+
+static int ln_visible(const void *param) { return ((const LayerNormParam *)param)->output_mean_var ? 3 : 1; }
+
+/* gamma, beta (data.shape[axis],); mean and std = data's shape with dims[axis] = 1. */
+static int ln_infer_shape(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const LayerNormParam *p = (const LayerNormParam *)param;
+  mxw_shape *data = &in[0];
+  MXW_TRY(same_shape(data, &out[0], "output"));
+  if (data->ndim < 0) return 0;
+  if (data->ndim == 0) return mxw_fail("data has shape (), expected at least one dimension");
+  int axis;
+  MXW_TRY(data_axis(p->axis, data, &axis));
+  if (data->dims[axis] < 0) {
+    fill_dim_from_vectors(data, axis, &in[1], nin - 1);
+    MXW_TRY(same_shape(data, &out[0], "output"));
+  }
+  char rule[64];
+  snprintf(rule, sizeof rule, " = (data.shape[%d],)", axis);
+  MXW_TRY(unify_vec(&in[1], data->dims[axis], "gamma", rule));
+  MXW_TRY(unify_vec(&in[2], data->dims[axis], "beta", rule));
+  mxw_shape moments = *data;
+  moments.dims[axis] = 1;
+  snprintf(rule, sizeof rule, " (the data's shape with axis %d set to 1)", axis);
+  MXW_TRY(unify(&out[1], &moments, "mean output", rule));
+  MXW_TRY(unify(&out[2], &moments, "std output", rule));
+  return 0;
+}
+
+/* Over one axis: mean, var = mean((x - mean)²), std = sqrt(var + eps),
+ * y = (x - mean) / std * gamma + beta. */
+static int ln_forward(const mxw_op_call *call) {
+  const LayerNormParam *p = (const LayerNormParam *)call->param;
+  const mxw_tensor *x = &call->inputs[0];
+  mxw_tensor *y = &call->outputs[0];
+  int axis;
+  MXW_TRY(data_axis(p->axis, &x->shape, &axis));
+  const axis_view v = view_around(&x->shape, axis);
+  const double eps = (double)(float)p->eps; /* MXNet's eps is a float */
+  const int64_t nstat = v.outer * v.inner;
+
+  stage st;
+  stage_init(&st, x->dtype);
+  const norm_kernels *k = st.k;
+  const void *xd = stage_in(&st, x);
+  void *yd = xd ? stage_out(&st, y) : NULL;
+  if (!yd) return stage_finish(&st, 0);
+
+  if (v.inner == 1) { /* the last axis (or trailing 1s): contiguous rows with per-element gamma/beta */
+    const void *g = stage_in(&st, &call->inputs[1]);
+    const void *b = g ? stage_in(&st, &call->inputs[2]) : NULL;
+    double *mean = b ? scratch_doubles(2 * nstat) : NULL;
+    if (!mean) return stage_finish(&st, 0);
+    double *sd = mean + nstat;
+    row_moments(k, xd, v.outer, v.n, mean, sd);
+    for (int64_t o = 0; o < v.outer; o++) {
+      sd[o] = sqrt(sd[o] + eps);
+      k->affine_gb(at(xd, o * v.n, k->esize), at_mut(yd, o * v.n, k->esize), v.n, mean[o], 1.0 / sd[o], g, b);
+    }
+    MXW_TRY(stage_finish(&st, 1));
+    store_vec(mean, &call->outputs[1]);
+    store_vec(sd, &call->outputs[2]);
+    return 0;
+  }
+
+  /* An inner axis: statistics per (outer, inner) position, accumulated a row of `inner` at a time. */
+  double *mean = scratch_doubles(2 * nstat + v.inner + 2 * v.n);
+  if (!mean) return stage_finish(&st, 0);
+  double *sd = mean + nstat, *inv = sd + nstat, *g = inv + v.inner, *b = g + v.n;
+  load_vec(&call->inputs[1], g);
+  load_vec(&call->inputs[2], b);
+  for (int64_t i = 0; i < 2 * nstat; i++) mean[i] = 0.0;
+  for (int64_t o = 0; o < v.outer; o++) {
+    double *mo = mean + o * v.inner, *so = sd + o * v.inner;
+    for (int64_t j = 0; j < v.n; j++) k->col_sum(mo, at(xd, (o * v.n + j) * v.inner, k->esize), v.inner);
+    for (int64_t i = 0; i < v.inner; i++) mo[i] = v.n > 0 ? mo[i] / (double)v.n : NAN;
+    for (int64_t j = 0; j < v.n; j++) k->col_sqdev(so, at(xd, (o * v.n + j) * v.inner, k->esize), mo, v.inner);
+    for (int64_t i = 0; i < v.inner; i++) {
+      so[i] = sqrt((v.n > 0 ? so[i] / (double)v.n : NAN) + eps);
+      inv[i] = 1.0 / so[i];
+    }
+    for (int64_t j = 0; j < v.n; j++) {
+      const int64_t off = (o * v.n + j) * v.inner;
+      k->col_affine(at(xd, off, k->esize), at_mut(yd, off, k->esize), v.inner, mo, inv, &g[j], &b[j], 0);
+    }
+  }
+  MXW_TRY(stage_finish(&st, 1));
+  store_vec(mean, &call->outputs[1]);
+  store_vec(sd, &call->outputs[2]);
+  return 0;
+}
+
+static const mxw_op_def op_LayerNorm = {
+    .name = "LayerNorm",
+    .aliases = ALIASES("_npx_layer_norm"),
+    .doc = "y = (x - mean) / sqrt(var + eps) * gamma + beta with the moments over one axis",
+    .attrs = k_ln_attrs,
+    .num_attrs = (int)(sizeof k_ln_attrs / sizeof k_ln_attrs[0]),
+    .param_size = sizeof(LayerNormParam),
+    .num_inputs = 3,
+    .input_names = k_data_gamma_beta,
+    .num_outputs = 3,
+    .num_visible_outputs_fn = ln_visible,
+    .output_names = k_mean_std_outputs,
+    .infer_shape = ln_infer_shape,
+    .infer_type = infer_type_float,
+    .forward = ln_forward,
+};
+
+/* ==== InstanceNorm ============================================================================ */
+typedef struct {
+  double eps;
+} InstanceNormParam;
+
+static const mxw_attr_spec k_in_attrs[] = {
+    MXW_A_FLOAT("eps", InstanceNormParam, eps, "0.001", "added to the variance before the square root"),
+};
+
+/* data (N, C, spatial...) with ndim >= 3; gamma, beta (C,); mean and var (N, C). */
+static int in_infer_shape(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  (void)param;
+  mxw_shape *data = &in[0];
+  MXW_TRY(same_shape(data, &out[0], "output"));
+  if (data->ndim < 0) return 0;
+  if (data->ndim < 3) {
+    char s[128];
+    return mxw_fail("data has shape %s, expected (N, C, spatial...) with at least 3 dimensions",
+                    mxw_shape_str(data, s, sizeof s));
+  }
+  if (data->dims[1] < 0) {
+    fill_dim_from_vectors(data, 1, &in[1], nin - 1);
+    MXW_TRY(same_shape(data, &out[0], "output"));
+  }
+  MXW_TRY(unify_vec(&in[1], data->dims[1], "gamma", " = (data.shape[1],)"));
+  MXW_TRY(unify_vec(&in[2], data->dims[1], "beta", " = (data.shape[1],)"));
+  MXW_TRY(unify2(&out[1], data->dims[0], data->dims[1], "mean output", " = (N, C)"));
+  MXW_TRY(unify2(&out[2], data->dims[0], data->dims[1], "var output", " = (N, C)"));
+  return 0;
+}
+
+/* Per (n, c) over the spatial positions: mean, biased var (the var output, without eps);
+ * y = gamma[c] * (x - mean) / sqrt(var + eps) + beta[c]. */
+static int in_forward(const mxw_op_call *call) {
+  const InstanceNormParam *p = (const InstanceNormParam *)call->param;
+  const mxw_tensor *x = &call->inputs[0];
+  mxw_tensor *y = &call->outputs[0];
+  const int64_t N = x->shape.dims[0], C = x->shape.dims[1], rows = N * C;
+  const int64_t len = rows > 0 ? mxw_tensor_size(x) / rows : 0;
+  const double eps = (double)(float)p->eps;
+
+  double *mean = scratch_doubles(2 * rows + 2 * C);
+  if (!mean) return -1;
+  double *var = mean + rows, *g = var + rows, *b = g + C;
+  load_vec(&call->inputs[1], g);
+  load_vec(&call->inputs[2], b);
+  stage st;
+  stage_init(&st, x->dtype);
+  const norm_kernels *k = st.k;
+  const void *xd = stage_in(&st, x);
+  void *yd = xd ? stage_out(&st, y) : NULL;
+  if (!yd) return stage_finish(&st, 0);
+  row_moments(k, xd, rows, len, mean, var);
+  for (int64_t r = 0; r < rows; r++) {
+    const int64_t c = r % C;
+    k->affine(at(xd, r * len, k->esize), at_mut(yd, r * len, k->esize), len, mean[r], 1.0 / sqrt(var[r] + eps), g[c],
+              b[c]);
+  }
+  MXW_TRY(stage_finish(&st, 1));
+  store_vec(mean, &call->outputs[1]);
+  store_vec(var, &call->outputs[2]);
+  return 0;
+}
+
+static const mxw_op_def op_InstanceNorm = {
+    .name = "InstanceNorm",
+    .doc = "y = gamma[c] * (x - mean) / sqrt(var + eps) + beta[c] with the moments per (sample, channel)",
+    .attrs = k_in_attrs,
+    .num_attrs = 1,
+    .param_size = sizeof(InstanceNormParam),
+    .num_inputs = 3,
+    .input_names = k_data_gamma_beta,
+    .num_outputs = 3,
+    .num_visible_outputs_fn = one_visible,
+    .output_names = k_mean_var_outputs,
+    .infer_shape = in_infer_shape,
+    .infer_type = infer_type_float,
+    .forward = in_forward,
+};
+
+/* ==== GroupNorm =============================================================================== */
+typedef struct {
+  int64_t num_groups;
+  double eps;
+  int output_mean_var;
+} GroupNormParam;
+
+static const mxw_attr_spec k_gn_attrs[] = {
+    MXW_A_INT("num_groups", GroupNormParam, num_groups, "1", "number of channel groups"),
+    MXW_A_FLOAT("eps", GroupNormParam, eps, "1e-05", "added to the variance before the square root"),
+    MXW_A_BOOL("output_mean_var", GroupNormParam, output_mean_var, "False", "also return the mean and std outputs"),
+};
+
+static int gn_validate(void *param) {
+  const GroupNormParam *p = (const GroupNormParam *)param;
+  MXW_CHECK(p->num_groups >= 1, "num_groups must be >= 1, got %lld", (long long)p->num_groups);
+  return 0;
+}
+static int gn_visible(const void *param) { return ((const GroupNormParam *)param)->output_mean_var ? 3 : 1; }
+
+/* data (N, C, spatial...) with ndim >= 3 and C % num_groups == 0; gamma, beta (num_groups,) (MXNet
+ * 1.x: one scale and shift per group); mean and std (N, num_groups). */
+static int gn_infer_shape(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  (void)nin;
+  (void)nout;
+  const GroupNormParam *p = (const GroupNormParam *)param;
+  const int64_t G = p->num_groups;
+  mxw_shape *data = &in[0];
+  MXW_TRY(unify_vec(&in[1], G, "gamma", " = (num_groups,)"));
+  MXW_TRY(unify_vec(&in[2], G, "beta", " = (num_groups,)"));
+  MXW_TRY(same_shape(data, &out[0], "output"));
+  if (data->ndim < 0) return 0;
+  char s[128];
+  if (data->ndim < 3)
+    return mxw_fail("data has shape %s, expected (N, C, spatial...) with at least 3 dimensions",
+                    mxw_shape_str(data, s, sizeof s));
+  if (data->dims[1] >= 0 && data->dims[1] % G != 0)
+    return mxw_fail("data has %lld channels (shape %s), which num_groups = %lld does not divide",
+                    (long long)data->dims[1], mxw_shape_str(data, s, sizeof s), (long long)G);
+  MXW_TRY(unify2(&out[1], data->dims[0], G, "mean output", " = (N, num_groups)"));
+  MXW_TRY(unify2(&out[2], data->dims[0], G, "std output", " = (N, num_groups)"));
+  return 0;
+}
+
+/* Per (n, group) over the group's channels and spatial positions: mean, biased var,
+ * std = sqrt(var + eps); y = (x - mean) / std * gamma[g] + beta[g]. */
+static int gn_forward(const mxw_op_call *call) {
+  const GroupNormParam *p = (const GroupNormParam *)call->param;
+  const mxw_tensor *x = &call->inputs[0];
+  mxw_tensor *y = &call->outputs[0];
+  const int64_t G = p->num_groups, rows = x->shape.dims[0] * G;
+  const int64_t len = rows > 0 ? mxw_tensor_size(x) / rows : 0;
+  const double eps = (double)(float)p->eps;
+
+  double *mean = scratch_doubles(2 * rows + 2 * G);
+  if (!mean) return -1;
+  double *sd = mean + rows, *g = sd + rows, *b = g + G;
+  load_vec(&call->inputs[1], g);
+  load_vec(&call->inputs[2], b);
+  stage st;
+  stage_init(&st, x->dtype);
+  const norm_kernels *k = st.k;
+  const void *xd = stage_in(&st, x);
+  void *yd = xd ? stage_out(&st, y) : NULL;
+  if (!yd) return stage_finish(&st, 0);
+  row_moments(k, xd, rows, len, mean, sd);
+  for (int64_t r = 0; r < rows; r++) {
+    sd[r] = sqrt(sd[r] + eps);
+    k->affine(at(xd, r * len, k->esize), at_mut(yd, r * len, k->esize), len, mean[r], 1.0 / sd[r], g[r % G], b[r % G]);
+  }
+  MXW_TRY(stage_finish(&st, 1));
+  store_vec(mean, &call->outputs[1]);
+  store_vec(sd, &call->outputs[2]);
+  return 0;
+}
+
+static const mxw_op_def op_GroupNorm = {
+    .name = "GroupNorm",
+    .doc = "y = (x - mean) / sqrt(var + eps) * gamma[g] + beta[g] with the moments per (sample, channel group)",
+    .attrs = k_gn_attrs,
+    .num_attrs = (int)(sizeof k_gn_attrs / sizeof k_gn_attrs[0]),
+    .param_size = sizeof(GroupNormParam),
+    .validate = gn_validate,
+    .num_inputs = 3,
+    .input_names = k_data_gamma_beta,
+    .num_outputs = 3,
+    .num_visible_outputs_fn = gn_visible,
+    .output_names = k_mean_std_outputs,
+    .infer_shape = gn_infer_shape,
+    .infer_type = infer_type_float,
+    .forward = gn_forward,
+};
+
+/* ==== L2Normalization ========================================================================= */
+enum { L2_INSTANCE, L2_SPATIAL, L2_CHANNEL };
+static const char *const k_l2_modes[] = {"instance", "spatial", "channel", NULL};
+typedef struct {
+  double eps;
+  int mode;
+} L2NormParam;
+
+static const mxw_attr_spec k_l2_attrs[] = {
+    MXW_A_FLOAT("eps", L2NormParam, eps, "1e-10", "added to the sum of squares inside the square root"),
+    MXW_A_ENUM("mode", L2NormParam, mode, "instance", k_l2_modes,
+               "instance: over all axes but 0; spatial: over axes >= 2; channel: over axis 1"),
+};
+static const char *const k_data[] = {"data", NULL};
+static const char *const k_l2_outputs[] = {"output", "norm", NULL};
+
+/* norm: instance (N,); spatial (N, C); channel = data's shape with dims[1] = 1. */
+static int l2_infer_shape(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  (void)nin;
+  (void)nout;
+  const L2NormParam *p = (const L2NormParam *)param;
+  mxw_shape *data = &in[0];
+  MXW_TRY(same_shape(data, &out[0], "output"));
+  if (data->ndim < 0) return 0;
+  char s[128];
+  if (data->ndim < 1) return mxw_fail("data has shape (), expected at least one dimension");
+  if (p->mode != L2_INSTANCE && data->ndim < 3)
+    return mxw_fail("data has shape %s, but mode '%s' needs at least 3 dimensions", mxw_shape_str(data, s, sizeof s),
+                    k_l2_modes[p->mode]);
+  if (p->mode == L2_INSTANCE) return unify_vec(&out[1], data->dims[0], "norm output", " = (N,)");
+  if (p->mode == L2_SPATIAL) return unify2(&out[1], data->dims[0], data->dims[1], "norm output", " = (N, C)");
+  mxw_shape norm = *data;
+  norm.dims[1] = 1;
+  return unify(&out[1], &norm, "norm output", " (the data's shape with axis 1 set to 1)");
+}
+
+/* y = x / sqrt(Σ x² + eps), the sum as the mode says; the norm output holds sqrt(Σ x² + eps). */
+static int l2_forward(const mxw_op_call *call) {
+  const L2NormParam *p = (const L2NormParam *)call->param;
+  const mxw_tensor *x = &call->inputs[0];
+  mxw_tensor *y = &call->outputs[0];
+  const double eps = (double)(float)p->eps;
+  const int64_t total = mxw_tensor_size(x), N = x->shape.dims[0];
+
+  stage st;
+  stage_init(&st, x->dtype);
+  const norm_kernels *k = st.k;
+  const void *xd = stage_in(&st, x);
+  void *yd = xd ? stage_out(&st, y) : NULL;
+  if (!yd) return stage_finish(&st, 0);
+
+  if (p->mode != L2_CHANNEL) { /* rows: (N, rest) or (N*C, spatial) */
+    const int64_t rows = p->mode == L2_INSTANCE ? N : N * x->shape.dims[1];
+    const int64_t len = rows > 0 ? total / rows : 0;
+    double *norm = scratch_doubles(rows);
+    if (!norm) return stage_finish(&st, 0);
+    for (int64_t r = 0; r < rows; r++) {
+      const void *row = at(xd, r * len, k->esize);
+      norm[r] = sqrt(k->sqdev(row, len, 0.0) + eps);
+      k->affine(row, at_mut(yd, r * len, k->esize), len, 0.0, 1.0 / norm[r], 1.0, 0.0);
+    }
+    MXW_TRY(stage_finish(&st, 1));
+    store_vec(norm, &call->outputs[1]);
+    return 0;
+  }
+
+  /* channel: over axis 1 of (N, C, rest), a row of `rest` positions at a time */
+  const axis_view v = view_around(&x->shape, 1);
+  double *norm = scratch_doubles(v.outer * v.inner + v.inner + 2);
+  if (!norm) return stage_finish(&st, 0);
+  double *inv = norm + v.outer * v.inner, *one = inv + v.inner, *zero = one + 1;
+  *one = 1.0;
+  *zero = 0.0;
+  for (int64_t i = 0; i < v.outer * v.inner; i++) norm[i] = 0.0;
+  for (int64_t o = 0; o < v.outer; o++) {
+    double *no = norm + o * v.inner;
+    for (int64_t c = 0; c < v.n; c++) k->col_sqdev(no, at(xd, (o * v.n + c) * v.inner, k->esize), NULL, v.inner);
+    for (int64_t i = 0; i < v.inner; i++) {
+      no[i] = sqrt(no[i] + eps);
+      inv[i] = 1.0 / no[i];
+    }
+    for (int64_t c = 0; c < v.n; c++) {
+      const int64_t off = (o * v.n + c) * v.inner;
+      k->col_affine(at(xd, off, k->esize), at_mut(yd, off, k->esize), v.inner, NULL, inv, one, zero, 0);
+    }
+  }
+  MXW_TRY(stage_finish(&st, 1));
+  store_vec(norm, &call->outputs[1]);
+  return 0;
+}
+
+static const mxw_op_def op_L2Normalization = {
+    .name = "L2Normalization",
+    .doc = "y = x / sqrt(sum(x^2) + eps), the sum per instance, per (n, c) (spatial) or per position (channel)",
+    .attrs = k_l2_attrs,
+    .num_attrs = 2,
+    .param_size = sizeof(L2NormParam),
+    .num_inputs = 1,
+    .input_names = k_data,
+    .num_outputs = 2,
+    .num_visible_outputs_fn = one_visible,
+    .output_names = k_l2_outputs,
+    .infer_shape = l2_infer_shape,
+    .infer_type = infer_type_float,
+    .forward = l2_forward,
+};
+
+/* ==== LRN ===================================================================================== */
+typedef struct {
+  double alpha, beta, knorm;
+  int64_t nsize;
+} LRNParam;
+
+static const mxw_attr_spec k_lrn_attrs[] = {
+    MXW_A_FLOAT("alpha", LRNParam, alpha, "0.0001", "scale of the sum of squares (divided by nsize)"),
+    MXW_A_FLOAT("beta", LRNParam, beta, "0.75", "exponent"),
+    MXW_A_FLOAT("knorm", LRNParam, knorm, "2", "additive constant"),
+    MXW_A_INT("nsize", LRNParam, nsize, NULL, "number of neighbouring channels summed (odd)"),
+};
+static const char *const k_lrn_outputs[] = {"output", "tmp_norm", NULL};
+
+static int lrn_validate(void *param) {
+  const LRNParam *p = (const LRNParam *)param;
+  MXW_CHECK(p->nsize >= 1 && p->nsize % 2 == 1, "nsize must be a positive odd number, got %lld", (long long)p->nsize);
+  return 0;
+}
+
+/* data (N, C, H, W) with nsize <= C; tmp_norm = data's shape. */
+static int lrn_infer_shape(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  (void)nin;
+  (void)nout;
+  const LRNParam *p = (const LRNParam *)param;
+  mxw_shape *data = &in[0];
+  MXW_TRY(same_shape(data, &out[0], "output"));
+  MXW_TRY(same_shape(data, &out[1], "tmp_norm output"));
+  if (data->ndim < 0) return 0;
+  char s[128];
+  if (data->ndim != 4) return mxw_fail("data has shape %s, expected 4 dimensions (N, C, H, W)", mxw_shape_str(data, s, sizeof s));
+  if (data->dims[1] >= 0 && p->nsize > data->dims[1])
+    return mxw_fail("nsize = %lld is larger than the %lld channels of data %s", (long long)p->nsize,
+                    (long long)data->dims[1], mxw_shape_str(data, s, sizeof s));
+  return 0;
+}
+
+/* tmp_norm[c] = knorm + alpha / nsize * Σ_{|c' - c| <= nsize / 2} x[c']²; y = x * tmp_norm^-beta. */
+static int lrn_forward(const mxw_op_call *call) {
+  const LRNParam *p = (const LRNParam *)call->param;
+  const mxw_tensor *x = &call->inputs[0];
+  const int64_t N = x->shape.dims[0], C = x->shape.dims[1], HW = x->shape.dims[2] * x->shape.dims[3];
+  const int64_t half = p->nsize / 2;
+  /* float arithmetic as MXNet: salpha = alpha / nsize in float */
+  const double salpha = (double)((float)p->alpha / (float)p->nsize);
+
+  double *sq = scratch_doubles(HW);
+  if (!sq) return -1;
+  stage st;
+  stage_init(&st, x->dtype);
+  const norm_kernels *k = st.k;
+  const void *xd = stage_in(&st, x);
+  void *yd = xd ? stage_out(&st, &call->outputs[0]) : NULL;
+  void *nd = yd ? stage_out(&st, &call->outputs[1]) : NULL;
+  if (!nd) return stage_finish(&st, 0);
+  for (int64_t n = 0; n < N; n++) {
+    for (int64_t c = 0; c < C; c++) {
+      for (int64_t i = 0; i < HW; i++) sq[i] = 0.0;
+      const int64_t lo = c - half < 0 ? 0 : c - half, hi = c + half > C - 1 ? C - 1 : c + half;
+      for (int64_t cc = lo; cc <= hi; cc++) k->col_sqdev(sq, at(xd, (n * C + cc) * HW, k->esize), NULL, HW);
+      const int64_t off = (n * C + c) * HW;
+      k->lrn(at(xd, off, k->esize), at_mut(yd, off, k->esize), at_mut(nd, off, k->esize), sq, HW, p->knorm, salpha,
+             p->beta);
+    }
+  }
+  return stage_finish(&st, 1);
+}
+
+static const mxw_op_def op_LRN = {
+    .name = "LRN",
+    .doc = "local response normalization across channels: y = x * (knorm + alpha / nsize * sum of x^2 over "
+           "nsize neighbouring channels)^-beta",
+    .attrs = k_lrn_attrs,
+    .num_attrs = 4,
+    .param_size = sizeof(LRNParam),
+    .validate = lrn_validate,
+    .num_inputs = 1,
+    .input_names = k_data,
+    .num_outputs = 2,
+    .num_visible_outputs_fn = one_visible,
+    .output_names = k_lrn_outputs,
+    .infer_shape = lrn_infer_shape,
+    .infer_type = infer_type_float,
+    .forward = lrn_forward,
+};
+
+MXW_FAMILY(norm, &op_BatchNorm, &op_BatchNormWithReLU, &op_LayerNorm, &op_InstanceNorm, &op_GroupNorm,
+           &op_L2Normalization, &op_LRN);
