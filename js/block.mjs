@@ -553,8 +553,9 @@ export class HybridBlock extends Block {
       for (const [isArg, p] of this._cachedOpArgs) if (isArg === false) p._finishDeferredInit();
       cargs = gather();
     }
+    if (this._opHooks && !this._cachedOp._monitor) this._cachedOp.setMonitor(true);
     const outs = this._cachedOp.forward(cargs, false);
-    if (this._opHooks) this._runOpHooks(outs);
+    if (this._opHooks) this._cachedOp.runMonitor(this._opHooks.callback, this._opHooks.monitorAll);
     const [res] = regroup(outs, this._outFormat);
     return res;
   }
@@ -609,17 +610,14 @@ export class HybridBlock extends Block {
     return { symbol: s.tojson(), params: saveBytes(dict) };
   }
 
-  // registerOpHook(callback(name, opName, ndarray), monitorAll): called for node outputs of the
-  // hybridized graph (here: the graph's outputs, after each forward).
+  // registerOpHook(callback(name, opName, ndarray), monitorAll): on a hybridized block, called
+  // for every node output of the cached graph ("<node>_output"), and with monitorAll for every
+  // node input too ("<node>_<input name>"), in execution order. The array is valid during the call.
   registerOpHook(callback, monitorAll = false) {
+    if (typeof callback !== 'function') throw new MXNetError('registerOpHook takes a function');
+    if (this._flags.staticAlloc || this._flags.staticShape) console.warn('registerOpHook is experimental with static_alloc/static_shape');
     this._opHooks = { callback, monitorAll };
     for (const c of this._children.values()) if (c instanceof HybridBlock) c._opHooks = this._opHooks;
-  }
-  _runOpHooks(outs) {
-    const names = this._cachedGraph[1].listOutputs();
-    const ops = this._cachedGraph[1];
-    void ops;
-    outs.forEach((o, i) => this._opHooks.callback(names[i], '', o));
   }
 
   // optimizeFor(x, ...args, {backend, backendOpts, staticAlloc, staticShape, clear}): hybridizes

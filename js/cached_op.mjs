@@ -31,6 +31,21 @@ export class CachedOp {
     const hs = Array.from(heap32().subarray(outP >> 2, (outP >> 2) + this.numOutputs)); // read before wrapping
     return hs.map((h) => new NDArray(h));
   }
+  // registerOpHook support: keep every node's values and hand them to callback(name, opName, arr)
+  // after each run (outputs always; inputs too with monitorAll).
+  setMonitor(on) { check(M._mxw_exec_set_monitor(this._h, on ? 1 : 0)); this._monitor = !!on; }
+  runMonitor(callback, monitorAll) {
+    const p = M._mxw_exec_monitor_info(this._h);
+    if (!p) check(-1);
+    for (const e of JSON.parse(M.UTF8ToString(p))) {
+      if (e.input && !monitorAll) continue;
+      const a = args.reset();
+      const out = a.alloc(4);
+      check(M._mxw_exec_entry_copy(this._h, e.entry, out));
+      const arr = new NDArray(heap32()[out >> 2]);
+      try { callback(e.name, e.op, arr); } finally { arr.dispose(); }
+    }
+  }
   get arenaBytes() { return this._h ? M._mxw_exec_arena_bytes(this._h) : 0; }
   dispose() {
     if (!this._h) return;

@@ -314,6 +314,8 @@ struct mxw_executor {
   int *last_use;
   mxw_tensor *tin, *tout;
   void **entry_data;
+  int monitor; /* keep every entry in its own buffer so it can be read after the run */
+  char *monitor_info;
 };
 
 int mxw_exec_free(mxw_executor *ex) {
@@ -330,6 +332,7 @@ int mxw_exec_free(mxw_executor *ex) {
   free(ex->tin);
   free(ex->tout);
   free(ex->entry_data);
+  free(ex->monitor_info);
   graph_free(&ex->g);
   free(ex);
   return 0;
@@ -403,7 +406,7 @@ static int plan_memory(mxw_executor *ex) {
       bytes = (bytes + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
       if (bytes == 0) bytes = ARENA_ALIGN;
       int best = -1;
-      for (int b = 0; b < nfree; b++)
+      for (int b = 0; b < nfree && !ex->monitor; b++)
         if (free_list[b].size >= bytes) { best = b; break; }
       if (best >= 0) {
         ex->offset[e] = (int64_t)free_list[best].off;
@@ -522,6 +525,65 @@ static int bind(mxw_executor *ex, mxw_ndarray *const *inputs) {
     ex->bound_types[k] = inputs[k] ? inputs[k]->t.dtype : -1;
   }
   ex->planned = 1;
+  return 0;
+}
+
+/* ---- monitoring (registerOpHook): every node's inputs and outputs after a run ------------------ */
+int mxw_exec_set_monitor(mxw_executor *ex, int on) {
+  MXW_CHECK(ex != NULL, "NULL executor");
+  if (ex->monitor != (on != 0)) {
+    ex->monitor = on != 0;
+    ex->planned = 0; /* re-plan: monitored entries get buffers of their own */
+  }
+  return 0;
+}
+
+/* JSON [{"node", "op", "name", "entry", "input"}] in execution order: for each op node, its
+ * inputs (input: true, named <node>_<input name>) then its outputs (<node>_<output name>). */
+const char *mxw_exec_monitor_info(mxw_executor *ex) {
+  if (!ex) {
+    mxw_fail("NULL executor");
+    return NULL;
+  }
+  exec_graph *g = &ex->g;
+  cJSON *arr = cJSON_CreateArray();
+  for (int i = 0; i < g->num_nodes; i++) {
+    mxw_node *n = g->nodes[i];
+    if (!n->op) continue;
+    for (int pass = 0; pass < 2; pass++) {
+      int cnt = pass == 0 ? n->num_inputs : mxw_node_num_outputs(n);
+      for (int k = 0; k < cnt; k++) {
+        char part[64], name[600];
+        if (pass == 0) mxw_node_input_name(n, k, part, sizeof part);
+        else mxw_node_output_name(n, k, part, sizeof part);
+        snprintf(name, sizeof name, "%s_%s", n->name, part);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "node", n->name);
+        cJSON_AddStringToObject(o, "op", n->op->name);
+        cJSON_AddStringToObject(o, "name", name);
+        cJSON_AddNumberToObject(o, "entry", pass == 0 ? entry_id(g, &n->inputs[k]) : g->entry_base[i] + k);
+        cJSON_AddBoolToObject(o, "input", pass == 0);
+        cJSON_AddItemToArray(arr, o);
+      }
+    }
+  }
+  free(ex->monitor_info);
+  ex->monitor_info = cJSON_PrintUnformatted(arr);
+  cJSON_Delete(arr);
+  if (!ex->monitor_info) mxw_fail("out of memory");
+  return ex->monitor_info;
+}
+
+/* A copy of an entry's value from the last run (monitoring on). Caller owns *out. */
+int mxw_exec_entry_copy(const mxw_executor *ex, int entry, mxw_ndarray **out) {
+  MXW_CHECK(ex && out, "NULL argument");
+  MXW_CHECK(ex->monitor && ex->planned, "entries can be read only after a monitored run");
+  MXW_CHECK(entry >= 0 && entry < ex->g.num_entries, "entry %d out of range", entry);
+  MXW_CHECK(ex->entry_data[entry] != NULL, "entry %d has no value", entry);
+  mxw_ndarray *a = mxw_ndarray_alloc(&ex->shapes[entry], ex->types[entry]);
+  if (!a) return -1;
+  memcpy(a->t.data, ex->entry_data[entry], (size_t)mxw_shape_size(&ex->shapes[entry]) * (size_t)mxw_dtype_size(ex->types[entry]));
+  *out = a;
   return 0;
 }
 

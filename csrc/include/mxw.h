@@ -183,6 +183,12 @@ MXW_API size_t mxw_exec_arena_bytes(const mxw_executor *ex);
  * arrays the caller owns; *num_outputs is in/out as in mxw_op_invoke. */
 MXW_API int mxw_exec_forward(mxw_executor *ex, int num_inputs, mxw_ndarray *const *inputs, int is_train,
                              int *num_outputs, mxw_ndarray **outputs);
+/* Monitoring (HybridBlock.registerOpHook): with it on, every entry keeps its own buffer, so all
+ * node inputs and outputs of the last run can be read back. mxw_exec_monitor_info lists them as
+ * JSON in execution order (owned by the executor); mxw_exec_entry_copy copies one out. */
+MXW_API int mxw_exec_set_monitor(mxw_executor *ex, int on);
+MXW_API const char *mxw_exec_monitor_info(mxw_executor *ex);
+MXW_API int mxw_exec_entry_copy(const mxw_executor *ex, int entry, mxw_ndarray **out);
 
 /* ---- runtime ----------------------------------------------------------------------------- */
 MXW_API void mxw_random_seed(uint32_t seed);
