@@ -4,4 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh wasm >/dev/null
-node examples/imperative.mjs
+node examples/demo.mjs

@@ -1,0 +1,49 @@
+// The seed programs in examples/ run with node as a user would run them, and print what MXNet's
+// tutorials show.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const run = (file, ...args) => execFileSync(process.execPath, [path.join(root, 'examples', file), ...args], { cwd: root, encoding: 'utf8' });
+
+test('examples/hybridize_mlp.mjs: same output before and after hybridize, both timings, the graph', () => {
+  const out = run('hybridize_mlp.mjs');
+  const nets = [...out.matchAll(/=== net\(x\) ===\n(\[\[.*\]\])\n<NDArray 1x2 @cpu\(0\)>/g)].map((m) => m[1]);
+  assert.equal(nets.length, 2);
+  assert.equal(nets[0], nets[1]);
+  const before = Number(out.match(/Before hybridizing: ([\d.]+) sec/)[1]);
+  const after = Number(out.match(/After hybridizing: ([\d.]+) sec/)[1]);
+  assert.ok(before > 0 && after > 0);
+  assert.match(out, /<Symbol hybridsequential\d+_dense2_fwd>/);
+  assert.match(out, /"name": "hybridsequential\d+_dense0_weight"/);
+});
+
+test('examples/lenet_export.mjs: NDArray printed per imperative call, Symbol once, export and import agree', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'mxw-example-'));
+  const out = run('lenet_export.mjs', dir);
+  const lines = out.split('\n');
+  assert.deepEqual(lines.slice(0, 2), ['<NDArray 16x1x28x28 @cpu(0)>', '<Symbol data>']);
+  assert.match(out, /max \|imperative - hybridized\| = 0\n/);
+  assert.match(out, /max \|imported - original\| = 0\n/);
+  assert.ok(existsSync(path.join(dir, 'model-symbol.json')) && existsSync(path.join(dir, 'model-0001.params')));
+  assert.equal(out.match(/<NDArray/g).length, 1, 'hybridized calls do not run hybridForward again');
+});
+
+test('examples/hybridblock_model.mjs: summary table, hook output, structural parameter names', () => {
+  const out = run('hybridblock_model.mjs');
+  assert.match(out, / {13}Dense-1 {36}\(10, 20\) {13}220/);
+  assert.match(out, /Total params: 640/);
+  assert.match(out, /model\d+: output 10x20/);
+  assert.match(out, /output \[ 10, 20 \] params model\d+_dense0_weight, model\d+_dense0_bias, model\d+_dense1_weight, model\d+_dense1_bias/);
+});
+
+test('examples/imperative.mjs runs and reports a clean MXNetError for a bad call', () => {
+  const out = run('imperative.mjs');
+  assert.match(out, /MXNetError: Operator dot: /);
+  assert.match(out, /predicted classes/);
+});
