@@ -1,0 +1,512 @@
+/* nn_misc.c -- Dropout, LeakyReLU (leaky, prelu, rrelu, elu, selu, gelu), Embedding and the
+ * legacy Crop. Semantics: ../shared/spec/ops.md §1 (Dropout, LeakyReLU, Embedding) and MXNet
+ * 1.9.1's crop-inl.h for Crop. float32 computes in float, other dtypes through double. */
+#include <math.h>
+#include <stdio.h>
+
+#include "../core/mxw_core.h"
+
+#define ALIASES(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define SHAPE_STR(s, buf) mxw_shape_str((s), (buf), sizeof(buf))
+
+static const char *const k_data[] = {"data", NULL};
+static const char *const k_output_mask[] = {"output", "mask", NULL};
+
+static int num_visible_one(const void *param) {
+  (void)param;
+  return 1;
+}
+
+/* Unifies data and output 0 (same shape, both directions) into *s. */
+static int same_data_output_shape(mxw_shape *in, mxw_shape *out, mxw_shape *s) {
+  *s = in[0];
+  MXW_TRY(mxw_shape_assign(s, &out[0], "output"));
+  MXW_TRY(mxw_shape_assign(&in[0], s, "data"));
+  return mxw_shape_assign(&out[0], s, "output");
+}
+
+/* ==== Dropout =================================================================================== */
+enum { DROPOUT_TRAINING, DROPOUT_ALWAYS };
+static const char *const k_dropout_modes[] = {"training", "always", NULL};
+typedef struct {
+  double p;
+  int mode;
+  mxw_tuple axes;
+  mxw_opt_int cudnn_off;
+} DropoutParam;
+
+static const mxw_attr_spec k_dropout_attrs[] = {
+    MXW_A_FLOAT("p", DropoutParam, p, "0.5", "fraction of the input dropped during training, in [0, 1]"),
+    MXW_A_ENUM("mode", DropoutParam, mode, "training", k_dropout_modes,
+               "training: only when training; always: at inference too"),
+    MXW_A_SHAPE("axes", DropoutParam, axes, "()", "axes along which one mask value is shared (variational dropout)"),
+    MXW_A_OPT_BOOL("cudnn_off", DropoutParam, cudnn_off, "False", "ignored (GPU only)"),
+};
+
+static int validate_dropout(void *param) {
+  const DropoutParam *p = (const DropoutParam *)param;
+  MXW_CHECK(p->p >= 0 && p->p <= 1, "p=%g is out of range [0, 1]", p->p);
+  return 0;
+}
+
+/* output = data shape; mask = data shape with every dim listed in `axes` set to 1. */
+static int infer_dropout(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const DropoutParam *p = (const DropoutParam *)param;
+  mxw_shape s;
+  MXW_TRY(same_data_output_shape(in, out, &s));
+  if (s.ndim < 0) return 0;
+  mxw_shape m = s;
+  for (int i = 0; i < p->axes.ndim; i++) {
+    int ax;
+    if (mxw_normalize_axis(p->axes.v[i], s.ndim, &ax) != 0)
+      return mxw_fail("axes[%d] = %lld is out of range for %d-D data", i, (long long)p->axes.v[i], s.ndim);
+    m.dims[ax] = 1;
+  }
+  return mxw_shape_assign(&out[1], &m, "mask");
+}
+
+static void contiguous_strides(const mxw_shape *s, int64_t *st) {
+  int64_t acc = 1;
+  for (int d = s->ndim - 1; d >= 0; d--) {
+    st[d] = acc;
+    acc *= s->dims[d];
+  }
+}
+
+static int fwd_Dropout(const mxw_op_call *c) {
+  const DropoutParam *p = (const DropoutParam *)c->param;
+  const mxw_tensor *in = &c->inputs[0];
+  mxw_tensor *out = &c->outputs[0], *mask = &c->outputs[1];
+  int64_t n = mxw_tensor_size(in), nm = mxw_tensor_size(mask);
+  int active = p->p > 0 && (c->is_train || p->mode == DROPOUT_ALWAYS);
+  if (!active) { /* identity; the mask holds the scale factor 1 */
+    memcpy(out->data, in->data, (size_t)n * (size_t)mxw_dtype_size(in->dtype));
+    for (int64_t i = 0; i < nm; i++) mxw_store_f64(mask->data, mask->dtype, i, 1.0);
+    return 0;
+  }
+  /* mask = Bernoulli(1 - p) / (1 - p), the scale computed in float as MXNet does; p == 1 drops
+   * everything (mask 0) instead of producing 0 * inf. */
+  float pkeep = 1.0f - (float)p->p;
+  double scale = pkeep > 0 ? (double)(1.0f / pkeep) : 0.0;
+  for (int64_t i = 0; i < nm; i++)
+    mxw_store_f64(mask->data, mask->dtype, i, mxw_rand_uniform() < (double)pkeep ? scale : 0.0);
+  /* output = data * mask, the mask broadcast along the shared axes */
+  int nd = in->shape.ndim;
+  int64_t mst[MXW_MAX_NDIM], idx[MXW_MAX_NDIM] = {0};
+  contiguous_strides(&mask->shape, mst);
+  for (int d = 0; d < nd; d++)
+    if (mask->shape.dims[d] == 1) mst[d] = 0;
+  int64_t mi = 0;
+  for (int64_t i = 0; i < n; i++) {
+    if (in->dtype == MXW_FLOAT32)
+      ((float *)out->data)[i] = ((const float *)in->data)[i] * ((const float *)mask->data)[mi];
+    else
+      mxw_store_f64(out->data, out->dtype, i,
+                    mxw_load_f64(in->data, in->dtype, i) * mxw_load_f64(mask->data, mask->dtype, mi));
+    for (int d = nd - 1; d >= 0; d--) { /* advance the multi-index, tracking the mask offset */
+      mi += mst[d];
+      if (++idx[d] < in->shape.dims[d]) break;
+      mi -= mst[d] * idx[d];
+      idx[d] = 0;
+    }
+  }
+  return 0;
+}
+
+static const mxw_op_def op_Dropout = {
+    .name = "Dropout",
+    .aliases = ALIASES("_npx_dropout"),
+    .doc = "zeroes elements with probability p and scales the rest by 1/(1-p) when training (or mode='always'); "
+           "identity otherwise",
+    .attrs = k_dropout_attrs,
+    .num_attrs = (int)(sizeof k_dropout_attrs / sizeof k_dropout_attrs[0]),
+    .param_size = sizeof(DropoutParam),
+    .validate = validate_dropout,
+    .num_inputs = 1,
+    .input_names = k_data,
+    .num_outputs = 2,
+    .num_visible_outputs_fn = num_visible_one,
+    .output_names = k_output_mask,
+    .infer_shape = infer_dropout,
+    .forward = fwd_Dropout,
+};
+
+/* ==== LeakyReLU ================================================================================= */
+enum { ACT_RRELU, ACT_LEAKY, ACT_PRELU, ACT_ELU, ACT_SELU, ACT_GELU };
+static const char *const k_leaky_types[] = {"rrelu", "leaky", "prelu", "elu", "selu", "gelu", NULL};
+static const char *const k_data_gamma[] = {"data", "gamma", NULL};
+typedef struct {
+  int act_type;
+  double slope, lower_bound, upper_bound;
+} LeakyReLUParam;
+
+static const mxw_attr_spec k_leaky_attrs[] = {
+    MXW_A_ENUM("act_type", LeakyReLUParam, act_type, "leaky", k_leaky_types, "the activation"),
+    MXW_A_FLOAT("slope", LeakyReLUParam, slope, "0.25", "negative slope of leaky, alpha of elu"),
+    MXW_A_FLOAT("lower_bound", LeakyReLUParam, lower_bound, "0.125", "rrelu: lowest random slope"),
+    MXW_A_FLOAT("upper_bound", LeakyReLUParam, upper_bound, "0.334", "rrelu: highest random slope"),
+};
+
+static int leaky_num_inputs(const void *param) {
+  return ((const LeakyReLUParam *)param)->act_type == ACT_PRELU ? 2 : 1;
+}
+static int leaky_num_outputs(const void *param) {
+  return ((const LeakyReLUParam *)param)->act_type == ACT_RRELU ? 2 : 1;
+}
+static const char *leaky_input_var_init(const void *param, int index) {
+  (void)param;
+  return index == 1 ? "[\"Constant\", {\"value\": 0.25}]" : NULL;
+}
+
+/* gamma is aligned to data as MXNet's expand_shape: walking both shapes from the right, a gamma
+ * dim lands on data dim 0 or 1 when the sizes match or the gamma dim is 1; every other data dim
+ * broadcasts. g01 receives the expanded sizes of data dims 0 and 1. */
+static int prelu_gamma_layout(const mxw_shape *gamma, const mxw_shape *data, int64_t g01[2]) {
+  int s = gamma->ndim - 1;
+  g01[0] = g01[1] = 1;
+  for (int i = data->ndim - 1; i >= 0; i--) {
+    if (s >= 0 && i <= 1 && (data->dims[i] == gamma->dims[s] || gamma->dims[s] == 1)) {
+      g01[i] = gamma->dims[s];
+      s--;
+    }
+  }
+  if (s != -1) {
+    char a[128], b[128];
+    return mxw_fail("cannot broadcast gamma of shape %s to data of shape %s: gamma must be (C,) with "
+                    "C = data.shape[1], or hold one element",
+                    SHAPE_STR(gamma, a), SHAPE_STR(data, b));
+  }
+  return 0;
+}
+
+static int infer_leaky(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const LeakyReLUParam *p = (const LeakyReLUParam *)param;
+  mxw_shape s;
+  MXW_TRY(same_data_output_shape(in, out, &s));
+  if (nout > 1) MXW_TRY(mxw_shape_assign(&out[1], &s, "mask"));
+  if (p->act_type == ACT_PRELU && s.ndim >= 0) {
+    if (in[1].ndim < 0) { /* an unknown gamma becomes (C,) */
+      int64_t c = s.ndim >= 2 ? s.dims[1] : (s.ndim == 1 ? s.dims[0] : 1);
+      in[1] = mxw_shape_make(1, &c);
+    }
+    if (mxw_shape_known(&in[1]) && mxw_shape_known(&s)) {
+      int64_t g01[2];
+      MXW_TRY(prelu_gamma_layout(&in[1], &s, g01));
+    }
+  }
+  return 0;
+}
+
+static const float k_selu_alpha = 1.6732632423543772848170429916717f;
+static const float k_selu_lambda = 1.0507009873554804934193349852946f;
+
+static inline double leaky_apply(int act, double x, double a) {
+  switch (act) {
+    case ACT_ELU: return x > 0 ? x : a * expm1(x);
+    case ACT_SELU: return (double)k_selu_lambda * (x > 0 ? x : (double)k_selu_alpha * expm1(x));
+    case ACT_GELU: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+    default: return x > 0 ? x : x * a; /* leaky, prelu, rrelu */
+  }
+}
+static inline float leaky_apply_f(int act, float x, float a) {
+  switch (act) {
+    case ACT_ELU: return x > 0 ? x : a * expm1f(x);
+    case ACT_SELU: return k_selu_lambda * (x > 0 ? x : k_selu_alpha * expm1f(x));
+    case ACT_GELU: return 0.5f * x * (1.0f + erff(x / (float)M_SQRT2));
+    default: return x > 0 ? x : x * a;
+  }
+}
+
+static int fwd_LeakyReLU(const mxw_op_call *c) {
+  const LeakyReLUParam *p = (const LeakyReLUParam *)c->param;
+  const mxw_tensor *in = &c->inputs[0];
+  mxw_tensor *out = &c->outputs[0];
+  int64_t n = mxw_tensor_size(in);
+  int act = p->act_type, f32 = in->dtype == MXW_FLOAT32;
+  if (act == ACT_PRELU) {
+    /* data viewed as (d0, d1, rest); gamma index from the (expanded) positions in d0 and d1 */
+    const mxw_tensor *gamma = &c->inputs[1];
+    int64_t g01[2];
+    MXW_TRY(prelu_gamma_layout(&gamma->shape, &in->shape, g01));
+    int nd = in->shape.ndim;
+    int64_t d0 = nd > 0 ? in->shape.dims[0] : 1, d1 = nd > 1 ? in->shape.dims[1] : 1, rest = 1;
+    for (int d = 2; d < nd; d++) rest *= in->shape.dims[d];
+    int64_t i = 0;
+    for (int64_t a = 0; a < d0; a++) {
+      for (int64_t b = 0; b < d1; b++) {
+        int64_t gi = (g01[0] == 1 ? 0 : a) * g01[1] + (g01[1] == 1 ? 0 : b);
+        if (f32) {
+          const float *x = (const float *)in->data + i;
+          float *y = (float *)out->data + i, g = ((const float *)gamma->data)[gi];
+          for (int64_t r = 0; r < rest; r++) y[r] = x[r] > 0 ? x[r] : x[r] * g;
+        } else {
+          double g = mxw_load_f64(gamma->data, gamma->dtype, gi);
+          for (int64_t r = 0; r < rest; r++) {
+            double x = mxw_load_f64(in->data, in->dtype, i + r);
+            mxw_store_f64(out->data, out->dtype, i + r, x > 0 ? x : x * g);
+          }
+        }
+        i += rest;
+      }
+    }
+    return 0;
+  }
+  if (act == ACT_RRELU) {
+    mxw_tensor *mask = &c->outputs[1];
+    if (c->is_train) { /* one random slope per element, kept in the mask */
+      double lo = p->lower_bound, span = p->upper_bound - p->lower_bound;
+      for (int64_t i = 0; i < n; i++) {
+        double a = lo + span * mxw_rand_uniform();
+        mxw_store_f64(mask->data, mask->dtype, i, a);
+        a = mxw_load_f64(mask->data, mask->dtype, i); /* the slope as stored */
+        double x = mxw_load_f64(in->data, in->dtype, i);
+        mxw_store_f64(out->data, out->dtype, i, x > 0 ? x : x * a);
+      }
+      return 0;
+    }
+    float slope = (float)((p->lower_bound + p->upper_bound) / 2.0);
+    for (int64_t i = 0; i < n; i++) mxw_store_f64(mask->data, mask->dtype, i, slope);
+    if (f32) {
+      const float *x = (const float *)in->data;
+      float *y = (float *)out->data;
+      for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : x[i] * slope;
+    } else {
+      for (int64_t i = 0; i < n; i++)
+        mxw_store_f64(out->data, out->dtype, i, leaky_apply(ACT_LEAKY, mxw_load_f64(in->data, in->dtype, i), slope));
+    }
+    return 0;
+  }
+  if (f32) {
+    const float *x = (const float *)in->data;
+    float *y = (float *)out->data;
+    float a = (float)p->slope;
+    for (int64_t i = 0; i < n; i++) y[i] = leaky_apply_f(act, x[i], a);
+  } else {
+    double a = (double)(float)p->slope; /* MXNet's slope is a float */
+    for (int64_t i = 0; i < n; i++)
+      mxw_store_f64(out->data, out->dtype, i, leaky_apply(act, mxw_load_f64(in->data, in->dtype, i), a));
+  }
+  return 0;
+}
+
+static const mxw_op_def op_LeakyReLU = {
+    .name = "LeakyReLU",
+    .aliases = ALIASES("_npx_leaky_relu"),
+    .doc = "leaky: x > 0 ? x : slope*x; prelu: learned gamma per channel; rrelu: random slope when training; "
+           "elu, selu, gelu (erf form)",
+    .attrs = k_leaky_attrs,
+    .num_attrs = (int)(sizeof k_leaky_attrs / sizeof k_leaky_attrs[0]),
+    .param_size = sizeof(LeakyReLUParam),
+    .num_inputs = 2,
+    .input_names = k_data_gamma,
+    .num_inputs_fn = leaky_num_inputs,
+    .num_outputs = 1,
+    .num_outputs_fn = leaky_num_outputs,
+    .num_visible_outputs_fn = num_visible_one,
+    .output_names = k_output_mask,
+    .infer_shape = infer_leaky,
+    .forward = fwd_LeakyReLU,
+    .input_var_init = leaky_input_var_init,
+};
+
+/* ==== Embedding ================================================================================= */
+static const char *const k_embedding_dtypes[] = {"float32", "float64", "float16", "bfloat16",
+                                                 "uint8",   "int8",    "int32",   "int64", NULL};
+static const char *const k_data_weight[] = {"data", "weight", NULL};
+typedef struct {
+  int64_t input_dim, output_dim;
+  int dtype; /* index into k_embedding_dtypes */
+  int sparse_grad;
+} EmbeddingParam;
+
+static const mxw_attr_spec k_embedding_attrs[] = {
+    MXW_A_INT("input_dim", EmbeddingParam, input_dim, NULL, "vocabulary size (rows of weight)"),
+    MXW_A_INT("output_dim", EmbeddingParam, output_dim, NULL, "embedding size (columns of weight)"),
+    MXW_A_ENUM("dtype", EmbeddingParam, dtype, "float32", k_embedding_dtypes, "dtype of weight when it is not given"),
+    MXW_A_BOOL("sparse_grad", EmbeddingParam, sparse_grad, "False", "row-sparse gradient (training only)"),
+};
+
+static int validate_embedding(void *param) {
+  const EmbeddingParam *p = (const EmbeddingParam *)param;
+  MXW_CHECK(p->input_dim >= 1, "input_dim=%lld must be at least 1", (long long)p->input_dim);
+  MXW_CHECK(p->output_dim >= 1, "output_dim=%lld must be at least 1", (long long)p->output_dim);
+  return 0;
+}
+
+/* weight (input_dim, output_dim); output data.shape + (output_dim,) */
+static int infer_embedding(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const EmbeddingParam *p = (const EmbeddingParam *)param;
+  int64_t wd[2] = {p->input_dim, p->output_dim};
+  mxw_shape w = mxw_shape_make(2, wd);
+  if (mxw_shape_assign(&in[1], &w, "weight") != 0) {
+    char a[128], b[128];
+    return mxw_fail("weight has shape %s, expected (input_dim, output_dim) = %s", SHAPE_STR(&in[1], a),
+                    SHAPE_STR(&w, b));
+  }
+  if (in[0].ndim < 0) return 0;
+  MXW_CHECK(in[0].ndim + 1 <= MXW_MAX_NDIM, "data has %d dims; the output would exceed %d", in[0].ndim, MXW_MAX_NDIM);
+  mxw_shape o = in[0];
+  o.ndim++;
+  o.dims[o.ndim - 1] = p->output_dim;
+  return mxw_shape_assign(&out[0], &o, "output");
+}
+
+/* data (the indices) may have any dtype; weight and output share weight's dtype, or the dtype
+ * attribute when neither is known. */
+static int infer_type_embedding(const void *param, int nin, int *in, int nout, int *out) {
+  const EmbeddingParam *p = (const EmbeddingParam *)param;
+  int w = in[1], o = out[0];
+  MXW_CHECK(w < 0 || o < 0 || w == o, "weight dtype %s and output dtype %s differ", mxw_dtype_name(w),
+            mxw_dtype_name(o));
+  int t = w >= 0 ? w : o >= 0 ? o : mxw_dtype_from_name(k_embedding_dtypes[p->dtype]);
+  in[1] = out[0] = t;
+  return 0;
+}
+
+/* int64(v) for an index held in any dtype: integers exactly, floats truncated toward zero (NaN
+ * taken as 0 and huge values pinned so the conversion is defined). */
+static int64_t load_index(const mxw_tensor *t, int64_t i) {
+  switch (t->dtype) {
+    case MXW_INT32: return ((const int32_t *)t->data)[i];
+    case MXW_INT64: return ((const int64_t *)t->data)[i];
+    case MXW_UINT8: case MXW_BOOL: return ((const uint8_t *)t->data)[i];
+    case MXW_INT8: return ((const int8_t *)t->data)[i];
+    default: break;
+  }
+  double v = mxw_load_f64(t->data, t->dtype, i);
+  if (v != v) return 0;
+  if (v > 4e18) return (int64_t)4e18;
+  if (v < -4e18) return -(int64_t)4e18;
+  return (int64_t)v;
+}
+
+static int fwd_Embedding(const mxw_op_call *c) {
+  const mxw_tensor *idx = &c->inputs[0], *w = &c->inputs[1];
+  mxw_tensor *out = &c->outputs[0];
+  int64_t rows = w->shape.dims[0], cols = w->shape.dims[1], n = mxw_tensor_size(idx);
+  size_t row_bytes = (size_t)cols * (size_t)mxw_dtype_size(w->dtype);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t k = load_index(idx, i);
+    k = k < 0 ? 0 : (k >= rows ? rows - 1 : k);
+    memcpy((char *)out->data + (size_t)i * row_bytes, (const char *)w->data + (size_t)k * row_bytes, row_bytes);
+  }
+  return 0;
+}
+
+static const mxw_op_def op_Embedding = {
+    .name = "Embedding",
+    .aliases = ALIASES("_npx_embedding", "_sparse_Embedding"),
+    .doc = "out[..., :] = weight[clip(int(data[...]), 0, input_dim - 1), :]",
+    .attrs = k_embedding_attrs,
+    .num_attrs = (int)(sizeof k_embedding_attrs / sizeof k_embedding_attrs[0]),
+    .param_size = sizeof(EmbeddingParam),
+    .validate = validate_embedding,
+    .num_inputs = 2,
+    .input_names = k_data_weight,
+    .num_outputs = 1,
+    .infer_shape = infer_embedding,
+    .infer_type = infer_type_embedding,
+    .forward = fwd_Embedding,
+};
+
+/* ==== Crop (legacy) ============================================================================= */
+/* Inputs arg0 (data, NCHW) and, with num_args=2, arg1 (crop_like: only its H and W are used). */
+static const char *const k_crop_inputs[] = {"arg0", "arg1", NULL};
+typedef struct {
+  int64_t num_args;
+  mxw_tuple offset, h_w;
+  int center_crop;
+} CropParam;
+
+static const mxw_attr_spec k_crop_attrs[] = {
+    MXW_A_INT("num_args", CropParam, num_args, NULL, "1: crop to h_w; 2: crop to the H, W of the second input"),
+    MXW_A_SHAPE("offset", CropParam, offset, "(0, 0)", "top-left corner (y, x) of the crop"),
+    MXW_A_SHAPE("h_w", CropParam, h_w, "(0, 0)", "crop height and width (num_args=1)"),
+    MXW_A_BOOL("center_crop", CropParam, center_crop, "False", "center the crop instead of using offset"),
+};
+
+static int validate_crop(void *param) {
+  const CropParam *p = (const CropParam *)param;
+  MXW_CHECK(p->num_args == 1 || p->num_args == 2, "num_args=%lld must be 1 or 2", (long long)p->num_args);
+  MXW_CHECK(p->offset.ndim == 2, "offset must have 2 entries (y, x), got %d", p->offset.ndim);
+  MXW_CHECK(p->h_w.ndim == 2, "h_w must have 2 entries (h, w), got %d", p->h_w.ndim);
+  return 0;
+}
+static int crop_num_inputs(const void *param) { return (int)((const CropParam *)param)->num_args; }
+
+/* The crop's top-left corner for data (H, W) cropped to (h, w); error when it does not fit. */
+static int crop_offset(const CropParam *p, int64_t H, int64_t W, int64_t h, int64_t w, int64_t *oy, int64_t *ox) {
+  MXW_CHECK(h <= H && w <= W, "the crop (%lld, %lld) is larger than the data's (H, W) = (%lld, %lld)", (long long)h,
+            (long long)w, (long long)H, (long long)W);
+  if (p->center_crop) {
+    *oy = (H - h) / 2;
+    *ox = (W - w) / 2;
+    return 0;
+  }
+  *oy = p->offset.v[0];
+  *ox = p->offset.v[1];
+  MXW_CHECK(*oy >= 0 && *oy <= H - h, "offset[0] = %lld must be in [0, %lld] (data height %lld, crop height %lld)",
+            (long long)*oy, (long long)(H - h), (long long)H, (long long)h);
+  MXW_CHECK(*ox >= 0 && *ox <= W - w, "offset[1] = %lld must be in [0, %lld] (data width %lld, crop width %lld)",
+            (long long)*ox, (long long)(W - w), (long long)W, (long long)w);
+  return 0;
+}
+
+static int infer_crop(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const CropParam *p = (const CropParam *)param;
+  char a[128];
+  if (in[0].ndim < 0) return 0;
+  MXW_CHECK(in[0].ndim == 4, "data should be 4-D (N, C, H, W), got shape %s", SHAPE_STR(&in[0], a));
+  int64_t h, w;
+  if (p->num_args == 1) {
+    h = p->h_w.v[0];
+    w = p->h_w.v[1];
+    MXW_CHECK(h >= 1 && w >= 1, "h_w = (%lld, %lld): the crop height and width must be at least 1", (long long)h,
+              (long long)w);
+  } else {
+    if (in[1].ndim < 0) return 0;
+    MXW_CHECK(in[1].ndim == 4, "crop_like (input 1) should be 4-D (N, C, H, W), got shape %s", SHAPE_STR(&in[1], a));
+    h = in[1].dims[2];
+    w = in[1].dims[3];
+  }
+  mxw_shape o = in[0];
+  o.dims[2] = h;
+  o.dims[3] = w;
+  if (mxw_shape_known(&o)) {
+    int64_t oy, ox;
+    MXW_TRY(crop_offset(p, in[0].dims[2], in[0].dims[3], h, w, &oy, &ox));
+  }
+  return mxw_shape_assign(&out[0], &o, "output");
+}
+
+static int fwd_Crop(const mxw_op_call *c) {
+  const CropParam *p = (const CropParam *)c->param;
+  const mxw_tensor *in = &c->inputs[0];
+  mxw_tensor *out = &c->outputs[0];
+  int64_t H = in->shape.dims[2], W = in->shape.dims[3], h = out->shape.dims[2], w = out->shape.dims[3], oy, ox;
+  MXW_TRY(crop_offset(p, H, W, h, w, &oy, &ox));
+  int64_t planes = in->shape.dims[0] * in->shape.dims[1];
+  size_t es = (size_t)mxw_dtype_size(in->dtype);
+  for (int64_t pl = 0; pl < planes; pl++)
+    for (int64_t y = 0; y < h; y++)
+      memcpy((char *)out->data + (size_t)((pl * h + y) * w) * es,
+             (const char *)in->data + (size_t)((pl * H + oy + y) * W + ox) * es, (size_t)w * es);
+  return 0;
+}
+
+static const mxw_op_def op_Crop = {
+    .name = "Crop",
+    .doc = "crops NCHW data to h_w (or to the H, W of a second input) at offset, or centered",
+    .attrs = k_crop_attrs,
+    .num_attrs = (int)(sizeof k_crop_attrs / sizeof k_crop_attrs[0]),
+    .param_size = sizeof(CropParam),
+    .validate = validate_crop,
+    .num_inputs = MXW_VARIADIC,
+    .input_names = k_crop_inputs,
+    .num_inputs_fn = crop_num_inputs,
+    .num_outputs = 1,
+    .infer_shape = infer_crop,
+    .forward = fwd_Crop,
+};
+
+MXW_FAMILY(nn_misc, &op_Dropout, &op_LeakyReLU, &op_Embedding, &op_Crop);

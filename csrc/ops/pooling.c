@@ -1,0 +1,407 @@
+/* pooling.c -- Pooling (max, avg, sum, lp) over 1, 2 or 3 spatial dims, channel-first layouts.
+ * Semantics: ../shared/spec/ops.md §1 "Pooling" (MXNet 1.9.1 pooling.cc / pool.h).
+ *
+ * Shapes: data (N, C, W) / (N, C, H, W) / (N, C, D, H, W) -> (N, C, Wo) / ... with, per spatial
+ * dim (in, k, s, p):
+ *   valid:  1 + floor((in + 2p - k) / s)
+ *   full:   1 + (int)ceil((float)(in + 2p - k) / s)      (float32 division, as MXNet)
+ *   same:   (int)ceil((float)in / s)                      (1-D only, pad 0)
+ *   global: 1 (kernel = whole spatial extent, stride 1, pad 0)
+ *
+ * Windows, for output o of one dim, start = o*s - p:
+ *   max:      cells [max(start, 0), min(start + k, in)); padded cells never take part; an empty
+ *             window gives the lowest finite value (-FLT_MAX for float32).
+ *   avg:      end = min(start + k, in + p); pool_size = product of (end - start) over the dims,
+ *             taken BEFORE clipping to [0, in) (padding counts, the part of a `full` window past
+ *             in + p does not); count_include_pad=False counts only in-range cells. Output is
+ *             sum(x / pool_size), each element divided before it is added.
+ *   sum:      the avg window, divisor 1.        lp: (sum x^p)^(1/p) over it, p in {1, 2, 3}.
+ * float32 and float16/bfloat16 accumulate in float, float64 in double.
+ *
+ * Kernels: pool_point_* computes one output cell (the readable reference); pool_plane_f32 uses
+ * it on the borders and, for 2-D 2x2/3x3 max/avg/sum windows, a SIMD row kernel on the interior
+ * where no window is clipped (same arithmetic in the same order, so the results are identical). */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#else
+#include <simde/wasm/simd128.h>
+#endif
+
+#include "../core/mxw_core.h"
+
+#define ALIASES(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define SHAPE_STR(s, buf) mxw_shape_str((s), (buf), sizeof(buf))
+
+static const char *const k_data[] = {"data", NULL};
+
+enum { POOL_MAX, POOL_AVG, POOL_SUM, POOL_LP };
+enum { CONV_FULL, CONV_VALID, CONV_SAME };
+enum { LAYOUT_NCW, LAYOUT_NCHW, LAYOUT_NCDHW, LAYOUT_NWC, LAYOUT_NHWC, LAYOUT_NDHWC };
+static const char *const k_pool_types[] = {"max", "avg", "sum", "lp", NULL};
+static const char *const k_conventions[] = {"full", "valid", "same", NULL};
+static const char *const k_layouts[] = {"NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC", NULL};
+
+typedef struct {
+  mxw_tuple kernel;
+  int pool_type;
+  int global_pool;
+  int cudnn_off;
+  int pooling_convention;
+  mxw_tuple stride;
+  mxw_tuple pad;
+  mxw_opt_int p_value;
+  mxw_opt_int count_include_pad;
+  mxw_opt_int layout;
+} PoolingParam;
+
+static const mxw_attr_spec k_pooling_attrs[] = {
+    MXW_A_SHAPE("kernel", PoolingParam, kernel, "()", "window: (w,), (h, w) or (d, h, w); ignored with global_pool"),
+    MXW_A_ENUM("pool_type", PoolingParam, pool_type, "max", k_pool_types, "max, avg, sum or lp (p-norm) pooling"),
+    MXW_A_BOOL("global_pool", PoolingParam, global_pool, "False", "pool over the whole spatial extent"),
+    MXW_A_BOOL("cudnn_off", PoolingParam, cudnn_off, "False", "ignored (GPU only)"),
+    MXW_A_ENUM("pooling_convention", PoolingParam, pooling_convention, "valid", k_conventions,
+               "output size rule: valid (floor), full (ceil) or same (1-D only)"),
+    MXW_A_SHAPE("stride", PoolingParam, stride, "()", "window step per spatial dim; () means 1"),
+    MXW_A_SHAPE("pad", PoolingParam, pad, "()", "symmetric padding per spatial dim; () means 0"),
+    MXW_A_OPT_INT("p_value", PoolingParam, p_value, "None", "p of lp pooling (1, 2 or 3)"),
+    MXW_A_OPT_BOOL("count_include_pad", PoolingParam, count_include_pad, "None",
+                   "avg: count padded cells in the divisor (None means True)"),
+    MXW_A_OPT_ENUM("layout", PoolingParam, layout, "None", k_layouts,
+                   "data layout; only the channel-first NCW, NCHW and NCDHW are supported"),
+};
+
+static int validate_pooling(void *param) {
+  PoolingParam *p = (PoolingParam *)param;
+  int nk = p->kernel.ndim;
+  if (!p->global_pool) {
+    MXW_CHECK(nk > 0, "kernel is required unless global_pool=True");
+  }
+  MXW_CHECK(nk <= 3, "kernel has %d dims; Pooling supports 1-D, 2-D and 3-D windows", nk);
+  for (int i = 0; i < nk; i++)
+    MXW_CHECK(p->kernel.v[i] > 0, "kernel[%d] = %lld must be positive", i, (long long)p->kernel.v[i]);
+  if (p->layout.has) {
+    MXW_CHECK(p->layout.v <= LAYOUT_NCDHW,
+              "layout %s is not supported: only the channel-first layouts NCW, NCHW and NCDHW are",
+              k_layouts[p->layout.v]);
+  }
+  if (p->pool_type == POOL_LP) {
+    MXW_CHECK(p->p_value.has, "pool_type='lp' needs p_value (1, 2 or 3)");
+    MXW_CHECK(p->p_value.v >= 1 && p->p_value.v <= 3, "p_value=%lld is not supported: lp pooling takes 1, 2 or 3",
+              (long long)p->p_value.v);
+  }
+  /* stride / pad: () means 1 / 0 for every kernel dim; otherwise one entry per kernel dim. */
+  if (nk > 0) {
+    if (p->stride.ndim == 0) {
+      p->stride.ndim = nk;
+      for (int i = 0; i < nk; i++) p->stride.v[i] = 1;
+    }
+    if (p->pad.ndim == 0) {
+      p->pad.ndim = nk;
+      for (int i = 0; i < nk; i++) p->pad.v[i] = 0;
+    }
+    MXW_CHECK(p->stride.ndim == nk, "stride has %d entries but kernel has %d", p->stride.ndim, nk);
+    MXW_CHECK(p->pad.ndim == nk, "pad has %d entries but kernel has %d", p->pad.ndim, nk);
+    for (int i = 0; i < nk; i++) {
+      MXW_CHECK(p->stride.v[i] > 0, "stride[%d] = %lld must be positive", i, (long long)p->stride.v[i]);
+      MXW_CHECK(p->pad.v[i] >= 0, "pad[%d] = %lld must not be negative", i, (long long)p->pad.v[i]);
+    }
+  }
+  return 0;
+}
+
+/* ---- geometry --------------------------------------------------------------------------------- */
+/* Spatial geometry normalised to 3 dims (d, h, w): a 1-D or 2-D pooling gets leading dims of
+ * size 1 with kernel 1, stride 1, pad 0, which change nothing. */
+typedef struct {
+  int64_t in[3], out[3], k[3], s[3], p[3];
+  int type, p_value, include_pad;
+} pool_geom;
+
+static int64_t pool_out_size(int conv, int64_t in, int64_t k, int64_t s, int64_t p) {
+  if (conv == CONV_VALID) return 1 + (in + 2 * p - k) / s;
+  if (conv == CONV_FULL) return 1 + (int64_t)ceilf((float)(in + 2 * p - k) / (float)s);
+  return (int64_t)ceilf((float)(in + 2 * p) / (float)s);
+}
+
+static char *tuple_str(const mxw_tuple *t, char *buf, size_t len) {
+  mxw_shape s = mxw_shape_make(t->ndim, t->v);
+  return mxw_shape_str(&s, buf, len);
+}
+
+static int infer_pooling(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const PoolingParam *p = (const PoolingParam *)param;
+  const mxw_shape *d = &in[0];
+  char a[128], b[128];
+  if (d->ndim < 0) return 0;
+  MXW_CHECK(d->ndim >= 3 && d->ndim <= 5,
+            "input data should be 3-D (N, C, W), 4-D (N, C, H, W) or 5-D (N, C, D, H, W); got shape %s",
+            SHAPE_STR(d, a));
+  int nsp = d->ndim - 2;
+  static const char *const layout_for_rank[] = {"NCW", "NCHW", "NCDHW"};
+  if (p->layout.has)
+    MXW_CHECK(p->layout.v == nsp - 1, "layout %s does not match %d-D data of shape %s (expected %s)",
+              k_layouts[p->layout.v], d->ndim, SHAPE_STR(d, a), layout_for_rank[nsp - 1]);
+  if (p->pooling_convention == CONV_SAME && !p->global_pool) {
+    MXW_CHECK(d->ndim == 3, "pooling_convention='same' supports 1-D pooling only (3-D data), got shape %s",
+              SHAPE_STR(d, a));
+    for (int i = 0; i < p->pad.ndim; i++)
+      MXW_CHECK(p->pad.v[i] == 0, "pooling_convention='same' does not allow a pad (pad[%d] = %lld)", i,
+                (long long)p->pad.v[i]);
+  }
+  mxw_shape o = *d;
+  if (p->global_pool) {
+    for (int i = 2; i < d->ndim; i++) o.dims[i] = 1;
+  } else {
+    MXW_CHECK(p->kernel.ndim == nsp, "kernel %s has %d dims, so data must be %d-D; got shape %s",
+              tuple_str(&p->kernel, b, sizeof b), p->kernel.ndim, p->kernel.ndim + 2, SHAPE_STR(d, a));
+    for (int i = 0; i < nsp; i++) {
+      int64_t n = d->dims[2 + i], k = p->kernel.v[i], s = p->stride.v[i], pd = p->pad.v[i];
+      if (n < 0) {
+        o.dims[2 + i] = -1;
+        continue;
+      }
+      MXW_CHECK(k <= n + 2 * pd,
+                "kernel size %lld exceeds input size %lld (padded to %lld) in spatial dim %d of data shape %s",
+                (long long)k, (long long)n, (long long)(n + 2 * pd), i, SHAPE_STR(d, a));
+      o.dims[2 + i] = pool_out_size(p->pooling_convention, n, k, s, pd);
+    }
+  }
+  return mxw_shape_assign(&out[0], &o, "output");
+}
+
+static int infer_type_pooling(const void *param, int nin, int *in, int nout, int *out) {
+  MXW_TRY(mxw_infer_type_same(param, nin, in, nout, out));
+  int t = in[0];
+  MXW_CHECK(t < 0 || t == MXW_FLOAT32 || t == MXW_FLOAT64 || t == MXW_FLOAT16 || t == MXW_BFLOAT16,
+            "data dtype %s is not supported: Pooling takes float32, float64, float16 or bfloat16", mxw_dtype_name(t));
+  return 0;
+}
+
+static void make_geom(const PoolingParam *p, const mxw_shape *ishape, const mxw_shape *oshape, pool_geom *g) {
+  int nsp = ishape->ndim - 2, off = 3 - nsp;
+  for (int i = 0; i < 3; i++) {
+    g->in[i] = g->out[i] = g->k[i] = g->s[i] = 1;
+    g->p[i] = 0;
+  }
+  for (int i = 0; i < nsp; i++) {
+    g->in[off + i] = ishape->dims[2 + i];
+    g->out[off + i] = oshape->dims[2 + i];
+    if (p->global_pool) {
+      g->k[off + i] = ishape->dims[2 + i];
+    } else {
+      g->k[off + i] = p->kernel.v[i];
+      g->s[off + i] = p->stride.v[i];
+      g->p[off + i] = p->pad.v[i];
+    }
+  }
+  g->type = p->pool_type;
+  g->p_value = p->pool_type == POOL_LP ? (int)p->p_value.v : 1;
+  g->include_pad = p->count_include_pad.has ? (int)p->count_include_pad.v : 1;
+}
+
+static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* ---- the reference kernel: one output cell --------------------------------------------------- */
+/* x is one (D, H, W) plane. T is the accumulation type (float or double), LOWEST its lowest
+ * finite value. */
+#define DEFINE_POOL_POINT(NAME, T, LOWEST, SQRT, CBRT)                                            \
+  static T NAME(const T *x, const pool_geom *g, int64_t od, int64_t oh, int64_t ow) {              \
+    int64_t H = g->in[1], W = g->in[2];                                                            \
+    int64_t d0 = od * g->s[0] - g->p[0], h0 = oh * g->s[1] - g->p[1], w0 = ow * g->s[2] - g->p[2];  \
+    if (g->type == POOL_MAX) {                                                                     \
+      int64_t d1 = min64(d0 + g->k[0], g->in[0]), h1 = min64(h0 + g->k[1], H), w1 = min64(w0 + g->k[2], W); \
+      d0 = max64(d0, 0);                                                                           \
+      h0 = max64(h0, 0);                                                                           \
+      w0 = max64(w0, 0);                                                                           \
+      T m = LOWEST;                                                                                \
+      for (int64_t d = d0; d < d1; d++)                                                            \
+        for (int64_t h = h0; h < h1; h++)                                                          \
+          for (int64_t w = w0; w < w1; w++) {                                                      \
+            T v = x[(d * H + h) * W + w];                                                          \
+            if (v > m) m = v;                                                                      \
+          }                                                                                        \
+      return m;                                                                                    \
+    }                                                                                              \
+    int64_t d1 = min64(d0 + g->k[0], g->in[0] + g->p[0]), h1 = min64(h0 + g->k[1], H + g->p[1]);   \
+    int64_t w1 = min64(w0 + g->k[2], W + g->p[2]);                                                 \
+    int64_t pool_size = (d1 - d0) * (h1 - h0) * (w1 - w0);                                         \
+    d0 = max64(d0, 0);                                                                             \
+    h0 = max64(h0, 0);                                                                             \
+    w0 = max64(w0, 0);                                                                             \
+    d1 = min64(d1, g->in[0]);                                                                      \
+    h1 = min64(h1, H);                                                                             \
+    w1 = min64(w1, W);                                                                             \
+    if (g->type != POOL_AVG) pool_size = 1;                                                        \
+    else if (!g->include_pad) pool_size = (d1 - d0) * (h1 - h0) * (w1 - w0);                       \
+    T div = (T)pool_size, sum = 0;                                                                 \
+    for (int64_t d = d0; d < d1; d++)                                                              \
+      for (int64_t h = h0; h < h1; h++)                                                            \
+        for (int64_t w = w0; w < w1; w++) {                                                        \
+          T v = x[(d * H + h) * W + w];                                                            \
+          if (g->p_value == 2) v = v * v;                                                          \
+          else if (g->p_value == 3) v = v * v * v;                                                 \
+          sum += v / div;                                                                          \
+        }                                                                                          \
+    if (g->p_value == 2) return SQRT(sum);                                                         \
+    if (g->p_value == 3) return CBRT(sum);                                                         \
+    return sum;                                                                                    \
+  }
+
+DEFINE_POOL_POINT(pool_point_f32, float, -FLT_MAX, sqrtf, cbrtf)
+DEFINE_POOL_POINT(pool_point_f64, double, -DBL_MAX, sqrt, cbrt)
+
+static void pool_plane_f64(const double *x, double *y, const pool_geom *g) {
+  for (int64_t od = 0; od < g->out[0]; od++)
+    for (int64_t oh = 0; oh < g->out[1]; oh++)
+      for (int64_t ow = 0; ow < g->out[2]; ow++) *y++ = pool_point_f64(x, g, od, oh, ow);
+}
+
+/* ---- float32 fast path: 2-D 2x2 / 3x3 interior windows ---------------------------------------- */
+/* Output range [lo, hi) of one dim whose windows lie wholly inside [0, in): no clipping, and the
+ * avg divisor is kh*kw whether or not padding counts. */
+static void interior_range(int64_t in, int64_t k, int64_t s, int64_t p, int64_t out, int64_t *lo, int64_t *hi) {
+  int64_t a = (p + s - 1) / s;                     /* first o with o*s - p >= 0 */
+  int64_t b = in + p - k >= 0 ? (in + p - k) / s + 1 : 0; /* past the last o with o*s - p + k <= in */
+  *lo = min64(a, out);
+  *hi = max64(min64(b, out), *lo);
+}
+
+/* Interior outputs [ow0, ow1) of one output row. rows[i] points at input row (oh*sh - ph + i),
+ * column 0. Max keeps `v > m ? v : m` (pmax has the same NaN behaviour); avg adds v / (kh*kw) in
+ * row-major window order, as the reference does. */
+static void pool_row_interior_f32(const float *const *rows, int kh, int kw, int64_t sw, int64_t pw, int type,
+                                  int64_t W, int64_t ow0, int64_t ow1, float *y) {
+  const float div = (float)(kh * kw);
+  int64_t ow = ow0;
+  if (sw <= 2) {
+    const v128_t vdiv = wasm_f32x4_splat(div);
+    for (; ow + 4 <= ow1; ow += 4) {
+      int64_t c = ow * sw - pw;
+      /* stride 2 reads 8 consecutive floats per (row, j): stay inside the row */
+      if (sw == 2 && c + (kw - 1) + 8 > W) break;
+      v128_t acc = type == POOL_MAX ? wasm_f32x4_splat(-FLT_MAX) : wasm_f32x4_splat(0.f);
+      for (int i = 0; i < kh; i++) {
+        for (int j = 0; j < kw; j++) {
+          const float *src = rows[i] + c + j;
+          v128_t v;
+          if (sw == 1) {
+            v = wasm_v128_load(src);
+          } else {
+            v128_t lo = wasm_v128_load(src), hi = wasm_v128_load(src + 4);
+            v = wasm_i32x4_shuffle(lo, hi, 0, 2, 4, 6);
+          }
+          if (type == POOL_MAX) acc = wasm_f32x4_pmax(acc, v);
+          else if (type == POOL_AVG) acc = wasm_f32x4_add(acc, wasm_f32x4_div(v, vdiv));
+          else acc = wasm_f32x4_add(acc, v);
+        }
+      }
+      wasm_v128_store(y + (ow - ow0), acc);
+    }
+  }
+  for (; ow < ow1; ow++) {
+    int64_t c = ow * sw - pw;
+    float acc = type == POOL_MAX ? -FLT_MAX : 0.f;
+    for (int i = 0; i < kh; i++) {
+      for (int j = 0; j < kw; j++) {
+        float v = rows[i][c + j];
+        if (type == POOL_MAX) acc = v > acc ? v : acc;
+        else if (type == POOL_AVG) acc += v / div;
+        else acc += v;
+      }
+    }
+    y[ow - ow0] = acc;
+  }
+}
+
+static int use_fast_2d(const pool_geom *g) {
+  return g->in[0] == 1 && g->k[0] == 1 && g->p[0] == 0 && (g->k[1] == 2 || g->k[1] == 3) &&
+         (g->k[2] == 2 || g->k[2] == 3) && (g->type == POOL_MAX || g->type == POOL_AVG || g->type == POOL_SUM);
+}
+
+static void pool_plane_f32(const float *x, float *y, const pool_geom *g) {
+  if (!use_fast_2d(g)) {
+    for (int64_t od = 0; od < g->out[0]; od++)
+      for (int64_t oh = 0; oh < g->out[1]; oh++)
+        for (int64_t ow = 0; ow < g->out[2]; ow++) *y++ = pool_point_f32(x, g, od, oh, ow);
+    return;
+  }
+  int64_t H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2];
+  int64_t oh0, oh1, ow0, ow1;
+  interior_range(H, g->k[1], g->s[1], g->p[1], OH, &oh0, &oh1);
+  interior_range(W, g->k[2], g->s[2], g->p[2], OW, &ow0, &ow1);
+  for (int64_t od = 0; od < g->out[0]; od++) {
+    for (int64_t oh = 0; oh < OH; oh++) {
+      float *yrow = y + (od * OH + oh) * OW;
+      if (oh < oh0 || oh >= oh1 || ow0 >= ow1) {
+        for (int64_t ow = 0; ow < OW; ow++) yrow[ow] = pool_point_f32(x, g, od, oh, ow);
+        continue;
+      }
+      const float *rows[3];
+      int64_t r = oh * g->s[1] - g->p[1];
+      for (int i = 0; i < g->k[1]; i++) rows[i] = x + (r + i) * W;
+      for (int64_t ow = 0; ow < ow0; ow++) yrow[ow] = pool_point_f32(x, g, od, oh, ow);
+      pool_row_interior_f32(rows, (int)g->k[1], (int)g->k[2], g->s[2], g->p[2], g->type, W, ow0, ow1, yrow + ow0);
+      for (int64_t ow = ow1; ow < OW; ow++) yrow[ow] = pool_point_f32(x, g, od, oh, ow);
+    }
+  }
+}
+
+static int fwd_Pooling(const mxw_op_call *c) {
+  const PoolingParam *p = (const PoolingParam *)c->param;
+  const mxw_tensor *in = &c->inputs[0];
+  mxw_tensor *out = &c->outputs[0];
+  pool_geom g;
+  make_geom(p, &in->shape, &out->shape, &g);
+  int64_t planes = in->shape.dims[0] * in->shape.dims[1];
+  int64_t isz = g.in[0] * g.in[1] * g.in[2], osz = g.out[0] * g.out[1] * g.out[2];
+  if (planes == 0 || osz == 0) return 0;
+  if (in->dtype == MXW_FLOAT64) {
+    for (int64_t i = 0; i < planes; i++)
+      pool_plane_f64((const double *)in->data + i * isz, (double *)out->data + i * osz, &g);
+    return 0;
+  }
+  if (in->dtype == MXW_FLOAT32) {
+    for (int64_t i = 0; i < planes; i++)
+      pool_plane_f32((const float *)in->data + i * isz, (float *)out->data + i * osz, &g);
+    return 0;
+  }
+  /* float16 / bfloat16: one plane at a time through float32 (float accumulation, as MXNet) */
+  float *xf = (float *)mxw_scratch(0, (size_t)isz * sizeof(float));
+  float *yf = (float *)mxw_scratch(1, (size_t)osz * sizeof(float));
+  if (!xf || !yf) return -1;
+  size_t ies = (size_t)mxw_dtype_size(in->dtype), oes = (size_t)mxw_dtype_size(out->dtype);
+  for (int64_t i = 0; i < planes; i++) {
+    mxw_convert((const char *)in->data + (size_t)(i * isz) * ies, in->dtype, xf, MXW_FLOAT32, isz);
+    pool_plane_f32(xf, yf, &g);
+    if (g.type == POOL_MAX) { /* an empty window is the dtype's lowest value, not -inf */
+      float lowest = in->dtype == MXW_FLOAT16 ? -65504.f : -3.38953139e38f;
+      for (int64_t j = 0; j < osz; j++)
+        if (yf[j] < lowest) yf[j] = lowest;
+    }
+    mxw_convert(yf, MXW_FLOAT32, (char *)out->data + (size_t)(i * osz) * oes, out->dtype, osz);
+  }
+  return 0;
+}
+
+static const mxw_op_def op_Pooling = {
+    .name = "Pooling",
+    .aliases = ALIASES("_npx_pooling"),
+    .doc = "max / avg / sum / lp pooling over 1-D, 2-D or 3-D windows of channel-first data",
+    .attrs = k_pooling_attrs,
+    .num_attrs = (int)(sizeof k_pooling_attrs / sizeof k_pooling_attrs[0]),
+    .param_size = sizeof(PoolingParam),
+    .validate = validate_pooling,
+    .num_inputs = 1,
+    .input_names = k_data,
+    .num_outputs = 1,
+    .infer_shape = infer_pooling,
+    .infer_type = infer_type_pooling,
+    .forward = fwd_Pooling,
+};
+
+MXW_FAMILY(pooling, &op_Pooling);
