@@ -1,0 +1,916 @@
+/* conv.c -- Convolution, Deconvolution and UpSampling (nearest and bilinear).
+ * Semantics: ../shared/spec/ops.md §1 Convolution, Deconvolution, UpSampling.
+ *
+ * Channel-first layouts only (NCW, NCHW, NCDHW). Every spatial rank is run as 3-D with leading
+ * size-1 dims, so one set of kernels covers 1-D, 2-D and 3-D. A convolution and its transpose
+ * share one description of the sliding window:
+ *
+ *     image position = grid position * stride - pad + tap * dilate      (per spatial dim)
+ *
+ * For Convolution the image is the input and the grid the output; for Deconvolution the image is
+ * the output and the grid the input. Then, per batch item n and group g (G groups):
+ *   Convolution    out[n,g] (F/G, grid) = W[g] (F/G, C/G*taps) * im2col(in[n,g]) (C/G*taps, grid)
+ *   Deconvolution  out[n,g] (F/G, image) = col2im(W[g]^T (F/G*taps, C/G) * in[n,g] (C/G, grid))
+ * run by mxw_sgemm (float32) or mxw_dgemm (float64). The column buffer (mxw_scratch slot 0) is
+ * filled a band of grid rows at a time, so it stays within COL_BUDGET bytes for large images.
+ * Special cases: a 1x1, stride-1, pad-0 window needs no column buffer (the input is the column
+ * matrix); float32 depthwise 1-D/2-D convolution (num_group == C == num_filter, MobileNet's 3x3)
+ * runs a direct SIMD loop over a zero-padded copy of each channel; a depthwise deconvolution
+ * (bilinear UpSampling) scatters directly without a GEMM.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#else
+#include <simde/wasm/simd128.h>
+#endif
+
+#include "../core/mxw_core.h"
+#include "../kernels/gemm.h"
+
+#define ALIASES(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+enum {
+  COL_BUDGET = 2 << 20, /* bytes of im2col / col2im buffer per band of grid rows (1-16 MiB measured
+                         * within noise; smaller stays in L2/L3 between im2col and the GEMM) */
+  DW_MAX_TAPS = 128     /* depthwise fast path: kernels up to 11x11 */
+};
+
+/* ---- small helpers --------------------------------------------------------------------------- */
+typedef char shape_buf[160];
+
+/* "(3, 3)" for an attribute tuple. */
+static char *tuple_str(const mxw_tuple *t, char *buf, size_t len) {
+  size_t used = (size_t)snprintf(buf, len, "(");
+  for (int i = 0; i < t->ndim && used < len; i++)
+    used += (size_t)snprintf(buf + used, len - used, i ? ", %lld" : "%lld", (long long)t->v[i]);
+  if (used < len) snprintf(buf + used, len - used, t->ndim == 1 ? ",)" : ")");
+  return buf;
+}
+
+/* Unifies `have` with the shape the op requires (-1 dims are free on both sides); a conflict
+ * names the input and both shapes, followed by `rule`. */
+static int unify(mxw_shape *have, const mxw_shape *want, const char *name, const char *rule) {
+  if (want->ndim < 0) return 0;
+  if (have->ndim < 0) {
+    *have = *want;
+    return 0;
+  }
+  int ok = have->ndim == want->ndim;
+  for (int i = 0; ok && i < have->ndim; i++)
+    if (have->dims[i] >= 0 && want->dims[i] >= 0 && have->dims[i] != want->dims[i]) ok = 0;
+  if (!ok) {
+    shape_buf a, b;
+    return mxw_fail("%s has shape %s, expected %s%s", name, mxw_shape_str(have, a, sizeof a),
+                    mxw_shape_str(want, b, sizeof b), rule);
+  }
+  for (int i = 0; i < have->ndim; i++)
+    if (have->dims[i] < 0) have->dims[i] = want->dims[i];
+  return 0;
+}
+
+static int infer_type_f32_f64(const void *param, int nin, int *in, int nout, int *out) {
+  MXW_TRY(mxw_infer_type_same(param, nin, in, nout, out));
+  int t = nin > 0 ? in[0] : -1;
+  if (t >= 0 && t != MXW_FLOAT32 && t != MXW_FLOAT64)
+    return mxw_fail("dtype %s is not supported (float32 and float64 only)", mxw_dtype_name(t));
+  return 0;
+}
+
+/* ---- the window and its row kernels ------------------------------------------------------------ */
+/* One sliding window over 3 spatial dims (depth, height, width); unused leading dims have size 1,
+ * kernel 1, stride 1, dilate 1, pad 0. */
+typedef struct {
+  int64_t img[3], grid[3], k[3], s[3], d[3], p[3];
+} window;
+
+static int64_t prod3(const int64_t *v) { return v[0] * v[1] * v[2]; }
+
+/* Grid positions x in [*lo, *hi) of a row of n whose image position x * s + off lies in
+ * [0, size). */
+static void valid_range(int64_t off, int64_t s, int64_t size, int64_t n, int64_t *lo, int64_t *hi) {
+  int64_t a = off >= 0 ? 0 : (-off + s - 1) / s;
+  int64_t last = size - 1 - off; /* need x * s <= last */
+  int64_t b = last < 0 ? 0 : last / s + 1;
+  if (b > n) b = n;
+  if (a > b) a = b;
+  *lo = a;
+  *hi = b;
+}
+
+/* dst[x] = src[x * stride] for x < n. */
+static void row_gather(void *dst, const void *src, int64_t n, int64_t stride, size_t esize) {
+  if (stride == 1) {
+    memcpy(dst, src, (size_t)n * esize);
+  } else if (esize == 4) {
+    float *d = (float *)dst;
+    const float *s = (const float *)src;
+    for (int64_t x = 0; x < n; x++) d[x] = s[x * stride];
+  } else {
+    double *d = (double *)dst;
+    const double *s = (const double *)src;
+    for (int64_t x = 0; x < n; x++) d[x] = s[x * stride];
+  }
+}
+
+/* dst[x * stride] += alpha * src[x] for x < n. */
+static void row_scatter_add(void *dst, const void *src, int64_t n, int64_t stride, double alpha, size_t esize) {
+  if (esize == 4) {
+    float *d = (float *)dst;
+    const float *s = (const float *)src;
+    const float a = (float)alpha;
+    if (stride == 1)
+      for (int64_t x = 0; x < n; x++) d[x] += a * s[x];
+    else
+      for (int64_t x = 0; x < n; x++) d[x * stride] += a * s[x];
+  } else {
+    double *d = (double *)dst;
+    const double *s = (const double *)src;
+    for (int64_t x = 0; x < n; x++) d[x * stride] += alpha * s[x];
+  }
+}
+
+/* Image row of channel c for grid row gr (a flat (depth, height) index) and taps (tz, ty); NULL
+ * when that row falls into the padding. */
+static const char *image_row(const window *w, const char *img, int64_t c, int64_t gr, int64_t tz, int64_t ty,
+                             size_t esize) {
+  const int64_t gz = gr / w->grid[1], gy = gr % w->grid[1];
+  const int64_t iz = gz * w->s[0] - w->p[0] + tz * w->d[0];
+  const int64_t iy = gy * w->s[1] - w->p[1] + ty * w->d[1];
+  if (iz < 0 || iz >= w->img[0] || iy < 0 || iy >= w->img[1]) return NULL;
+  return img + (size_t)(((c * w->img[0] + iz) * w->img[1] + iy) * w->img[2]) * esize;
+}
+
+/* im2col over a band of grid rows [row0, row0 + nrows):
+ *   col[(c, tz, ty, tx), (r - row0, x)] = img[c, image position of (r, x) for tap (tz, ty, tx)] or 0
+ * col is (chans * taps, nrows * grid_w), img is (chans, image). */
+static void im2col(const window *w, size_t esize, const void *img, int64_t chans, int64_t row0, int64_t nrows,
+                   void *col) {
+  const int64_t gw = w->grid[2];
+  char *dst = (char *)col;
+  for (int64_t c = 0; c < chans; c++)
+    for (int64_t tz = 0; tz < w->k[0]; tz++)
+      for (int64_t ty = 0; ty < w->k[1]; ty++)
+        for (int64_t tx = 0; tx < w->k[2]; tx++) {
+          const int64_t off = tx * w->d[2] - w->p[2];
+          int64_t lo, hi;
+          valid_range(off, w->s[2], w->img[2], gw, &lo, &hi);
+          for (int64_t r = row0; r < row0 + nrows; r++, dst += (size_t)gw * esize) {
+            const char *src = image_row(w, (const char *)img, c, r, tz, ty, esize);
+            if (!src) {
+              memset(dst, 0, (size_t)gw * esize);
+              continue;
+            }
+            memset(dst, 0, (size_t)lo * esize);
+            row_gather(dst + (size_t)lo * esize, src + (size_t)(lo * w->s[2] + off) * esize, hi - lo, w->s[2], esize);
+            memset(dst + (size_t)hi * esize, 0, (size_t)(gw - hi) * esize);
+          }
+        }
+}
+
+/* The transpose of im2col: img[c, image position] += col[(c, taps), (r, x)]. */
+static void col2im(const window *w, size_t esize, const void *col, int64_t chans, int64_t row0, int64_t nrows,
+                   void *img) {
+  const int64_t gw = w->grid[2];
+  const char *src = (const char *)col;
+  for (int64_t c = 0; c < chans; c++)
+    for (int64_t tz = 0; tz < w->k[0]; tz++)
+      for (int64_t ty = 0; ty < w->k[1]; ty++)
+        for (int64_t tx = 0; tx < w->k[2]; tx++) {
+          const int64_t off = tx * w->d[2] - w->p[2];
+          int64_t lo, hi;
+          valid_range(off, w->s[2], w->img[2], gw, &lo, &hi);
+          for (int64_t r = row0; r < row0 + nrows; r++, src += (size_t)gw * esize) {
+            char *dst = (char *)image_row(w, (const char *)img, c, r, tz, ty, esize);
+            if (dst)
+              row_scatter_add(dst + (size_t)(lo * w->s[2] + off) * esize, src + (size_t)lo * esize, hi - lo, w->s[2],
+                              1.0, esize);
+          }
+        }
+}
+
+/* out (N, F, per) = bias[f] along each channel, or zeros. */
+static void fill_channels(void *out, int dtype, int64_t N, int64_t F, int64_t per, const void *bias) {
+  const size_t esize = (size_t)mxw_dtype_size(dtype);
+  if (!bias) {
+    memset(out, 0, (size_t)(N * F * per) * esize);
+    return;
+  }
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t f = 0; f < F; f++) {
+      const int64_t base = (n * F + f) * per;
+      if (dtype == MXW_FLOAT32) {
+        const float b = ((const float *)bias)[f];
+        float *o = (float *)out + base;
+        for (int64_t i = 0; i < per; i++) o[i] = b;
+      } else {
+        const double b = ((const double *)bias)[f];
+        double *o = (double *)out + base;
+        for (int64_t i = 0; i < per; i++) o[i] = b;
+      }
+    }
+}
+
+/* C (M, N) = op(A) op(B) (+ C when accumulate), in the dtype of the operands. */
+static int gemm(int dtype, int trans_a, int64_t M, int64_t N, int64_t K, const void *A, int64_t lda, const void *B,
+                int64_t ldb, int accumulate, void *C, int64_t ldc) {
+  if (dtype == MXW_FLOAT32)
+    return mxw_sgemm(trans_a, 0, M, N, K, 1.f, (const float *)A, lda, (const float *)B, ldb, accumulate ? 1.f : 0.f,
+                     (float *)C, ldc);
+  return mxw_dgemm(trans_a, 0, M, N, K, 1.0, (const double *)A, lda, (const double *)B, ldb, accumulate ? 1.0 : 0.0,
+                   (double *)C, ldc);
+}
+
+/* Grid rows per band so that a (rows_per_pos, band) column buffer stays within COL_BUDGET. */
+static int64_t band_rows(const window *w, int64_t rows_per_pos, size_t esize) {
+  const int64_t total = w->grid[0] * w->grid[1];
+  const int64_t per_row = rows_per_pos * w->grid[2] * (int64_t)esize;
+  int64_t band = per_row > 0 ? (int64_t)COL_BUDGET / per_row : total;
+  if (band < 1) band = 1;
+  return band < total ? band : total;
+}
+
+/* A 1-D or 2-D window (depth 1 everywhere, no depth padding): what the depthwise loop handles. */
+static int is_planar(const window *w) { return w->img[0] == 1 && w->grid[0] == 1 && w->k[0] == 1 && w->p[0] == 0; }
+
+static int is_pointwise(const window *w) {
+  for (int i = 0; i < 3; i++)
+    if (w->k[i] != 1 || w->s[i] != 1 || w->p[i] != 0 || w->img[i] != w->grid[i]) return 0;
+  return 1;
+}
+
+/* ---- float32 depthwise 1-D/2-D convolution -------------------------------------------------------- */
+/* One output row: y[x] = b + sum over taps t of wt[t] * base[off[t] + x], x < n; 16 outputs
+ * (four f32x4 accumulators) at a time, then 4; rows of 4 or more end with an overlapping 4-wide
+ * block (it recomputes equal values) instead of a scalar tail. (A copy specialised to 9 taps,
+ * unrolled, measured slower on wide rows in V8: the hoisted weight splats spill.) */
+static void dw_row_f32(const float *base, const int64_t *off, const float *wt, int ntaps, float b, float *y,
+                       int64_t n) {
+  int64_t x = 0;
+  for (; x + 16 <= n; x += 16) {
+    v128_t a0 = wasm_f32x4_splat(b), a1 = a0, a2 = a0, a3 = a0;
+    for (int t = 0; t < ntaps; t++) {
+      const float *s = base + off[t] + x;
+      const v128_t wv = wasm_f32x4_splat(wt[t]);
+      a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(wv, wasm_v128_load(s)));
+      a1 = wasm_f32x4_add(a1, wasm_f32x4_mul(wv, wasm_v128_load(s + 4)));
+      a2 = wasm_f32x4_add(a2, wasm_f32x4_mul(wv, wasm_v128_load(s + 8)));
+      a3 = wasm_f32x4_add(a3, wasm_f32x4_mul(wv, wasm_v128_load(s + 12)));
+    }
+    wasm_v128_store(y + x, a0);
+    wasm_v128_store(y + x + 4, a1);
+    wasm_v128_store(y + x + 8, a2);
+    wasm_v128_store(y + x + 12, a3);
+  }
+  if (n >= 4) {
+    for (;;) {
+      if (x + 4 > n) x = n - 4; /* the last block overlaps the previous one: same values */
+      v128_t a0 = wasm_f32x4_splat(b);
+      for (int t = 0; t < ntaps; t++)
+        a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(wasm_f32x4_splat(wt[t]), wasm_v128_load(base + off[t] + x)));
+      wasm_v128_store(y + x, a0);
+      x += 4;
+      if (x >= n) break;
+    }
+  }
+  for (; x < n; x++) {
+    float acc = b;
+    for (int t = 0; t < ntaps; t++) acc += wt[t] * base[off[t] + x];
+    y[x] = acc;
+  }
+}
+
+/* Each channel is copied into a zero-padded buffer whose rows are split into `sw` phases
+ * (padded column q*sw + ph goes to phase ph, slot q), so that for every tap the inputs of
+ * consecutive outputs are contiguous, whatever the width stride:
+ *   out[y][x] = sum_{i,j} w[i][j] * buf[y*sh + i*dh][phase (j*dw) % sw][(j*dw) / sw + x]
+ * Bounds: x <= Wo-1 gives (Wo-1)*sw + (kw-1)*dw <= W + 2*pw - 1, i.e. slot <= Wq - 1. */
+static int depthwise_f32(const window *w, const float *data, const float *weight, const float *bias, float *out,
+                         int64_t N, int64_t C) {
+  const int64_t H = w->img[1], W = w->img[2], Ho = w->grid[1], Wo = w->grid[2];
+  const int64_t kh = w->k[1], kw = w->k[2], sh = w->s[1], sw = w->s[2], dh = w->d[1], dw = w->d[2];
+  const int64_t ph = w->p[1], pw = w->p[2];
+  const int64_t Hp = H + 2 * ph, Wp = W + 2 * pw, Wq = (Wp + sw - 1) / sw, pitch = sw * Wq;
+  const int ntaps = (int)(kh * kw);
+  float *buf = (float *)mxw_scratch(0, (size_t)(Hp * pitch) * sizeof(float));
+  if (!buf) return -1;
+  int64_t off[DW_MAX_TAPS];
+  for (int64_t i = 0; i < kh; i++)
+    for (int64_t j = 0; j < kw; j++) off[i * kw + j] = i * dh * pitch + ((j * dw) % sw) * Wq + (j * dw) / sw;
+  /* The padding cells are never written below, so zeroing once serves every channel. */
+  memset(buf, 0, (size_t)(Hp * pitch) * sizeof(float));
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t c = 0; c < C; c++) {
+      const float *in = data + (n * C + c) * H * W;
+      for (int64_t y = 0; y < H; y++) {
+        float *row = buf + (y + ph) * pitch;
+        const float *src = in + y * W;
+        if (sw == 1) {
+          memcpy(row + pw, src, (size_t)W * sizeof(float));
+          continue;
+        }
+        if (sw == 2) {
+          /* 8 inputs at a time: the even ones go to one phase, the odd ones to the other */
+          float *even = row + (pw % 2) * Wq + pw / 2, *odd = row + ((pw + 1) % 2) * Wq + (pw + 1) / 2;
+          int64_t x = 0;
+          for (; x + 8 <= W; x += 8) {
+            const v128_t v0 = wasm_v128_load(src + x), v1 = wasm_v128_load(src + x + 4);
+            wasm_v128_store(even + x / 2, wasm_i32x4_shuffle(v0, v1, 0, 2, 4, 6));
+            wasm_v128_store(odd + x / 2, wasm_i32x4_shuffle(v0, v1, 1, 3, 5, 7));
+          }
+          for (; x < W; x++) (x % 2 ? odd : even)[x / 2] = src[x];
+          continue;
+        }
+        /* phase ph takes the inputs x with (x + pw) % sw == ph, at slot (x + pw) / sw */
+        for (int64_t phase = 0; phase < sw; phase++) {
+          const int64_t x0 = ((phase - pw) % sw + sw) % sw;
+          float *dst = row + phase * Wq + (x0 + pw) / sw;
+          for (int64_t x = x0; x < W; x += sw) *dst++ = src[x];
+        }
+      }
+      const float *wt = weight + c * ntaps;
+      const float b = bias ? bias[c] : 0.f;
+      float *o = out + (n * C + c) * Ho * Wo;
+      for (int64_t y = 0; y < Ho; y++) dw_row_f32(buf + y * sh * pitch, off, wt, ntaps, b, o + y * Wo, Wo);
+    }
+  return 0;
+}
+
+/* ---- the two drivers ----------------------------------------------------------------------------- */
+/* Convolution: data (N, C, image), weight (F, C/G, taps), bias (F,) or NULL -> out (N, F, grid). */
+static int conv_run(const window *w, int dtype, const void *data, const void *weight, const void *bias, void *out,
+                    int64_t N, int64_t C, int64_t F, int64_t G) {
+  const size_t esize = (size_t)mxw_dtype_size(dtype);
+  const int64_t Cg = C / G, Fg = F / G, taps = prod3(w->k), img = prod3(w->img), grid = prod3(w->grid);
+  const int64_t rows = Cg * taps; /* depth of the product */
+  if (N == 0 || grid == 0) return 0;
+  if (dtype == MXW_FLOAT32 && G == C && F == C && is_planar(w) && taps <= DW_MAX_TAPS)
+    return depthwise_f32(w, (const float *)data, (const float *)weight, (const float *)bias, (float *)out, N, C);
+  if (bias) fill_channels(out, dtype, N, F, grid, bias);
+  const int accumulate = bias != NULL;
+  const int pointwise = is_pointwise(w);
+  const int64_t band = band_rows(w, rows, esize), total_rows = w->grid[0] * w->grid[1], gw = w->grid[2];
+  void *col = NULL;
+  if (!pointwise && !(col = mxw_scratch(0, (size_t)(rows * band * gw) * esize + 1))) return -1;
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t g = 0; g < G; g++) {
+      const char *x = (const char *)data + (size_t)((n * C + g * Cg) * img) * esize;
+      const char *wg = (const char *)weight + (size_t)(g * Fg * rows) * esize;
+      char *y = (char *)out + (size_t)((n * F + g * Fg) * grid) * esize;
+      if (pointwise) {
+        MXW_TRY(gemm(dtype, 0, Fg, grid, Cg, wg, Cg, x, img, accumulate, y, grid));
+        continue;
+      }
+      for (int64_t r0 = 0; r0 < total_rows; r0 += band) {
+        const int64_t nr = band < total_rows - r0 ? band : total_rows - r0;
+        im2col(w, esize, x, Cg, r0, nr, col);
+        MXW_TRY(gemm(dtype, 0, Fg, nr * gw, rows, wg, rows, col, nr * gw, accumulate, y + (size_t)(r0 * gw) * esize,
+                     grid));
+      }
+    }
+  return 0;
+}
+
+/* Deconvolution: data (N, C, grid), weight (C, F/G, taps), bias (F,) or NULL -> out (N, F, image). */
+static int deconv_run(const window *w, int dtype, const void *data, const void *weight, const void *bias, void *out,
+                      int64_t N, int64_t C, int64_t F, int64_t G) {
+  const size_t esize = (size_t)mxw_dtype_size(dtype);
+  const int64_t Cg = C / G, Fg = F / G, taps = prod3(w->k), img = prod3(w->img), grid = prod3(w->grid);
+  const int64_t rows = Fg * taps;
+  fill_channels(out, dtype, N, F, img, bias); /* col2im accumulates onto it */
+  if (N == 0 || grid == 0) return 0;
+  const int64_t band = band_rows(w, rows, esize), total_rows = w->grid[0] * w->grid[1], gw = w->grid[2];
+  const int pointwise = is_pointwise(w), direct = Cg == 1 && Fg == 1;
+  void *col = NULL;
+  if (!pointwise && !direct && !(col = mxw_scratch(0, (size_t)(rows * band * gw) * esize + 1))) return -1;
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t g = 0; g < G; g++) {
+      const char *x = (const char *)data + (size_t)((n * C + g * Cg) * grid) * esize;
+      const char *wg = (const char *)weight + (size_t)(g * Cg * rows) * esize;
+      char *y = (char *)out + (size_t)((n * F + g * Fg) * img) * esize;
+      if (pointwise) {
+        MXW_TRY(gemm(dtype, 1, Fg, grid, Cg, wg, Fg, x, grid, 1, y, img));
+      } else if (direct) {
+        /* one input channel to one output channel: scatter every tap's weighted input row */
+        int64_t t = 0;
+        for (int64_t tz = 0; tz < w->k[0]; tz++)
+          for (int64_t ty = 0; ty < w->k[1]; ty++)
+            for (int64_t tx = 0; tx < w->k[2]; tx++, t++) {
+              const double wt = mxw_load_f64(wg, dtype, t);
+              const int64_t off = tx * w->d[2] - w->p[2];
+              int64_t lo, hi;
+              valid_range(off, w->s[2], w->img[2], gw, &lo, &hi);
+              for (int64_t r = 0; r < total_rows; r++) {
+                char *dst = (char *)image_row(w, y, 0, r, tz, ty, esize);
+                if (dst)
+                  row_scatter_add(dst + (size_t)(lo * w->s[2] + off) * esize, x + (size_t)(r * gw + lo) * esize,
+                                  hi - lo, w->s[2], wt, esize);
+              }
+            }
+      } else {
+        for (int64_t r0 = 0; r0 < total_rows; r0 += band) {
+          const int64_t nr = band < total_rows - r0 ? band : total_rows - r0;
+          MXW_TRY(gemm(dtype, 1, rows, nr * gw, Cg, wg, rows, x + (size_t)(r0 * gw) * esize, grid, 0, col, nr * gw));
+          col2im(w, esize, col, Fg, r0, nr, y);
+        }
+      }
+    }
+  return 0;
+}
+
+/* ---- Convolution / Deconvolution parameters -------------------------------------------------------- */
+enum { LAYOUT_NCW, LAYOUT_NCHW, LAYOUT_NCDHW, LAYOUT_NHWC, LAYOUT_NDHWC };
+static const char *const k_layouts[] = {"NCW", "NCHW", "NCDHW", "NHWC", "NDHWC", NULL};
+static const char *const k_cudnn_tune[] = {"off", "limited_workspace", "fastest", NULL};
+
+typedef struct {
+  mxw_tuple kernel, stride, dilate, pad, adj, target_shape;
+  int64_t num_filter, num_group, workspace;
+  int no_bias, cudnn_off;
+  mxw_opt_int cudnn_tune, layout;
+  int nsp; /* derived: number of spatial dims (kernel rank) */
+} ConvParam;
+
+static const mxw_attr_spec k_conv_attrs[] = {
+    MXW_A_SHAPE("kernel", ConvParam, kernel, NULL, "window size: (w,), (h, w) or (d, h, w)"),
+    MXW_A_SHAPE("stride", ConvParam, stride, "()", "window stride; () = 1 in every dim"),
+    MXW_A_SHAPE("dilate", ConvParam, dilate, "()", "kernel dilation; () = 1 in every dim"),
+    MXW_A_SHAPE("pad", ConvParam, pad, "()", "zero padding on each side; () = 0 in every dim"),
+    MXW_A_INT("num_filter", ConvParam, num_filter, NULL, "number of output channels"),
+    MXW_A_INT("num_group", ConvParam, num_group, "1", "number of channel groups"),
+    MXW_A_INT("workspace", ConvParam, workspace, "1024", "workspace limit in MB (ignored)"),
+    MXW_A_BOOL("no_bias", ConvParam, no_bias, "False", "leave out the bias input"),
+    MXW_A_OPT_ENUM("cudnn_tune", ConvParam, cudnn_tune, "None", k_cudnn_tune, "cuDNN algorithm choice (ignored)"),
+    MXW_A_BOOL("cudnn_off", ConvParam, cudnn_off, "False", "turn off cuDNN (ignored)"),
+    MXW_A_OPT_ENUM("layout", ConvParam, layout, "None", k_layouts,
+                   "data layout; None = NCW/NCHW/NCDHW by kernel rank (channel-first only here)"),
+};
+
+static const mxw_attr_spec k_deconv_attrs[] = {
+    MXW_A_SHAPE("kernel", ConvParam, kernel, NULL, "window size: (w,), (h, w) or (d, h, w)"),
+    MXW_A_SHAPE("stride", ConvParam, stride, "()", "stride; () = 1 in every dim"),
+    MXW_A_SHAPE("dilate", ConvParam, dilate, "()", "kernel dilation; () = 1 in every dim"),
+    MXW_A_SHAPE("pad", ConvParam, pad, "()", "padding removed from each side of the output; () = 0"),
+    MXW_A_SHAPE("adj", ConvParam, adj, "()", "extra output size on the high side; () = 0"),
+    MXW_A_SHAPE("target_shape", ConvParam, target_shape, "()",
+                "output spatial shape; when set, pad and adj are derived from it"),
+    MXW_A_INT("num_filter", ConvParam, num_filter, NULL, "number of output channels"),
+    MXW_A_INT("num_group", ConvParam, num_group, "1", "number of channel groups"),
+    MXW_A_INT("workspace", ConvParam, workspace, "512", "workspace limit in MB (ignored)"),
+    MXW_A_BOOL("no_bias", ConvParam, no_bias, "True", "leave out the bias input"),
+    MXW_A_OPT_ENUM("cudnn_tune", ConvParam, cudnn_tune, "None", k_cudnn_tune, "cuDNN algorithm choice (ignored)"),
+    MXW_A_BOOL("cudnn_off", ConvParam, cudnn_off, "False", "turn off cuDNN (ignored)"),
+    MXW_A_OPT_ENUM("layout", ConvParam, layout, "None", k_layouts,
+                   "data layout; None = NCW/NCHW/NCDHW by kernel rank (channel-first only here)"),
+};
+
+static const char *const k_conv_inputs[] = {"data", "weight", "bias", NULL};
+
+/* `t` gets the kernel's rank, filled with `def` when given as (); entries must be >= min. */
+static int fill_tuple(mxw_tuple *t, const char *name, int nsp, int64_t def, int64_t min, const mxw_tuple *kernel) {
+  char a[256], b[256];
+  if (t->ndim <= 0) {
+    t->ndim = nsp;
+    for (int i = 0; i < nsp; i++) t->v[i] = def;
+    return 0;
+  }
+  MXW_CHECK(t->ndim == nsp, "%s %s must have as many dimensions as kernel %s", name, tuple_str(t, a, sizeof a),
+            tuple_str(kernel, b, sizeof b));
+  for (int i = 0; i < nsp; i++)
+    MXW_CHECK(t->v[i] >= min, "%s %s: every entry must be >= %lld", name, tuple_str(t, a, sizeof a), (long long)min);
+  return 0;
+}
+
+static int validate_common(ConvParam *p, int deconv) {
+  char a[256], b[256];
+  const int nsp = p->kernel.ndim;
+  MXW_CHECK(nsp >= 1 && nsp <= 3, "kernel %s must have 1, 2 or 3 dimensions", tuple_str(&p->kernel, a, sizeof a));
+  for (int i = 0; i < nsp; i++)
+    MXW_CHECK(p->kernel.v[i] >= 1, "kernel %s: every entry must be >= 1", tuple_str(&p->kernel, a, sizeof a));
+  p->nsp = nsp;
+  MXW_TRY(fill_tuple(&p->stride, "stride", nsp, 1, 1, &p->kernel));
+  MXW_TRY(fill_tuple(&p->dilate, "dilate", nsp, 1, 1, &p->kernel));
+  MXW_TRY(fill_tuple(&p->pad, "pad", nsp, 0, 0, &p->kernel));
+  if (deconv) {
+    MXW_TRY(fill_tuple(&p->adj, "adj", nsp, 0, 0, &p->kernel));
+    for (int i = 0; i < nsp; i++)
+      MXW_CHECK(p->adj.v[i] < p->stride.v[i], "adj %s must be smaller than stride %s in every dimension",
+                tuple_str(&p->adj, a, sizeof a), tuple_str(&p->stride, b, sizeof b));
+    if (p->target_shape.ndim > 0) MXW_TRY(fill_tuple(&p->target_shape, "target_shape", nsp, 0, 0, &p->kernel));
+  }
+  MXW_CHECK(p->num_filter >= 1, "num_filter must be >= 1, got %lld", (long long)p->num_filter);
+  MXW_CHECK(p->num_group >= 1, "num_group must be >= 1, got %lld", (long long)p->num_group);
+  MXW_CHECK(p->num_filter % p->num_group == 0, "num_filter %lld is not divisible by num_group %lld",
+            (long long)p->num_filter, (long long)p->num_group);
+  if (p->layout.has) {
+    const int l = (int)p->layout.v;
+    MXW_CHECK(l != LAYOUT_NHWC && l != LAYOUT_NDHWC,
+              "layout %s is not supported (channel-first layouts NCW, NCHW and NCDHW only)", k_layouts[l]);
+    MXW_CHECK(l == nsp - 1, "layout %s does not match kernel %s (%d-D: layout %s)", k_layouts[l],
+              tuple_str(&p->kernel, a, sizeof a), nsp, k_layouts[nsp - 1]);
+  }
+  return 0;
+}
+static int validate_conv(void *param) { return validate_common((ConvParam *)param, 0); }
+static int validate_deconv(void *param) { return validate_common((ConvParam *)param, 1); }
+static int num_inputs_conv(const void *param) { return ((const ConvParam *)param)->no_bias ? 2 : 3; }
+
+/* data must be (N, C, spatial...) for the kernel's rank. */
+static int check_data_rank(const ConvParam *p, const mxw_shape *data) {
+  if (data->ndim < 0 || data->ndim == p->nsp + 2) return 0;
+  shape_buf a;
+  char k[128];
+  return mxw_fail("data has shape %s, expected %d dimensions (batch, channel, %d spatial) for kernel %s",
+                  mxw_shape_str(data, a, sizeof a), p->nsp + 2, p->nsp, tuple_str(&p->kernel, k, sizeof k));
+}
+
+/* The channel count from data, or else from weight dim `wdim` (times `mult`), filled into data. */
+static int64_t channels(mxw_shape *data, const mxw_shape *weight, int wdim, int64_t mult) {
+  if (data->ndim >= 2 && data->dims[1] >= 0) return data->dims[1];
+  if (weight->ndim > wdim && weight->dims[wdim] >= 0) {
+    if (data->ndim >= 2) data->dims[1] = weight->dims[wdim] * mult;
+    return weight->dims[wdim] * mult;
+  }
+  return -1;
+}
+
+/* Weight (lead, second, kernel...) and bias (num_filter,) against what the op requires. */
+static int infer_params(const ConvParam *p, mxw_shape *in, const mxw_shape *data, int64_t lead, int64_t second,
+                        const char *rule) {
+  int64_t dims[MXW_MAX_NDIM] = {lead, second};
+  for (int i = 0; i < p->nsp; i++) dims[2 + i] = p->kernel.v[i];
+  const mxw_shape want = mxw_shape_make(p->nsp + 2, dims);
+  shape_buf a;
+  char msg[320];
+  snprintf(msg, sizeof msg, " = %s for data %s", rule, mxw_shape_str(data, a, sizeof a));
+  MXW_TRY(unify(&in[1], &want, "weight", msg));
+  if (!p->no_bias) {
+    const mxw_shape b = mxw_shape_make(1, &p->num_filter);
+    MXW_TRY(unify(&in[2], &b, "bias", " = (num_filter,)"));
+  }
+  return 0;
+}
+
+/* Output (N, num_filter, spatial) with the batch shared both ways between data and output. */
+static int infer_output(const ConvParam *p, mxw_shape *data, mxw_shape *out, const int64_t *spatial) {
+  if (data->ndim < 0) return 0;
+  if (out->ndim == data->ndim && data->dims[0] < 0) data->dims[0] = out->dims[0];
+  int64_t dims[MXW_MAX_NDIM] = {data->dims[0], p->num_filter};
+  for (int i = 0; i < p->nsp; i++) dims[2 + i] = spatial[i];
+  const mxw_shape o = mxw_shape_make(p->nsp + 2, dims);
+  return unify(out, &o, "output", "");
+}
+
+static int infer_shape_conv(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const ConvParam *p = (const ConvParam *)param;
+  (void)nin;
+  (void)nout;
+  mxw_shape *data = &in[0];
+  MXW_TRY(check_data_rank(p, data));
+  const int64_t G = p->num_group, C = channels(data, &in[1], 1, G);
+  shape_buf a;
+  if (C >= 0)
+    MXW_CHECK(C % G == 0, "data %s has %lld channels, not divisible by num_group %lld",
+              mxw_shape_str(data, a, sizeof a), (long long)C, (long long)G);
+  MXW_TRY(infer_params(p, in, data, p->num_filter, C >= 0 ? C / G : -1, "(num_filter, channels / num_group, kernel...)"));
+  int64_t spatial[3] = {-1, -1, -1};
+  for (int i = 0; data->ndim > 0 && i < p->nsp; i++) {
+    const int64_t size = data->dims[2 + i];
+    if (size < 0) continue;
+    const int64_t padded = size + 2 * p->pad.v[i], dk = p->dilate.v[i] * (p->kernel.v[i] - 1) + 1;
+    if (padded < dk) {
+      char k[128], pd[128], s[128], d[128];
+      return mxw_fail("the dilated kernel (%lld) is larger than the padded input (%lld) in spatial dim %d: data %s, "
+                      "kernel %s, pad %s, stride %s, dilate %s",
+                      (long long)dk, (long long)padded, i, mxw_shape_str(data, a, sizeof a),
+                      tuple_str(&p->kernel, k, sizeof k), tuple_str(&p->pad, pd, sizeof pd),
+                      tuple_str(&p->stride, s, sizeof s), tuple_str(&p->dilate, d, sizeof d));
+    }
+    spatial[i] = (padded - dk) / p->stride.v[i] + 1;
+  }
+  return infer_output(p, data, &out[0], spatial);
+}
+
+/* Deconvolution's effective pad and adj for a data shape (target_shape overrides them), and the
+ * output spatial size (-1 where data's size is unknown). */
+static int deconv_geometry(const ConvParam *p, const mxw_shape *data, int64_t *pad, int64_t *adj, int64_t *size) {
+  int use_target = 0;
+  for (int i = 0; i < p->target_shape.ndim; i++)
+    if (p->target_shape.v[i] != 0) use_target = 1;
+  for (int i = 0; i < p->nsp; i++) {
+    const int64_t in = data->ndim > 0 ? data->dims[2 + i] : -1;
+    pad[i] = p->pad.v[i];
+    adj[i] = p->adj.v[i];
+    size[i] = -1;
+    if (in < 0) continue;
+    const int64_t full = p->stride.v[i] * (in - 1) + p->dilate.v[i] * (p->kernel.v[i] - 1) + 1;
+    if (use_target) {
+      const int64_t t = full - p->target_shape.v[i];
+      if (t < 0) {
+        shape_buf a;
+        char ts[128];
+        return mxw_fail("target_shape %s is too big for data %s: at most %lld in spatial dim %d",
+                        tuple_str(&p->target_shape, ts, sizeof ts), mxw_shape_str(data, a, sizeof a),
+                        (long long)full, i);
+      }
+      adj[i] = t % 2;
+      pad[i] = (t + 1) / 2;
+    }
+    size[i] = full - 2 * pad[i] + adj[i];
+    if (size[i] <= 0) {
+      shape_buf a;
+      char k[128], pd[128], s[128];
+      return mxw_fail("output size %lld <= 0 in spatial dim %d: data %s, kernel %s, pad %s, stride %s",
+                      (long long)size[i], i, mxw_shape_str(data, a, sizeof a), tuple_str(&p->kernel, k, sizeof k),
+                      tuple_str(&p->pad, pd, sizeof pd), tuple_str(&p->stride, s, sizeof s));
+    }
+  }
+  return 0;
+}
+
+static int infer_shape_deconv(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const ConvParam *p = (const ConvParam *)param;
+  (void)nin;
+  (void)nout;
+  mxw_shape *data = &in[0];
+  MXW_TRY(check_data_rank(p, data));
+  const int64_t G = p->num_group, C = channels(data, &in[1], 0, 1);
+  shape_buf a;
+  if (C >= 0)
+    MXW_CHECK(C % G == 0, "data %s has %lld channels, not divisible by num_group %lld",
+              mxw_shape_str(data, a, sizeof a), (long long)C, (long long)G);
+  MXW_TRY(infer_params(p, in, data, C, p->num_filter / G, "(channels, num_filter / num_group, kernel...)"));
+  int64_t pad[3], adj[3], spatial[3];
+  MXW_TRY(deconv_geometry(p, data, pad, adj, spatial));
+  return infer_output(p, data, &out[0], spatial);
+}
+
+/* The window in 3-D form: spatial dim i of nsp goes to slot 3 - nsp + i. */
+static void window_init(window *w) {
+  for (int i = 0; i < 3; i++) {
+    w->img[i] = w->grid[i] = w->k[i] = w->s[i] = w->d[i] = 1;
+    w->p[i] = 0;
+  }
+}
+static void window_set(window *w, const ConvParam *p, const mxw_shape *img, const mxw_shape *grid, const int64_t *pad) {
+  window_init(w);
+  for (int i = 0; i < p->nsp; i++) {
+    const int s = 3 - p->nsp + i;
+    w->img[s] = img->dims[2 + i];
+    w->grid[s] = grid->dims[2 + i];
+    w->k[s] = p->kernel.v[i];
+    w->s[s] = p->stride.v[i];
+    w->d[s] = p->dilate.v[i];
+    w->p[s] = pad[i];
+  }
+}
+
+static int forward_conv(const mxw_op_call *c) {
+  const ConvParam *p = (const ConvParam *)c->param;
+  const mxw_tensor *x = &c->inputs[0];
+  mxw_tensor *y = &c->outputs[0];
+  window w;
+  window_set(&w, p, &x->shape, &y->shape, p->pad.v);
+  return conv_run(&w, x->dtype, x->data, c->inputs[1].data, p->no_bias ? NULL : c->inputs[2].data, y->data,
+                  x->shape.dims[0], x->shape.dims[1], p->num_filter, p->num_group);
+}
+
+static int forward_deconv(const mxw_op_call *c) {
+  const ConvParam *p = (const ConvParam *)c->param;
+  const mxw_tensor *x = &c->inputs[0];
+  mxw_tensor *y = &c->outputs[0];
+  int64_t pad[3], adj[3], spatial[3];
+  MXW_TRY(deconv_geometry(p, &x->shape, pad, adj, spatial));
+  window w;
+  window_set(&w, p, &y->shape, &x->shape, pad);
+  return deconv_run(&w, x->dtype, x->data, c->inputs[1].data, p->no_bias ? NULL : c->inputs[2].data, y->data,
+                    x->shape.dims[0], x->shape.dims[1], p->num_filter, p->num_group);
+}
+
+static const mxw_op_def op_Convolution = {
+    .name = "Convolution",
+    .aliases = ALIASES("_npx_convolution"),
+    .doc = "N-D convolution (cross-correlation) of channel-first data with zero padding, stride, dilation "
+           "and channel groups: out[n,f] = bias[f] + sum over the group's channels and kernel taps",
+    .attrs = k_conv_attrs,
+    .num_attrs = (int)(sizeof k_conv_attrs / sizeof k_conv_attrs[0]),
+    .param_size = sizeof(ConvParam),
+    .validate = validate_conv,
+    .num_inputs = 3,
+    .input_names = k_conv_inputs,
+    .num_inputs_fn = num_inputs_conv,
+    .num_outputs = 1,
+    .infer_shape = infer_shape_conv,
+    .infer_type = infer_type_f32_f64,
+    .forward = forward_conv,
+};
+
+static const mxw_op_def op_Deconvolution = {
+    .name = "Deconvolution",
+    .aliases = ALIASES("_npx_deconvolution"),
+    .doc = "transposed convolution (the gradient of Convolution with respect to its data); weight "
+           "(C, num_filter / num_group, kernel...)",
+    .attrs = k_deconv_attrs,
+    .num_attrs = (int)(sizeof k_deconv_attrs / sizeof k_deconv_attrs[0]),
+    .param_size = sizeof(ConvParam),
+    .validate = validate_deconv,
+    .num_inputs = 3,
+    .input_names = k_conv_inputs,
+    .num_inputs_fn = num_inputs_conv,
+    .num_outputs = 1,
+    .infer_shape = infer_shape_deconv,
+    .infer_type = infer_type_f32_f64,
+    .forward = forward_deconv,
+};
+
+/* ---- UpSampling ---------------------------------------------------------------------------------- */
+enum { UP_NEAREST, UP_BILINEAR };
+enum { UP_CONCAT, UP_SUM };
+static const char *const k_sample_types[] = {"nearest", "bilinear", NULL};
+static const char *const k_multi_modes[] = {"concat", "sum", NULL};
+
+typedef struct {
+  int64_t scale, num_filter;
+  int sample_type, multi_input_mode;
+  int64_t num_args, workspace;
+} UpSamplingParam;
+
+static const mxw_attr_spec k_upsampling_attrs[] = {
+    MXW_A_INT("scale", UpSamplingParam, scale, NULL, "integer upsampling factor"),
+    MXW_A_INT("num_filter", UpSamplingParam, num_filter, "0", "bilinear: number of channels of data"),
+    MXW_A_ENUM("sample_type", UpSamplingParam, sample_type, NULL, k_sample_types, "nearest or bilinear"),
+    MXW_A_ENUM("multi_input_mode", UpSamplingParam, multi_input_mode, "concat", k_multi_modes,
+               "nearest with several inputs: concat along channels or sum"),
+    MXW_A_INT("num_args", UpSamplingParam, num_args, NULL, "number of inputs (nearest); set automatically"),
+    MXW_A_INT("workspace", UpSamplingParam, workspace, "512", "workspace limit in MB (ignored)"),
+};
+/* nearest names its inputs arg0, arg1, ... (variadic); bilinear takes data and weight. */
+static const char *const k_upsampling_inputs[] = {"data", "weight", NULL};
+
+static int validate_upsampling(void *param) {
+  const UpSamplingParam *p = (const UpSamplingParam *)param;
+  MXW_CHECK(p->scale >= 1, "scale must be >= 1, got %lld", (long long)p->scale);
+  MXW_CHECK(p->num_args >= 1, "num_args must be >= 1, got %lld", (long long)p->num_args);
+  MXW_CHECK(p->num_filter >= 0, "num_filter must be >= 0, got %lld", (long long)p->num_filter);
+  return 0;
+}
+static int num_inputs_upsampling(const void *param) {
+  const UpSamplingParam *p = (const UpSamplingParam *)param;
+  return p->sample_type == UP_NEAREST ? (int)p->num_args : 2;
+}
+
+/* Bilinear upsampling is this depthwise deconvolution (no bias). */
+static void bilinear_window(const UpSamplingParam *p, int64_t H, int64_t W, window *w) {
+  const int64_t s = p->scale, k = 2 * s - s % 2, pad = s / 2; /* = ceil((s - 1) / 2) */
+  window_init(w);
+  w->grid[1] = H;
+  w->grid[2] = W;
+  w->img[1] = H * s;
+  w->img[2] = W * s;
+  w->k[1] = w->k[2] = k;
+  w->s[1] = w->s[2] = s;
+  w->p[1] = w->p[2] = pad;
+}
+
+static int infer_shape_upsampling(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const UpSamplingParam *p = (const UpSamplingParam *)param;
+  (void)nout;
+  shape_buf a, b;
+  const int64_t s = p->scale;
+  for (int i = 0; i < nin; i++)
+    if (in[i].ndim >= 0 && in[i].ndim != 4 && !(p->sample_type == UP_BILINEAR && i == 1))
+      return mxw_fail("input %d has shape %s, expected 4 dimensions (batch, channel, height, width)", i,
+                      mxw_shape_str(&in[i], a, sizeof a));
+  mxw_shape *data = &in[0];
+  if (p->sample_type == UP_BILINEAR) {
+    if (data->ndim < 0) return 0;
+    const int64_t C = data->dims[1], k = 2 * s - s % 2;
+    if (C >= 0)
+      MXW_CHECK(p->num_filter == C,
+                "bilinear: num_filter (%lld) must equal the number of channels of data %s", (long long)p->num_filter,
+                mxw_shape_str(data, a, sizeof a));
+    const int64_t wd[4] = {C, 1, k, k};
+    const mxw_shape want = mxw_shape_make(4, wd);
+    MXW_TRY(unify(&in[1], &want, "weight", " = (channels, 1, 2*scale - scale%2, 2*scale - scale%2)"));
+    const int64_t od[4] = {data->dims[0], C, data->dims[2] < 0 ? -1 : data->dims[2] * s,
+                           data->dims[3] < 0 ? -1 : data->dims[3] * s};
+    const mxw_shape o = mxw_shape_make(4, od);
+    return unify(&out[0], &o, "output", "");
+  }
+  /* nearest: every input is known before the output can be */
+  for (int i = 0; i < nin; i++)
+    if (!mxw_shape_known(&in[i])) return 0;
+  const int64_t oh = data->dims[2] * s, ow = data->dims[3] * s;
+  int64_t channels = 0;
+  for (int i = 0; i < nin; i++) {
+    const int64_t *d = in[i].dims;
+    MXW_CHECK(d[0] == data->dims[0], "input %d %s and input 0 %s have different batch sizes", i,
+              mxw_shape_str(&in[i], a, sizeof a), mxw_shape_str(data, b, sizeof b));
+    MXW_CHECK(d[2] > 0 && d[3] > 0 && oh % d[2] == 0 && ow % d[3] == 0 && oh / d[2] == ow / d[3],
+              "input %d %s cannot be upsampled to the output size (%lld, %lld) (input 0's size times scale %lld) "
+              "by one integer factor",
+              i, mxw_shape_str(&in[i], a, sizeof a), (long long)oh, (long long)ow, (long long)s);
+    if (p->multi_input_mode == UP_SUM) {
+      MXW_CHECK(d[1] == data->dims[1], "multi_input_mode=sum: input %d %s and input 0 %s have different channels",
+                i, mxw_shape_str(&in[i], a, sizeof a), mxw_shape_str(data, b, sizeof b));
+      channels = d[1];
+    } else {
+      channels += d[1];
+    }
+  }
+  const int64_t od[4] = {data->dims[0], channels, oh, ow};
+  const mxw_shape o = mxw_shape_make(4, od);
+  return unify(&out[0], &o, "output", "");
+}
+
+static int infer_type_upsampling(const void *param, int nin, int *in, int nout, int *out) {
+  const UpSamplingParam *p = (const UpSamplingParam *)param;
+  if (p->sample_type == UP_BILINEAR) return infer_type_f32_f64(param, nin, in, nout, out);
+  return mxw_infer_type_same(param, nin, in, nout, out);
+}
+
+/* dst[x] = src[x / f] for x < n, elements of esize bytes. */
+static void replicate_row(void *dst, const void *src, int64_t n, int64_t f, size_t esize) {
+  switch (esize) {
+    case 1: for (int64_t x = 0; x < n; x++) ((uint8_t *)dst)[x] = ((const uint8_t *)src)[x / f]; break;
+    case 2: for (int64_t x = 0; x < n; x++) ((uint16_t *)dst)[x] = ((const uint16_t *)src)[x / f]; break;
+    case 4: for (int64_t x = 0; x < n; x++) ((uint32_t *)dst)[x] = ((const uint32_t *)src)[x / f]; break;
+    default: for (int64_t x = 0; x < n; x++) ((uint64_t *)dst)[x] = ((const uint64_t *)src)[x / f]; break;
+  }
+}
+/* dst[x] += src[x / f] for x < n. */
+static void replicate_row_add(void *dst, const void *src, int64_t n, int64_t f, int dtype) {
+  if (dtype == MXW_FLOAT32) {
+    float *d = (float *)dst;
+    const float *s = (const float *)src;
+    for (int64_t x = 0; x < n; x++) d[x] += s[x / f];
+  } else {
+    for (int64_t x = 0; x < n; x++)
+      mxw_store_f64(dst, dtype, x, mxw_load_f64(dst, dtype, x) + mxw_load_f64(src, dtype, x / f));
+  }
+}
+
+static int forward_upsampling(const mxw_op_call *c) {
+  const UpSamplingParam *p = (const UpSamplingParam *)c->param;
+  mxw_tensor *y = &c->outputs[0];
+  const int64_t N = y->shape.dims[0], Cout = y->shape.dims[1], OH = y->shape.dims[2], OW = y->shape.dims[3];
+  if (p->sample_type == UP_BILINEAR) {
+    const mxw_tensor *x = &c->inputs[0];
+    window w;
+    bilinear_window(p, x->shape.dims[2], x->shape.dims[3], &w);
+    return deconv_run(&w, x->dtype, x->data, c->inputs[1].data, NULL, y->data, N, x->shape.dims[1], Cout, Cout);
+  }
+  const size_t esize = (size_t)mxw_dtype_size(y->dtype), orow = (size_t)OW * esize;
+  int64_t cofs = 0;
+  for (int i = 0; i < c->num_inputs; i++) {
+    const mxw_tensor *x = &c->inputs[i];
+    const int64_t C = x->shape.dims[1], H = x->shape.dims[2], W = x->shape.dims[3], f = OH / H;
+    const int add = p->multi_input_mode == UP_SUM && i > 0;
+    for (int64_t n = 0; n < N; n++)
+      for (int64_t ch = 0; ch < C; ch++) {
+        const char *src = (const char *)x->data + (size_t)((n * C + ch) * H * W) * esize;
+        char *dst = (char *)y->data + (size_t)((n * Cout + cofs + ch) * OH * OW) * esize;
+        for (int64_t oy = 0; oy < OH; oy++) {
+          const char *srow = src + (size_t)((oy / f) * W) * esize;
+          char *drow = dst + (size_t)oy * orow;
+          if (add)
+            replicate_row_add(drow, srow, OW, f, y->dtype);
+          else if (oy % f)
+            memcpy(drow, drow - orow, orow); /* same source row as the one above */
+          else
+            replicate_row(drow, srow, OW, f, esize);
+        }
+      }
+    if (p->multi_input_mode == UP_CONCAT) cofs += C;
+  }
+  return 0;
+}
+
+/* As MXNet's FSetInputVarAttrOnCompose: a variable composed as input 1 (bilinear's weight) is
+ * initialised by the bilinear initializer unless it has its own __init__ (the core checks that). */
+static const char *input_var_init_upsampling(const void *param, int index) {
+  (void)param;
+  return index == 1 ? "[\"bilinear\", {}]" : NULL;
+}
+
+static const mxw_op_def op_UpSampling = {
+    .name = "UpSampling",
+    .doc = "nearest: pixel replication of one or more 4-D inputs (concat or sum); bilinear: a depthwise "
+           "deconvolution with a (C, 1, k, k) weight, k = 2*scale - scale%2",
+    .attrs = k_upsampling_attrs,
+    .num_attrs = (int)(sizeof k_upsampling_attrs / sizeof k_upsampling_attrs[0]),
+    .param_size = sizeof(UpSamplingParam),
+    .validate = validate_upsampling,
+    .num_inputs = MXW_VARIADIC,
+    .input_names = k_upsampling_inputs,
+    .num_inputs_fn = num_inputs_upsampling,
+    .num_outputs = 1,
+    .infer_shape = infer_shape_upsampling,
+    .infer_type = infer_type_upsampling,
+    .forward = forward_upsampling,
+    .input_var_init = input_var_init_upsampling,
+};
+
+MXW_FAMILY(conv, &op_Convolution, &op_Deconvolution, &op_UpSampling);
