@@ -115,6 +115,7 @@ export const gluon = {
   nn: { ...nnLayers, Sequential, HybridSequential },
 };
 nnLayers.Lambda._nd = nd;
+nnLayers.Lambda._sym = sym;
 
 export const name = Object.freeze({ NameManager, Prefix, withNameManager, current: currentNameManager });
 

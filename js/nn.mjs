@@ -179,11 +179,8 @@ export class Lambda extends Block {
     super(o);
     if (typeof fn === 'string') {
       const name = fn;
-      this._fn = (...a) => {
-        const nd = Lambda._nd;
-        if (!nd[name]) throw new MXNetError(`Function name ${name} is not found in ndarray.`);
-        return nd[name](...a);
-      };
+      if (!Lambda._nd[name]) throw new MXNetError(`Function name ${name} is not found in ndarray.`);
+      this._fn = (...a) => Lambda._nd[name](...a);
       this._fnName = name;
     } else if (typeof fn === 'function') {
       this._fn = fn;
@@ -202,10 +199,8 @@ export class HybridLambda extends HybridBlock {
     super(o);
     if (typeof fn === 'string') {
       const name = fn;
-      this._fn = (F, ...a) => {
-        if (!F[name]) throw new MXNetError(`Function name ${name} is not found in symbol/ndarray.`);
-        return F[name](...a);
-      };
+      if (!Lambda._nd[name] || !Lambda._sym[name]) throw new MXNetError(`Function name ${name} is not found in symbol/ndarray.`);
+      this._fn = (F, ...a) => F[name](...a);
       this._fnName = name;
     } else if (typeof fn === 'function') {
       this._fn = fn;
@@ -369,6 +364,8 @@ function makePool(n, defaultLayout, type, global) {
     constructor(poolSize, o = {}) {
       if (poolSize !== undefined && poolSize !== null && typeof poolSize === 'object' && !Array.isArray(poolSize)) { o = poolSize; poolSize = undefined; }
       const layout = opt(o, 'layout', defaultLayout);
+      const layouts = n === 1 ? ['NCW', 'NWC'] : n === 2 ? ['NCHW', 'NHWC'] : ['NCDHW', 'NDHWC'];
+      if (!layouts.includes(layout)) throw new MXNetError(`Only ${layouts.join(' and ')} layouts are valid for ${n}D Pooling`);
       if (global) {
         super(new Array(n).fill(1), new Array(n).fill(1), new Array(n).fill(0), true, true, type, layout, null, o);
       } else {

@@ -197,6 +197,9 @@ typedef struct mxw_op_def {
   /* FSetInputVarAttrOnCompose: the "__init__" a variable gets when composed as input `index`
    * (e.g. BatchNorm's moving_mean -> "[\"zero\", {}]"), or NULL. */
   const char *(*input_var_init)(const void *param, int index);
+  /* Optional: input names that depend on attributes (NULL return: "arg<index>"), e.g. bilinear
+   * UpSampling's data/weight. A composed variadic op may leave such named inputs missing. */
+  const char *(*input_name_fn)(const void *param, int index);
   /* Room for the gradient (autograd issue): int (*backward)(...). */
 } mxw_op_def;
 

@@ -164,6 +164,22 @@ static int graph_infer(const exec_graph *g, mxw_shape *shapes, int *types) {
     }
     if (!changed) break;
   }
+  /* At the fixpoint, a node whose outputs are still unknown and whose inference fails is the
+   * reason: report its error (e.g. a bad num_group met during deferred initialization). */
+  for (int i = 0; i < g->num_nodes; i++) {
+    mxw_node *n = g->nodes[i];
+    if (!n->op) continue;
+    int nin = n->num_inputs, nout = mxw_node_num_outputs(n), unknown = 0;
+    for (int k = 0; k < nout; k++) unknown |= !mxw_shape_known(&shapes[g->entry_base[i] + k]);
+    if (!unknown || nin > 64 || nout > 64) continue;
+    for (int k = 0; k < nin; k++) in_s[k] = shapes[entry_id(g, &n->inputs[k])];
+    for (int k = 0; k < nout; k++) out_s[k] = shapes[g->entry_base[i] + k];
+    if (n->op->infer_shape(n->params->param, nin, in_s, nout, out_s) != 0) {
+      char msg[2048];
+      snprintf(msg, sizeof msg, "%s", mxw_get_last_error());
+      return mxw_fail("node '%s' (%s): %s", n->name, n->op->name, msg);
+    }
+  }
   return 0;
 }
 

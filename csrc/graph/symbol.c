@@ -150,6 +150,13 @@ int mxw_node_num_visible_outputs(const mxw_node *n) { return n->op ? mxw_params_
 
 void mxw_node_input_name(const mxw_node *n, int i, char *buf, size_t len) {
   const mxw_op_def *op = n->op;
+  if (op && op->input_name_fn && n->params) {
+    const char *nm = op->input_name_fn(n->params->param, i);
+    if (nm) {
+      snprintf(buf, len, "%s", nm);
+      return;
+    }
+  }
   if (op && op->num_inputs != MXW_VARIADIC && op->input_names) {
     int k = 0;
     while (op->input_names[k] && k < i) k++;
@@ -317,7 +324,7 @@ int mxw_sym_compose(int op_id, const char *name, int nattr, const char *const *k
       n->inputs[i] = in->outputs[0];
       mxw_node_retain(n->inputs[i].node);
     } else {
-      if (op->num_inputs == MXW_VARIADIC) {
+      if (op->num_inputs == MXW_VARIADIC && !(op->input_name_fn && op->input_name_fn(n->params->param, i))) {
         mxw_fail("Operator %s: all %d inputs must be given", op->name, nin);
         goto fail;
       }

@@ -895,6 +895,11 @@ static const char *input_var_init_upsampling(const void *param, int index) {
   return index == 1 ? "[\"bilinear\", {}]" : NULL;
 }
 
+static const char *input_name_upsampling(const void *param, int index) {
+  const UpSamplingParam *p = (const UpSamplingParam *)param;
+  return p->sample_type == UP_NEAREST || index > 1 ? NULL : k_upsampling_inputs[index];
+}
+
 static const mxw_op_def op_UpSampling = {
     .name = "UpSampling",
     .doc = "nearest: pixel replication of one or more 4-D inputs (concat or sum); bilinear: a depthwise "
@@ -911,6 +916,7 @@ static const mxw_op_def op_UpSampling = {
     .infer_type = infer_type_upsampling,
     .forward = forward_upsampling,
     .input_var_init = input_var_init_upsampling,
+    .input_name_fn = input_name_upsampling,
 };
 
 MXW_FAMILY(conv, &op_Convolution, &op_Deconvolution, &op_UpSampling);
