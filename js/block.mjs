@@ -711,7 +711,13 @@ export class SymbolBlock extends HybridBlock {
   hybridize(active = true, o = {}) { super.hybridize(active, o); }
   forward(x, ...args) {
     if (x instanceof NDArray) return this._callCachedOp(x, ...args);
-    throw new MXNetError('SymbolBlock with Symbol inputs is not supported yet');
+    const [flat, fmt] = flatten([x, ...args], 'input');
+    if (!fmtEqual(fmt, this._inFormat)) throw new MXNetError('Invalid input format');
+    const subs = {};
+    this._cachedGraph[0].forEach((v, i) => { subs[v.name] = flat[i]; });
+    const out = this._cachedGraph[1].compose(subs);
+    const [res] = regroup([...out], this._outFormat);
+    return res;
   }
   cast(dtype) {
     this._clearCachedOp();

@@ -3,7 +3,7 @@
 import { M, MXNetError, args, check, heap32, registry, DTYPE_FLAGS, DTYPE_NAMES } from './core.mjs';
 import { attrString, pyFloat } from './format.mjs';
 import { opId, attrStrings } from './ndarray.mjs';
-import { readText } from './io.mjs';
+import { readText, writeFileSync } from './io.mjs';
 
 // ---- naming: mx.name.NameManager / Prefix ---------------------------------------------------------
 export class NameManager {
@@ -100,11 +100,20 @@ export class Symbol {
     return text;
   }
   toJSON() { return this.tojson(); }
-  // Writes the JSON text (Node); returns it.
+  // Writes the JSON text to a file (Node), as Symbol.save; returns the text.
   save(file) {
     const text = this.tojson();
-    if (file) import('./io.mjs').then(() => {});
+    if (file) writeFileSync(file, text);
     return text;
+  }
+  // A copy of the graph with variables replaced by symbols ({data: x}), as Symbol._compose on
+  // a copy (what calling a loaded graph with new inputs does).
+  compose(substitutes) {
+    const names = Object.keys(substitutes);
+    const a = args.reset();
+    const out = a.alloc(4);
+    check(M._mxw_sym_substitute(this.handle, names.length, a.strs(names), a.i32s(names.map((n) => substitutes[n].handle)), out));
+    return new Symbol(heap32()[out >> 2]);
   }
 
   // Shape inference: inferShape({data: [1, 3, 224, 224]}) -> [argShapes, outShapes, auxShapes]

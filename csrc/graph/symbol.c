@@ -434,6 +434,64 @@ int mxw_sym_set_attrs(mxw_symbol *s, int nattr, const char *const *keys, const c
   return 0;
 }
 
+/* A copy of the graph in which variables named names[i] are replaced by inputs[i] (one-output
+ * symbols): Python's copy(sym)._compose(**{name: input}), used by SymbolBlock with Symbols. */
+int mxw_sym_substitute(const mxw_symbol *s, int num, const char *const *names, mxw_symbol *const *inputs,
+                       mxw_symbol **out) {
+  MXW_CHECK(s && out && (num == 0 || (names && inputs)), "NULL argument");
+  for (int k = 0; k < num; k++)
+    MXW_CHECK(inputs[k] && inputs[k]->n == 1, "substitute for '%s' must be a one-output symbol", names[k] ? names[k] : "?");
+  mxw_node **nodes;
+  int nn;
+  MXW_TRY(mxw_graph_dfs(s->outputs, s->n, &nodes, &nn));
+  mxw_entry *map = (mxw_entry *)calloc((size_t)(nn ? nn : 1), sizeof(mxw_entry)); /* old node -> new entry */
+  mxw_symbol *r = mxw_symbol_alloc(s->n);
+  int rc = (map && r) ? 0 : mxw_fail("out of memory");
+  for (int i = 0; i < nn && rc == 0; i++) {
+    mxw_node *o = nodes[i];
+    if (!o->op) {
+      int k = 0;
+      while (k < num && strcmp(names[k], o->name) != 0) k++;
+      map[i] = k < num ? inputs[k]->outputs[0] : (mxw_entry){o, 0, o->version};
+      mxw_node_retain(map[i].node);
+      continue;
+    }
+    mxw_node *c = mxw_node_new(o->name);
+    if (!c) { rc = -1; break; }
+    map[i].node = c;
+    if (mxw_attrs_copy(&c->attrs, &o->attrs) != 0 || mxw_node_set_op(c, o->op_id) != 0) { rc = -1; break; }
+    c->inputs = (mxw_entry *)calloc((size_t)(o->num_inputs ? o->num_inputs : 1), sizeof(mxw_entry));
+    c->control = o->num_control ? (mxw_node **)calloc((size_t)o->num_control, sizeof(mxw_node *)) : NULL;
+    if (!c->inputs || (o->num_control && !c->control)) { rc = mxw_fail("out of memory"); break; }
+    for (int k = 0; k < o->num_inputs; k++) {
+      mxw_entry src = map[o->inputs[k].node->index];
+      c->inputs[k] = (mxw_entry){src.node, src.node->op ? o->inputs[k].index : src.index, o->inputs[k].version};
+      if (!o->inputs[k].node->op && src.node->op) c->inputs[k].version = 0;
+      mxw_node_retain(src.node);
+      c->num_inputs++;
+    }
+    for (int k = 0; k < o->num_control; k++) {
+      c->control[k] = map[o->control[k]->index].node;
+      mxw_node_retain(c->control[k]);
+      c->num_control++;
+    }
+  }
+  for (int h = 0; h < s->n && rc == 0; h++) {
+    mxw_entry src = map[s->outputs[h].node->index];
+    r->outputs[h] = (mxw_entry){src.node, s->outputs[h].node->op ? s->outputs[h].index : src.index, s->outputs[h].version};
+    mxw_node_retain(src.node);
+  }
+  for (int i = 0; map && i < nn; i++) mxw_node_release(map[i].node);
+  free(map);
+  free(nodes);
+  if (rc != 0) {
+    if (r) { for (int h = 0; h < s->n; h++) mxw_node_release(r->outputs[h].node); free(r->outputs); free(r); }
+    return -1;
+  }
+  *out = r;
+  return 0;
+}
+
 /* ---- listings (JSON text for the binding) ------------------------------------------------------ */
 static char *g_info = NULL;
 

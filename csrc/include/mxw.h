@@ -151,6 +151,9 @@ MXW_API int mxw_sym_group(int num, mxw_symbol *const *syms, mxw_symbol **out);
 MXW_API int mxw_sym_num_outputs(const mxw_symbol *s);
 MXW_API int mxw_sym_output(const mxw_symbol *s, int i, mxw_symbol **out);
 MXW_API int mxw_sym_internals(const mxw_symbol *s, mxw_symbol **out);
+/* A copy of the graph with the variables named names[i] replaced by inputs[i]. Caller owns *out. */
+MXW_API int mxw_sym_substitute(const mxw_symbol *s, int num, const char *const *names, mxw_symbol *const *inputs,
+                               mxw_symbol **out);
 MXW_API int mxw_sym_set_attrs(mxw_symbol *s, int nattr, const char *const *keys, const char *const *vals);
 /* JSON text describing the symbol: name, outputs, arguments, aux, inputs (DFS order), head
  * attrs and op. Owned by the library; valid until the next call. NULL on error. */

@@ -200,3 +200,18 @@ test('sources: path, file URL, ArrayBuffer, typed array, Blob and Response all l
     assert.equal(net(nd.array([[1, 2]])).toTypedArray()[0], 4.9999918937683105);
   }
 });
+
+test('a SymbolBlock called with a Symbol composes a copy of its graph onto that input', async () => {
+  const net = await gluon.SymbolBlock.imports(m('lenet-gluon/lenet-symbol.json'), ['data'], m('lenet-gluon/lenet-0001.params'));
+  const x = sym.var('image');
+  const g = net(sym.Activation(x, { act_type: 'sigmoid', name: 'pre' }));
+  assert.deepEqual(g.listArguments().slice(0, 2), ['image', 'hybridsequential0_conv0_weight']);
+  assert.deepEqual(g.inferShape({ image: [3, 1, 28, 28] })[1], [[3, 10]]);
+  const nodes = JSON.parse(g.tojson()).nodes;
+  assert.deepEqual(nodes.slice(0, 2).map((n) => n.name), ['image', 'pre']);
+  assert.deepEqual(nodes[3].inputs[0], [1, 0, 0], 'the first convolution now reads the new input');
+  // the original graph is unchanged
+  assert.equal(net(nd.zeros([1, 1, 28, 28])).shape.join(), '1,10');
+  const text = sym.fromJSON(readFileSync(m('lenet-gluon/lenet-symbol.json'), 'utf8')).save(path.join(MODELS, '..', 'nonexistent-dir-check') && undefined);
+  assert.ok(text.startsWith('{\n  "nodes": ['));
+});
