@@ -209,9 +209,8 @@ test('a SymbolBlock called with a Symbol composes a copy of its graph onto that 
   assert.deepEqual(g.inferShape({ image: [3, 1, 28, 28] })[1], [[3, 10]]);
   const nodes = JSON.parse(g.tojson()).nodes;
   assert.deepEqual(nodes.slice(0, 2).map((n) => n.name), ['image', 'pre']);
-  assert.deepEqual(nodes[3].inputs[0], [1, 0, 0], 'the first convolution now reads the new input');
+  assert.deepEqual(nodes.find((n) => n.name === 'hybridsequential0_conv0_fwd').inputs[0], [1, 0, 0], 'the first convolution now reads the new input');
   // the original graph is unchanged
   assert.equal(net(nd.zeros([1, 1, 28, 28])).shape.join(), '1,10');
-  const text = sym.fromJSON(readFileSync(m('lenet-gluon/lenet-symbol.json'), 'utf8')).save(path.join(MODELS, '..', 'nonexistent-dir-check') && undefined);
-  assert.ok(text.startsWith('{\n  "nodes": ['));
+  assert.equal(g.save(), g.tojson()); // no file given: the text only
 });
