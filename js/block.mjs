@@ -540,22 +540,37 @@ export class HybridBlock extends Block {
 
   _callCachedOp(...args) {
     if (!this._cachedOp) this._buildCache(...args);
-    const [flat, fmt] = flatten(args, 'input');
-    if (!fmtEqual(fmt, this._inFormat)) throw new MXNetError('Invalid input format');
-    const real = flat.filter((x) => x !== null);
-    const gather = () => this._cachedOpArgs.map(([isArg, x]) => (isArg === true ? real[x] : isArg === null ? null : x.data()));
-    let cargs;
+    let real;
+    if (args.length === 1 && args[0] instanceof NDArray && this._inFormat.length === 1 && this._inFormat[0] === 0) {
+      real = args; // the common case: one array in, no flattening
+    } else {
+      const [flat, fmt] = flatten(args, 'input');
+      if (!fmtEqual(fmt, this._inFormat)) throw new MXNetError('Invalid input format');
+      real = flat.filter((x) => x !== null);
+    }
+    const opArgs = this._cachedOpArgs;
+    const cargs = this._cargs ?? (this._cargs = new Array(opArgs.length));
     try {
-      cargs = gather();
+      for (let i = 0; i < opArgs.length; i++) {
+        const [isArg, x] = opArgs[i];
+        cargs[i] = isArg === true ? real[x] : isArg === null ? null : (x._data ?? x.data());
+      }
     } catch (e) {
       if (!(e instanceof DeferredInitializationError)) throw e;
       this._deferredInferShape(...args);
-      for (const [isArg, p] of this._cachedOpArgs) if (isArg === false) p._finishDeferredInit();
-      cargs = gather();
+      for (const [isArg, p] of opArgs) if (isArg === false) p._finishDeferredInit();
+      for (let i = 0; i < opArgs.length; i++) {
+        const [isArg, x] = opArgs[i];
+        cargs[i] = isArg === true ? real[x] : isArg === null ? null : x.data();
+      }
     }
     if (this._opHooks && !this._cachedOp._monitor) this._cachedOp.setMonitor(true);
     const outs = this._cachedOp.forward(cargs, false);
+    cargs.fill(null);
     if (this._opHooks) this._cachedOp.runMonitor(this._opHooks.callback, this._opHooks.monitorAll);
+    if (this._outFormat === 0 || (Array.isArray(this._outFormat) && this._outFormat.length === 1 && this._outFormat[0] === 0)) {
+      return outs[0];
+    }
     const [res] = regroup(outs, this._outFormat);
     return res;
   }

@@ -24,11 +24,15 @@ export class CachedOp {
       throw new MXNetError(`the graph has ${this.inputNames.length} inputs, ${inputs.length} given`);
     }
     const a = args.reset();
-    const inP = a.i32s(inputs.map((x) => (x ? x.handle : 0)));
-    const outP = a.i32s(new Array(this.numOutputs).fill(0));
-    const noutP = a.i32s([this.numOutputs]);
-    check(M._mxw_exec_forward(this._h, inputs.length, inP, isTrain ? 1 : 0, noutP, outP));
-    const hs = Array.from(heap32().subarray(outP >> 2, (outP >> 2) + this.numOutputs)); // read before wrapping
+    const n = inputs.length, nout = this.numOutputs;
+    const inP = a.alloc(4 * (n + 2 * nout + 1));
+    const outP = inP + 4 * n, noutP = outP + 4 * nout;
+    const h32 = heap32();
+    for (let i = 0; i < n; i++) h32[(inP >> 2) + i] = inputs[i] ? inputs[i].handle : 0;
+    h32.fill(0, outP >> 2, (outP >> 2) + nout);
+    h32[noutP >> 2] = nout;
+    check(M._mxw_exec_forward(this._h, n, inP, isTrain ? 1 : 0, noutP, outP));
+    const hs = Array.from(heap32().subarray(outP >> 2, (outP >> 2) + nout)); // read before wrapping
     return hs.map((h) => new NDArray(h));
   }
   // registerOpHook support: keep every node's values and hand them to callback(name, opName, arr)
