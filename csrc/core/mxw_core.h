@@ -220,6 +220,9 @@ typedef struct mxw_op_family {
 /* ---- shared inference helpers -------------------------------------------------------------- */
 /* Unifies a (possibly partial) shape into *dst; error naming `what` on a conflict. */
 int mxw_shape_assign(mxw_shape *dst, const mxw_shape *src, const char *what);
+/* Unifies `have` with the shape an op requires (-1 dims are free on both sides, filled in both
+ * directions); a conflict reads "<name> has shape (..), expected (..)<rule>". */
+int mxw_shape_unify(mxw_shape *have, const mxw_shape *want, const char *name, const char *rule);
 /* Default type inference: every known dtype must agree; fills the unknown ones. */
 int mxw_infer_type_same(const void *param, int nin, int *in, int nout, int *out);
 /* Same-shape elementwise: all inputs and outputs share one shape. */

@@ -70,6 +70,25 @@ int mxw_shape_assign(mxw_shape *dst, const mxw_shape *src, const char *what) {
   return 0;
 }
 
+int mxw_shape_unify(mxw_shape *have, const mxw_shape *want, const char *name, const char *rule) {
+  if (want->ndim < 0) return 0;
+  if (have->ndim < 0) {
+    *have = *want;
+    return 0;
+  }
+  int ok = have->ndim == want->ndim;
+  for (int i = 0; ok && i < have->ndim; i++)
+    if (have->dims[i] >= 0 && want->dims[i] >= 0 && have->dims[i] != want->dims[i]) ok = 0;
+  if (!ok) {
+    char a[128], b[128];
+    return mxw_fail("%s has shape %s, expected %s%s", name, mxw_shape_str(have, a, sizeof a),
+                    mxw_shape_str(want, b, sizeof b), rule ? rule : "");
+  }
+  for (int i = 0; i < have->ndim; i++)
+    if (have->dims[i] < 0) have->dims[i] = want->dims[i];
+  return 0;
+}
+
 int mxw_infer_shape_same(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
   (void)param;
   mxw_shape s;

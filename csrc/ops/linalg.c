@@ -14,26 +14,6 @@
 #define ALIASES(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 /* ---- shared helpers ---------------------------------------------------------------------------- */
-/* Unifies input or output `name`'s shape with the one the op requires (-1 dims are free on both
- * sides); a conflict names both shapes, followed by `rule` (e.g. " = (num_hidden, in)"). */
-static int unify(mxw_shape *have, const mxw_shape *want, const char *name, const char *rule) {
-  if (want->ndim < 0) return 0;
-  if (have->ndim < 0) {
-    *have = *want;
-    return 0;
-  }
-  int ok = have->ndim == want->ndim;
-  for (int i = 0; ok && i < have->ndim; i++)
-    if (have->dims[i] >= 0 && want->dims[i] >= 0 && have->dims[i] != want->dims[i]) ok = 0;
-  if (!ok) {
-    char a[128], b[128];
-    return mxw_fail("%s has shape %s, expected %s%s", name, mxw_shape_str(have, a, sizeof a),
-                    mxw_shape_str(want, b, sizeof b), rule);
-  }
-  for (int i = 0; i < have->ndim; i++)
-    if (have->dims[i] < 0) have->dims[i] = want->dims[i];
-  return 0;
-}
 
 /* Product of dims [from, to) of s; -1 if any of them is unknown. */
 static int64_t dims_prod(const mxw_shape *s, int from, int to) {
@@ -168,13 +148,13 @@ static int fc_infer_shape(const void *param, int nin, mxw_shape *in, int nout, m
   snprintf(rule, sizeof rule, " = (num_hidden, input size) for data %s", mxw_shape_str(data, a, sizeof a));
   const int64_t w_dims[2] = {nh, in_dim};
   mxw_shape w_want = mxw_shape_make(2, w_dims);
-  MXW_TRY(unify(weight, &w_want, "weight", rule));
+  MXW_TRY(mxw_shape_unify(weight, &w_want, "weight", rule));
 
   if (!p->no_bias) {
     mxw_shape *bias = &in[2];
     const int64_t b_dims[2] = {nh, 1};
     mxw_shape b_want = mxw_shape_make(bias->ndim == 2 ? 2 : 1, b_dims); /* (nh, 1) is accepted too */
-    MXW_TRY(unify(bias, &b_want, "bias", " = (num_hidden,)"));
+    MXW_TRY(mxw_shape_unify(bias, &b_want, "bias", " = (num_hidden,)"));
   }
 
   if (data->ndim > 0) {
@@ -185,7 +165,7 @@ static int fc_infer_shape(const void *param, int nin, mxw_shape *in, int nout, m
     } else {
       o.dims[o.ndim - 1] = nh;
     }
-    MXW_TRY(unify(&out[0], &o, "output", ""));
+    MXW_TRY(mxw_shape_unify(&out[0], &o, "output", ""));
   }
   return 0;
 }
@@ -275,7 +255,7 @@ static int dot_infer_shape(const void *param, int nin, mxw_shape *in, int nout, 
     if (r->ndim > 1)
       for (int i = tb ? 0 : 1; i < (tb ? r->ndim - 1 : r->ndim); i++) o.dims[o.ndim++] = r->dims[i];
   }
-  return unify(&out[0], &o, "output", "");
+  return mxw_shape_unify(&out[0], &o, "output", "");
 }
 
 static int dot_forward(const mxw_op_call *c) {
@@ -348,7 +328,7 @@ static int batch_dot_infer_shape(const void *param, int nin, mxw_shape *in, int 
   mxw_shape o = *l;
   o.dims[nd - 2] = l->dims[p->transpose_a ? nd - 1 : nd - 2];
   o.dims[nd - 1] = r->dims[p->transpose_b ? nd - 2 : nd - 1];
-  return unify(&out[0], &o, "output", "");
+  return mxw_shape_unify(&out[0], &o, "output", "");
 }
 
 static int batch_dot_forward(const mxw_op_call *c) {

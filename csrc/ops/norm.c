@@ -300,37 +300,19 @@ static inline char *at_mut(void *p, int64_t elem, size_t esize) { return (char *
 /* ==== shared inference helpers ================================================================== */
 /* Unifies `have` with `want` (-1 dims are free on both sides, in both directions); a conflict
  * names the input/output, both shapes and the rule that gave `want`. */
-static int unify(mxw_shape *have, const mxw_shape *want, const char *name, const char *rule) {
-  if (want->ndim < 0) return 0;
-  if (have->ndim < 0) {
-    *have = *want;
-    return 0;
-  }
-  int ok = have->ndim == want->ndim;
-  for (int i = 0; ok && i < have->ndim; i++)
-    if (have->dims[i] >= 0 && want->dims[i] >= 0 && have->dims[i] != want->dims[i]) ok = 0;
-  if (!ok) {
-    char a[128], b[128];
-    return mxw_fail("%s has shape %s, expected %s%s", name, mxw_shape_str(have, a, sizeof a),
-                    mxw_shape_str(want, b, sizeof b), rule);
-  }
-  for (int i = 0; i < have->ndim; i++)
-    if (have->dims[i] < 0) have->dims[i] = want->dims[i];
-  return 0;
-}
 static int unify_vec(mxw_shape *have, int64_t len, const char *name, const char *rule) {
   const mxw_shape want = mxw_shape_make(1, &len);
-  return unify(have, &want, name, rule);
+  return mxw_shape_unify(have, &want, name, rule);
 }
 static int unify2(mxw_shape *have, int64_t d0, int64_t d1, const char *name, const char *rule) {
   const int64_t dims[2] = {d0, d1};
   const mxw_shape want = mxw_shape_make(2, dims);
-  return unify(have, &want, name, rule);
+  return mxw_shape_unify(have, &want, name, rule);
 }
 /* data and an output of the same shape fill each other. */
 static int same_shape(mxw_shape *data, mxw_shape *out, const char *out_name) {
-  MXW_TRY(unify(data, out, "data", " (from the output's shape)"));
-  return unify(out, data, out_name, " (the data's shape)");
+  MXW_TRY(mxw_shape_unify(data, out, "data", " (from the output's shape)"));
+  return mxw_shape_unify(out, data, out_name, " (the data's shape)");
 }
 
 /* The axis of data (negative counts from the end) with an error naming the data's shape. */
@@ -651,8 +633,8 @@ static int ln_infer_shape(const void *param, int nin, mxw_shape *in, int nout, m
   mxw_shape moments = *data;
   moments.dims[axis] = 1;
   snprintf(rule, sizeof rule, " (the data's shape with axis %d set to 1)", axis);
-  MXW_TRY(unify(&out[1], &moments, "mean output", rule));
-  MXW_TRY(unify(&out[2], &moments, "std output", rule));
+  MXW_TRY(mxw_shape_unify(&out[1], &moments, "mean output", rule));
+  MXW_TRY(mxw_shape_unify(&out[2], &moments, "std output", rule));
   return 0;
 }
 
@@ -942,7 +924,7 @@ static int l2_infer_shape(const void *param, int nin, mxw_shape *in, int nout, m
   if (p->mode == L2_SPATIAL) return unify2(&out[1], data->dims[0], data->dims[1], "norm output", " = (N, C)");
   mxw_shape norm = *data;
   norm.dims[1] = 1;
-  return unify(&out[1], &norm, "norm output", " (the data's shape with axis 1 set to 1)");
+  return mxw_shape_unify(&out[1], &norm, "norm output", " (the data's shape with axis 1 set to 1)");
 }
 
 /* y = x / sqrt(Σ x² + eps), the sum as the mode says; the norm output holds sqrt(Σ x² + eps). */
