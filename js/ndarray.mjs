@@ -83,11 +83,15 @@ function collectArrays(v, out, depth = 0) {
 // Keeps an array alive past every enclosing tidy (parameters, cached graphs' buffers).
 export function keep(a) { a._keep = true; return a; }
 
-export function memory() {
-  const p = args.reset().alloc(16);
+// {numArrays, bytes (arrays and cached graphs' planned buffers), peakBytes, wasmHeapBytes};
+// memory({resetPeak: true}) also restarts the peak from the current bytes.
+export function memory({ resetPeak = false } = {}) {
+  const p = args.reset().alloc(24);
   M._mxw_memory_stats(p);
   const f64 = M.HEAPF64;
-  return { numArrays: f64[p >> 3], bytes: f64[(p >> 3) + 1], wasmHeapBytes: heapU8().length };
+  const r = { numArrays: f64[p >> 3], bytes: f64[(p >> 3) + 1], peakBytes: f64[(p >> 3) + 2], wasmHeapBytes: heapU8().length };
+  if (resetPeak) M._mxw_memory_reset_peak();
+  return r;
 }
 
 // ---- NDArray -----------------------------------------------------------------------------------

@@ -200,6 +200,9 @@ typedef struct mxw_op_def {
   /* Optional: input names that depend on attributes (NULL return: "arg<index>"), e.g. bilinear
    * UpSampling's data/weight. A composed variadic op may leave such named inputs missing. */
   const char *(*input_name_fn)(const void *param, int index);
+  /* Output 0 may share input 0's buffer (elementwise ops whose kernels read each element before
+   * writing it): the executor then computes in place when input 0 dies at this node. */
+  int inplace;
   /* Room for the gradient (autograd issue): int (*backward)(...). */
 } mxw_op_def;
 
@@ -242,6 +245,9 @@ int mxw_runtime_is_training(void);
 uint64_t mxw_rand_u64(void);
 double mxw_rand_uniform(void); /* [0, 1) */
 double mxw_rand_normal(void);  /* N(0, 1) */
+
+/* Memory accounting: array storage and executor arenas report their bytes here. */
+void mxw_memory_account(double delta_bytes);
 
 /* Scratch memory for kernels (packing buffers), 64-byte aligned: slot 0..MXW_SCRATCH_SLOTS-1,
  * each grows and never shrinks; NULL (with an error set) on allocation failure. Valid until

@@ -4,11 +4,18 @@
 
 #include "ndarray.h"
 
-static double g_live_arrays = 0, g_live_bytes = 0;
+static double g_live_arrays = 0, g_live_bytes = 0, g_peak_bytes = 0;
 
 void mxw_memory_stats(double *out) {
   out[0] = g_live_arrays;
   out[1] = g_live_bytes;
+  out[2] = g_peak_bytes;
+}
+void mxw_memory_reset_peak(void) { g_peak_bytes = g_live_bytes; }
+
+void mxw_memory_account(double delta) {
+  g_live_bytes += delta;
+  if (g_live_bytes > g_peak_bytes) g_peak_bytes = g_live_bytes;
 }
 
 static mxw_storage *storage_new(size_t nbytes) {
@@ -22,13 +29,13 @@ static mxw_storage *storage_new(size_t nbytes) {
   }
   s->nbytes = nbytes;
   s->refcount = 1;
-  g_live_bytes += (double)nbytes;
+  mxw_memory_account((double)nbytes);
   return s;
 }
 
 static void storage_release(mxw_storage *s) {
   if (--s->refcount > 0) return;
-  g_live_bytes -= (double)s->nbytes;
+  mxw_memory_account(-(double)s->nbytes);
   free(s->ptr);
   free(s);
 }

@@ -325,7 +325,7 @@ struct mxw_executor {
   /* plan */
   int64_t *offset;   /* per entry: arena offset, -1 = not in the arena */
   uint8_t *arena;
-  size_t arena_bytes;
+  size_t arena_bytes, arena_cap;
   mxw_ndarray **unbound; /* zero arrays for unbound inputs (e.g. loss labels) */
   int *last_use;
   mxw_tensor *tin, *tout;
@@ -343,6 +343,7 @@ int mxw_exec_free(mxw_executor *ex) {
   free(ex->bound_shapes);
   free(ex->bound_types);
   free(ex->offset);
+  if (ex->arena) mxw_memory_account(-(double)ex->arena_cap);
   free(ex->arena);
   free(ex->last_use);
   free(ex->tin);
@@ -412,12 +413,31 @@ static int plan_memory(mxw_executor *ex) {
   int nfree = 0;
   size_t end = 0;
   for (int e = 0; e < g->num_entries; e++) ex->offset[e] = -1;
+  uint8_t *donated = (uint8_t *)calloc((size_t)(g->num_entries ? g->num_entries : 1), 1);
+  if (!donated) {
+    free(free_list);
+    return mxw_fail("out of memory");
+  }
   for (int i = 0; i < g->num_nodes; i++) {
     mxw_node *n = g->nodes[i];
     if (!n->op) continue;
     int nout = mxw_node_num_outputs(n);
+    /* in place: output 0 takes input 0's buffer when input 0 is an intermediate that dies here
+     * (not for graph outputs: those are written straight into the caller's arrays) */
+    if (n->op->inplace && !ex->monitor && n->num_inputs >= 1 && ex->last_use[g->entry_base[i]] != g->num_nodes) {
+      int e_in = entry_id(g, &n->inputs[0]), e_out = g->entry_base[i];
+      int reused = 0;
+      for (int k = 1; k < n->num_inputs; k++) reused |= entry_id(g, &n->inputs[k]) == e_in;
+      if (ex->offset[e_in] >= 0 && ex->last_use[e_in] == i && !reused && ex->types[e_in] == ex->types[e_out] &&
+          mxw_shape_size(&ex->shapes[e_in]) == mxw_shape_size(&ex->shapes[e_out])) {
+        ex->offset[e_out] = ex->offset[e_in];
+        donated[e_in] = 1;
+      }
+    }
     for (int k = 0; k < nout; k++) {
       int e = g->entry_base[i] + k;
+      if (ex->offset[e] >= 0) continue; /* placed in place above */
+      if (ex->last_use[e] == g->num_nodes) continue; /* a graph output: lives in the caller's array */
       size_t bytes = (size_t)mxw_shape_size(&ex->shapes[e]) * (size_t)mxw_dtype_size(ex->types[e]);
       bytes = (bytes + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
       if (bytes == 0) bytes = ARENA_ALIGN;
@@ -442,7 +462,7 @@ static int plan_memory(mxw_executor *ex) {
       int cnt = pass == 0 ? n->num_inputs : nout;
       for (int k = 0; k < cnt; k++) {
         int e = pass == 0 ? entry_id(g, &n->inputs[k]) : g->entry_base[i] + k;
-        if (ex->offset[e] < 0 || ex->last_use[e] > i) continue;
+        if (ex->offset[e] < 0 || ex->last_use[e] > i || donated[e]) continue;
         if (pass == 0 && ex->last_use[e] != i) continue;
         /* an entry read twice by this node is freed once */
         int dup = 0;
@@ -473,11 +493,16 @@ static int plan_memory(mxw_executor *ex) {
     }
   }
   free(free_list);
-  if (end > ex->arena_bytes || !ex->arena) {
-    uint8_t *a = (uint8_t *)aligned_alloc(ARENA_ALIGN, end ? end : ARENA_ALIGN);
+  free(donated);
+  if (end > ex->arena_cap || !ex->arena) {
+    size_t cap = end ? end : ARENA_ALIGN;
+    uint8_t *a = (uint8_t *)aligned_alloc(ARENA_ALIGN, cap);
     MXW_CHECK(a != NULL, "out of memory planning %zu bytes of intermediate buffers", end);
+    if (ex->arena) mxw_memory_account(-(double)ex->arena_cap);
     free(ex->arena);
     ex->arena = a;
+    ex->arena_cap = cap;
+    mxw_memory_account((double)cap);
   }
   ex->arena_bytes = end;
   return 0;

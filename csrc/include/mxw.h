@@ -197,8 +197,10 @@ MXW_API int mxw_exec_entry_copy(const mxw_executor *ex, int entry, mxw_ndarray *
 MXW_API void mxw_random_seed(uint32_t seed);
 /* Sets training mode (affects Dropout, BatchNorm, ...); returns the previous value. */
 MXW_API int mxw_set_training(int training);
-/* out[0] = live arrays, out[1] = bytes held by array storage (as doubles). */
+/* out[0] = live arrays, out[1] = bytes held by array storage and executor arenas, out[2] = the
+ * peak of out[1] since the last mxw_memory_reset_peak (as doubles). */
 MXW_API void mxw_memory_stats(double *out);
+MXW_API void mxw_memory_reset_peak(void);
 
 #ifdef __cplusplus
 }

@@ -28,16 +28,16 @@ static inline double sign_d(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0
     mxw_tensor *out = &c->outputs[0];                                                             \
     int64_t n = mxw_tensor_size(in);                                                              \
     if (in->dtype == MXW_FLOAT32) {                                                               \
-      const float *restrict src = (const float *)in->data;                                        \
-      float *restrict dst = (float *)out->data;                                                   \
+      const float *src = (const float *)in->data; /* may alias dst (in place) */                                        \
+      float *dst = (float *)out->data;                                                   \
       for (int64_t i = 0; i < n; i++) {                                                           \
         float x = src[i];                                                                         \
         (void)x;                                                                                  \
         dst[i] = (X32);                                                                           \
       }                                                                                           \
     } else if (in->dtype == MXW_FLOAT64) {                                                        \
-      const double *restrict src = (const double *)in->data;                                      \
-      double *restrict dst = (double *)out->data;                                                 \
+      const double *src = (const double *)in->data;                                      \
+      double *dst = (double *)out->data;                                                 \
       for (int64_t i = 0; i < n; i++) {                                                           \
         double x = src[i];                                                                        \
         (void)x;                                                                                  \
@@ -56,7 +56,7 @@ static inline double sign_d(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0
 #define UNARY_DEF(NAME, OPNAME, ALIASES, DOC)                                                     \
   static const mxw_op_def op_##NAME = {                                                           \
       .name = OPNAME, .aliases = ALIASES, .doc = DOC, .num_inputs = 1, .input_names = k_data,     \
-      .num_outputs = 1, .infer_shape = mxw_infer_shape_same, .forward = fwd_##NAME};
+      .num_outputs = 1, .infer_shape = mxw_infer_shape_same, .forward = fwd_##NAME, .inplace = 1};
 
 #define UNARY_OP(NAME, ALIASES, X32, X64, DOC)                                                    \
   UNARY_FORWARD(NAME, X32, X64)                                                                   \
@@ -133,7 +133,8 @@ static int fwd_hard_sigmoid(const mxw_op_call *c) {
 static const mxw_op_def op_hard_sigmoid = {
     .name = "hard_sigmoid", .aliases = ALIASES("_npx_hard_sigmoid"), .doc = "max(0, min(1, alpha * x + beta))",
     .attrs = k_hard_sigmoid_attrs, .num_attrs = 2, .param_size = sizeof(HardSigmoidParam), .num_inputs = 1,
-    .input_names = k_data, .num_outputs = 1, .infer_shape = mxw_infer_shape_same, .forward = fwd_hard_sigmoid};
+    .input_names = k_data, .num_outputs = 1, .infer_shape = mxw_infer_shape_same, .forward = fwd_hard_sigmoid,
+    .inplace = 1};
 
 /* ---- Activation ------------------------------------------------------------------------------ */
 enum { ACT_RELU, ACT_SIGMOID, ACT_TANH, ACT_SOFTRELU, ACT_SOFTSIGN };
@@ -171,7 +172,8 @@ static const mxw_op_def op_Activation = {
     .name = "Activation", .aliases = ALIASES("_npx_activation"),
     .doc = "relu, sigmoid, tanh, softrelu (log(1 + e^x)) or softsign, elementwise",
     .attrs = k_activation_attrs, .num_attrs = 1, .param_size = sizeof(ActivationParam), .num_inputs = 1,
-    .input_names = k_data, .num_outputs = 1, .infer_shape = mxw_infer_shape_same, .forward = fwd_Activation};
+    .input_names = k_data, .num_outputs = 1, .infer_shape = mxw_infer_shape_same, .forward = fwd_Activation,
+    .inplace = 1};
 
 MXW_FAMILY(elemwise_unary, &op_relu, &op_sigmoid, &op_tanh, &op_exp, &op_expm1, &op_log, &op_log1p, &op_log2,
            &op_log10, &op_sqrt, &op_rsqrt, &op_cbrt, &op_square, &op_reciprocal, &op_abs, &op_negative, &op_sign,

@@ -95,9 +95,19 @@ static void test_views_share_storage(void **state) {
   assert_close(((float *)mxw_ndarray_data(a))[5], 60.0, 0);
   assert_int_equal(mxw_ndarray_view(a, 1, bad, &c), -1);
   assert_error_contains("sizes differ");
-  double st[2];
+  double st[3];
   mxw_memory_stats(st);
   assert_true(st[0] >= 2);
+  /* peak accounting: a 1000-float array raises the peak by 4000 bytes, freeing it does not */
+  mxw_memory_reset_peak();
+  mxw_memory_stats(st);
+  double base = st[1];
+  int32_t big[1] = {1000};
+  mxw_ndarray *tmp = t_array(1, big, NULL);
+  mxw_ndarray_free(tmp);
+  mxw_memory_stats(st);
+  assert_close(st[1], base, 0);
+  assert_close(st[2], base + 4000, 0);
   mxw_ndarray_free(a); /* storage lives on in b */
   assert_close(((float *)mxw_ndarray_data(b))[0], 1.0, 0);
   mxw_ndarray_free(b);
