@@ -51,6 +51,8 @@ export class CachedOp {
     }
   }
   get arenaBytes() { return this._h ? M._mxw_exec_arena_bytes(this._h) : 0; }
+  // Activation nodes the current plan fused into their producers (FullyConnected, Convolution).
+  get fusedNodes() { return this._h ? M._mxw_exec_num_fused(this._h) : 0; }
   dispose() {
     if (!this._h) return;
     finalizer.unregister(this);

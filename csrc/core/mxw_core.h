@@ -153,6 +153,18 @@ int mxw_attr_parse(const mxw_attr_spec *spec, const char *text, void *param_stru
 struct mxw_op_def;
 
 /* Everything a forward kernel gets. Inputs and outputs are views with known shapes. */
+/* Activations an op can apply to its own output (graph fusion, see exec.c). */
+typedef enum mxw_act {
+  MXW_ACT_NONE = 0,
+  MXW_ACT_RELU,
+  MXW_ACT_SIGMOID,
+  MXW_ACT_TANH,
+  MXW_ACT_SOFTRELU,
+  MXW_ACT_SOFTSIGN
+} mxw_act;
+/* Applies an activation in place to n elements of a float32 / float64 buffer. */
+void mxw_apply_act(void *data, int dtype, int64_t n, int act);
+
 typedef struct mxw_op_call {
   const struct mxw_op_def *op;
   const void *param; /* the op's parsed param struct */
@@ -161,6 +173,7 @@ typedef struct mxw_op_call {
   int num_outputs;
   mxw_tensor *outputs;
   int is_train;
+  int fused_act; /* mxw_act to apply to output 0 (only for ops with fusable_act) */
 } mxw_op_call;
 
 #define MXW_VARIADIC (-1)
@@ -203,6 +216,10 @@ typedef struct mxw_op_def {
   /* Output 0 may share input 0's buffer (elementwise ops whose kernels read each element before
    * writing it): the executor then computes in place when input 0 dies at this node. */
   int inplace;
+  /* Fusion: the op applies call->fused_act to output 0 itself (e.g. per cache-hot band). */
+  int fusable_act;
+  /* For activation ops: the mxw_act they compute with these params (0: not fusable). */
+  int (*as_activation)(const void *param);
   /* Room for the gradient (autograd issue): int (*backward)(...). */
 } mxw_op_def;
 

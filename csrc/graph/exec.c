@@ -331,6 +331,9 @@ struct mxw_executor {
   mxw_tensor *tin, *tout;
   void **entry_data;
   int monitor; /* keep every entry in its own buffer so it can be read after the run */
+  int *consumers;  /* per entry: how many node inputs read it */
+  int *fused_act;  /* per node: activation its op applies to its own output (fusion) */
+  uint8_t *skip;   /* per node: an activation fused into its producer */
   char *monitor_info;
 };
 
@@ -350,6 +353,9 @@ int mxw_exec_free(mxw_executor *ex) {
   free(ex->tout);
   free(ex->entry_data);
   free(ex->monitor_info);
+  free(ex->consumers);
+  free(ex->fused_act);
+  free(ex->skip);
   graph_free(&ex->g);
   free(ex);
   return 0;
@@ -385,10 +391,21 @@ int mxw_exec_create(const mxw_symbol *s, mxw_executor **out) {
     mxw_exec_free(ex);
     return mxw_fail("out of memory");
   }
+  ex->consumers = (int *)calloc(ne, sizeof(int));
+  ex->fused_act = (int *)calloc((size_t)(g->num_nodes ? g->num_nodes : 1), sizeof(int));
+  ex->skip = (uint8_t *)calloc((size_t)(g->num_nodes ? g->num_nodes : 1), 1);
+  if (!ex->consumers || !ex->fused_act || !ex->skip) {
+    mxw_exec_free(ex);
+    return mxw_fail("out of memory");
+  }
   /* liveness: the last node reading each entry (heads live to the end) */
   for (int e = 0; e < g->num_entries; e++) ex->last_use[e] = -1;
   for (int i = 0; i < g->num_nodes; i++)
-    for (int k = 0; k < g->nodes[i]->num_inputs; k++) ex->last_use[entry_id(g, &g->nodes[i]->inputs[k])] = i;
+    for (int k = 0; k < g->nodes[i]->num_inputs; k++) {
+      int e = entry_id(g, &g->nodes[i]->inputs[k]);
+      ex->last_use[e] = i;
+      ex->consumers[e]++;
+    }
   for (int h = 0; h < g->num_heads; h++) ex->last_use[entry_id(g, &g->heads[h])] = g->num_nodes;
   *out = ex;
   return 0;
@@ -400,6 +417,11 @@ const char *mxw_exec_input_name(const mxw_executor *ex, int i) {
 }
 int mxw_exec_num_outputs(const mxw_executor *ex) { return ex ? ex->g.num_heads : 0; }
 size_t mxw_exec_arena_bytes(const mxw_executor *ex) { return ex ? ex->arena_bytes : 0; }
+int mxw_exec_num_fused(const mxw_executor *ex) {
+  int n = 0;
+  for (int i = 0; ex && ex->planned && i < ex->g.num_nodes; i++) n += ex->skip[i];
+  return n;
+}
 
 /* First-fit allocation over a free list kept sorted by offset. */
 typedef struct block {
@@ -413,6 +435,8 @@ static int plan_memory(mxw_executor *ex) {
   int nfree = 0;
   size_t end = 0;
   for (int e = 0; e < g->num_entries; e++) ex->offset[e] = -1;
+  memset(ex->fused_act, 0, sizeof(int) * (size_t)g->num_nodes);
+  memset(ex->skip, 0, (size_t)g->num_nodes);
   uint8_t *donated = (uint8_t *)calloc((size_t)(g->num_entries ? g->num_entries : 1), 1);
   if (!donated) {
     free(free_list);
@@ -432,6 +456,15 @@ static int plan_memory(mxw_executor *ex) {
           mxw_shape_size(&ex->shapes[e_in]) == mxw_shape_size(&ex->shapes[e_out])) {
         ex->offset[e_out] = ex->offset[e_in];
         donated[e_in] = 1;
+        /* fusion: an activation that is the only reader of a fusable producer's output is
+         * applied by the producer itself (on cache-hot data), and its own node is skipped */
+        mxw_node *prod = n->inputs[0].node;
+        int act = n->op->as_activation ? n->op->as_activation(n->params->param) : 0;
+        if (act && prod->op && prod->op->fusable_act && n->inputs[0].index == 0 && ex->consumers[e_in] == 1 &&
+            mxw_dtype_is_float(ex->types[e_in]) && !ex->fused_act[prod->index]) {
+          ex->fused_act[prod->index] = act;
+          ex->skip[i] = 1;
+        }
       }
     }
     for (int k = 0; k < nout; k++) {
@@ -672,7 +705,7 @@ int mxw_exec_forward(mxw_executor *ex, int num_inputs, mxw_ndarray *const *input
   }
   for (int i = 0; i < g->num_nodes; i++) {
     mxw_node *n = g->nodes[i];
-    if (!n->op) continue;
+    if (!n->op || ex->skip[i]) continue; /* variables, and activations fused into their producer */
     int nin = n->num_inputs, nout = mxw_node_num_outputs(n);
     for (int k = 0; k < nin; k++) {
       int e = entry_id(g, &n->inputs[k]);
@@ -686,7 +719,7 @@ int mxw_exec_forward(mxw_executor *ex, int num_inputs, mxw_ndarray *const *input
       ex->tout[k].dtype = ex->types[e];
       ex->tout[k].shape = ex->shapes[e];
     }
-    mxw_op_call call = {n->op, n->params->param, nin, ex->tin, nout, ex->tout, is_train};
+    mxw_op_call call = {n->op, n->params->param, nin, ex->tin, nout, ex->tout, is_train, ex->fused_act[i]};
     if (n->op->forward(&call) != 0) {
       mxw_error_prefix("node '%s' (%s): ", n->name, n->op->name);
       goto fail;

@@ -180,6 +180,8 @@ MXW_API const char *mxw_exec_input_name(const mxw_executor *ex, int i);
 MXW_API int mxw_exec_num_outputs(const mxw_executor *ex);
 /* Bytes of the planned intermediate arena (after the first forward). */
 MXW_API size_t mxw_exec_arena_bytes(const mxw_executor *ex);
+/* How many activation nodes the current plan fused into their producers. */
+MXW_API int mxw_exec_num_fused(const mxw_executor *ex);
 /* Runs the graph. inputs[i] binds input i (NULL: unbound, filled with zeros of the inferred
  * shape, as loss-head labels at inference). Shapes and dtypes are inferred and memory planned
  * on the first call and again only when an input's shape or dtype changes. Outputs are new

@@ -53,20 +53,30 @@ static inline double sign_d(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0
     return 0;                                                                                     \
   }
 
-#define UNARY_DEF(NAME, OPNAME, ALIASES, DOC)                                                     \
+#define UNARY_DEF(NAME, OPNAME, ALIASES, DOC, AS_ACT)                                             \
   static const mxw_op_def op_##NAME = {                                                           \
       .name = OPNAME, .aliases = ALIASES, .doc = DOC, .num_inputs = 1, .input_names = k_data,     \
-      .num_outputs = 1, .infer_shape = mxw_infer_shape_same, .forward = fwd_##NAME, .inplace = 1};
+      .num_outputs = 1, .infer_shape = mxw_infer_shape_same, .forward = fwd_##NAME, .inplace = 1, \
+      .as_activation = AS_ACT};
 
 #define UNARY_OP(NAME, ALIASES, X32, X64, DOC)                                                    \
   UNARY_FORWARD(NAME, X32, X64)                                                                   \
-  UNARY_DEF(NAME, #NAME, ALIASES, DOC)
+  UNARY_DEF(NAME, #NAME, ALIASES, DOC, NULL)
+
+/* Activation ops a producer (FullyConnected, Convolution) can apply itself: graph fusion. */
+#define ACT_UNARY_OP(NAME, ALIASES, X32, X64, DOC, ACT)                                           \
+  static int as_act_##NAME(const void *param) {                                                   \
+    (void)param;                                                                                  \
+    return ACT;                                                                                   \
+  }                                                                                               \
+  UNARY_FORWARD(NAME, X32, X64)                                                                   \
+  UNARY_DEF(NAME, #NAME, ALIASES, DOC, as_act_##NAME)
 
 #define ALIASES(...) ((const char *const[]){__VA_ARGS__, NULL})
 
-UNARY_OP(relu, ALIASES("_npx_relu"), relu_f(x), relu_d(x), "max(x, 0); NaN propagates")
-UNARY_OP(sigmoid, ALIASES("_npx_sigmoid"), sigmoid_f(x), sigmoid_d(x), "1 / (1 + exp(-x))")
-UNARY_OP(tanh, ALIASES("_npi_tanh"), tanhf(x), tanh(x), "hyperbolic tangent")
+ACT_UNARY_OP(relu, ALIASES("_npx_relu"), relu_f(x), relu_d(x), "max(x, 0); NaN propagates", MXW_ACT_RELU)
+ACT_UNARY_OP(sigmoid, ALIASES("_npx_sigmoid"), sigmoid_f(x), sigmoid_d(x), "1 / (1 + exp(-x))", MXW_ACT_SIGMOID)
+ACT_UNARY_OP(tanh, ALIASES("_npi_tanh"), tanhf(x), tanh(x), "hyperbolic tangent", MXW_ACT_TANH)
 UNARY_OP(exp, ALIASES("_npi_exp"), expf(x), exp(x), "e^x")
 UNARY_OP(expm1, ALIASES("_npi_expm1"), expm1f(x), expm1(x), "e^x - 1")
 UNARY_OP(log, ALIASES("_npi_log"), logf(x), log(x), "natural logarithm")
@@ -88,7 +98,7 @@ UNARY_OP(rint, ALIASES("_npi_rint"), rintf(x), rint(x), "round half to even")
 UNARY_OP(fix, ALIASES("_npi_fix"), truncf(x), trunc(x), "round toward zero")
 UNARY_OP(trunc, ALIASES("_npi_trunc"), truncf(x), trunc(x), "round toward zero")
 UNARY_OP(erf, ALIASES("_npx_erf"), erff(x), erf(x), "error function")
-UNARY_OP(softsign, NULL, softsign_f(x), softsign_d(x), "x / (1 + |x|)")
+ACT_UNARY_OP(softsign, NULL, softsign_f(x), softsign_d(x), "x / (1 + |x|)", MXW_ACT_SOFTSIGN)
 UNARY_OP(sin, ALIASES("_npi_sin"), sinf(x), sin(x), "sine")
 UNARY_OP(cos, ALIASES("_npi_cos"), cosf(x), cos(x), "cosine")
 UNARY_OP(tan, ALIASES("_npi_tan"), tanf(x), tan(x), "tangent")
@@ -146,6 +156,38 @@ static const mxw_attr_spec k_activation_attrs[] = {
     MXW_A_ENUM("act_type", ActivationParam, act_type, NULL, k_act_types, "activation function"),
 };
 
+static int as_act_Activation(const void *param) {
+  static const int k_acts[] = {MXW_ACT_RELU, MXW_ACT_SIGMOID, MXW_ACT_TANH, MXW_ACT_SOFTRELU, MXW_ACT_SOFTSIGN};
+  return k_acts[((const ActivationParam *)param)->act_type];
+}
+
+/* The activations as one in-place pass (a fused producer calls this on its output). */
+void mxw_apply_act(void *data, int dtype, int64_t n, int act) {
+  if (dtype == MXW_FLOAT32) {
+    float *x = (float *)data;
+    switch (act) {
+      case MXW_ACT_RELU: for (int64_t i = 0; i < n; i++) x[i] = relu_f(x[i]); break;
+      case MXW_ACT_SIGMOID: for (int64_t i = 0; i < n; i++) x[i] = sigmoid_f(x[i]); break;
+      case MXW_ACT_TANH: for (int64_t i = 0; i < n; i++) x[i] = tanhf(x[i]); break;
+      case MXW_ACT_SOFTRELU: for (int64_t i = 0; i < n; i++) x[i] = softrelu_f(x[i]); break;
+      case MXW_ACT_SOFTSIGN: for (int64_t i = 0; i < n; i++) x[i] = softsign_f(x[i]); break;
+      default: break;
+    }
+    return;
+  }
+  for (int64_t i = 0; i < n && act != MXW_ACT_NONE; i++) {
+    double v = mxw_load_f64(data, dtype, i);
+    switch (act) {
+      case MXW_ACT_RELU: v = relu_d(v); break;
+      case MXW_ACT_SIGMOID: v = sigmoid_d(v); break;
+      case MXW_ACT_TANH: v = tanh(v); break;
+      case MXW_ACT_SOFTRELU: v = softrelu_d(v); break;
+      default: v = softsign_d(v); break;
+    }
+    mxw_store_f64(data, dtype, i, v);
+  }
+}
+
 static int fwd_Activation(const mxw_op_call *c) {
   switch (((const ActivationParam *)c->param)->act_type) {
     case ACT_RELU: return fwd_relu(c);
@@ -173,7 +215,7 @@ static const mxw_op_def op_Activation = {
     .doc = "relu, sigmoid, tanh, softrelu (log(1 + e^x)) or softsign, elementwise",
     .attrs = k_activation_attrs, .num_attrs = 1, .param_size = sizeof(ActivationParam), .num_inputs = 1,
     .input_names = k_data, .num_outputs = 1, .infer_shape = mxw_infer_shape_same, .forward = fwd_Activation,
-    .inplace = 1};
+    .inplace = 1, .as_activation = as_act_Activation};
 
 MXW_FAMILY(elemwise_unary, &op_relu, &op_sigmoid, &op_tanh, &op_exp, &op_expm1, &op_log, &op_log1p, &op_log2,
            &op_log10, &op_sqrt, &op_rsqrt, &op_cbrt, &op_square, &op_reciprocal, &op_abs, &op_negative, &op_sign,

@@ -182,7 +182,9 @@ static int fc_forward(const mxw_op_call *c) {
     for (int64_t r = 0; r < rows; r++) memcpy((char *)y->data + (size_t)r * row_bytes, c->inputs[2].data, row_bytes);
   }
   gemm_plan g = {0, 1, 1, rows, nh, in_dim, in_dim, in_dim, nh, 0, 0, 0};
-  return run_gemm(&g, x, w, y, !p->no_bias);
+  MXW_TRY(run_gemm(&g, x, w, y, !p->no_bias));
+  if (c->fused_act) mxw_apply_act(y->data, y->dtype, mxw_tensor_size(y), c->fused_act); /* graph fusion */
+  return 0;
 }
 
 static const mxw_op_def op_FullyConnected = {
@@ -200,6 +202,7 @@ static const mxw_op_def op_FullyConnected = {
     .infer_shape = fc_infer_shape,
     .infer_type = infer_type_float,
     .forward = fc_forward,
+    .fusable_act = 1,
 };
 
 /* ---- dot and batch_dot ------------------------------------------------------------------------- */

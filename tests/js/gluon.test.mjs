@@ -436,7 +436,7 @@ test('HybridBlock API: apply, cast, inferShape, inferType, hooks, registerOpHook
   assert.throws(() => other.optimizeFor(nd.zeros([4, 10]), { backend: 'MKLDNN' }), /backend MKLDNN is not available/);
 });
 
-test('hybridize plans memory: intermediates share one arena by liveness, activations run in place', () => {
+test('hybridize plans memory (one arena by liveness, activations in place) and fuses activations into producers', () => {
   const net = new nn.HybridSequential({ prefix: 'plan_' });
   net.nameScope(() => net.add(new nn.Dense(256, { activation: 'relu', inUnits: 512 }),
     new nn.Dense(128, { activation: 'relu', inUnits: 256 }), new nn.Dense(2, { inUnits: 128 })));
@@ -450,6 +450,7 @@ test('hybridize plans memory: intermediates share one arena by liveness, activat
     // array. Peak = (256 + 128) x 4 bytes per row, each block 64-byte aligned.
     const align = (b) => Math.ceil(b / 64) * 64;
     assert.equal(net._cachedOp.arenaBytes, align(batch * 256 * 4) + align(batch * 128 * 4), `batch ${batch}`);
+    assert.equal(net._cachedOp.fusedNodes, 2, 'both relus are applied by their FullyConnected');
     net.hybridize(false);
     assert.ok(maxAbsDiff(net(x), y) <= 1e-6);
     net.hybridize();
