@@ -351,22 +351,32 @@ export const opInfo = (id) => registry.ops[id];
 const paramCache = new Map();
 const PARAM_CACHE_MAX = 4096;
 export function attrStrings(id, attrs) {
-  const spec = registry.ops[id].attrs;
   const keys = [];
   const vals = [];
-  for (const [k, v] of Object.entries(attrs)) {
+  for (const k in attrs) {
+    const v = attrs[k];
     if (v === undefined) continue;
     keys.push(k);
-    const t = spec.find((s) => s.name === k);
-    vals.push(attrString(v, t && t.type));
+    vals.push(attrString(v));
   }
   return { keys, vals };
 }
+const NO_ATTRS = {};
 export function paramsFor(id, attrs) {
+  let key;
+  if (attrs === NO_ATTRS || Object.keys(attrs).length === 0) {
+    key = id; // the common no-attribute call: no string building at all
+    const p = paramCache.get(key);
+    if (p !== undefined) return p;
+    attrs = NO_ATTRS;
+  }
   const { keys, vals } = attrStrings(id, attrs);
-  const key = `${id}\u0000${keys.join('\u0001')}\u0000${vals.join('\u0001')}`;
-  let p = paramCache.get(key);
-  if (p !== undefined) return p;
+  if (key === undefined) {
+    key = `${id}\u0000${keys.join('\u0001')}\u0000${vals.join('\u0001')}`;
+    const p = paramCache.get(key);
+    if (p !== undefined) return p;
+  }
+  let p;
   const a = args.reset();
   const out = a.alloc(4);
   check(M._mxw_params_create(id, keys.length, a.strs(keys), a.strs(vals), out));
@@ -374,15 +384,33 @@ export function paramsFor(id, attrs) {
   if (paramCache.size >= PARAM_CACHE_MAX) {
     for (const old of paramCache.values()) M._mxw_params_free(old);
     paramCache.clear();
+    visibleCache.clear();
   }
   paramCache.set(key, p);
   return p;
+}
+// Visible output count per parsed-params pointer.
+const visibleCache = new Map();
+function visibleOutputs(p) {
+  let n = visibleCache.get(p);
+  if (n === undefined) { n = M._mxw_params_num_visible_outputs(p); visibleCache.set(p, n); }
+  return n;
 }
 
 // Runs op `id` on NDArray inputs; returns every output (hidden ones included) as NDArrays.
 // `out` (an NDArray or array of them) receives the results in place.
 export function invoke(id, inputs, attrs, out) {
+  return invokeParams(id, paramsFor(id, attrs), inputs, out);
+}
+// The nd.* call: visible outputs only (hidden ones, e.g. BatchNorm's mean/var, are freed).
+export function invokeVisible(id, inputs, attrs, out) {
   const p = paramsFor(id, attrs);
+  const outs = invokeParams(id, p, inputs, out);
+  const nvis = visibleOutputs(p);
+  if (!out) for (let i = nvis; i < outs.length; i++) outs[i].dispose();
+  return nvis === 1 ? outs[0] : outs.slice(0, nvis);
+}
+function invokeParams(id, p, inputs, out) {
   const nout = M._mxw_params_num_outputs(p);
   const a = args.reset();
   const inP = a.i32s(inputs.map((x) => x.handle));

@@ -2,7 +2,7 @@
 // aliases; nothing is listed by hand). Inputs are positional NDArrays; attributes go in one
 // trailing plain object with MXNet's names: nd.FullyConnected(x, w, b, {num_hidden: 10}).
 import { MXNetError, registry } from './core.mjs';
-import { NDArray, invoke, numVisibleOutputs } from './ndarray.mjs';
+import { NDArray, invokeVisible } from './ndarray.mjs';
 
 function isAttrObject(v) {
   return v !== null && typeof v === 'object' && !(v instanceof NDArray) && !Array.isArray(v) && !ArrayBuffer.isView(v);
@@ -34,10 +34,7 @@ function makeNdOp(id) {
         throw new MXNetError(`Operator ${op.name}: input ${i} must be an NDArray, got ${inputs[i] === null ? 'null' : typeof inputs[i]}`);
       }
     }
-    const outs = invoke(id, inputs, attrs, out);
-    const nvis = numVisibleOutputs(id, attrs);
-    for (let i = nvis; i < outs.length; i++) if (!out) outs[i].dispose();
-    return nvis === 1 ? outs[0] : outs.slice(0, nvis);
+    return invokeVisible(id, inputs, attrs, out);
   };
   Object.defineProperty(fn, 'name', { value: op.name });
   fn.doc = op.doc;
