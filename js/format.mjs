@@ -47,25 +47,42 @@ export function attrString(value, type) {
 }
 
 // ---- printing ----------------------------------------------------------------------------------
-function formatFloats(values) {
+// The shortest decimal that reads back as the same float32.
+function shortestF32(v) {
+  for (let d = 1; d <= 9; d++) {
+    const t = v.toPrecision(d);
+    if (Math.fround(Number(t)) === v) return String(Number(t));
+  }
+  return String(v);
+}
+
+function formatFloats(values, f32) {
   // numpy's default: up to 8 significant decimals, trailing zeros dropped, a common width.
   const finite = values.filter((v) => Number.isFinite(v));
   const allInt = finite.every((v) => Number.isInteger(v));
   const maxAbs = finite.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
   const minAbs = finite.reduce((m, v) => Math.min(m, Math.abs(v) || m), Infinity);
   const sci = finite.length > 0 && (maxAbs >= 1e16 || (minAbs < 1e-4 && minAbs > 0 && !allInt) || (maxAbs / (minAbs || 1) > 1e3 && minAbs < 1e-4));
+  // scientific mantissas share one fraction length: the longest shortest-repr one (numpy)
+  const sciFrac = !sci ? 0 : Math.min(8, Math.max(0, ...finite.map((v) => {
+    const m = Number(f32 ? shortestF32(v) : String(v)).toExponential().split('e')[0];
+    return (m.split('.')[1] ?? '').length;
+  })));
   const strs = values.map((v) => {
     if (Number.isNaN(v)) return 'nan';
     if (!Number.isFinite(v)) return v > 0 ? 'inf' : '-inf';
     if (sci) {
-      const [m, e] = v.toExponential(8).split('e');
-      const mm = m.replace(/0+$/, '').replace(/\.$/, '.');
+      const [m, e] = v.toExponential(sciFrac).split('e');
       const en = Number(e);
-      return `${mm}e${en < 0 ? '-' : '+'}${String(Math.abs(en)).padStart(2, '0')}`;
+      return `${sciFrac === 0 ? `${m}.` : m}e${en < 0 ? '-' : '+'}${String(Math.abs(en)).padStart(2, '0')}`;
     }
     if (allInt) return `${v.toFixed(0)}.`;
-    const s = v.toFixed(8).replace(/0+$/, '');
-    return s.endsWith('.') ? `${s}` : s;
+    // numpy's 'maxprec' mode: the value's shortest round-trip digits (of float32 for float32
+    // arrays), at most 8 after the decimal point
+    const short = f32 ? shortestF32(v) : String(v);
+    const digits = short.includes('e') ? 8 : (short.split('.')[1] ?? '').length;
+    const s = v.toFixed(Math.min(8, digits)).replace(/(\.\d*?)0+$/, '$1');
+    return s.includes('.') ? s : `${s}.`;
   });
   if (sci || allInt) {
     const w = Math.max(...strs.map((s) => s.length));
@@ -78,8 +95,8 @@ function formatFloats(values) {
   return parts.map(([a, b]) => (b === '' && !strs.some((s) => s.includes('.')) ? a.padStart(wi) : `${a.padStart(wi)}.${b.padEnd(wf)}`));
 }
 
-export function formatValues(flat, shape, isFloat) {
-  const strs = isFloat ? formatFloats(Array.from(flat, Number)) : (() => {
+export function formatValues(flat, shape, isFloat, isF32 = false) {
+  const strs = isFloat ? formatFloats(Array.from(flat, Number), isF32) : (() => {
     const s = Array.from(flat, (v) => String(v));
     const w = Math.max(0, ...s.map((x) => x.length));
     return s.map((x) => x.padStart(w));

@@ -230,7 +230,7 @@ export class NDArray {
   toString() {
     if (!this._h) return '<NDArray disposed>';
     const vals = this.toTypedArray();
-    const body = formatValues(vals, this._shape, ['float32', 'float64', 'float16', 'bfloat16'].includes(this._dtype));
+    const body = formatValues(vals, this._shape, ['float32', 'float64', 'float16', 'bfloat16'].includes(this._dtype), this._dtype !== 'float64');
     const dims = this._shape.length ? this._shape.join('x') : '';
     return `\n${body}\n<NDArray ${dims} @${this.context}>`;
   }

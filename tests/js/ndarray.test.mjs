@@ -60,6 +60,10 @@ test('printing follows MXNet (numpy body, then <NDArray shape @ctx>)', () => {
   assert.equal(String(nd.array([0.5, 1.25, 3])), '\n[0.5  1.25 3.  ]\n<NDArray 3 @cpu(0)>');
   assert.equal(String(nd.array(new Int32Array([1, -20]))), '\n[  1 -20]\n<NDArray 2 @cpu(0)>');
   assert.equal(String(nd.array([[[1]], [[2]]])), '\n[[[1.]]\n\n [[2.]]]\n<NDArray 2x1x1 @cpu(0)>');
+  // numpy's maxprec/unique rules on float32 values (hand-worked from numpy's printing)
+  assert.equal(String(nd.array([123.456, 0.1, 1 / 3])), '\n[123.456        0.1          0.33333334]\n<NDArray 3 @cpu(0)>');
+  assert.equal(String(nd.array([1e-5, 1])), '\n[1.e-05 1.e+00]\n<NDArray 2 @cpu(0)>');
+  assert.equal(String(nd.array([1.5e-5, 1])), '\n[1.5e-05 1.0e+00]\n<NDArray 2 @cpu(0)>');
 });
 
 test('dispose, tidy and memory()', () => {
