@@ -1,9 +1,11 @@
 /* conv.c -- Convolution, Deconvolution and UpSampling (nearest and bilinear).
  * Semantics: ../shared/spec/ops.md §1 Convolution, Deconvolution, UpSampling.
  *
- * Channel-first layouts only (NCW, NCHW, NCDHW). Every spatial rank is run as 3-D with leading
- * size-1 dims, so one set of kernels covers 1-D, 2-D and 3-D. A convolution and its transpose
- * share one description of the sliding window:
+ * The kernels work on channel-first data (NCW, NCHW, NCDHW); the channel-last layouts NHWC and
+ * NDHWC (data (N, spatial..., C), weight (lead, kernel..., second)) run on transposed copies and
+ * the output is transposed back (MXNet accepts these layouts but its CPU kernels refuse them).
+ * Every spatial rank is run as 3-D with leading size-1 dims, so one set of kernels covers 1-D,
+ * 2-D and 3-D. A convolution and its transpose share one description of the sliding window:
  *
  *     image position = grid position * stride - pad + tap * dilate      (per spatial dim)
  *
@@ -15,7 +17,9 @@
  * filled a band of grid rows at a time, so it stays within COL_BUDGET bytes for large images.
  * Special cases: a 1x1, stride-1, pad-0 window needs no column buffer (the input is the column
  * matrix); float32 depthwise 1-D/2-D convolution (num_group == C == num_filter, MobileNet's 3x3)
- * runs a direct SIMD loop over a zero-padded copy of each channel; a depthwise deconvolution
+ * runs a direct SIMD loop over a zero-padded copy of each channel; float32 convolution with up to
+ * DIRECT_MAX_FG filters per group (LeNet's 5) runs a direct SIMD kernel over blocks of up to 5
+ * filters and 8 outputs of a row, with no column buffer (direct_f32); a depthwise deconvolution
  * (bilinear UpSampling) scatters directly without a GEMM.
  */
 #include <stdio.h>
@@ -282,9 +286,36 @@ static void dw_row_f32(const float *base, const int64_t *off, const float *wt, i
   }
 }
 
+/* One input row (W values) into a zero-padded row split into `sw` phases: padded column
+ * q*sw + ph goes to phase ph, slot q, at row + ph * Wq + q. Only the W data cells are written. */
+static void split_row_f32(float *row, const float *src, int64_t W, int64_t pw, int64_t sw, int64_t Wq) {
+  if (sw == 1) {
+    memcpy(row + pw, src, (size_t)W * sizeof(float));
+    return;
+  }
+  if (sw == 2) {
+    /* 8 inputs at a time: the even ones go to one phase, the odd ones to the other */
+    float *even = row + (pw % 2) * Wq + pw / 2, *odd = row + ((pw + 1) % 2) * Wq + (pw + 1) / 2;
+    int64_t x = 0;
+    for (; x + 8 <= W; x += 8) {
+      const v128_t v0 = wasm_v128_load(src + x), v1 = wasm_v128_load(src + x + 4);
+      wasm_v128_store(even + x / 2, wasm_i32x4_shuffle(v0, v1, 0, 2, 4, 6));
+      wasm_v128_store(odd + x / 2, wasm_i32x4_shuffle(v0, v1, 1, 3, 5, 7));
+    }
+    for (; x < W; x++) (x % 2 ? odd : even)[x / 2] = src[x];
+    return;
+  }
+  /* phase ph takes the inputs x with (x + pw) % sw == ph, at slot (x + pw) / sw */
+  for (int64_t phase = 0; phase < sw; phase++) {
+    const int64_t x0 = ((phase - pw) % sw + sw) % sw;
+    float *dst = row + phase * Wq + (x0 + pw) / sw;
+    for (int64_t x = x0; x < W; x += sw) *dst++ = src[x];
+  }
+}
+
 /* Each channel is copied into a zero-padded buffer whose rows are split into `sw` phases
- * (padded column q*sw + ph goes to phase ph, slot q), so that for every tap the inputs of
- * consecutive outputs are contiguous, whatever the width stride:
+ * (split_row_f32), so that for every tap the inputs of consecutive outputs are contiguous,
+ * whatever the width stride:
  *   out[y][x] = sum_{i,j} w[i][j] * buf[y*sh + i*dh][phase (j*dw) % sw][(j*dw) / sw + x]
  * Bounds: x <= Wo-1 gives (Wo-1)*sw + (kw-1)*dw <= W + 2*pw - 1, i.e. slot <= Wq - 1. */
 static int depthwise_f32(const window *w, const float *data, const float *weight, const float *bias, float *out,
@@ -304,37 +335,186 @@ static int depthwise_f32(const window *w, const float *data, const float *weight
   for (int64_t n = 0; n < N; n++)
     for (int64_t c = 0; c < C; c++) {
       const float *in = data + (n * C + c) * H * W;
-      for (int64_t y = 0; y < H; y++) {
-        float *row = buf + (y + ph) * pitch;
-        const float *src = in + y * W;
-        if (sw == 1) {
-          memcpy(row + pw, src, (size_t)W * sizeof(float));
-          continue;
-        }
-        if (sw == 2) {
-          /* 8 inputs at a time: the even ones go to one phase, the odd ones to the other */
-          float *even = row + (pw % 2) * Wq + pw / 2, *odd = row + ((pw + 1) % 2) * Wq + (pw + 1) / 2;
-          int64_t x = 0;
-          for (; x + 8 <= W; x += 8) {
-            const v128_t v0 = wasm_v128_load(src + x), v1 = wasm_v128_load(src + x + 4);
-            wasm_v128_store(even + x / 2, wasm_i32x4_shuffle(v0, v1, 0, 2, 4, 6));
-            wasm_v128_store(odd + x / 2, wasm_i32x4_shuffle(v0, v1, 1, 3, 5, 7));
-          }
-          for (; x < W; x++) (x % 2 ? odd : even)[x / 2] = src[x];
-          continue;
-        }
-        /* phase ph takes the inputs x with (x + pw) % sw == ph, at slot (x + pw) / sw */
-        for (int64_t phase = 0; phase < sw; phase++) {
-          const int64_t x0 = ((phase - pw) % sw + sw) % sw;
-          float *dst = row + phase * Wq + (x0 + pw) / sw;
-          for (int64_t x = x0; x < W; x += sw) *dst++ = src[x];
-        }
-      }
+      for (int64_t y = 0; y < H; y++) split_row_f32(buf + (y + ph) * pitch, in + y * W, W, pw, sw, Wq);
       const float *wt = weight + c * ntaps;
       const float b = bias ? bias[c] : 0.f;
       float *o = out + (n * C + c) * Ho * Wo;
       for (int64_t y = 0; y < Ho; y++) dw_row_f32(buf + y * sh * pitch, off, wt, ntaps, b, o + y * Wo, Wo);
     }
+  return 0;
+}
+
+/* ---- float32 direct convolution for few filters per group ---------------------------------------- */
+/* With few filters per group (LeNet: 5) im2col + GEMM wastes most of its work: the column matrix
+ * is taps times the size of the image, and a 5-row product fills the 4x8 GEMM microkernel only
+ * 5/8 of the time (LeNet's two convolutions ran at 4-7 GFLOP/s in V8; this runs them at 30-35).
+ * Instead, each group's channels are copied once into the zero-padded, phase-split layout of
+ * depthwise_f32 (not at all without padding and with width stride 1), and for each block of fb
+ * filters and 8 (or 4) consecutive outputs of an output row:
+ *   acc[f][x, x+8) = bias[f] + sum over k < K of wpk[k][f] * src[row + off[k] + x, ... + 8)
+ * with K = Cg * taps, off[k] the buffer offset of tap k = (channel, tz, ty, tx) and wpk the
+ * block's weights transposed to (K, fb) so that one tap's fb weights are adjacent. Each input
+ * vector loaded serves fb filters, and no column matrix is written. Rows of 4 or more outputs
+ * only (the caller checks): a row ends with a block that overlaps the previous one (it
+ * recomputes equal values). */
+enum {
+  DIRECT_FB = 5,     /* filters per block: 10 accumulators, 2 inputs, 4 weights, 1 splat: 14 registers */
+  DIRECT_MAX_FG = 32 /* used up to this many filters per group: measured 1.1-4x faster than im2col +
+                      * GEMM from 5 to 32 filters (about even at 64); for a 1x1 stride-1 window, where
+                      * the GEMM needs no column matrix, only up to DIRECT_FB filters */
+};
+
+/* Keeps clang from unrolling a loop (V8 then spills the accumulators). */
+#ifdef __clang__
+#define NO_UNROLL _Pragma("clang loop unroll(disable)")
+#else
+#define NO_UNROLL
+#endif
+
+typedef struct {
+  const float *src;     /* the group's channel 0 for this image (padded buffer or the data) */
+  const ptrdiff_t *off; /* K tap offsets into src */
+  int64_t K;
+  const float *wpk;     /* (K, fb) weights, then fb biases */
+  float *out;           /* the block's first filter for this image; filters grid apart */
+  int64_t grid, go, ho, wo;
+  int64_t zstep, ystep; /* src offset per output depth / per output row */
+} direct_job;
+
+/* Lane f (0..3) of w in every lane. */
+static inline __attribute__((always_inline)) v128_t lane_splat(v128_t w, int f) {
+  switch (f) {
+    case 0: return wasm_i32x4_shuffle(w, w, 0, 0, 0, 0);
+    case 1: return wasm_i32x4_shuffle(w, w, 1, 1, 1, 1);
+    case 2: return wasm_i32x4_shuffle(w, w, 2, 2, 2, 2);
+    default: return wasm_i32x4_shuffle(w, w, 3, 3, 3, 3);
+  }
+}
+
+/* Outputs [x, x + 4*nv) of fb filters for the output row whose inputs start at src. With 4 or 5
+ * filters, the first 4 weights of a tap come from one load and are broadcast by shuffles: with a
+ * load-and-splat per filter V8 loads all of them up front and, at 5 filters, spills accumulators. */
+static inline __attribute__((always_inline)) void direct_block_f32(const int fb, const int nv, const float *src,
+                                                                    const direct_job *j, float *y) {
+  v128_t acc[DIRECT_FB][2];
+  const float *wk = j->wpk;
+  for (int f = 0; f < fb; f++) acc[f][0] = acc[f][1] = wasm_f32x4_splat(wk[j->K * fb + f]);
+  NO_UNROLL
+  for (int64_t k = 0; k < j->K; k++, wk += fb) {
+    const float *s = src + j->off[k];
+    const v128_t x0 = wasm_v128_load(s);
+    const v128_t x1 = nv > 1 ? wasm_v128_load(s + 4) : x0;
+    const v128_t w4 = fb >= 4 ? wasm_v128_load(wk) : x0;
+    for (int f = 0; f < fb; f++) {
+      const v128_t wv = fb >= 4 && f < 4 ? lane_splat(w4, f) : wasm_v128_load32_splat(wk + f);
+      acc[f][0] = wasm_f32x4_add(acc[f][0], wasm_f32x4_mul(wv, x0));
+      if (nv > 1) acc[f][1] = wasm_f32x4_add(acc[f][1], wasm_f32x4_mul(wv, x1));
+    }
+  }
+  for (int f = 0; f < fb; f++) {
+    wasm_v128_store(y + f * j->grid, acc[f][0]);
+    if (nv > 1) wasm_v128_store(y + f * j->grid + 4, acc[f][1]);
+  }
+}
+
+/* One function per (fb, nv), called through a table: that keeps each out of line (clang and
+ * binaryen inline functions with one caller), and V8 unrolls an inner loop by up to 5 times when
+ * it is nested deeply in its function, which makes it spill the accumulators; at the top level of
+ * a function it leaves the tap loop alone. */
+typedef void direct_block_fn(const float *src, const direct_job *j, float *y);
+#define DIRECT_BLOCK(FB)                                                                                \
+  static void direct_block_##FB##x8(const float *src, const direct_job *j, float *y) {                \
+    direct_block_f32(FB, 2, src, j, y);                                                             \
+  }                                                                                                  \
+  static void direct_block_##FB##x4(const float *src, const direct_job *j, float *y) {                \
+    direct_block_f32(FB, 1, src, j, y);                                                             \
+  }
+DIRECT_BLOCK(1)
+DIRECT_BLOCK(2)
+DIRECT_BLOCK(3)
+DIRECT_BLOCK(4)
+DIRECT_BLOCK(5)
+#undef DIRECT_BLOCK
+static direct_block_fn *const k_direct_blocks[DIRECT_FB][2] = {
+    {direct_block_1x4, direct_block_1x8}, {direct_block_2x4, direct_block_2x8}, {direct_block_3x4, direct_block_3x8},
+    {direct_block_4x4, direct_block_4x8}, {direct_block_5x4, direct_block_5x8},
+};
+
+/* One block of fb (1..DIRECT_FB) filters over one image. */
+static void direct_plane(int fb, const direct_job *j) {
+  direct_block_fn *const block4 = k_direct_blocks[fb - 1][0], *const block8 = k_direct_blocks[fb - 1][1];
+  const int64_t wo = j->wo;
+  for (int64_t gz = 0; gz < j->go; gz++)
+    for (int64_t gy = 0; gy < j->ho; gy++) {
+      const float *src = j->src + gz * j->zstep + gy * j->ystep;
+      float *y = j->out + (gz * j->ho + gy) * wo;
+      int64_t x = 0;
+      for (; x + 8 <= wo; x += 8) block8(src + x, j, y + x);
+      if (x == wo) continue;
+      if (wo >= 8) {
+        block8(src + wo - 8, j, y + wo - 8);
+      } else {
+        block4(src, j, y);
+        if (wo > 4) block4(src + wo - 4, j, y + wo - 4);
+      }
+    }
+}
+
+/* Convolution as above: data (N, C, image), weight (F, C/G, taps), bias (F,) or NULL -> out
+ * (N, F, grid). Correct for any F/G (DIRECT_MAX_FG is about speed); the grid width must be >= 4. */
+static int direct_f32(const window *w, const float *data, const float *weight, const float *bias, float *out,
+                      int64_t N, int64_t C, int64_t F, int64_t G) {
+  const int64_t Cg = C / G, Fg = F / G, K = Cg * prod3(w->k), grid = prod3(w->grid);
+  const int64_t D = w->img[0], H = w->img[1], W = w->img[2], sw = w->s[2];
+  const int copy = w->p[0] != 0 || w->p[1] != 0 || w->p[2] != 0 || sw != 1;
+  const int64_t Wq = copy ? (W + 2 * w->p[2] + sw - 1) / sw : W, pitch = sw * Wq;
+  const int64_t plane = (H + 2 * w->p[1]) * pitch, chan = (D + 2 * w->p[0]) * plane;
+  const int64_t nblocks = (Fg + DIRECT_FB - 1) / DIRECT_FB;
+  float *buf = NULL; /* (sizes + 1: a request of 0 bytes may give NULL) */
+  if (copy && !(buf = (float *)mxw_scratch(0, (size_t)(Cg * chan + 1) * sizeof(float)))) return -1;
+  float *wpk = (float *)mxw_scratch(1, (size_t)(Fg * (K + 1)) * sizeof(float));
+  ptrdiff_t *off = (ptrdiff_t *)mxw_scratch(2, (size_t)(K + 1) * sizeof(ptrdiff_t));
+  if (!wpk || !off) return -1;
+  int64_t k = 0;
+  for (int64_t c = 0; c < Cg; c++)
+    for (int64_t tz = 0; tz < w->k[0]; tz++)
+      for (int64_t ty = 0; ty < w->k[1]; ty++)
+        for (int64_t tx = 0; tx < w->k[2]; tx++)
+          off[k++] = (ptrdiff_t)(c * chan + tz * w->d[0] * plane + ty * w->d[1] * pitch + ((tx * w->d[2]) % sw) * Wq +
+                                 (tx * w->d[2]) / sw);
+  /* The padding cells are never written below, so zeroing once serves every image. */
+  if (copy) memset(buf, 0, (size_t)(Cg * chan) * sizeof(float));
+  direct_job j = {.off = off, .K = K, .grid = grid, .go = w->grid[0], .ho = w->grid[1], .wo = w->grid[2],
+                  .zstep = w->s[0] * plane, .ystep = w->s[1] * pitch};
+  for (int64_t g = 0; g < G; g++) {
+    /* filter blocks of nearly equal size, each as (K, fb) weights followed by fb biases */
+    float *dst = wpk;
+    for (int64_t b = 0; b < nblocks; b++) {
+      const int64_t f0 = b * Fg / nblocks, fb = (b + 1) * Fg / nblocks - f0;
+      const float *wf = weight + (g * Fg + f0) * K;
+      for (int64_t kk = 0; kk < K; kk++)
+        for (int64_t f = 0; f < fb; f++) *dst++ = wf[f * K + kk];
+      for (int64_t f = 0; f < fb; f++) *dst++ = bias ? bias[g * Fg + f0 + f] : 0.f;
+    }
+    for (int64_t n = 0; n < N; n++) {
+      const float *x = data + (n * C + g * Cg) * D * H * W;
+      if (copy) {
+        for (int64_t c = 0; c < Cg; c++)
+          for (int64_t z = 0; z < D; z++)
+            for (int64_t yy = 0; yy < H; yy++)
+              split_row_f32(buf + c * chan + (z + w->p[0]) * plane + (yy + w->p[1]) * pitch,
+                            x + ((c * D + z) * H + yy) * W, W, w->p[2], sw, Wq);
+      }
+      j.src = copy ? buf : x;
+      j.wpk = wpk;
+      for (int64_t b = 0; b < nblocks; b++) {
+        const int64_t f0 = b * Fg / nblocks, fb = (b + 1) * Fg / nblocks - f0;
+        j.out = out + (n * F + g * Fg + f0) * grid;
+        direct_plane((int)fb, &j);
+        j.wpk += fb * (K + 1);
+      }
+    }
+  }
   return 0;
 }
 
@@ -348,6 +528,8 @@ static int conv_run(const window *w, int dtype, const void *data, const void *we
   if (N == 0 || grid == 0) return 0;
   if (dtype == MXW_FLOAT32 && G == C && F == C && is_planar(w) && taps <= DW_MAX_TAPS)
     return depthwise_f32(w, (const float *)data, (const float *)weight, (const float *)bias, (float *)out, N, C);
+  if (dtype == MXW_FLOAT32 && Fg <= (is_pointwise(w) ? DIRECT_FB : DIRECT_MAX_FG) && w->grid[2] >= 4)
+    return direct_f32(w, (const float *)data, (const float *)weight, (const float *)bias, (float *)out, N, C, F, G);
   if (bias) fill_channels(out, dtype, N, F, grid, bias);
   const int accumulate = bias != NULL;
   const int pointwise = is_pointwise(w);
@@ -430,7 +612,8 @@ typedef struct {
   int64_t num_filter, num_group, workspace;
   int no_bias, cudnn_off;
   mxw_opt_int cudnn_tune, layout;
-  int nsp; /* derived: number of spatial dims (kernel rank) */
+  int nsp;       /* derived: number of spatial dims (kernel rank) */
+  int chan_last; /* derived: layout NHWC or NDHWC */
 } ConvParam;
 
 static const mxw_attr_spec k_conv_attrs[] = {
@@ -445,7 +628,7 @@ static const mxw_attr_spec k_conv_attrs[] = {
     MXW_A_OPT_ENUM("cudnn_tune", ConvParam, cudnn_tune, "None", k_cudnn_tune, "cuDNN algorithm choice (ignored)"),
     MXW_A_BOOL("cudnn_off", ConvParam, cudnn_off, "False", "turn off cuDNN (ignored)"),
     MXW_A_OPT_ENUM("layout", ConvParam, layout, "None", k_layouts,
-                   "data layout; None = NCW/NCHW/NCDHW by kernel rank (channel-first only here)"),
+                   "data layout; None = NCW/NCHW/NCDHW by kernel rank; NHWC/NDHWC: channels last"),
 };
 
 static const mxw_attr_spec k_deconv_attrs[] = {
@@ -463,7 +646,7 @@ static const mxw_attr_spec k_deconv_attrs[] = {
     MXW_A_OPT_ENUM("cudnn_tune", ConvParam, cudnn_tune, "None", k_cudnn_tune, "cuDNN algorithm choice (ignored)"),
     MXW_A_BOOL("cudnn_off", ConvParam, cudnn_off, "False", "turn off cuDNN (ignored)"),
     MXW_A_OPT_ENUM("layout", ConvParam, layout, "None", k_layouts,
-                   "data layout; None = NCW/NCHW/NCDHW by kernel rank (channel-first only here)"),
+                   "data layout; None = NCW/NCHW/NCDHW by kernel rank; NHWC/NDHWC: channels last"),
 };
 
 static const char *const k_conv_inputs[] = {"data", "weight", "bias", NULL};
@@ -504,12 +687,14 @@ static int validate_common(ConvParam *p, int deconv) {
   MXW_CHECK(p->num_group >= 1, "num_group must be >= 1, got %lld", (long long)p->num_group);
   MXW_CHECK(p->num_filter % p->num_group == 0, "num_filter %lld is not divisible by num_group %lld",
             (long long)p->num_filter, (long long)p->num_group);
+  p->chan_last = 0;
   if (p->layout.has) {
+    static const int rank_of[] = {1, 2, 3, 2, 3}; /* spatial dims of each layout */
     const int l = (int)p->layout.v;
-    MXW_CHECK(l != LAYOUT_NHWC && l != LAYOUT_NDHWC,
-              "layout %s is not supported (channel-first layouts NCW, NCHW and NCDHW only)", k_layouts[l]);
-    MXW_CHECK(l == nsp - 1, "layout %s does not match kernel %s (%d-D: layout %s)", k_layouts[l],
-              tuple_str(&p->kernel, a, sizeof a), nsp, k_layouts[nsp - 1]);
+    MXW_CHECK(rank_of[l] == nsp, "layout %s does not match kernel %s (%d-D: layout %s%s%s)", k_layouts[l],
+              tuple_str(&p->kernel, a, sizeof a), nsp, k_layouts[nsp - 1], nsp > 1 ? " or " : "",
+              nsp > 1 ? k_layouts[nsp + 1] : "");
+    p->chan_last = l == LAYOUT_NHWC || l == LAYOUT_NDHWC;
   }
   return 0;
 }
@@ -517,30 +702,43 @@ static int validate_conv(void *param) { return validate_common((ConvParam *)para
 static int validate_deconv(void *param) { return validate_common((ConvParam *)param, 1); }
 static int num_inputs_conv(const void *param) { return ((const ConvParam *)param)->no_bias ? 2 : 3; }
 
-/* data must be (N, C, spatial...) for the kernel's rank. */
+/* Where the channels and spatial dim i are in data and output: (N, C, spatial...) for the
+ * channel-first layouts, (N, spatial..., C) for NHWC and NDHWC. */
+static int chan_axis(const ConvParam *p) { return p->chan_last ? p->nsp + 1 : 1; }
+static int spatial_axis(const ConvParam *p, int i) { return p->chan_last ? 1 + i : 2 + i; }
+/* Spatial dim i of a data or output shape, -1 when unknown. */
+static int64_t spatial_dim(const ConvParam *p, const mxw_shape *s, int i) {
+  return s->ndim > 0 ? s->dims[spatial_axis(p, i)] : -1;
+}
+
+/* data must be (N, C, spatial...) (channel-last: (N, spatial..., C)) for the kernel's rank. */
 static int check_data_rank(const ConvParam *p, const mxw_shape *data) {
   if (data->ndim < 0 || data->ndim == p->nsp + 2) return 0;
   shape_buf a;
   char k[128];
-  return mxw_fail("data has shape %s, expected %d dimensions (batch, channel, %d spatial) for kernel %s",
-                  mxw_shape_str(data, a, sizeof a), p->nsp + 2, p->nsp, tuple_str(&p->kernel, k, sizeof k));
+  return mxw_fail("data has shape %s, expected %d dimensions (%s) for kernel %s", mxw_shape_str(data, a, sizeof a),
+                  p->nsp + 2, p->chan_last ? "batch, spatial..., channel" : "batch, channel, spatial...",
+                  tuple_str(&p->kernel, k, sizeof k));
 }
 
 /* The channel count from data, or else from weight dim `wdim` (times `mult`), filled into data. */
-static int64_t channels(mxw_shape *data, const mxw_shape *weight, int wdim, int64_t mult) {
-  if (data->ndim >= 2 && data->dims[1] >= 0) return data->dims[1];
+static int64_t channels(const ConvParam *p, mxw_shape *data, const mxw_shape *weight, int wdim, int64_t mult) {
+  const int ca = chan_axis(p);
+  if (data->ndim > ca && data->dims[ca] >= 0) return data->dims[ca];
   if (weight->ndim > wdim && weight->dims[wdim] >= 0) {
-    if (data->ndim >= 2) data->dims[1] = weight->dims[wdim] * mult;
+    if (data->ndim > ca) data->dims[ca] = weight->dims[wdim] * mult;
     return weight->dims[wdim] * mult;
   }
   return -1;
 }
 
-/* Weight (lead, second, kernel...) and bias (num_filter,) against what the op requires. */
+/* Weight (lead, second, kernel...) (channel-last: (lead, kernel..., second)) and bias
+ * (num_filter,) against what the op requires. */
 static int infer_params(const ConvParam *p, mxw_shape *in, const mxw_shape *data, int64_t lead, int64_t second,
                         const char *rule) {
-  int64_t dims[MXW_MAX_NDIM] = {lead, second};
-  for (int i = 0; i < p->nsp; i++) dims[2 + i] = p->kernel.v[i];
+  int64_t dims[MXW_MAX_NDIM] = {lead};
+  dims[chan_axis(p)] = second; /* the weight's axes follow the data's */
+  for (int i = 0; i < p->nsp; i++) dims[spatial_axis(p, i)] = p->kernel.v[i];
   const mxw_shape want = mxw_shape_make(p->nsp + 2, dims);
   shape_buf a;
   char msg[320];
@@ -553,12 +751,14 @@ static int infer_params(const ConvParam *p, mxw_shape *in, const mxw_shape *data
   return 0;
 }
 
-/* Output (N, num_filter, spatial) with the batch shared both ways between data and output. */
+/* Output (N, num_filter, spatial) (channel-last: (N, spatial, num_filter)) with the batch shared
+ * both ways between data and output. */
 static int infer_output(const ConvParam *p, mxw_shape *data, mxw_shape *out, const int64_t *spatial) {
   if (data->ndim < 0) return 0;
   if (out->ndim == data->ndim && data->dims[0] < 0) data->dims[0] = out->dims[0];
-  int64_t dims[MXW_MAX_NDIM] = {data->dims[0], p->num_filter};
-  for (int i = 0; i < p->nsp; i++) dims[2 + i] = spatial[i];
+  int64_t dims[MXW_MAX_NDIM] = {data->dims[0]};
+  dims[chan_axis(p)] = p->num_filter;
+  for (int i = 0; i < p->nsp; i++) dims[spatial_axis(p, i)] = spatial[i];
   const mxw_shape o = mxw_shape_make(p->nsp + 2, dims);
   return unify(out, &o, "output", "");
 }
@@ -569,15 +769,17 @@ static int infer_shape_conv(const void *param, int nin, mxw_shape *in, int nout,
   (void)nout;
   mxw_shape *data = &in[0];
   MXW_TRY(check_data_rank(p, data));
-  const int64_t G = p->num_group, C = channels(data, &in[1], 1, G);
+  const int64_t G = p->num_group, C = channels(p, data, &in[1], chan_axis(p), G);
   shape_buf a;
   if (C >= 0)
     MXW_CHECK(C % G == 0, "data %s has %lld channels, not divisible by num_group %lld",
               mxw_shape_str(data, a, sizeof a), (long long)C, (long long)G);
-  MXW_TRY(infer_params(p, in, data, p->num_filter, C >= 0 ? C / G : -1, "(num_filter, channels / num_group, kernel...)"));
+  MXW_TRY(infer_params(p, in, data, p->num_filter, C >= 0 ? C / G : -1,
+                       p->chan_last ? "(num_filter, kernel..., channels / num_group)"
+                                    : "(num_filter, channels / num_group, kernel...)"));
   int64_t spatial[3] = {-1, -1, -1};
   for (int i = 0; data->ndim > 0 && i < p->nsp; i++) {
-    const int64_t size = data->dims[2 + i];
+    const int64_t size = spatial_dim(p, data, i);
     if (size < 0) continue;
     const int64_t padded = size + 2 * p->pad.v[i], dk = p->dilate.v[i] * (p->kernel.v[i] - 1) + 1;
     if (padded < dk) {
@@ -600,7 +802,7 @@ static int deconv_geometry(const ConvParam *p, const mxw_shape *data, int64_t *p
   for (int i = 0; i < p->target_shape.ndim; i++)
     if (p->target_shape.v[i] != 0) use_target = 1;
   for (int i = 0; i < p->nsp; i++) {
-    const int64_t in = data->ndim > 0 ? data->dims[2 + i] : -1;
+    const int64_t in = spatial_dim(p, data, i);
     pad[i] = p->pad.v[i];
     adj[i] = p->adj.v[i];
     size[i] = -1;
@@ -636,12 +838,14 @@ static int infer_shape_deconv(const void *param, int nin, mxw_shape *in, int nou
   (void)nout;
   mxw_shape *data = &in[0];
   MXW_TRY(check_data_rank(p, data));
-  const int64_t G = p->num_group, C = channels(data, &in[1], 0, 1);
+  const int64_t G = p->num_group, C = channels(p, data, &in[1], 0, 1);
   shape_buf a;
   if (C >= 0)
     MXW_CHECK(C % G == 0, "data %s has %lld channels, not divisible by num_group %lld",
               mxw_shape_str(data, a, sizeof a), (long long)C, (long long)G);
-  MXW_TRY(infer_params(p, in, data, C, p->num_filter / G, "(channels, num_filter / num_group, kernel...)"));
+  MXW_TRY(infer_params(p, in, data, C, p->num_filter / G,
+                       p->chan_last ? "(channels, kernel..., num_filter / num_group)"
+                                    : "(channels, num_filter / num_group, kernel...)"));
   int64_t pad[3], adj[3], spatial[3];
   MXW_TRY(deconv_geometry(p, data, pad, adj, spatial));
   return infer_output(p, data, &out[0], spatial);
@@ -667,33 +871,92 @@ static void window_set(window *w, const ConvParam *p, const mxw_shape *img, cons
   }
 }
 
-static int forward_conv(const mxw_op_call *c) {
-  const ConvParam *p = (const ConvParam *)c->param;
-  const mxw_tensor *x = &c->inputs[0];
-  mxw_tensor *y = &c->outputs[0];
-  window w;
-  window_set(&w, p, &x->shape, &y->shape, p->pad.v);
-  return conv_run(&w, x->dtype, x->data, c->inputs[1].data, p->no_bias ? NULL : c->inputs[2].data, y->data,
-                  x->shape.dims[0], x->shape.dims[1], p->num_filter, p->num_group);
+/* A channel-last shape (N, spatial..., C) as channel-first (N, C, spatial...); also a channel-last
+ * weight (lead, kernel..., second) as (lead, second, kernel...). */
+static mxw_shape channel_first(const mxw_shape *s) {
+  mxw_shape r = *s;
+  r.dims[1] = s->dims[s->ndim - 1];
+  for (int i = 2; i < s->ndim; i++) r.dims[i] = s->dims[i - 1];
+  return r;
 }
 
-static int forward_deconv(const mxw_op_call *c) {
-  const ConvParam *p = (const ConvParam *)c->param;
-  const mxw_tensor *x = &c->inputs[0];
-  mxw_tensor *y = &c->outputs[0];
-  int64_t pad[3], adj[3], spatial[3];
-  MXW_TRY(deconv_geometry(p, &x->shape, pad, adj, spatial));
-  window w;
-  window_set(&w, p, &y->shape, &x->shape, pad);
-  return deconv_run(&w, x->dtype, x->data, c->inputs[1].data, p->no_bias ? NULL : c->inputs[2].data, y->data,
-                    x->shape.dims[0], x->shape.dims[1], p->num_filter, p->num_group);
+/* dst (A, S, R) = src (A, R, S) with the last two axes swapped; float32 or float64 elements. */
+static void swap_last2(const void *src, void *dst, int64_t A, int64_t R, int64_t S, size_t esize) {
+  for (int64_t a = 0; a < A; a++) {
+    const int64_t base = a * R * S;
+    if (esize == 4) {
+      const float *x = (const float *)src + base;
+      float *y = (float *)dst + base;
+      for (int64_t s = 0; s < S; s++)
+        for (int64_t r = 0; r < R; r++) *y++ = x[r * S + s];
+    } else {
+      const double *x = (const double *)src + base;
+      double *y = (double *)dst + base;
+      for (int64_t s = 0; s < S; s++)
+        for (int64_t r = 0; r < R; r++) *y++ = x[r * S + s];
+    }
+  }
 }
+
+/* Convolution or Deconvolution of channel-first data (N, C, ...) into a channel-first output. */
+static int run_channel_first(const ConvParam *p, int deconv, int dtype, const mxw_shape *xs, const mxw_shape *ys,
+                             const int64_t *pad, const void *x, const void *weight, const void *bias, void *y) {
+  window w;
+  if (deconv) {
+    window_set(&w, p, ys, xs, pad);
+    return deconv_run(&w, dtype, x, weight, bias, y, xs->dims[0], xs->dims[1], p->num_filter, p->num_group);
+  }
+  window_set(&w, p, xs, ys, pad);
+  return conv_run(&w, dtype, x, weight, bias, y, xs->dims[0], xs->dims[1], p->num_filter, p->num_group);
+}
+
+/* NHWC / NDHWC run as channel-first on transposed copies of data and weight, and the output is
+ * transposed back (MXNet's CPU kernels refuse these layouts; here they work, at the cost of
+ * the copies). */
+static int forward_common(const mxw_op_call *c, int deconv) {
+  const ConvParam *p = (const ConvParam *)c->param;
+  const mxw_tensor *x = &c->inputs[0], *wt = &c->inputs[1];
+  mxw_tensor *y = &c->outputs[0];
+  const void *bias = p->no_bias ? NULL : c->inputs[2].data;
+  int64_t pad[3], adj[3], spatial[3];
+  if (deconv) {
+    MXW_TRY(deconv_geometry(p, &x->shape, pad, adj, spatial));
+  } else {
+    for (int i = 0; i < p->nsp; i++) pad[i] = p->pad.v[i];
+  }
+  if (!p->chan_last)
+    return run_channel_first(p, deconv, x->dtype, &x->shape, &y->shape, pad, x->data, wt->data, bias, y->data);
+  const mxw_shape xs = channel_first(&x->shape), ys = channel_first(&y->shape), ws = channel_first(&wt->shape);
+  const size_t esize = (size_t)mxw_dtype_size(x->dtype);
+  const int64_t nx = mxw_shape_size(&xs), nw = mxw_shape_size(&ws), ny = mxw_shape_size(&ys);
+  int64_t xsp = 1, ysp = 1, taps = 1; /* spatial sizes of data, output and kernel */
+  for (int i = 0; i < p->nsp; i++) {
+    xsp *= xs.dims[2 + i];
+    ysp *= ys.dims[2 + i];
+    taps *= p->kernel.v[i];
+  }
+  char *buf = (char *)malloc((size_t)(nx + nw + ny) * esize + 1);
+  if (!buf)
+    return mxw_fail("out of memory for the channel-first copies (%lld bytes)",
+                    (long long)((nx + nw + ny) * (int64_t)esize));
+  char *xcf = buf, *wcf = buf + (size_t)nx * esize, *ycf = wcf + (size_t)nw * esize;
+  swap_last2(x->data, xcf, xs.dims[0], xsp, xs.dims[1], esize);          /* (N, image, C) -> (N, C, image) */
+  swap_last2(wt->data, wcf, ws.dims[0], taps, ws.dims[1], esize);        /* (lead, taps, 2nd) -> (lead, 2nd, taps) */
+  const int rc = run_channel_first(p, deconv, x->dtype, &xs, &ys, pad, xcf, wcf, bias, ycf);
+  if (rc == 0) swap_last2(ycf, y->data, ys.dims[0], ys.dims[1], ysp, esize); /* (N, F, grid) -> (N, grid, F) */
+  free(buf);
+  return rc;
+}
+
+static int forward_conv(const mxw_op_call *c) { return forward_common(c, 0); }
+static int forward_deconv(const mxw_op_call *c) { return forward_common(c, 1); }
 
 static const mxw_op_def op_Convolution = {
     .name = "Convolution",
     .aliases = ALIASES("_npx_convolution"),
-    .doc = "N-D convolution (cross-correlation) of channel-first data with zero padding, stride, dilation "
-           "and channel groups: out[n,f] = bias[f] + sum over the group's channels and kernel taps",
+    .doc = "N-D convolution (cross-correlation) with zero padding, stride, dilation and channel groups: "
+           "out[n,f] = bias[f] + sum over the group's channels and kernel taps; layouts NCW/NCHW/NCDHW, and "
+           "NHWC/NDHWC with weight (num_filter, kernel..., C/num_group)",
     .attrs = k_conv_attrs,
     .num_attrs = (int)(sizeof k_conv_attrs / sizeof k_conv_attrs[0]),
     .param_size = sizeof(ConvParam),
@@ -711,7 +974,7 @@ static const mxw_op_def op_Deconvolution = {
     .name = "Deconvolution",
     .aliases = ALIASES("_npx_deconvolution"),
     .doc = "transposed convolution (the gradient of Convolution with respect to its data); weight "
-           "(C, num_filter / num_group, kernel...)",
+           "(C, num_filter / num_group, kernel...), for NHWC/NDHWC (C, kernel..., num_filter / num_group)",
     .attrs = k_deconv_attrs,
     .num_attrs = (int)(sizeof k_deconv_attrs / sizeof k_deconv_attrs[0]),
     .param_size = sizeof(ConvParam),

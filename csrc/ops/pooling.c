@@ -1,8 +1,9 @@
-/* pooling.c -- Pooling (max, avg, sum, lp) over 1, 2 or 3 spatial dims, channel-first layouts.
+/* pooling.c -- Pooling (max, avg, sum, lp) over 1, 2 or 3 spatial dims.
  * Semantics: ../shared/spec/ops.md §1 "Pooling" (MXNet 1.9.1 pooling.cc / pool.h).
  *
- * Shapes: data (N, C, W) / (N, C, H, W) / (N, C, D, H, W) -> (N, C, Wo) / ... with, per spatial
- * dim (in, k, s, p):
+ * Shapes: data (N, C, W) / (N, C, H, W) / (N, C, D, H, W) -> (N, C, Wo) / ..., or with a
+ * channel-last layout (NWC, NHWC, NDHWC) data (N, W, C) / ... -> (N, Wo, C) / ..., with, per
+ * spatial dim (in, k, s, p):
  *   valid:  1 + floor((in + 2p - k) / s)
  *   full:   1 + (int)ceil((float)(in + 2p - k) / s)      (float32 division, as MXNet)
  *   same:   (int)ceil((float)in / s)                      (1-D only, pad 0)
@@ -20,7 +21,8 @@
  *
  * Kernels: pool_point_* computes one output cell (the readable reference); pool_plane_f32 uses
  * it on the borders and, for 2-D 2x2/3x3 max/avg/sum windows, a SIMD row kernel on the interior
- * where no window is clipped (same arithmetic in the same order, so the results are identical). */
+ * where no window is clipped (same arithmetic in the same order, so the results are identical).
+ * Channel-last data is transposed to channel-first scratch, pooled there and transposed back. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -71,7 +73,7 @@ static const mxw_attr_spec k_pooling_attrs[] = {
     MXW_A_OPT_BOOL("count_include_pad", PoolingParam, count_include_pad, "None",
                    "avg: count padded cells in the divisor (None means True)"),
     MXW_A_OPT_ENUM("layout", PoolingParam, layout, "None", k_layouts,
-                   "data layout; only the channel-first NCW, NCHW and NCDHW are supported"),
+                   "data layout: NCW, NCHW, NCDHW (the default by rank) or channel-last NWC, NHWC, NDHWC"),
 };
 
 static int validate_pooling(void *param) {
@@ -83,11 +85,6 @@ static int validate_pooling(void *param) {
   MXW_CHECK(nk <= 3, "kernel has %d dims; Pooling supports 1-D, 2-D and 3-D windows", nk);
   for (int i = 0; i < nk; i++)
     MXW_CHECK(p->kernel.v[i] > 0, "kernel[%d] = %lld must be positive", i, (long long)p->kernel.v[i]);
-  if (p->layout.has) {
-    MXW_CHECK(p->layout.v <= LAYOUT_NCDHW,
-              "layout %s is not supported: only the channel-first layouts NCW, NCHW and NCDHW are",
-              k_layouts[p->layout.v]);
-  }
   if (p->pool_type == POOL_LP) {
     MXW_CHECK(p->p_value.has, "pool_type='lp' needs p_value (1, 2 or 3)");
     MXW_CHECK(p->p_value.v >= 1 && p->p_value.v <= 3, "p_value=%lld is not supported: lp pooling takes 1, 2 or 3",
@@ -132,19 +129,23 @@ static char *tuple_str(const mxw_tuple *t, char *buf, size_t len) {
   return mxw_shape_str(&s, buf, len);
 }
 
+static int is_chan_last(const PoolingParam *p) { return p->layout.has && p->layout.v >= LAYOUT_NWC; }
+
 static int infer_pooling(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
   const PoolingParam *p = (const PoolingParam *)param;
   const mxw_shape *d = &in[0];
   char a[128], b[128];
   if (d->ndim < 0) return 0;
-  MXW_CHECK(d->ndim >= 3 && d->ndim <= 5,
-            "input data should be 3-D (N, C, W), 4-D (N, C, H, W) or 5-D (N, C, D, H, W); got shape %s",
-            SHAPE_STR(d, a));
+  const int last = is_chan_last(p);
+  MXW_CHECK(d->ndim >= 3 && d->ndim <= 5, "input data should be 3-D %s, 4-D %s or 5-D %s; got shape %s",
+            last ? "(N, W, C)" : "(N, C, W)", last ? "(N, H, W, C)" : "(N, C, H, W)",
+            last ? "(N, D, H, W, C)" : "(N, C, D, H, W)", SHAPE_STR(d, a));
   int nsp = d->ndim - 2;
-  static const char *const layout_for_rank[] = {"NCW", "NCHW", "NCDHW"};
   if (p->layout.has)
-    MXW_CHECK(p->layout.v == nsp - 1, "layout %s does not match %d-D data of shape %s (expected %s)",
-              k_layouts[p->layout.v], d->ndim, SHAPE_STR(d, a), layout_for_rank[nsp - 1]);
+    MXW_CHECK(p->layout.v == (last ? nsp + 2 : nsp - 1),
+              "layout %s does not match %d-D data of shape %s (expected %s or %s)", k_layouts[p->layout.v], d->ndim,
+              SHAPE_STR(d, a), k_layouts[nsp - 1], k_layouts[nsp + 2]);
+  const int sp0 = last ? 1 : 2; /* axis of the first spatial dim */
   if (p->pooling_convention == CONV_SAME && !p->global_pool) {
     MXW_CHECK(d->ndim == 3, "pooling_convention='same' supports 1-D pooling only (3-D data), got shape %s",
               SHAPE_STR(d, a));
@@ -154,20 +155,20 @@ static int infer_pooling(const void *param, int nin, mxw_shape *in, int nout, mx
   }
   mxw_shape o = *d;
   if (p->global_pool) {
-    for (int i = 2; i < d->ndim; i++) o.dims[i] = 1;
+    for (int i = 0; i < nsp; i++) o.dims[sp0 + i] = 1;
   } else {
     MXW_CHECK(p->kernel.ndim == nsp, "kernel %s has %d dims, so data must be %d-D; got shape %s",
               tuple_str(&p->kernel, b, sizeof b), p->kernel.ndim, p->kernel.ndim + 2, SHAPE_STR(d, a));
     for (int i = 0; i < nsp; i++) {
-      int64_t n = d->dims[2 + i], k = p->kernel.v[i], s = p->stride.v[i], pd = p->pad.v[i];
+      int64_t n = d->dims[sp0 + i], k = p->kernel.v[i], s = p->stride.v[i], pd = p->pad.v[i];
       if (n < 0) {
-        o.dims[2 + i] = -1;
+        o.dims[sp0 + i] = -1;
         continue;
       }
       MXW_CHECK(k <= n + 2 * pd,
                 "kernel size %lld exceeds input size %lld (padded to %lld) in spatial dim %d of data shape %s",
                 (long long)k, (long long)n, (long long)(n + 2 * pd), i, SHAPE_STR(d, a));
-      o.dims[2 + i] = pool_out_size(p->pooling_convention, n, k, s, pd);
+      o.dims[sp0 + i] = pool_out_size(p->pooling_convention, n, k, s, pd);
     }
   }
   return mxw_shape_assign(&out[0], &o, "output");
@@ -351,47 +352,92 @@ static void pool_plane_f32(const float *x, float *y, const pool_geom *g) {
   }
 }
 
-static int fwd_Pooling(const mxw_op_call *c) {
-  const PoolingParam *p = (const PoolingParam *)c->param;
-  const mxw_tensor *in = &c->inputs[0];
-  mxw_tensor *out = &c->outputs[0];
-  pool_geom g;
-  make_geom(p, &in->shape, &out->shape, &g);
-  int64_t planes = in->shape.dims[0] * in->shape.dims[1];
-  int64_t isz = g.in[0] * g.in[1] * g.in[2], osz = g.out[0] * g.out[1] * g.out[2];
+/* Pools `planes` channel-first planes of x (g->in each) into y (g->out each). */
+static int pool_channel_first(const void *x, void *y, int dtype, int64_t planes, const pool_geom *g) {
+  int64_t isz = g->in[0] * g->in[1] * g->in[2], osz = g->out[0] * g->out[1] * g->out[2];
   if (planes == 0 || osz == 0) return 0;
-  if (in->dtype == MXW_FLOAT64) {
-    for (int64_t i = 0; i < planes; i++)
-      pool_plane_f64((const double *)in->data + i * isz, (double *)out->data + i * osz, &g);
+  if (dtype == MXW_FLOAT64) {
+    for (int64_t i = 0; i < planes; i++) pool_plane_f64((const double *)x + i * isz, (double *)y + i * osz, g);
     return 0;
   }
-  if (in->dtype == MXW_FLOAT32) {
-    for (int64_t i = 0; i < planes; i++)
-      pool_plane_f32((const float *)in->data + i * isz, (float *)out->data + i * osz, &g);
+  if (dtype == MXW_FLOAT32) {
+    for (int64_t i = 0; i < planes; i++) pool_plane_f32((const float *)x + i * isz, (float *)y + i * osz, g);
     return 0;
   }
   /* float16 / bfloat16: one plane at a time through float32 (float accumulation, as MXNet) */
   float *xf = (float *)mxw_scratch(0, (size_t)isz * sizeof(float));
   float *yf = (float *)mxw_scratch(1, (size_t)osz * sizeof(float));
   if (!xf || !yf) return -1;
-  size_t ies = (size_t)mxw_dtype_size(in->dtype), oes = (size_t)mxw_dtype_size(out->dtype);
+  size_t es = (size_t)mxw_dtype_size(dtype);
   for (int64_t i = 0; i < planes; i++) {
-    mxw_convert((const char *)in->data + (size_t)(i * isz) * ies, in->dtype, xf, MXW_FLOAT32, isz);
-    pool_plane_f32(xf, yf, &g);
-    if (g.type == POOL_MAX) { /* an empty window is the dtype's lowest value, not -inf */
-      float lowest = in->dtype == MXW_FLOAT16 ? -65504.f : -3.38953139e38f;
+    mxw_convert((const char *)x + (size_t)(i * isz) * es, dtype, xf, MXW_FLOAT32, isz);
+    pool_plane_f32(xf, yf, g);
+    if (g->type == POOL_MAX) { /* an empty window is the dtype's lowest value, not -inf */
+      float lowest = dtype == MXW_FLOAT16 ? -65504.f : -3.38953139e38f;
       for (int64_t j = 0; j < osz; j++)
         if (yf[j] < lowest) yf[j] = lowest;
     }
-    mxw_convert(yf, MXW_FLOAT32, (char *)out->data + (size_t)(i * osz) * oes, out->dtype, osz);
+    mxw_convert(yf, MXW_FLOAT32, (char *)y + (size_t)(i * osz) * es, dtype, osz);
   }
+  return 0;
+}
+
+/* A channel-last shape (N, spatial..., C) as channel-first (N, C, spatial...). */
+static mxw_shape channel_first(const mxw_shape *s) {
+  mxw_shape r = *s;
+  r.dims[1] = s->dims[s->ndim - 1];
+  for (int i = 2; i < s->ndim; i++) r.dims[i] = s->dims[i - 1];
+  return r;
+}
+
+/* dst (A, S, R) = src (A, R, S) with the last two axes swapped; elements of esize (2, 4, 8) bytes. */
+static void swap_last2(const void *src, void *dst, int64_t A, int64_t R, int64_t S, size_t esize) {
+#define SWAP_LAST2(T)                                                                              \
+  for (int64_t a = 0; a < A; a++) {                                                                \
+    const T *x = (const T *)src + a * R * S;                                                      \
+    T *y = (T *)dst + a * R * S;                                                                  \
+    for (int64_t s = 0; s < S; s++)                                                               \
+      for (int64_t r = 0; r < R; r++) *y++ = x[r * S + s];                                        \
+  }
+  if (esize == 2) {
+    SWAP_LAST2(uint16_t)
+  } else if (esize == 4) {
+    SWAP_LAST2(uint32_t)
+  } else {
+    SWAP_LAST2(uint64_t)
+  }
+#undef SWAP_LAST2
+}
+
+static int fwd_Pooling(const mxw_op_call *c) {
+  const PoolingParam *p = (const PoolingParam *)c->param;
+  const mxw_tensor *in = &c->inputs[0];
+  mxw_tensor *out = &c->outputs[0];
+  pool_geom g;
+  if (!is_chan_last(p)) {
+    make_geom(p, &in->shape, &out->shape, &g);
+    return pool_channel_first(in->data, out->data, in->dtype, in->shape.dims[0] * in->shape.dims[1], &g);
+  }
+  /* channel-last: (N, spatial, C) -> channel-first scratch, pool, and back */
+  const mxw_shape is = channel_first(&in->shape), os = channel_first(&out->shape);
+  make_geom(p, &is, &os, &g);
+  const int64_t N = is.dims[0], C = is.dims[1];
+  const int64_t isz = g.in[0] * g.in[1] * g.in[2], osz = g.out[0] * g.out[1] * g.out[2];
+  const size_t es = (size_t)mxw_dtype_size(in->dtype);
+  if (N * C == 0 || osz == 0) return 0;
+  void *xt = mxw_scratch(2, (size_t)(N * C * isz) * es + 1), *yt = mxw_scratch(3, (size_t)(N * C * osz) * es);
+  if (!xt || !yt) return -1;
+  swap_last2(in->data, xt, N, isz, C, es);
+  MXW_TRY(pool_channel_first(xt, yt, in->dtype, N * C, &g));
+  swap_last2(yt, out->data, N, C, osz, es);
   return 0;
 }
 
 static const mxw_op_def op_Pooling = {
     .name = "Pooling",
     .aliases = ALIASES("_npx_pooling"),
-    .doc = "max / avg / sum / lp pooling over 1-D, 2-D or 3-D windows of channel-first data",
+    .doc = "max / avg / sum / lp pooling over 1-D, 2-D or 3-D windows; layouts NCW/NCHW/NCDHW or "
+           "channel-last NWC/NHWC/NDHWC",
     .attrs = k_pooling_attrs,
     .num_attrs = (int)(sizeof k_pooling_attrs / sizeof k_pooling_attrs[0]),
     .param_size = sizeof(PoolingParam),

@@ -1,6 +1,7 @@
 /* Convolution, Deconvolution and UpSampling through the invoke path: hand-worked values (each
- * worked out in the comment above it), shape inference that fills the weight and bias, and the
- * error messages. */
+ * worked out in the comment above it), shape inference that fills the weight and bias, the
+ * error messages, the channel-last layouts, and random cases against the spec's formulas as
+ * plain loops (including the direct float32 kernel for few filters on odd sizes). */
 #include <stdlib.h>
 
 #include "mxw_test.h"
@@ -193,11 +194,20 @@ static void test_conv_errors(void **state) {
                    -1);
   assert_error_contains("dilated kernel (5) is larger than the padded input (3)");
   assert_error_contains("(1, 1, 3, 3)");
-  /* NHWC, bad num_group, missing kernel, kernel rank 4 */
-  assert_int_equal(t_invoke("Convolution", in, 2, out, &nout, "kernel", "(5, 5)", "num_filter", "1", "layout", "NHWC",
+  /* a layout of another rank than the kernel; NWC is not one of Convolution's layouts (as MXNet);
+   * bad num_group, missing kernel, kernel rank 4 */
+  assert_int_equal(t_invoke("Convolution", in, 2, out, &nout, "kernel", "(5,)", "num_filter", "1", "layout", "NHWC",
                             NULL),
                    -1);
-  assert_error_contains("layout NHWC is not supported");
+  assert_error_contains("layout NHWC does not match kernel (5,) (1-D: layout NCW)");
+  assert_int_equal(t_invoke("Convolution", in, 2, out, &nout, "kernel", "(5, 5)", "num_filter", "1", "layout",
+                            "NDHWC", NULL),
+                   -1);
+  assert_error_contains("(2-D: layout NCHW or NHWC)");
+  assert_int_equal(t_invoke("Convolution", in, 2, out, &nout, "kernel", "(5,)", "num_filter", "1", "layout", "NWC",
+                            NULL),
+                   -1);
+  assert_error_contains("invalid value 'NWC' for attribute 'layout'");
   assert_int_equal(t_invoke("Convolution", in, 2, out, &nout, "kernel", "(5, 5)", "num_filter", "3", "num_group", "2",
                             NULL),
                    -1);
@@ -392,6 +402,123 @@ static void test_upsampling_var_init(void **state) {
   assert_null(op->input_var_init(NULL, 0));
 }
 
+/* NHWC: data (1, 3, 3, 2) with channel 0 = k_in9 and channel 1 = ones, stored channel-last
+ * (x[(y*3 + x)*2 + c]); weight (num_filter 1, 2, 2, C 2) with [[1,2],[3,4]] on channel 0 and ones
+ * on channel 1, bias 0.5: channel 0 gives 37, 47, 67, 77 as in test_conv_hand_worked, channel 1
+ * adds 4 ones: 41.5, 51.5, 71.5, 81.5, output (1, 2, 2, 1).
+ * Two filters (the second [[0,0],[0,1]] on channel 0 only, bias -1: in[y+1][x+1] - 1 = 4, 5, 7, 8)
+ * give output (1, 2, 2, 2) with the filters interleaved. */
+static void test_conv_nhwc(void **state) {
+  (void)state;
+  float x[18], w1[8], w2[16];
+  for (int i = 0; i < 9; i++) x[2 * i] = k_in9[i], x[2 * i + 1] = 1;
+  for (int t = 0; t < 4; t++) w1[2 * t] = k_w4[t], w1[2 * t + 1] = 1;
+  memcpy(w2, w1, sizeof w1);
+  for (int t = 0; t < 4; t++) w2[8 + 2 * t] = t == 3, w2[8 + 2 * t + 1] = 0;
+  mxw_ndarray *in[3] = {t_array(4, (const int32_t[]){1, 3, 3, 2}, x), t_array(4, (const int32_t[]){1, 2, 2, 2}, w1),
+                        t_array(1, (const int32_t[]){1}, k_half)};
+  mxw_ndarray *out[1] = {NULL};
+  int nout = 1;
+  assert_int_equal(t_invoke("Convolution", in, 3, out, &nout, "kernel", "(2, 2)", "num_filter", "1", "layout", "NHWC",
+                            NULL),
+                   0);
+  expect_shape(out[0], 4, (const int32_t[]){1, 2, 2, 1});
+  expect_values(out[0], (const float[]){41.5f, 51.5f, 71.5f, 81.5f}, 4);
+  mxw_ndarray_free(out[0]);
+  mxw_ndarray_free(in[1]);
+  mxw_ndarray_free(in[2]);
+  in[1] = t_array(4, (const int32_t[]){2, 2, 2, 2}, w2);
+  in[2] = t_array(1, (const int32_t[]){2}, (const float[]){0.5f, -1});
+  out[0] = NULL;
+  assert_int_equal(t_invoke("Convolution", in, 3, out, &nout, "kernel", "(2, 2)", "num_filter", "2", "layout", "NHWC",
+                            NULL),
+                   0);
+  expect_shape(out[0], 4, (const int32_t[]){1, 2, 2, 2});
+  expect_values(out[0], (const float[]){41.5f, 4, 51.5f, 5, 71.5f, 7, 81.5f, 8}, 8);
+  mxw_ndarray_free(out[0]);
+  /* a channel-first weight is named with the NHWC rule */
+  mxw_ndarray_free(in[1]);
+  in[1] = t_array(4, (const int32_t[]){2, 2, 2, 3}, NULL);
+  assert_int_equal(t_invoke("Convolution", in, 3, out, &nout, "kernel", "(2, 2)", "num_filter", "2", "layout", "NHWC",
+                            NULL),
+                   -1);
+  assert_error_contains("weight has shape (2, 2, 2, 3), expected (2, 2, 2, 2) = (num_filter, kernel..., channels / "
+                        "num_group)");
+  free_all(in, 3);
+}
+
+/* NHWC Deconvolution: data (1, 2, 2, 1) = [[1,2],[3,4]], weight (C 1, 2, 2, num_filter 2) with
+ * filter 0 = [[1,2],[3,4]] and filter 1 = [[1,0],[0,0]] (w[(i*2 + j)*2 + f]): the two outputs of
+ * test_deconv_hand_worked, interleaved into (1, 3, 3, 2). */
+static void test_deconv_nhwc(void **state) {
+  (void)state;
+  float w[8];
+  for (int t = 0; t < 4; t++) w[2 * t] = k_w4[t], w[2 * t + 1] = t == 0;
+  mxw_ndarray *in[2] = {t_array(4, (const int32_t[]){1, 2, 2, 1}, k_w4), t_array(4, (const int32_t[]){1, 2, 2, 2}, w)};
+  mxw_ndarray *out[1] = {NULL};
+  int nout = 1;
+  assert_int_equal(t_invoke("Deconvolution", in, 2, out, &nout, "kernel", "(2, 2)", "num_filter", "2", "layout",
+                            "NHWC", NULL),
+                   0);
+  expect_shape(out[0], 4, (const int32_t[]){1, 3, 3, 2});
+  const float f0[9] = {1, 4, 4, 6, 20, 16, 9, 24, 16}, f1[9] = {1, 2, 0, 3, 4, 0, 0, 0, 0};
+  float want[18];
+  for (int i = 0; i < 9; i++) want[2 * i] = f0[i], want[2 * i + 1] = f1[i];
+  expect_values(out[0], want, 18);
+  mxw_ndarray_free(out[0]);
+  free_all(in, 2);
+}
+
+/* Shape inference for NHWC / NDHWC fills weight (num_filter, kernel..., C/G), bias and the
+ * channel-last output; Deconvolution's weight is (C, kernel..., num_filter/G). */
+static void test_conv_infer_channel_last(void **state) {
+  (void)state;
+  const char *keys[5] = {"kernel", "num_filter", "num_group", "stride", "layout"};
+  const char *vals[5] = {"(3, 3)", "8", "2", "(2, 2)", "NHWC"};
+  mxw_shape in[3], out[1];
+  mxw_params *p = NULL;
+  int op = mxw_op_find("Convolution");
+  assert_int_equal(mxw_params_create(op, 5, keys, vals, &p), 0);
+  in[0] = mxw_shape_make(4, (const int64_t[]){2, 11, 10, 6});
+  in[1].ndim = in[2].ndim = out[0].ndim = -1;
+  assert_int_equal(mxw_op_get(op)->infer_shape(p->param, 3, in, 1, out), 0);
+  const mxw_shape ws = mxw_shape_make(4, (const int64_t[]){8, 3, 3, 3}), bs = mxw_shape_make(1, (const int64_t[]){8});
+  const mxw_shape os = mxw_shape_make(4, (const int64_t[]){2, 5, 4, 8});
+  assert_true(mxw_shape_equal(&in[1], &ws));
+  assert_true(mxw_shape_equal(&in[2], &bs));
+  assert_true(mxw_shape_equal(&out[0], &os));
+  /* the channels come from the weight when data's are unknown */
+  in[0] = mxw_shape_make(4, (const int64_t[]){2, 11, 10, -1});
+  in[2].ndim = out[0].ndim = -1;
+  assert_int_equal(mxw_op_get(op)->infer_shape(p->param, 3, in, 1, out), 0);
+  assert_int_equal(in[0].dims[3], 6);
+  mxw_params_free(p);
+
+  op = mxw_op_find("Deconvolution");
+  assert_int_equal(mxw_params_create(op, 5, keys, vals, &p), 0);
+  in[0] = mxw_shape_make(4, (const int64_t[]){2, 11, 10, 6});
+  in[1].ndim = out[0].ndim = -1;
+  assert_int_equal(mxw_op_get(op)->infer_shape(p->param, 2, in, 1, out), 0);
+  const mxw_shape dws = mxw_shape_make(4, (const int64_t[]){6, 3, 3, 4});
+  const mxw_shape dos = mxw_shape_make(4, (const int64_t[]){2, 23, 21, 8});
+  assert_true(mxw_shape_equal(&in[1], &dws));
+  assert_true(mxw_shape_equal(&out[0], &dos));
+  mxw_params_free(p);
+
+  /* NDHWC, 3-D: data (1, 4, 5, 6, 3), kernel (2, 2, 2), 5 filters -> weight (5, 2, 2, 2, 3), out (1, 3, 4, 5, 5) */
+  op = mxw_op_find("Convolution");
+  const char *k3[3] = {"kernel", "num_filter", "layout"}, *v3[3] = {"(2, 2, 2)", "5", "NDHWC"};
+  assert_int_equal(mxw_params_create(op, 3, k3, v3, &p), 0);
+  in[0] = mxw_shape_make(5, (const int64_t[]){1, 4, 5, 6, 3});
+  in[1].ndim = in[2].ndim = out[0].ndim = -1;
+  assert_int_equal(mxw_op_get(op)->infer_shape(p->param, 3, in, 1, out), 0);
+  const mxw_shape w3 = mxw_shape_make(5, (const int64_t[]){5, 2, 2, 2, 3});
+  const mxw_shape o3 = mxw_shape_make(5, (const int64_t[]){1, 3, 4, 5, 5});
+  assert_true(mxw_shape_equal(&in[1], &w3));
+  assert_true(mxw_shape_equal(&out[0], &o3));
+  mxw_params_free(p);
+}
+
 /* ---- random shapes against the spec's formulas as plain loops (run under ASan natively, so
  * the odd sizes below also check that no path reads or writes outside its buffers) ---------- */
 static uint32_t g_lcg = 12345;
@@ -403,7 +530,16 @@ static float rnd(void) {
 typedef struct {
   int nsp, N, C, F, G, deconv, bias;
   int in[3], k[3], s[3], d[3], p[3], adj[3];
+  int chan_last; /* run the op with layout NHWC / NDHWC (the reference stays channel-first) */
 } conv_case;
+
+/* dst (A, S, R) = src (A, R, S): between channel-first (N, C, spatial) and channel-last
+ * (N, spatial, C) with R = C, S = spatial size, or back with R = spatial size, S = C. */
+static void swap_axes(const float *src, float *dst, int A, int R, int S) {
+  for (int a = 0; a < A; a++)
+    for (int r = 0; r < R; r++)
+      for (int s = 0; s < S; s++) dst[(a * S + s) * R + r] = src[(a * R + r) * S + s];
+}
 
 static void fmt_tuple(char *buf, size_t len, const int *v, int n) {
   size_t u = (size_t)snprintf(buf, len, "(");
@@ -467,6 +603,22 @@ static void run_case(const conv_case *k) {
     float *v = (float *)mxw_ndarray_data(in[a]);
     for (int64_t i = 0; i < mxw_ndarray_size(in[a]); i++) v[i] = rnd();
   }
+  /* channel-last: the op gets transposed copies of data (N, spatial, C) and weight
+   * (lead, kernel, second); the reference keeps the channel-first originals */
+  int isp = 1, ksp = 1, osp = 1;
+  for (int i = 0; i < k->nsp; i++) isp *= k->in[i], ksp *= k->k[i], osp *= osz[i];
+  mxw_ndarray *op_in[3] = {in[0], in[1], in[2]};
+  if (k->chan_last) {
+    int32_t xl[5] = {k->N}, wl[5] = {ws[0]};
+    for (int i = 0; i < k->nsp; i++) xl[1 + i] = xs[2 + i], wl[1 + i] = ws[2 + i];
+    xl[k->nsp + 1] = k->C;
+    wl[k->nsp + 1] = ws[1];
+    op_in[0] = t_array(k->nsp + 2, xl, NULL);
+    op_in[1] = t_array(k->nsp + 2, wl, NULL);
+    swap_axes((const float *)mxw_ndarray_data(in[0]), (float *)mxw_ndarray_data(op_in[0]), k->N, k->C, isp);
+    swap_axes((const float *)mxw_ndarray_data(in[1]), (float *)mxw_ndarray_data(op_in[1]), ws[0], ws[1], ksp);
+  }
+  const char *layout = !k->chan_last ? "None" : k->nsp == 2 ? "NHWC" : "NDHWC";
   char kern[64], str[64], dil[64], pad[64], adj[64], nf[16], ng[16];
   fmt_tuple(kern, sizeof kern, k->k, k->nsp);
   fmt_tuple(str, sizeof str, k->s, k->nsp);
@@ -478,25 +630,37 @@ static void run_case(const conv_case *k) {
   mxw_ndarray *out[1] = {NULL};
   int nout = 1, rc;
   if (k->deconv)
-    rc = t_invoke("Deconvolution", in, k->bias ? 3 : 2, out, &nout, "kernel", kern, "stride", str, "dilate", dil, "pad",
-                  pad, "adj", adj, "num_filter", nf, "num_group", ng, "no_bias", k->bias ? "False" : "True", NULL);
+    rc = t_invoke("Deconvolution", op_in, k->bias ? 3 : 2, out, &nout, "kernel", kern, "stride", str, "dilate", dil,
+                  "pad", pad, "adj", adj, "num_filter", nf, "num_group", ng, "no_bias", k->bias ? "False" : "True",
+                  "layout", layout, NULL);
   else
-    rc = t_invoke("Convolution", in, k->bias ? 3 : 2, out, &nout, "kernel", kern, "stride", str, "dilate", dil, "pad",
-                  pad, "num_filter", nf, "num_group", ng, "no_bias", k->bias ? "False" : "True", NULL);
+    rc = t_invoke("Convolution", op_in, k->bias ? 3 : 2, out, &nout, "kernel", kern, "stride", str, "dilate", dil,
+                  "pad", pad, "num_filter", nf, "num_group", ng, "no_bias", k->bias ? "False" : "True", "layout",
+                  layout, NULL);
   if (rc != 0) fail_msg("%s", mxw_get_last_error());
   int64_t n_out = mxw_ndarray_size(out[0]);
   double *want = (double *)malloc(sizeof(double) * (size_t)n_out);
   reference(k, (const float *)mxw_ndarray_data(in[0]), (const float *)mxw_ndarray_data(in[1]),
             k->bias ? (const float *)mxw_ndarray_data(in[2]) : NULL, osz, want);
-  const float *got = (const float *)mxw_ndarray_data(out[0]);
+  float *got = (float *)mxw_ndarray_data(out[0]), *got_cf = NULL;
+  if (k->chan_last) { /* the output back to channel-first */
+    got_cf = (float *)malloc(sizeof(float) * (size_t)n_out + 1);
+    swap_axes(got, got_cf, k->N, osp, k->F);
+    got = got_cf;
+  }
   for (int64_t i = 0; i < n_out; i++) {
     if (!(fabs(got[i] - want[i]) <= 1e-4 * (1.0 + fabs(want[i]))))
-      fail_msg("%s nsp %d N %d C %d F %d G %d kernel %s stride %s dilate %s pad %s: index %lld got %.7g want %.7g",
-               k->deconv ? "Deconvolution" : "Convolution", k->nsp, k->N, k->C, k->F, k->G, kern, str, dil, pad,
-               (long long)i, got[i], want[i]);
+      fail_msg("%s%s nsp %d N %d C %d F %d G %d kernel %s stride %s dilate %s pad %s: index %lld got %.7g want %.7g",
+               k->deconv ? "Deconvolution" : "Convolution", k->chan_last ? " (channel-last)" : "", k->nsp, k->N, k->C,
+               k->F, k->G, kern, str, dil, pad, (long long)i, got[i], want[i]);
   }
+  free(got_cf);
   free(want);
   mxw_ndarray_free(out[0]);
+  if (k->chan_last) {
+    mxw_ndarray_free(op_in[0]);
+    mxw_ndarray_free(op_in[1]);
+  }
   free_all(in, 3);
 }
 
@@ -504,19 +668,21 @@ static int rnd_int(int lo, int hi) { return lo + (int)((rnd() + 1.f) * 0.5f * (f
 
 static void test_random_vs_loops(void **state) {
   (void)state;
-  /* fixed cases for each path: depthwise (phases, SIMD blocks and tails), pointwise, several
-   * im2col bands (C 32, 3x3, 62x70: 26 rows per 2 MiB band; deconvolution F 64, 4x4 over 50
+  /* fixed cases for each path: depthwise (phases, SIMD blocks and tails), pointwise, the direct
+   * kernel on a large image (C 32, F 3), several im2col bands (C 16, F 34 -- more filters than the
+   * direct kernel takes --, 3x3, 62x70: 52 rows per 2 MiB band; deconvolution F 64, 4x4 over 50
    * columns: 10 rows per band), depthwise deconvolution */
   const conv_case fixed[] = {
-      {2, 2, 5, 5, 5, 0, 1, {9, 37}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {0}},
-      {2, 1, 3, 3, 3, 0, 1, {11, 21}, {3, 3}, {2, 3}, {1, 1}, {1, 0}, {0}},
-      {2, 1, 4, 4, 4, 0, 0, {13, 6}, {5, 3}, {1, 1}, {2, 1}, {4, 1}, {0}},
-      {1, 2, 3, 3, 3, 0, 1, {19}, {3}, {2}, {1}, {1}, {0}},
-      {2, 2, 6, 4, 2, 0, 1, {5, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0}},
-      {2, 1, 32, 3, 1, 0, 1, {62, 70}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {0}},
-      {2, 1, 8, 64, 1, 1, 1, {40, 50}, {4, 4}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
-      {2, 2, 3, 3, 3, 1, 0, {5, 4}, {4, 4}, {2, 2}, {1, 1}, {1, 1}, {0, 1}},
-      {3, 1, 4, 2, 2, 1, 1, {3, 4, 2}, {2, 3, 2}, {2, 1, 2}, {1, 2, 1}, {0, 1, 1}, {1, 0, 1}},
+      {2, 2, 5, 5, 5, 0, 1, {9, 37}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {0}, 0},
+      {2, 1, 3, 3, 3, 0, 1, {11, 21}, {3, 3}, {2, 3}, {1, 1}, {1, 0}, {0}, 0},
+      {2, 1, 4, 4, 4, 0, 0, {13, 6}, {5, 3}, {1, 1}, {2, 1}, {4, 1}, {0}, 0},
+      {1, 2, 3, 3, 3, 0, 1, {19}, {3}, {2}, {1}, {1}, {0}, 0},
+      {2, 2, 6, 4, 2, 0, 1, {5, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0}, 0},
+      {2, 1, 32, 3, 1, 0, 1, {62, 70}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {0}, 0},
+      {2, 1, 16, 34, 1, 0, 1, {62, 70}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {0}, 0},
+      {2, 1, 8, 64, 1, 1, 1, {40, 50}, {4, 4}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, 0},
+      {2, 2, 3, 3, 3, 1, 0, {5, 4}, {4, 4}, {2, 2}, {1, 1}, {1, 1}, {0, 1}, 0},
+      {3, 1, 4, 2, 2, 1, 1, {3, 4, 2}, {2, 3, 2}, {2, 1, 2}, {1, 2, 1}, {0, 1, 1}, {1, 0, 1}, 0},
   };
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) run_case(&fixed[i]);
   for (int iter = 0; iter < 150; iter++) {
@@ -547,6 +713,69 @@ static void test_random_vs_loops(void **state) {
       }
     }
     run_case(&k);
+    /* the same case channel-last (2-D and 3-D: Convolution has no NWC layout) */
+    if (k.nsp > 1 && iter % 3 == 0) {
+      k.chan_last = 1;
+      run_case(&k);
+    }
+  }
+}
+
+/* The float32 direct kernel (few filters per group, output rows of 4 or more) against the loops
+ * on odd sizes: F = 1..9 per group (one or two blocks of up to 5 filters), C = 1..6, batch
+ * 1..5, row widths around the 4- and 8-wide blocks and their overlapping ends, strides (the
+ * phase-split copy), pads, dilations, groups, 1-D / 2-D / 3-D; also just past its limits (33
+ * filters per group, a pointwise window with 6 filters, rows of 3) where the GEMM runs. */
+static void test_direct_vs_loops(void **state) {
+  (void)state;
+  const conv_case fixed[] = {
+      /* LeNet's two convolutions at batch 5 */
+      {2, 5, 1, 5, 1, 0, 1, {28, 28}, {5, 5}, {1, 1}, {1, 1}, {0, 0}, {0}, 0},
+      {2, 5, 5, 5, 1, 0, 1, {12, 12}, {5, 5}, {1, 1}, {1, 1}, {0, 0}, {0}, 0},
+      /* output widths 4, 7, 8, 9, 15, 16, 17 */
+      {2, 1, 3, 7, 1, 0, 1, {5, 6}, {3, 3}, {1, 1}, {1, 1}, {0, 0}, {0}, 0},
+      {2, 2, 2, 9, 1, 0, 0, {4, 9}, {3, 3}, {1, 1}, {1, 1}, {0, 0}, {0}, 0},
+      {2, 1, 4, 3, 1, 0, 1, {3, 8}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0}, 0},
+      {2, 1, 2, 6, 2, 0, 1, {6, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {0}, 0},
+      {1, 3, 5, 8, 1, 0, 1, {17}, {3}, {1}, {1}, {0}, {0}, 0},
+      {1, 2, 4, 4, 2, 0, 1, {16}, {3}, {1}, {1}, {1}, {0}, 0},
+      {1, 1, 6, 5, 1, 0, 0, {33}, {7}, {2}, {1}, {3}, {0}, 0},
+      /* stride 3 and dilation 2 with padding, 3-D */
+      {2, 2, 3, 4, 1, 0, 1, {13, 29}, {3, 4}, {2, 3}, {2, 1}, {2, 1}, {0}, 0},
+      {3, 2, 2, 6, 2, 0, 1, {3, 5, 10}, {2, 2, 3}, {1, 2, 1}, {1, 1, 2}, {1, 0, 1}, {0}, 0},
+      /* past the limits: 33 filters, pointwise 6 and 5 filters, rows of 3 */
+      {2, 1, 2, 33, 1, 0, 1, {5, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {0}, 0},
+      {2, 2, 5, 6, 1, 0, 1, {4, 9}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0}, 0},
+      {2, 2, 5, 5, 1, 0, 1, {4, 9}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0}, 0},
+      {2, 2, 3, 5, 1, 0, 1, {6, 5}, {3, 3}, {1, 1}, {1, 1}, {0, 0}, {0}, 0},
+      /* channel-last through the direct kernel */
+      {2, 3, 3, 7, 1, 0, 1, {9, 13}, {3, 3}, {1, 2}, {1, 1}, {1, 1}, {0}, 1},
+  };
+  for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) run_case(&fixed[i]);
+  for (int iter = 0; iter < 300; iter++) {
+    conv_case k;
+    memset(&k, 0, sizeof k);
+    k.nsp = iter % 7 == 0 ? 3 : iter % 3 == 0 ? 1 : 2;
+    k.G = rnd_int(1, 3) == 3 ? rnd_int(2, 3) : 1;
+    k.C = k.G * rnd_int(1, 6 / k.G > 0 ? 6 / k.G : 1);
+    k.F = k.G * rnd_int(1, 9);
+    k.N = rnd_int(1, 5);
+    k.bias = rnd_int(0, 1);
+    for (int i = 0; i < k.nsp; i++) {
+      const int last = i == k.nsp - 1;
+      k.k[i] = rnd_int(1, k.nsp == 3 ? 3 : 5);
+      k.s[i] = rnd_int(1, 3);
+      k.d[i] = rnd_int(1, 2);
+      k.p[i] = rnd_int(0, (k.k[i] + 1) / 2);
+      const int dk = k.d[i] * (k.k[i] - 1) + 1;
+      /* the row (last dim): 2..24 outputs, so mostly >= 4 (the direct kernel) and a few below */
+      const int want_out = last ? rnd_int(2, 24) : rnd_int(1, k.nsp == 3 ? 3 : 6);
+      k.in[i] = (want_out - 1) * k.s[i] + dk - 2 * k.p[i] + rnd_int(0, k.s[i] - 1);
+      if (k.in[i] < 1) k.in[i] = 1;
+      if (k.in[i] + 2 * k.p[i] < dk) k.p[i] = (dk - k.in[i] + 1) / 2;
+    }
+    k.chan_last = k.nsp > 1 && iter % 4 == 1;
+    run_case(&k);
   }
 }
 
@@ -558,7 +787,9 @@ int main(void) {
       cmocka_unit_test(test_conv_errors),           cmocka_unit_test(test_deconv_hand_worked),
       cmocka_unit_test(test_deconv_stride_pad_adj), cmocka_unit_test(test_upsampling_nearest),
       cmocka_unit_test(test_upsampling_bilinear),   cmocka_unit_test(test_upsampling_var_init),
-      cmocka_unit_test(test_random_vs_loops),
+      cmocka_unit_test(test_random_vs_loops),       cmocka_unit_test(test_conv_nhwc),
+      cmocka_unit_test(test_deconv_nhwc),           cmocka_unit_test(test_conv_infer_channel_last),
+      cmocka_unit_test(test_direct_vs_loops),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

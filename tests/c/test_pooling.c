@@ -1,6 +1,7 @@
 /* Pooling: hand-worked values on a 1x1x5x5 ramp (valid / full conventions, padding with and
  * without count_include_pad, global pooling), 1-D 'same' and lp, 3-D, empty windows, float64 and
- * float16, the SIMD interior path against a plain reference loop written here, and errors. */
+ * float16, the channel-last layouts (NWC, NHWC, NDHWC), the SIMD interior path against a plain
+ * reference loop written here, and errors. */
 #include <float.h>
 #include <stdlib.h>
 
@@ -317,6 +318,93 @@ static void test_fast_path_matches_reference(void **state) {
   }
 }
 
+/* Channel-last layouts. NHWC data (1, 5, 5, 2): channel 0 is the ramp x[h][w] = 5h + w, channel 1
+ * its negation, stored interleaved (v[(5h + w)*2 + c]).
+ *   max 3x3 stride 2: channel 0 as in test_max_valid_and_full (12, 14, 22, 24); channel 1 takes
+ *   minus the smallest ramp value of each window, -(0, 2, 10, 12); output (1, 2, 2, 2)
+ *   interleaved.
+ *   avg 3x3 pad 1 (padding counted): corner (0+1+5+6)/9 = 4/3, centre 12, last corner
+ *   (18+19+23+24)/9 = 28/3; channel 1 the negations.
+ *   global max: (1, 1, 1, 2) = (24, 0). */
+static void test_channel_last(void **state) {
+  (void)state;
+  float v[50];
+  for (int i = 0; i < 25; i++) v[2 * i] = (float)i, v[2 * i + 1] = (float)-i;
+  mxw_ndarray *x = t_array(4, (int32_t[]){1, 5, 5, 2}, v), *y;
+  y = POOL(x, "kernel", "(3, 3)", "stride", "(2, 2)", "layout", "NHWC", NULL);
+  expect_shape(y, 4, (int32_t[]){1, 2, 2, 2});
+  expect_values(y, (float[]){12, 0, 14, -2, 22, -10, 24, -12}, 8, 0);
+  mxw_ndarray_free(y);
+  y = POOL(x, "kernel", "(3, 3)", "pad", "(1, 1)", "pool_type", "avg", "layout", "NHWC", NULL);
+  expect_shape(y, 4, (int32_t[]){1, 5, 5, 2});
+  const float *a = (const float *)mxw_ndarray_data(y);
+  assert_close(a[0], 4 / 3.0, 1e-6);
+  assert_close(a[1], -4 / 3.0, 1e-6);
+  assert_close(a[2 * 12], 12, 1e-6);
+  assert_close(a[2 * 12 + 1], -12, 1e-6);
+  assert_close(a[2 * 24], 28 / 3.0, 1e-6);
+  assert_close(a[2 * 24 + 1], -28 / 3.0, 1e-6);
+  mxw_ndarray_free(y);
+  y = POOL(x, "global_pool", "True", "layout", "NHWC", NULL);
+  expect_shape(y, 4, (int32_t[]){1, 1, 1, 2});
+  expect_values(y, (float[]){24, 0}, 2, 0);
+  mxw_ndarray_free(y);
+  mxw_ndarray_free(x);
+
+  /* NWC (2, 4, 3): x[n][w][c] = 12n + 3w + c; kernel 2 stride 2 sum: (x[2o] + x[2o+1]) per channel
+   * = 2*(12n + c) + 3*(4o + 1); global avg over w: 12n + c + 4.5 */
+  float u[24];
+  for (int i = 0; i < 24; i++) u[i] = (float)i;
+  x = t_array(3, (int32_t[]){2, 4, 3}, u);
+  y = POOL(x, "kernel", "(2,)", "stride", "(2,)", "pool_type", "sum", "layout", "NWC", NULL);
+  expect_shape(y, 3, (int32_t[]){2, 2, 3});
+  float want[12];
+  for (int n = 0; n < 2; n++)
+    for (int o = 0; o < 2; o++)
+      for (int c = 0; c < 3; c++) want[(n * 2 + o) * 3 + c] = (float)(2 * (12 * n + c) + 3 * (4 * o + 1));
+  expect_values(y, want, 12, 0);
+  mxw_ndarray_free(y);
+  y = POOL(x, "global_pool", "True", "pool_type", "avg", "layout", "NWC", NULL);
+  expect_shape(y, 3, (int32_t[]){2, 1, 3});
+  expect_values(y, (float[]){4.5f, 5.5f, 6.5f, 16.5f, 17.5f, 18.5f}, 6, 1e-6);
+  mxw_ndarray_free(y);
+  mxw_ndarray_free(x);
+
+  /* NDHWC (1, 2, 2, 2, 2): channel 0 = 0..7, channel 1 = 8..15 (x[(d*4 + h*2 + w)*2 + c]); a 2x2x2
+   * sum is 28 and 92; a 1x1x2 max along w gives the odd cells: (1, 9), (3, 11), (5, 13), (7, 15) */
+  float t[16];
+  for (int i = 0; i < 8; i++) t[2 * i] = (float)i, t[2 * i + 1] = (float)(8 + i);
+  x = t_array(5, (int32_t[]){1, 2, 2, 2, 2}, t);
+  y = POOL(x, "kernel", "(2, 2, 2)", "pool_type", "sum", "layout", "NDHWC", NULL);
+  expect_shape(y, 5, (int32_t[]){1, 1, 1, 1, 2});
+  expect_values(y, (float[]){28, 92}, 2, 0);
+  mxw_ndarray_free(y);
+  y = POOL(x, "kernel", "(1, 1, 2)", "layout", "NDHWC", NULL);
+  expect_shape(y, 5, (int32_t[]){1, 2, 2, 1, 2});
+  expect_values(y, (float[]){1, 9, 3, 11, 5, 13, 7, 15}, 8, 0);
+  mxw_ndarray_free(y);
+  mxw_ndarray_free(x);
+
+  /* float16 and float64 NHWC: the first data set, max 3x3 stride 2 */
+  mxw_ndarray *h = NULL, *d = NULL;
+  assert_int_equal(mxw_ndarray_create(4, (int32_t[]){1, 5, 5, 2}, MXW_FLOAT16, &h), 0);
+  assert_int_equal(mxw_ndarray_create(4, (int32_t[]){1, 5, 5, 2}, MXW_FLOAT64, &d), 0);
+  for (int i = 0; i < 50; i++) {
+    ((uint16_t *)mxw_ndarray_data(h))[i] = mxw_float_to_half(v[i]);
+    ((double *)mxw_ndarray_data(d))[i] = v[i];
+  }
+  const float mx[8] = {12, 0, 14, -2, 22, -10, 24, -12};
+  y = POOL(h, "kernel", "(3, 3)", "stride", "(2, 2)", "layout", "NHWC", NULL);
+  assert_int_equal(mxw_ndarray_dtype(y), MXW_FLOAT16);
+  for (int i = 0; i < 8; i++) assert_close(mxw_half_to_float(((uint16_t *)mxw_ndarray_data(y))[i]), mx[i], 0);
+  mxw_ndarray_free(y);
+  y = POOL(d, "kernel", "(3, 3)", "stride", "(2, 2)", "layout", "NHWC", NULL);
+  for (int i = 0; i < 8; i++) assert_close(((double *)mxw_ndarray_data(y))[i], mx[i], 0);
+  mxw_ndarray_free(y);
+  mxw_ndarray_free(h);
+  mxw_ndarray_free(d);
+}
+
 static void test_errors_name_op_and_problem(void **state) {
   (void)state;
   mxw_ndarray *x = ramp_5x5(), *in[1] = {x}, *out[1] = {NULL};
@@ -326,8 +414,10 @@ static void test_errors_name_op_and_problem(void **state) {
   assert_error_contains("kernel size 7 exceeds input size 5");
   assert_int_equal(t_invoke("Pooling", in, 1, out, &n, "kernel", "(3,)", NULL), -1);
   assert_error_contains("data must be 3-D");
-  assert_int_equal(t_invoke("Pooling", in, 1, out, &n, "kernel", "(2, 2)", "layout", "NHWC", NULL), -1);
-  assert_error_contains("layout NHWC is not supported");
+  assert_int_equal(t_invoke("Pooling", in, 1, out, &n, "kernel", "(2, 2)", "layout", "NWC", NULL), -1);
+  assert_error_contains("layout NWC does not match 4-D data of shape (1, 1, 5, 5) (expected NCHW or NHWC)");
+  assert_int_equal(t_invoke("Pooling", in, 1, out, &n, "global_pool", "True", "layout", "NCDHW", NULL), -1);
+  assert_error_contains("layout NCDHW does not match 4-D data");
   assert_int_equal(t_invoke("Pooling", in, 1, out, &n, "kernel", "(2, 2)", "pool_type", "lp", NULL), -1);
   assert_error_contains("p_value");
   assert_int_equal(t_invoke("Pooling", in, 1, out, &n, "kernel", "(2, 2)", "stride", "(1, 1, 1)", NULL), -1);
@@ -363,6 +453,7 @@ int main(void) {
       cmocka_unit_test(test_3d),
       cmocka_unit_test(test_other_dtypes),
       cmocka_unit_test(test_fast_path_matches_reference),
+      cmocka_unit_test(test_channel_last),
       cmocka_unit_test(test_errors_name_op_and_problem),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,7 +1,10 @@
 // Convolution, Deconvolution and UpSampling against TensorFlow.js's CPU kernels (an independent
 // implementation) on random data: tf.conv1d / conv2d / conv3d / depthwiseConv2d /
 // conv2dTranspose / image.resizeNearestNeighbor, with MXNet's NCHW layout transposed to tf's NHWC,
-// symmetric padding done by tf.pad, groups by splitting channels, and the error messages.
+// symmetric padding done by tf.pad, groups by splitting channels, and the error messages. The
+// channel-last layouts (NHWC, NDHWC) go to tf as they are, only the weight transposed. Few
+// filters (up to 32 per group) run a direct float32 kernel: the cases below cover it and the
+// im2col + GEMM path (more filters, 1x1 windows with more than 5 filters, rows under 4 wide).
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import * as mx from 'mxnet-wasm';
@@ -107,7 +110,13 @@ const convCases = [
   ['2-D groups 3, 1x1', [1, 6, 5, 5], 9, [1, 1], { num_group: 3 }, false],
   ['2-D depthwise multiplier 2 (groups = C, F = 2C)', [2, 3, 8, 9], 6, [3, 3], { pad: [1, 1], num_group: 3 }, false],
   ['2-D kernel = input (1x1 output)', [2, 3, 4, 5], 7, [4, 5], {}, false],
-  ['2-D several column bands (64 ch, 100x100)', [1, 64, 100, 100], 4, [3, 3], { pad: [1, 1] }, false],
+  ['2-D 64 ch, 100x100, 4 filters (direct kernel, large padded copy)', [1, 64, 100, 100], 4, [3, 3], { pad: [1, 1] }, false],
+  ['2-D several column bands (32 ch, 70x70, 40 filters: im2col + GEMM)', [1, 32, 70, 70], 40, [3, 3], { pad: [1, 1] }, false],
+  ['2-D LeNet conv0 (1 ch, 28x28, 5 filters 5x5), batch 4', [4, 1, 28, 28], 5, [5, 5], {}, false],
+  ['2-D LeNet conv1 (5 ch, 12x12, 5 filters 5x5), batch 3', [3, 5, 12, 12], 5, [5, 5], {}, false],
+  ['2-D 9 filters (blocks of 4 and 5), rows of 6 and 13', [2, 3, 8, 15], 9, [3, 3], { stride: [1, 1], pad: [0, 0] }, false],
+  ['2-D 7 filters, stride 3 (phase split), rows of 5', [1, 2, 9, 14], 7, [3, 2], { stride: [2, 3], pad: [1, 1] }, true],
+  ['2-D 33 filters, rows of 3 (GEMM)', [2, 3, 5, 5], 33, [3, 3], {}, false],
   ['1-D k3 stride 2 pad 1', [2, 3, 20], 4, [3], { stride: [2], pad: [1] }, false],
   ['1-D k3 dilate 2, groups 2', [2, 4, 17], 6, [3], { dilate: [2], num_group: 2 }, false],
   ['1-D 1x1', [3, 5, 9], 2, [1], {}, true],
@@ -185,7 +194,11 @@ test('Convolution errors name the op and the problem; the next call works', () =
     (e) => e instanceof mx.MXNetError && /Convolution/.test(e.message) && /dilated kernel \(9\) is larger than the padded input \(7\)/.test(e.message)
       && /\(1, 3, 5, 5\)/.test(e.message));
   assert.throws(() => nd.Convolution(x, ndarr(rand([2, 5, 5, 3]), [2, 5, 5, 3]), { kernel: [3, 3], num_filter: 2, layout: 'NHWC', no_bias: true }),
-    (e) => e instanceof mx.MXNetError && /layout NHWC is not supported/.test(e.message));
+    (e) => e instanceof mx.MXNetError && /Convolution/.test(e.message) && /weight has shape \(2, 5, 5, 3\), expected \(2, 3, 3, 5\) = \(num_filter, kernel\.\.\., channels \/ num_group\)/.test(e.message));
+  assert.throws(() => nd.Convolution(x, ndarr(rand([2, 3, 3]), [2, 3, 3]), { kernel: [3], num_filter: 2, layout: 'NHWC', no_bias: true }),
+    (e) => e instanceof mx.MXNetError && /layout NHWC does not match kernel \(3,\) \(1-D: layout NCW\)/.test(e.message));
+  assert.throws(() => nd.Convolution(x, ndarr(rand([2, 3, 3]), [2, 3, 3]), { kernel: [3], num_filter: 2, layout: 'NWC', no_bias: true }),
+    (e) => e instanceof mx.MXNetError && /invalid value 'NWC' for attribute 'layout'/.test(e.message));
   assert.throws(() => nd.Convolution(x, ndarr(rand([4, 1, 3, 3]), [4, 1, 3, 3]), { kernel: [3, 3], num_filter: 4, num_group: 2, no_bias: true }),
     (e) => e instanceof mx.MXNetError && /3 channels, not divisible by num_group 2/.test(e.message));
   assert.throws(() => nd.Convolution(x, ndarr(rand([2, 3, 3, 3]), [2, 3, 3, 3]), { num_filter: 2, no_bias: true }),
@@ -264,6 +277,106 @@ test('Deconvolution errors name the op and the problem', () => {
     (e) => e instanceof mx.MXNetError && /target_shape \(20, 20\) is too big/.test(e.message));
   assert.throws(() => nd.Deconvolution(x, ndarr(rand([3, 3, 3, 3]), [3, 3, 3, 3]), { kernel: [3, 3], num_filter: 3, pad: [3, 3] }),
     (e) => e instanceof mx.MXNetError && /output size -?\d+ <= 0/.test(e.message));
+});
+
+// ---- channel-last layouts -----------------------------------------------------------------------
+// Convolution NHWC / NDHWC via tf with the data as it is: weight (F, k..., C/G) -> tf's (k..., C/G,
+// F); padding by tf.pad, groups by tf.split (no case takes a stride and a dilation at once).
+function tfConvLast(x, xs, w, ws, b, { stride, pad, dilate, groups = 1 }) {
+  const nsp = xs.length - 2;
+  stride = stride ?? fill(nsp, 1); pad = pad ?? fill(nsp, 0); dilate = dilate ?? fill(nsp, 1);
+  return tfRun(() => {
+    const xt = tf.pad(tf.tensor(x, xs), [[0, 0], ...pad.map((p) => [p, p]), [0, 0]]);
+    const wt = tf.transpose(tf.tensor(w, ws), [...Array.from({ length: nsp }, (_, i) => i + 1), nsp + 1, 0]);
+    const xg = groups > 1 ? tf.split(xt, groups, nsp + 1) : [xt];
+    const wg = groups > 1 ? tf.split(wt, groups, nsp + 1) : [wt];
+    const ys = xg.map((xi, g) => (nsp === 2 ? tf.conv2d(xi, wg[g], stride, 'valid', 'NHWC', dilate)
+      : tf.conv3d(xi, wg[g], stride, 'valid', 'NDHWC', dilate)));
+    const y = ys.length > 1 ? tf.concat(ys, nsp + 1) : ys[0];
+    return b ? tf.add(y, tf.tensor1d(b)) : y;
+  });
+}
+
+const lastCases = [
+  // [label, data shape (channel-last), num_filter, kernel, {stride, pad, dilate, num_group}, no_bias]
+  ['NHWC 3x3 pad 1, bias', [2, 7, 9, 3], 4, [3, 3], { pad: [1, 1] }, false],
+  ['NHWC stride 2, groups 2', [2, 9, 8, 4], 6, [3, 3], { stride: [2, 2], pad: [1, 1], num_group: 2 }, false],
+  ['NHWC dilate 2, 5 filters', [1, 10, 12, 3], 5, [3, 3], { dilate: [2, 2] }, true],
+  ['NHWC 5x5, LeNet-like', [3, 12, 12, 5], 5, [5, 5], {}, false],
+  ['NHWC 1x1, 12 filters (GEMM)', [2, 5, 6, 8], 12, [1, 1], {}, false],
+  ['NHWC 3x3, 40 filters (im2col + GEMM)', [1, 6, 7, 3], 40, [3, 3], { pad: [1, 1] }, false],
+  ['NHWC depthwise (groups = C = F)', [2, 6, 7, 3], 3, [3, 3], { pad: [1, 1], num_group: 3 }, false],
+  ['NDHWC (2,2,3) stride (1,2,1) pad (1,0,1)', [1, 4, 5, 6, 2], 3, [2, 2, 3], { stride: [1, 2, 1], pad: [1, 0, 1] }, false],
+];
+for (const [label, xs, F, kernel, opts, noBias] of lastCases) {
+  test(`Convolution ${label} matches tf (natively channel-last)`, () => {
+    const nsp = kernel.length, G = opts.num_group ?? 1, C = xs[nsp + 1], ws = [F, ...kernel, C / G];
+    const x = rand(xs), w = rand(ws), b = noBias ? null : rand([F]);
+    const args = [ndarr(x, xs), ndarr(w, ws)];
+    if (!noBias) args.push(ndarr(b, [F]));
+    const layout = nsp === 2 ? 'NHWC' : 'NDHWC';
+    const y = nd.Convolution(...args, { kernel, num_filter: F, no_bias: noBias, layout, ...opts });
+    const want = tfConvLast(x, xs, w, ws, b, { ...opts, groups: G });
+    const stride = opts.stride ?? fill(nsp, 1), pad = opts.pad ?? fill(nsp, 0), dilate = opts.dilate ?? fill(nsp, 1);
+    const spatial = kernel.map((k, i) => Math.floor((xs[1 + i] + 2 * pad[i] - (dilate[i] * (k - 1) + 1)) / stride[i]) + 1);
+    assert.deepEqual(y.shape, [xs[0], ...spatial, F]);
+    assertClose(y.toTypedArray(), want, { ...tol, msg: label });
+  });
+}
+
+test('Convolution NHWC float64 matches tf (float32 oracle)', () => {
+  const xs = [2, 6, 5, 3], ws = [4, 3, 3, 3];
+  const x = rand(xs), w = rand(ws), b = rand([4]);
+  const y = nd.Convolution(ndarr(Float64Array.from(x), xs, 'float64'), ndarr(Float64Array.from(w), ws, 'float64'),
+    ndarr(Float64Array.from(b), [4], 'float64'), { kernel: [3, 3], num_filter: 4, pad: [1, 1], layout: 'NHWC' });
+  assert.equal(y.dtype, 'float64');
+  assertClose(y.toTypedArray(), tfConvLast(x, xs, w, ws, b, { pad: [1, 1] }), tol);
+});
+
+// Deconvolution NHWC via tf.conv2dTranspose on the data as it is: weight (C, kh, kw, F/G) -> tf's
+// (kh, kw, F/G, C/G) per group; pad cropped from each side, adj kept at the end.
+function tfDeconvNhwc(x, xs, w, ws, b, { stride = [1, 1], pad = [0, 0], adj = [0, 0], groups = 1 }) {
+  const [N, H, W] = xs, [, KH, KW, Fg] = ws, F = Fg * groups;
+  const fullH = (H - 1) * stride[0] + KH, fullW = (W - 1) * stride[1] + KW;
+  const Ho = fullH - 2 * pad[0] + adj[0], Wo = fullW - 2 * pad[1] + adj[1];
+  return tfRun(() => {
+    const xt = tf.tensor(x, xs), wt = tf.transpose(tf.tensor(w, ws), [1, 2, 3, 0]);
+    const xg = groups > 1 ? tf.split(xt, groups, 3) : [xt];
+    const wg = groups > 1 ? tf.split(wt, groups, 3) : [wt];
+    const ys = xg.map((xi, g) => tf.conv2dTranspose(xi, wg[g], [N, fullH, fullW, Fg], stride, 'valid'));
+    let y = ys.length > 1 ? tf.concat(ys, 3) : ys[0];
+    y = tf.slice(tf.pad(y, [[0, 0], [0, adj[0]], [0, adj[1]], [0, 0]]), [0, pad[0], pad[1], 0], [N, Ho, Wo, F]);
+    return b ? tf.add(y, tf.tensor1d(b)) : y;
+  });
+}
+
+test('Deconvolution NHWC matches tf.conv2dTranspose (natively channel-last)', () => {
+  for (const [xs, F, kernel, opts, noBias] of [
+    [[2, 5, 6, 3], 4, [3, 3], {}, true],
+    [[1, 4, 5, 4], 3, [4, 4], { stride: [2, 2], pad: [1, 1], adj: [1, 0] }, false],
+    [[2, 4, 3, 4], 6, [3, 3], { stride: [2, 2], num_group: 2 }, false],
+  ]) {
+    const G = opts.num_group ?? 1, ws = [xs[3], ...kernel, F / G];
+    const x = rand(xs), w = rand(ws), b = noBias ? null : rand([F]);
+    const args = [ndarr(x, xs), ndarr(w, ws)];
+    if (!noBias) args.push(ndarr(b, [F]));
+    const y = nd.Deconvolution(...args, { kernel, num_filter: F, no_bias: noBias, layout: 'NHWC', ...opts });
+    const stride = opts.stride ?? [1, 1], pad = opts.pad ?? [0, 0], adj = opts.adj ?? [0, 0];
+    assert.deepEqual(y.shape, [xs[0], ...kernel.map((k, i) => stride[i] * (xs[1 + i] - 1) + k - 2 * pad[i] + adj[i]), F]);
+    assertClose(y.toTypedArray(), tfDeconvNhwc(x, xs, w, ws, b, { ...opts, groups: G }), { ...tol, msg: `${xs}` });
+  }
+});
+
+test('Convolution / Deconvolution NHWC symbols infer channel-last weight and output shapes, and keep the layout', () => {
+  const c = sym.Convolution(sym.var('data'), { kernel: [3, 3], num_filter: 4, num_group: 2, layout: 'NHWC', name: 'c0' });
+  const [args, outs] = c.inferShape({ data: [2, 7, 9, 6] });
+  assert.deepEqual(args, [[2, 7, 9, 6], [4, 3, 3, 3], [4]]);
+  assert.deepEqual(outs, [[2, 5, 7, 4]]);
+  assert.equal(JSON.parse(c.tojson()).nodes.find((n) => n.op === 'Convolution').attrs.layout, 'NHWC');
+  const d = sym.Deconvolution(sym.var('data'), { kernel: [2, 2, 2], stride: [2, 2, 2], num_filter: 5, layout: 'NDHWC', name: 'd0' });
+  const [dargs, douts] = d.inferShape({ data: [1, 2, 3, 4, 6] });
+  assert.deepEqual(dargs, [[1, 2, 3, 4, 6], [6, 2, 2, 2, 5]]);
+  assert.deepEqual(douts, [[1, 4, 6, 8, 5]]);
 });
 
 // ---- UpSampling -------------------------------------------------------------------------------

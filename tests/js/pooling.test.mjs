@@ -1,7 +1,8 @@
 // Pooling against TensorFlow.js's CPU pooling kernels (an independent implementation; NCHW data
 // is transposed to tfjs's NHWC / NDHWC) on random data, and against the window definition of
 // ../shared/spec/ops.md computed with plain loops here where tfjs has no equivalent (padding
-// counted in the divisor, the 'full' convention, lp). Also shapes and error messages.
+// counted in the divisor, the 'full' convention, lp). Also shapes and error messages. The
+// channel-last layouts (NWC, NHWC, NDHWC) are tfjs's own, so there the data goes to tf as it is.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import * as mx from 'mxnet-wasm';
@@ -218,12 +219,90 @@ test('Pooling float64 matches the window definition in double precision', () => 
   assertClose(y64.toTypedArray(), want.data, { rtol: 1e-12, atol: 1e-12 });
 });
 
+// ---- channel-last layouts vs tfjs's NHWC / NDHWC pooling -----------------------------------------
+test('Pooling NHWC max / avg / sum match tf.maxPool / tf.avgPool on the same data', () => {
+  for (const [shape, k, s] of [[[2, 8, 8, 3], [2, 2], [2, 2]], [[1, 11, 13, 4], [3, 3], [2, 2]], [[2, 9, 7, 5], [3, 2], [1, 2]]]) {
+    const x = rand(shape);
+    const xa = nd.array(x, { shape });
+    const ymax = nd.Pooling(xa, { kernel: k, stride: s, layout: 'NHWC' });
+    const [N, H, W, C] = shape;
+    assert.deepEqual(ymax.shape, [N, Math.floor((H - k[0]) / s[0]) + 1, Math.floor((W - k[1]) / s[1]) + 1, C]);
+    assertClose(ymax.toTypedArray(), tfRun(() => tf.maxPool(tf.tensor(x, shape), k, s, 'valid')), { ...tol, msg: `max ${shape}` });
+    const yavg = nd.Pooling(xa, { kernel: k, stride: s, pool_type: 'avg', layout: 'NHWC' });
+    assertClose(yavg.toTypedArray(), tfRun(() => tf.avgPool(tf.tensor(x, shape), k, s, 'valid')), { ...tol, msg: `avg ${shape}` });
+    const ysum = nd._npx_pooling(xa, { kernel: k, stride: s, pool_type: 'sum', layout: 'NHWC' });
+    assertClose(ysum.toTypedArray(), tfRun(() => tf.mul(tf.avgPool(tf.tensor(x, shape), k, s, 'valid'), k[0] * k[1])),
+      { rtol: 1e-5, atol: 1e-5, msg: `sum ${shape}` });
+  }
+});
+
+test('Pooling NHWC with padding: max and avg(count_include_pad=False) match tf; counted padding matches the definition', () => {
+  const shape = [2, 9, 10, 3], x = rand(shape);
+  const xa = nd.array(x, { shape });
+  const attrs = { kernel: [3, 3], stride: [2, 2], pad: [1, 1], layout: 'NHWC' };
+  assertClose(nd.Pooling(xa, attrs).toTypedArray(), tfRun(() => tf.maxPool(tf.tensor(x, shape), 3, 2, 1)), { ...tol, msg: 'max' });
+  assertClose(nd.Pooling(xa, { ...attrs, pool_type: 'avg', count_include_pad: false }).toTypedArray(),
+    tfRun(() => tf.avgPool(tf.tensor(x, shape), 3, 2, 1)), { ...tol, msg: 'avg, padding not counted' });
+  // padding counted (the default): the loop definition on tf's channel-first transpose, moved back
+  const cf = tfRun(() => tf.transpose(tf.tensor(x, shape), [0, 3, 1, 2]));
+  const want = refPool2d(cf, [2, 3, 9, 10], { k: [3, 3], s: [2, 2], p: [1, 1], type: 'avg' });
+  const y = nd.Pooling(xa, { ...attrs, pool_type: 'avg' });
+  assert.deepEqual(y.shape, [2, 5, 5, 3]);
+  assertClose(y.toTypedArray(), tfRun(() => tf.transpose(tf.tensor(Float32Array.from(want.data), want.shape), [0, 2, 3, 1])), { ...tol, msg: 'avg, padding counted' });
+});
+
+test('Pooling NWC (1-D) matches tf pooling over a height of 1; NDHWC matches tf.maxPool3d / tf.avgPool3d', () => {
+  const shape = [2, 17, 3], x = rand(shape);
+  const xa = nd.array(x, { shape });
+  for (const [k, s] of [[3, 2], [2, 1], [4, 4]]) {
+    const y = nd.Pooling(xa, { kernel: [k], stride: [s], layout: 'NWC' });
+    assert.deepEqual(y.shape, [2, Math.floor((17 - k) / s) + 1, 3]);
+    assertClose(y.toTypedArray(), tfRun(() => tf.maxPool(tf.tensor(x, [2, 1, 17, 3]), [1, k], [1, s], 'valid')), { ...tol, msg: `max k${k}` });
+    const ya = nd.Pooling(xa, { kernel: [k], stride: [s], pool_type: 'avg', layout: 'NWC' });
+    assertClose(ya.toTypedArray(), tfRun(() => tf.avgPool(tf.tensor(x, [2, 1, 17, 3]), [1, k], [1, s], 'valid')), { ...tol, msg: `avg k${k}` });
+  }
+  for (const [shape3, k, s] of [[[1, 6, 7, 5, 2], [2, 2, 2], [2, 2, 2]], [[2, 5, 6, 7, 3], [3, 2, 3], [1, 2, 2]]]) {
+    const x3 = rand(shape3);
+    const xa3 = nd.array(x3, { shape: shape3 });
+    assertClose(nd.Pooling(xa3, { kernel: k, stride: s, layout: 'NDHWC' }).toTypedArray(),
+      tfRun(() => tf.maxPool3d(tf.tensor(x3, shape3), k, s, 'valid')), { ...tol, msg: `max ${shape3}` });
+    assertClose(nd.Pooling(xa3, { kernel: k, stride: s, pool_type: 'avg', layout: 'NDHWC' }).toTypedArray(),
+      tfRun(() => tf.avgPool3d(tf.tensor(x3, shape3), k, s, 'valid')), { ...tol, msg: `avg ${shape3}` });
+  }
+});
+
+test('Pooling global_pool channel-last matches tf.max / tf.mean / tf.sum over the spatial axes', () => {
+  for (const [shape, layout] of [[[2, 7, 9, 3], 'NHWC'], [[2, 11, 4], 'NWC'], [[1, 3, 4, 5, 2], 'NDHWC']]) {
+    const x = rand(shape);
+    const xa = nd.array(x, { shape });
+    const axes = shape.slice(1, -1).map((_, i) => i + 1);
+    for (const [type, fn] of [['max', 'max'], ['avg', 'mean'], ['sum', 'sum']]) {
+      const y = nd.Pooling(xa, { global_pool: true, pool_type: type, layout });
+      assert.deepEqual(y.shape, [shape[0], ...axes.map(() => 1), shape[shape.length - 1]]);
+      assertClose(y.toTypedArray(), tfRun(() => tf[fn](tf.tensor(x, shape), axes)), { rtol: 1e-5, atol: 1e-5, msg: `${type} ${layout}` });
+    }
+  }
+});
+
+test('Pooling NHWC float64 and float16 match tf.maxPool (float32 oracle)', () => {
+  const shape = [1, 7, 6, 3], x = rand(shape);
+  const want = tfRun(() => tf.maxPool(tf.tensor(x, shape), 2, 2, 'valid'));
+  const y64 = nd.Pooling(nd.array(Float64Array.from(x), { shape, dtype: 'float64' }), { kernel: [2, 2], stride: [2, 2], layout: 'NHWC' });
+  assert.equal(y64.dtype, 'float64');
+  assertClose(y64.toTypedArray(), want, tol);
+  const y16 = nd.Pooling(nd.array(x, { shape }).astype('float16'), { kernel: [2, 2], stride: [2, 2], layout: 'NHWC' });
+  assert.equal(y16.dtype, 'float16');
+  assertClose(y16.astype('float32').toTypedArray(), want, { rtol: 1e-3, atol: 1e-3 });
+});
+
 test('Pooling errors name the op and the problem; the next call works', () => {
   const x = nd.array(rand([1, 1, 5, 5]), { shape: [1, 1, 5, 5] });
   assert.throws(() => nd.Pooling(x, { kernel: [7, 7] }), (e) => e instanceof mx.MXNetError &&
     /Pooling/.test(e.message) && /kernel size 7 exceeds input size 5/.test(e.message));
-  assert.throws(() => nd.Pooling(x, { kernel: [2, 2], layout: 'NHWC' }),
-    (e) => e instanceof mx.MXNetError && /Pooling/.test(e.message) && /NHWC/.test(e.message));
+  assert.throws(() => nd.Pooling(x, { kernel: [2, 2], layout: 'NWC' }),
+    (e) => e instanceof mx.MXNetError && /Pooling/.test(e.message) && /layout NWC does not match 4-D data .*expected NCHW or NHWC/.test(e.message));
+  assert.throws(() => nd.Pooling(x, { kernel: [2, 2], layout: 'NDHWC' }),
+    (e) => e instanceof mx.MXNetError && /Pooling/.test(e.message) && /NDHWC/.test(e.message));
   assert.throws(() => nd.Pooling(x, { kernel: [2, 2], pool_type: 'lp' }), /Pooling.*p_value/);
   assert.throws(() => nd.Pooling(x, { kernel: [2] }), /Pooling.*data must be 3-D/);
   assert.throws(() => nd.Pooling(x, { kernel: [2, 2], stride: [0, 1] }), /Pooling.*stride\[0\] = 0/);
