@@ -924,8 +924,22 @@ static int forward_common(const mxw_op_call *c, int deconv) {
   } else {
     for (int i = 0; i < p->nsp; i++) pad[i] = p->pad.v[i];
   }
-  if (!p->chan_last)
+  if (!p->chan_last && !c->fused_act)
     return run_channel_first(p, deconv, x->dtype, &x->shape, &y->shape, pad, x->data, wt->data, bias, y->data);
+  if (!p->chan_last) {
+    /* graph fusion: one batch item at a time, its activation applied while it is cache-hot */
+    mxw_shape x1 = x->shape, y1 = y->shape;
+    x1.dims[0] = y1.dims[0] = 1;
+    const size_t es = (size_t)mxw_dtype_size(x->dtype);
+    const int64_t nx1 = mxw_shape_size(&x1), ny1 = mxw_shape_size(&y1);
+    for (int64_t n = 0; n < x->shape.dims[0]; n++) {
+      char *yn = (char *)y->data + (size_t)(n * ny1) * es;
+      MXW_TRY(run_channel_first(p, deconv, x->dtype, &x1, &y1, pad, (const char *)x->data + (size_t)(n * nx1) * es,
+                                wt->data, bias, yn));
+      mxw_apply_act(yn, y->dtype, ny1, c->fused_act);
+    }
+    return 0;
+  }
   const mxw_shape xs = channel_first(&x->shape), ys = channel_first(&y->shape), ws = channel_first(&wt->shape);
   const size_t esize = (size_t)mxw_dtype_size(x->dtype);
   const int64_t nx = mxw_shape_size(&xs), nw = mxw_shape_size(&ws), ny = mxw_shape_size(&ys);
@@ -944,6 +958,7 @@ static int forward_common(const mxw_op_call *c, int deconv) {
   swap_last2(wt->data, wcf, ws.dims[0], taps, ws.dims[1], esize);        /* (lead, taps, 2nd) -> (lead, 2nd, taps) */
   const int rc = run_channel_first(p, deconv, x->dtype, &xs, &ys, pad, xcf, wcf, bias, ycf);
   if (rc == 0) swap_last2(ycf, y->data, ys.dims[0], ys.dims[1], ysp, esize); /* (N, F, grid) -> (N, grid, F) */
+  if (rc == 0 && c->fused_act) mxw_apply_act(y->data, y->dtype, ny, c->fused_act);
   free(buf);
   return rc;
 }
@@ -968,6 +983,7 @@ static const mxw_op_def op_Convolution = {
     .infer_shape = infer_shape_conv,
     .infer_type = infer_type_f32_f64,
     .forward = forward_conv,
+    .fusable_act = 1,
 };
 
 static const mxw_op_def op_Deconvolution = {
@@ -986,6 +1002,7 @@ static const mxw_op_def op_Deconvolution = {
     .infer_shape = infer_shape_deconv,
     .infer_type = infer_type_f32_f64,
     .forward = forward_deconv,
+    .fusable_act = 1,
 };
 
 /* ---- UpSampling ---------------------------------------------------------------------------------- */

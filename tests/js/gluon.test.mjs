@@ -456,3 +456,19 @@ test('hybridize plans memory (one arena by liveness, activations in place) and f
     net.hybridize();
   }
 });
+
+test('a Convolution with relu fuses when hybridized, with the imperative outputs (batch > 1, NCHW and NHWC)', () => {
+  for (const layout of ['NCHW', 'NHWC']) {
+    const net = new nn.HybridSequential();
+    net.nameScope(() => net.add(new nn.Conv2D(7, { kernelSize: 3, padding: 1, activation: 'relu', layout }),
+      new nn.Conv2D(3, { kernelSize: 1, activation: 'tanh', layout })));
+    net.initialize();
+    const x = nd.random.uniform(-1, 1, layout === 'NCHW' ? [3, 4, 9, 11] : [3, 9, 11, 4]);
+    const eager = net(x);
+    net.hybridize();
+    const fused = net(x);
+    assert.ok(net._cachedOp.fusedNodes >= 1, layout);
+    assert.ok(maxAbsDiff(eager, fused) <= 1e-6, layout);
+    assert.ok(eager.toTypedArray().some((v) => v < 0) && eager.toTypedArray().some((v) => v > 0), 'tanh output has both signs');
+  }
+});
