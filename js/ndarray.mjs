@@ -100,10 +100,12 @@ export class NDArray {
   constructor(handle) {
     if (!handle) throw new MXNetError('NDArray: NULL handle');
     this._h = handle;
-    const ndim = M._mxw_ndarray_ndim(handle);
-    M._mxw_ndarray_shape(handle, shapeBuf);
-    this._shape = Array.from(heap32().subarray(shapeBuf >> 2, (shapeBuf >> 2) + ndim));
-    this._dtype = DTYPE_NAMES[M._mxw_ndarray_dtype(handle)];
+    M._mxw_ndarray_info(handle, shapeBuf);
+    const h32 = heap32(), b = shapeBuf >> 2, ndim = h32[b + 1];
+    const shape = new Array(ndim);
+    for (let i = 0; i < ndim; i++) shape[i] = h32[b + 2 + i];
+    this._shape = shape;
+    this._dtype = DTYPE_NAMES[h32[b]];
     finalizer.register(this, handle, this);
     if (scopes.length) scopes[scopes.length - 1].add(this);
   }
@@ -385,6 +387,7 @@ export function paramsFor(id, attrs) {
     for (const old of paramCache.values()) M._mxw_params_free(old);
     paramCache.clear();
     visibleCache.clear();
+    numOutputsCache.clear();
   }
   paramCache.set(key, p);
   return p;
@@ -410,16 +413,24 @@ export function invokeVisible(id, inputs, attrs, out) {
   if (!out) for (let i = nvis; i < outs.length; i++) outs[i].dispose();
   return nvis === 1 ? outs[0] : outs.slice(0, nvis);
 }
+const numOutputsCache = new Map();
 function invokeParams(id, p, inputs, out) {
-  const nout = M._mxw_params_num_outputs(p);
-  const a = args.reset();
-  const inP = a.i32s(inputs.map((x) => x.handle));
-  const outs = out ? (Array.isArray(out) ? out : [out]) : [];
-  const outP = a.i32s(Array.from({ length: nout }, (_, i) => (outs[i] ? outs[i].handle : 0)));
-  const noutP = a.i32s([nout]);
-  check(M._mxw_op_invoke(id, p, inputs.length, inP, noutP, outP));
-  const hs = Array.from(heap32().subarray(outP >> 2, (outP >> 2) + nout)); // read before wrapping
-  return hs.map((h, i) => outs[i] ?? new NDArray(h));
+  let nout = numOutputsCache.get(p);
+  if (nout === undefined) { nout = M._mxw_params_num_outputs(p); numOutputsCache.set(p, nout); }
+  const nin = inputs.length;
+  const inP = args.reset().alloc(4 * (nin + nout + 1));
+  const outP = inP + 4 * nin, noutP = outP + 4 * nout;
+  const outs = out ? (Array.isArray(out) ? out : [out]) : null;
+  let h32 = heap32();
+  for (let i = 0; i < nin; i++) h32[(inP >> 2) + i] = inputs[i].handle;
+  for (let i = 0; i < nout; i++) h32[(outP >> 2) + i] = outs && outs[i] ? outs[i].handle : 0;
+  h32[noutP >> 2] = nout;
+  check(M._mxw_op_invoke(id, p, nin, inP, noutP, outP));
+  h32 = heap32();
+  const hs = new Array(nout); // read every handle before wrapping any
+  for (let i = 0; i < nout; i++) hs[i] = h32[(outP >> 2) + i];
+  for (let i = 0; i < nout; i++) hs[i] = (outs && outs[i]) || new NDArray(hs[i]);
+  return hs;
 }
 export function invokeByName(name, inputs, attrs, out) { return invoke(opId(name), inputs, attrs, out); }
 // Output shapes of an op for known input shapes, by the op's own C shape inference.

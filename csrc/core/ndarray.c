@@ -119,6 +119,14 @@ int mxw_ndarray_shape(const mxw_ndarray *arr, int32_t *shape_out) {
   return 0;
 }
 
+int mxw_ndarray_info(const mxw_ndarray *arr, int32_t *out) {
+  MXW_CHECK(arr && out, "NULL argument");
+  out[0] = arr->t.dtype;
+  out[1] = arr->t.shape.ndim;
+  for (int i = 0; i < arr->t.shape.ndim; i++) out[2 + i] = (int32_t)arr->t.shape.dims[i];
+  return 0;
+}
+
 int mxw_ndarray_view(mxw_ndarray *arr, int ndim, const int32_t *shape, mxw_ndarray **out) {
   MXW_CHECK(arr && out, "NULL argument");
   mxw_shape s;

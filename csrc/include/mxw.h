@@ -81,6 +81,9 @@ MXW_API int mxw_ndarray_ndim(const mxw_ndarray *arr);
 /* Writes ndim dims into shape_out (room for MXW_MAX_NDIM). */
 MXW_API int mxw_ndarray_shape(const mxw_ndarray *arr, int32_t *shape_out);
 MXW_API double mxw_ndarray_size(const mxw_ndarray *arr);
+/* dtype, ndim and dims in one call: out[0] = dtype, out[1] = ndim, out[2..] = dims (room for
+ * 2 + MXW_MAX_NDIM int32s). */
+MXW_API int mxw_ndarray_info(const mxw_ndarray *arr, int32_t *out);
 /* A new array sharing arr's storage with another shape of the same size. Caller owns *out. */
 MXW_API int mxw_ndarray_view(mxw_ndarray *arr, int ndim, const int32_t *shape, mxw_ndarray **out);
 /* Copies src's values into dst (same size; dtypes converted as MXNet's Cast does). */
