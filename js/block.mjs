@@ -9,6 +9,7 @@ import { Parameter, ParameterDict, DeferredInitializationError, opt } from './pa
 import { CachedOp } from './cached_op.mjs';
 import { readBytes, loadBytes, saveBytes, writeFileSync } from './io.mjs';
 import { attrString } from './format.mjs';
+import { isTraining } from './autograd.mjs';
 
 // The F namespaces handed to hybridForward; set by index.mjs (nd and sym are built there).
 export const F = { nd: null, sym: null };
@@ -565,7 +566,7 @@ export class HybridBlock extends Block {
       }
     }
     if (this._opHooks && !this._cachedOp._monitor) this._cachedOp.setMonitor(true);
-    const outs = this._cachedOp.forward(cargs, false);
+    const outs = this._cachedOp.forward(cargs, isTraining());
     cargs.fill(null);
     if (this._opHooks) this._cachedOp.runMonitor(this._opHooks.callback, this._opHooks.monitorAll);
     if (this._outFormat === 0 || (Array.isArray(this._outFormat) && this._outFormat.length === 1 && this._outFormat[0] === 0)) {

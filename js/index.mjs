@@ -23,6 +23,7 @@ import { Parameter, Constant, ParameterDict, DeferredInitializationError } from 
 import { Block, HybridBlock, SymbolBlock, Sequential, HybridSequential, HookHandle, F } from './block.mjs';
 import { CachedOp } from './cached_op.mjs';
 import * as nnLayers from './nn.mjs';
+import * as autogradModule from './autograd.mjs';
 
 // ---- nd: every registered op (generated), plus MXNet's Python-level helpers ---------------------
 const generated = generateNd();
@@ -109,6 +110,7 @@ F.sym = sym;
 // The initializers' values are written through nd.array (float64 staging, converted in C).
 initializer._setValuesImpl((arr, values) => { const src = array(values, { shape: arr.shape, dtype: 'float64' }); src.copyto(arr); src.dispose(); });
 export const init = initializer;
+export const autograd = Object.freeze({ ...autogradModule });
 
 export const gluon = {
   Block, HybridBlock, SymbolBlock, Parameter, Constant, ParameterDict, DeferredInitializationError, HookHandle,
@@ -143,7 +145,7 @@ export const version = VERSION;
 export { MXNetError, NDArray, Context, cpu, tidy, keep, memory, Symbol, CachedOp };
 
 const mx = {
-  nd, sym, symbol, name, Symbol, random, gluon, init, CachedOp, features, setNumThreads, getNumThreads, version, MXNetError, NDArray, Context, cpu,
+  nd, sym, symbol, name, Symbol, random, gluon, init, autograd, CachedOp, features, setNumThreads, getNumThreads, version, MXNetError, NDArray, Context, cpu,
   tidy, keep, memory, registeredOps,
 };
 export default mx;

@@ -52,6 +52,11 @@ export declare function features(): { tier: 'scalar' | 'simd' | 'relaxed-simd'; 
 export declare const random: { seed(n: number): void };
 export declare const gluon: any;
 export declare const init: any;
+export declare const autograd: {
+  record<T>(fn: () => T, trainMode?: boolean): T; pause<T>(fn: () => T, trainMode?: boolean): T;
+  trainMode<T>(fn: () => T): T; predictMode<T>(fn: () => T): T; isRecording(): boolean; isTraining(): boolean;
+  setTraining(flag: boolean): boolean; setRecording(flag: boolean): boolean;
+};
 `);
 const ndLines = [], symLines = [], attrIfaces = [];
 registry.ops.forEach((op) => {

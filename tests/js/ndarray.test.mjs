@@ -99,7 +99,7 @@ test('memory growth keeps earlier arrays readable', () => {
 });
 
 test('module surface: named and default exports, version, features, MXNetError', () => {
-  for (const k of ['nd', 'cpu', 'tidy', 'memory', 'features', 'MXNetError', 'version']) {
+  for (const k of ['nd', 'sym', 'gluon', 'autograd', 'init', 'cpu', 'tidy', 'memory', 'features', 'MXNetError', 'version']) {
     assert.ok(k in mx, k);
     assert.equal(mxDefault[k], mx[k], k);
   }
