@@ -54,32 +54,12 @@ static char *tuple_str(const mxw_tuple *t, char *buf, size_t len) {
   return buf;
 }
 
-/* Unifies `have` with the shape the op requires (-1 dims are free on both sides); a conflict
- * names the input and both shapes, followed by `rule`. */
-static int unify(mxw_shape *have, const mxw_shape *want, const char *name, const char *rule) {
-  if (want->ndim < 0) return 0;
-  if (have->ndim < 0) {
-    *have = *want;
-    return 0;
-  }
-  int ok = have->ndim == want->ndim;
-  for (int i = 0; ok && i < have->ndim; i++)
-    if (have->dims[i] >= 0 && want->dims[i] >= 0 && have->dims[i] != want->dims[i]) ok = 0;
-  if (!ok) {
-    shape_buf a, b;
-    return mxw_fail("%s has shape %s, expected %s%s", name, mxw_shape_str(have, a, sizeof a),
-                    mxw_shape_str(want, b, sizeof b), rule);
-  }
-  for (int i = 0; i < have->ndim; i++)
-    if (have->dims[i] < 0) have->dims[i] = want->dims[i];
-  return 0;
-}
 
 static int infer_type_f32_f64(const void *param, int nin, int *in, int nout, int *out) {
   MXW_TRY(mxw_infer_type_same(param, nin, in, nout, out));
   int t = nin > 0 ? in[0] : -1;
-  if (t >= 0 && t != MXW_FLOAT32 && t != MXW_FLOAT64)
-    return mxw_fail("dtype %s is not supported (float32 and float64 only)", mxw_dtype_name(t));
+  if (t >= 0 && t != MXW_FLOAT32 && t != MXW_FLOAT64 && t != MXW_FLOAT16 && t != MXW_BFLOAT16)
+    return mxw_fail("dtype %s is not supported (float32, float64, float16 and bfloat16)", mxw_dtype_name(t));
   return 0;
 }
 
@@ -743,10 +723,10 @@ static int infer_params(const ConvParam *p, mxw_shape *in, const mxw_shape *data
   shape_buf a;
   char msg[320];
   snprintf(msg, sizeof msg, " = %s for data %s", rule, mxw_shape_str(data, a, sizeof a));
-  MXW_TRY(unify(&in[1], &want, "weight", msg));
+  MXW_TRY(mxw_shape_unify(&in[1], &want, "weight", msg));
   if (!p->no_bias) {
     const mxw_shape b = mxw_shape_make(1, &p->num_filter);
-    MXW_TRY(unify(&in[2], &b, "bias", " = (num_filter,)"));
+    MXW_TRY(mxw_shape_unify(&in[2], &b, "bias", " = (num_filter,)"));
   }
   return 0;
 }
@@ -760,7 +740,7 @@ static int infer_output(const ConvParam *p, mxw_shape *data, mxw_shape *out, con
   dims[chan_axis(p)] = p->num_filter;
   for (int i = 0; i < p->nsp; i++) dims[spatial_axis(p, i)] = spatial[i];
   const mxw_shape o = mxw_shape_make(p->nsp + 2, dims);
-  return unify(out, &o, "output", "");
+  return mxw_shape_unify(out, &o, "output", "");
 }
 
 static int infer_shape_conv(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
@@ -963,8 +943,38 @@ static int forward_common(const mxw_op_call *c, int deconv) {
   return rc;
 }
 
-static int forward_conv(const mxw_op_call *c) { return forward_common(c, 0); }
-static int forward_deconv(const mxw_op_call *c) { return forward_common(c, 1); }
+/* float16 / bfloat16: computed in float32 on converted copies, rounded back at the end. */
+static int forward_halves(const mxw_op_call *c, int deconv) {
+  const int nin = c->num_inputs;
+  mxw_tensor in[3], out = c->outputs[0];
+  int64_t total = mxw_tensor_size(&out);
+  for (int i = 0; i < nin; i++) total += mxw_tensor_size(&c->inputs[i]);
+  float *buf = (float *)malloc(sizeof(float) * (size_t)(total ? total : 1));
+  MXW_CHECK(buf != NULL, "out of memory converting %s data to float32", mxw_dtype_name(out.dtype));
+  float *at = buf;
+  for (int i = 0; i < nin; i++) {
+    in[i] = c->inputs[i];
+    mxw_convert(in[i].data, in[i].dtype, at, MXW_FLOAT32, mxw_tensor_size(&in[i]));
+    in[i].data = at;
+    in[i].dtype = MXW_FLOAT32;
+    at += mxw_tensor_size(&c->inputs[i]);
+  }
+  out.data = at;
+  out.dtype = MXW_FLOAT32;
+  mxw_op_call c32 = *c;
+  c32.inputs = in;
+  c32.outputs = &out;
+  const int rc = forward_common(&c32, deconv);
+  if (rc == 0) mxw_convert(out.data, MXW_FLOAT32, c->outputs[0].data, c->outputs[0].dtype, mxw_tensor_size(&out));
+  free(buf);
+  return rc;
+}
+static int forward_dispatch(const mxw_op_call *c, int deconv) {
+  const int t = c->inputs[0].dtype;
+  return t == MXW_FLOAT16 || t == MXW_BFLOAT16 ? forward_halves(c, deconv) : forward_common(c, deconv);
+}
+static int forward_conv(const mxw_op_call *c) { return forward_dispatch(c, 0); }
+static int forward_deconv(const mxw_op_call *c) { return forward_dispatch(c, 1); }
 
 static const mxw_op_def op_Convolution = {
     .name = "Convolution",
@@ -1073,11 +1083,11 @@ static int infer_shape_upsampling(const void *param, int nin, mxw_shape *in, int
                 mxw_shape_str(data, a, sizeof a));
     const int64_t wd[4] = {C, 1, k, k};
     const mxw_shape want = mxw_shape_make(4, wd);
-    MXW_TRY(unify(&in[1], &want, "weight", " = (channels, 1, 2*scale - scale%2, 2*scale - scale%2)"));
+    MXW_TRY(mxw_shape_unify(&in[1], &want, "weight", " = (channels, 1, 2*scale - scale%2, 2*scale - scale%2)"));
     const int64_t od[4] = {data->dims[0], C, data->dims[2] < 0 ? -1 : data->dims[2] * s,
                            data->dims[3] < 0 ? -1 : data->dims[3] * s};
     const mxw_shape o = mxw_shape_make(4, od);
-    return unify(&out[0], &o, "output", "");
+    return mxw_shape_unify(&out[0], &o, "output", "");
   }
   /* nearest: every input is known before the output can be */
   for (int i = 0; i < nin; i++)
@@ -1102,7 +1112,7 @@ static int infer_shape_upsampling(const void *param, int nin, mxw_shape *in, int
   }
   const int64_t od[4] = {data->dims[0], channels, oh, ow};
   const mxw_shape o = mxw_shape_make(4, od);
-  return unify(&out[0], &o, "output", "");
+  return mxw_shape_unify(&out[0], &o, "output", "");
 }
 
 static int infer_type_upsampling(const void *param, int nin, int *in, int nout, int *out) {

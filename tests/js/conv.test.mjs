@@ -448,3 +448,24 @@ test('Convolution and Deconvolution symbols create weight and bias variables; no
   const d = sym.Deconvolution(sym.var('data'), { kernel: [3, 3], num_filter: 4, name: 'd0' });
   assert.deepEqual(d.listArguments(), ['data', 'd0_weight']);
 });
+
+test('float16 and bfloat16 Convolution / Deconvolution compute in float32 and round once (vs tfjs on the rounded inputs)', () => {
+  const r = rng(77);
+  const xs = r.uniform(2 * 3 * 9 * 9, -1, 1), ws = r.uniform(4 * 3 * 3 * 3, -0.5, 0.5), bs = r.uniform(4, -0.1, 0.1);
+  for (const dtype of ['float16', 'bfloat16']) {
+    const x = nd.array(xs, { shape: [2, 3, 9, 9], dtype }), w = nd.array(ws, { shape: [4, 3, 3, 3], dtype });
+    const b = nd.array(bs, { shape: [4], dtype });
+    const y = nd.Convolution(x, w, b, { kernel: [3, 3], num_filter: 4, pad: [1, 1] });
+    assert.equal(y.dtype, dtype);
+    // reference: the same (already rounded) values in float32 through tfjs, then compared at the
+    // output dtype's precision (one rounding: 2^-11 relative for float16, 2^-8 for bfloat16)
+    const xr = x.astype('float32').toTypedArray(), wr = w.astype('float32').toTypedArray(), br = b.astype('float32').toTypedArray();
+    const ref = tf.tidy(() => tf.transpose(tf.add(tf.conv2d(tf.transpose(tf.tensor(xr, [2, 3, 9, 9]), [0, 2, 3, 1]),
+      tf.transpose(tf.tensor(wr, [4, 3, 3, 3]), [2, 3, 1, 0]), 1, [[0, 0], [1, 1], [1, 1], [0, 0]]), tf.tensor(br)), [0, 3, 1, 2]).dataSync());
+    const eps = dtype === 'float16' ? 2 ** -11 : 2 ** -8;
+    assertClose(y.astype('float32').toTypedArray(), ref, { rtol: eps, atol: 1e-3, msg: dtype });
+    const d = nd.Deconvolution(y, nd.array(ws, { shape: [4, 3, 3, 3], dtype }), { kernel: [3, 3], num_filter: 3, stride: [2, 2] });
+    assert.equal(d.dtype, dtype);
+    assert.deepEqual(d.shape, [2, 3, 19, 19]);
+  }
+});
