@@ -278,8 +278,10 @@ export class Block {
           if (ignoreExtra) continue;
           throw new MXNetError(`Parameter '${k}' loaded from file '${label}' is not present in ParameterDict, which contains parameters ${[...params.keys()].slice(0, 10).join(', ')}. Set ignore_extra=True to ignore.`);
         }
-        params.get(k)._loadInit(loaded[k], { castDtype, dtypeSource });
+        params.get(k)._checkLoad(loaded[k], { castDtype });
       }
+      // every check passed: only now are the parameters changed
+      for (const k of keys) if (params.has(k)) params.get(k)._loadInit(loaded[k], { castDtype, dtypeSource });
     } finally {
       dispose();
     }
@@ -409,8 +411,12 @@ ParameterDict.prototype._loadDict = function loadDict(loaded, o = {}) {
       if (ignoreExtra) continue;
       throw new MXNetError(`Parameter '${name.slice(restorePrefix.length)}' loaded from file '${label}' is not present in ParameterDict, choices are: ${[...this._params.keys()].slice(0, 10).join(', ')}. Set ignore_extra to True to ignore. Please make sure source and target networks have the same prefix.`);
     }
-    if (v === null) continue;
-    p._loadInit(v, { castDtype, dtypeSource });
+    if (v !== null) p._checkLoad(v, { castDtype });
+  }
+  // every check passed: only now are the parameters changed
+  for (const [name, v] of Object.entries(arg)) {
+    const p = this._params.get(name);
+    if (p && v !== null) p._loadInit(v, { castDtype, dtypeSource });
   }
 };
 

@@ -146,21 +146,28 @@ export class Parameter {
     else { const c = arr.astype(this.dtype); c.copyto(this._data); c.dispose(); }
   }
 
-  // Parameter._load_init: shape check (unknown dims filled), dtype cast or adopt.
-  _loadInit(arr, { castDtype = false, dtypeSource = 'current' } = {}) {
+  // The checks of _load_init, without changing anything: loaders run them on every parameter
+  // first, so that a bad file leaves every parameter as it was.
+  _checkLoad(arr, { castDtype = false } = {}) {
     if (this._shape) {
       const ok = this._shape.length === arr.shape.length && this._shape.every((d, i) => d <= 0 || d === arr.shape[i]);
       if (!ok) {
         throw new MXNetError(`Failed loading Parameter '${this.name}' from saved params: shape incompatible expected ${shapeText(this._shape)} vs saved ${shapeText(arr.shape)}`);
       }
     }
+    if (!castDtype && arr.dtype !== this.dtype) {
+      throw new MXNetError(`Failed loading Parameter '${this.name}' from saved params: dtype incompatible expected ${this.dtype} vs saved ${arr.dtype}. Set cast_dtype=True to cast the dtype of saved params.`);
+    }
+  }
+
+  // Parameter._load_init: shape check (unknown dims filled), dtype cast or adopt.
+  _loadInit(arr, { castDtype = false, dtypeSource = 'current' } = {}) {
+    this._checkLoad(arr, { castDtype });
     this._shape = arr.shape;
     let value = arr;
     if (castDtype && arr.dtype !== this.dtype) {
       if (dtypeSource === 'current') value = arr.astype(this.dtype);
       else this.dtype = arr.dtype;
-    } else if (arr.dtype !== this.dtype) {
-      throw new MXNetError(`Failed loading Parameter '${this.name}' from saved params: dtype incompatible expected ${this.dtype} vs saved ${arr.dtype}. Set cast_dtype=True to cast the dtype of saved params.`);
     }
     if (this._data) {
       if (this._data.dtype !== value.dtype || this._data.shape.join() !== value.shape.join()) {

@@ -472,3 +472,26 @@ test('a Convolution with relu fuses when hybridized, with the imperative outputs
     assert.ok(eager.toTypedArray().some((v) => v < 0) && eager.toTypedArray().some((v) => v > 0), 'tanh output has both signs');
   }
 });
+
+test('a parameter file that fails to load leaves every parameter unchanged', async () => {
+  const make = () => {
+    const net = new nn.HybridSequential();
+    net.nameScope(() => net.add(new nn.Dense(3, { inUnits: 2 }), new nn.Dense(2, { inUnits: 3 })));
+    net.initialize();
+    return net;
+  };
+  const net = make();
+  const before = [...net.collectParams().values()].map((p) => p.data().toArray());
+  const other = make();
+  const bytes = nd.saveBytes({ '0.weight': other.at(0).weight.data(), '0.bias': other.at(0).bias.data(),
+    '1.weight': nd.zeros([2, 4]), '1.bias': other.at(1).bias.data() }); // 1.weight has the wrong shape
+  await assert.rejects(net.loadParameters(bytes), /Parameter '1_weight'|shape incompatible/);
+  assert.deepEqual([...net.collectParams().values()].map((p) => p.data().toArray()), before);
+  // the same for a SymbolBlock-style prefixed file through ParameterDict.load
+  const pd = net.collectParams();
+  const legacy = {};
+  for (const [k, p] of pd.entries()) legacy[k] = p.data();
+  legacy[[...pd.keys()][3]] = nd.zeros([7]);
+  await assert.rejects(pd.load(nd.saveBytes(legacy)), /shape incompatible/);
+  assert.deepEqual([...net.collectParams().values()].map((p) => p.data().toArray()), before);
+});
