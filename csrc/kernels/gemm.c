@@ -3,24 +3,35 @@
  *
  * mxw_sgemm picks, in order:
  *   M == 1                       rowdot (B transposed: y[j] = x . B[j]) or rowaxpy (y += x[i] B[i])
- *   M < 8, B transposed          rowdot 2x4 (two rows of x per pass over B): small-batch FC
- *   N == 1, A not transposed     rowdot over the rows of A
- *   M <= MC                      one packed A block; each 8-column B micro-panel is packed into an
- *                                L1 buffer just before its tiles (it is used only once)
+ *   M < 8, B transposed          rowdot 2x4 (two rows of x per pass over B): small-batch FC;
+ *                                also M < 24 while B is small enough to stay in cache
+ *   N < 8, A not transposed      the same over the rows of A, two columns of op(B) per pass
+ *                                (also N < 24 not a multiple of 8, A small enough)
+ *   op(A) packed <= 640 KiB      "whole A" (the FullyConnected and convolution shapes):
+ *     pack all of op(A) once (4-row micro-panels, alpha applied)              ~ L2
+ *     for jc over N by 64:         B block (kc x 64, packed just before use)  ~ L2
+ *       for pc over K by KC (<= 512):
+ *         for jr over the block by 8:   one B micro-panel (kc x 8 <= 16 KiB) ~ L1
+ *           for ir over M by 4:         4x8 microkernel
+ *     Every element of B is packed once, and a C block gets all its K blocks while in L1/L2.
  *   otherwise the blocked driver (GotoBLAS/BLIS loop order):
  *   for jc over N by NC:           B block  (kc x nc, packed once per pc)  ~ L2/L3
  *     for pc over K by KC:
  *       pack op(B)[pc:, jc:] into 8-column micro-panels (k-major, zero-padded)
  *       for ic over M by MC:       A block  (mc x kc, packed with alpha)   ~ L2
  *         pack op(A)[ic:, pc:] into 4-row micro-panels (k-major, zero-padded)
- *         for jr over nc by 8:     one B micro-panel (kc x 8 = 8 KiB)       ~ L1
+ *         for jr over nc by 8:     one B micro-panel (kc x 8 <= 16 KiB)     ~ L1
  *           for ir over mc by 4:   4x8 microkernel: C tile (+)= A panel * B panel
  * The first K block applies beta to C (beta == 0: C is only written), later ones add.
  *
  * Tile choice (../shared/notes/toolchain.md): in V8 (Node 20) a 4x8 tile with 8 f32x4
- * accumulators stays within the 16 XMM registers (~58 GFLOP/s on L1-resident panels) while 6x8
- * spills and runs at about half that. Measured here with optimized code: ~40 GFLOP/s for 256^3
- * and 1024^3. Unrolling k by 2 or splatting A with shuffles was not faster.
+ * accumulators stays within the XMM registers while 6x8 spills. How the k loop is written
+ * matters as much (see gemm_4x8): called once per tile on L1/L2-resident panels, a plain loop ran
+ * at ~45 GFLOP/s here, plainly unrolled ones spilled (~32), and the form used reaches ~49-50;
+ * inlined into the drivers' tile loops (no call per tile) whole products reach ~50 (FullyConnected
+ * at batch 64, 256^3) and 45-48 (the convolution GEMMs). 3x12, 2x16 and pairwise-summed 4x8
+ * tiles, pre-splatted A panels, and B blocks of 8..256 columns were not faster. For reference,
+ * register-only f32x4 multiply+add peaks at ~59 with 12 independent accumulators and ~44 with 8.
  */
 #include "gemm.h"
 
@@ -38,13 +49,24 @@
 enum {
   GEMM_MR = 4,    /* microkernel rows */
   GEMM_NR = 8,    /* microkernel columns (two f32x4) */
-  GEMM_KC = 256,  /* depth of a packed block: a 4x256 A panel is 4 KiB, a 256x8 B panel 8 KiB */
-  GEMM_MC = 128,  /* rows of a packed A block: 128 KiB */
-  GEMM_NC = 2048, /* columns of a packed B block: 2 MiB */
+  GEMM_KC = 512,  /* depth of a packed block: a 4x512 A panel is 8 KiB, a 512x8 B panel 16 KiB
+                     (256 measured 1-8% slower on large products) */
+  GEMM_MC = 128,  /* rows of a packed A block: 256 KiB */
+  GEMM_NC = 2048, /* columns of a packed B block: 4 MiB */
+  /* "whole A": op(A) is packed at once up to this size (of a ~1 MiB L2), B in blocks of
+   * GEMM_NC_WHOLE columns (8..256 measured alike) */
+  GEMM_A_WHOLE_BYTES = 640 * 1024,
+  GEMM_NC_WHOLE = 64,
   GEMV_NCHUNK = 1024, /* rowaxpy: y columns kept in L1 while all of x's rows stream past */
-  /* Below this many rows of A (with B transposed, as in FullyConnected) rowdot 2x4 passes over B
-   * once per pair of rows; measured faster than packing B up to M = 6..7 here. */
-  GEMV_MAX_ROWS = 8
+  /* Below GEMV_MAX_ROWS rows of A (with B transposed, as in FullyConnected) rowdot 2x4 passes over
+   * B once per pair of rows instead of packing it: measured faster than packing B up to M = 7
+   * always, and up to M = 23 while B (N x K) is at most GEMV_CACHED_FLOATS, so that it stays in
+   * L2/L3 between the passes (at M = 8 with a 16 MiB B, packing was 1.3x faster). Likewise for a
+   * few columns of op(B) against the rows of A, where from N = 8 on only widths that leave a
+   * partial 8-column tile go this way (N = 16 packed: 40 GFLOP/s, rowdot 36; N = 10: 23 vs 37). */
+  GEMV_MAX_ROWS = 8,
+  GEMV_MAX_ROWS_CACHED = 24,
+  GEMV_CACHED_FLOATS = 512 * 1024 /* 2 MiB */
 };
 
 static inline size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
@@ -273,26 +295,76 @@ static void pack_b(int trans_b, size_t kc, size_t nc, const float *B, size_t ldb
 }
 
 /* ---- microkernels ------------------------------------------------------------------------------ */
-void mxw_f32_gemm_ukernel_4x8__wasmsimd(size_t mr, size_t nr, size_t kc, const float *restrict a,
-                                        const float *restrict b, float *restrict c, size_t ldc, float beta) {
+/* Keeps the compiler from folding a pointer's per-step increments into load offsets (a no-op in the
+ * generated code). See the microkernel below for why that matters. */
+#if defined(__wasm__) || defined(__GNUC__)
+#define GEMM_OPAQUE(p) __asm__("" : "+r"(p))
+#else
+#define GEMM_OPAQUE(p) ((void)0)
+#endif
+
+/* One k step of the 4x8 tile: two f32x4 of the B row times the four broadcast A values of this k
+ * (A is read at offsets 0..3 of the current `a`; B at row `o` of the current 8-row group). */
+#define UK_4X8_STEP(o)                                                                           \
+  do {                                                                                           \
+    const v128_t bl = wasm_v128_load(b + 8 * (o)), bh = wasm_v128_load(b + 8 * (o) + 4);         \
+    v128_t x = wasm_v128_load32_splat(a);                                                        \
+    c0l = F4_MADD(c0l, x, bl);                                                                   \
+    c0h = F4_MADD(c0h, x, bh);                                                                   \
+    x = wasm_v128_load32_splat(a + 1);                                                           \
+    c1l = F4_MADD(c1l, x, bl);                                                                   \
+    c1h = F4_MADD(c1h, x, bh);                                                                   \
+    x = wasm_v128_load32_splat(a + 2);                                                           \
+    c2l = F4_MADD(c2l, x, bl);                                                                   \
+    c2h = F4_MADD(c2h, x, bh);                                                                   \
+    x = wasm_v128_load32_splat(a + 3);                                                           \
+    c3l = F4_MADD(c3l, x, bl);                                                                   \
+    c3h = F4_MADD(c3h, x, bh);                                                                   \
+  } while (0)
+/* Advances a by one k step and leaves the k loop after the last one. */
+#define UK_4X8_NEXT()                                                                            \
+  a += GEMM_MR;                                                                                  \
+  GEMM_OPAQUE(a);                                                                                \
+  if (a == a_end) break
+
+/* The 4x8 tile of mxw_f32_gemm_ukernel_4x8__wasmsimd (gemm.h), inlined into the drivers.
+ * Why its k loop looks like this (V8's TurboFan on x64, measured; see the file header):
+ *  - TurboFan places all loads of a basic block ahead of its arithmetic, so a plainly unrolled
+ *    body keeps every step's B rows and A broadcasts live at once and spills (8 accumulators +
+ *    6 loads per step already fill the 15 usable XMM registers). An exit test after every step
+ *    makes each step its own block, so its loads stay next to its arithmetic.
+ *  - The unrolling pays for the per-iteration stack check and induction updates of a wasm loop.
+ *  - `a` advances by one step each time (kept opaque so clang does not fold it into offsets):
+ *    V8 materializes base+offset in a register for every v128.load32_splat with a non-zero
+ *    offset, while offsets 0..12 on one index register reuse three hoisted bases. The B loads
+ *    take their offsets for free, so b advances once per eight steps.
+ * Each step is then 6 loads, 8 mul, 8 add, 1 add and a fused compare-branch. */
+static inline __attribute__((always_inline)) void gemm_4x8(size_t mr, size_t nr, size_t kc, const float *restrict a,
+                                                          const float *restrict b, float *restrict c, size_t ldc,
+                                                          float beta) {
   v128_t c0l = wasm_f32x4_splat(0.f), c0h = c0l, c1l = c0l, c1h = c0l;
   v128_t c2l = c0l, c2h = c0l, c3l = c0l, c3h = c0l;
-  for (size_t k = 0; k < kc; k++) {
-    const v128_t bl = wasm_v128_load(b), bh = wasm_v128_load(b + 4);
-    const v128_t a0 = wasm_f32x4_splat(a[0]);
-    c0l = F4_MADD(c0l, a0, bl);
-    c0h = F4_MADD(c0h, a0, bh);
-    const v128_t a1 = wasm_f32x4_splat(a[1]);
-    c1l = F4_MADD(c1l, a1, bl);
-    c1h = F4_MADD(c1h, a1, bh);
-    const v128_t a2 = wasm_f32x4_splat(a[2]);
-    c2l = F4_MADD(c2l, a2, bl);
-    c2h = F4_MADD(c2h, a2, bh);
-    const v128_t a3 = wasm_f32x4_splat(a[3]);
-    c3l = F4_MADD(c3l, a3, bl);
-    c3h = F4_MADD(c3h, a3, bh);
-    a += 4;
-    b += 8;
+  if (kc > 0) {
+    const float *const a_end = a + kc * GEMM_MR;
+    for (;;) {
+      UK_4X8_STEP(0);
+      UK_4X8_NEXT();
+      UK_4X8_STEP(1);
+      UK_4X8_NEXT();
+      UK_4X8_STEP(2);
+      UK_4X8_NEXT();
+      UK_4X8_STEP(3);
+      UK_4X8_NEXT();
+      UK_4X8_STEP(4);
+      UK_4X8_NEXT();
+      UK_4X8_STEP(5);
+      UK_4X8_NEXT();
+      UK_4X8_STEP(6);
+      UK_4X8_NEXT();
+      UK_4X8_STEP(7);
+      b += 8 * GEMM_NR;
+      UK_4X8_NEXT();
+    }
   }
   if (mr == GEMM_MR && nr == GEMM_NR) {
     store_f4(c, c0l, beta);
@@ -322,30 +394,78 @@ void mxw_f32_gemm_ukernel_4x8__wasmsimd(size_t mr, size_t nr, size_t kc, const f
     for (size_t j = 0; j < nr; j++) c[i * ldc + j] = finish1(tile[i][j], beta, c[i * ldc + j]);
 }
 
+void mxw_f32_gemm_ukernel_4x8__wasmsimd(size_t mr, size_t nr, size_t kc, const float *restrict a,
+                                        const float *restrict b, float *restrict c, size_t ldc, float beta) {
+  gemm_4x8(mr, nr, kc, a, b, c, ldc, beta);
+}
+
+/* C[0:m, 0:nr] (+)= every 4-row panel of a packed A block times one packed B micro-panel, with
+ * the tile inlined: a call per tile cost 6-10% of the whole product here (K = 64..1152), and so
+ * did leaving this loop a separate function (it is inlined into both drivers). */
+static inline __attribute__((always_inline)) void gemm_4x8_column(size_t m, size_t nr, size_t kc, const float *pa,
+                                                                 const float *pb, float *c, size_t ldc, float beta) {
+  for (size_t ir = 0; ir < m; ir += GEMM_MR)
+    gemm_4x8(min_sz(GEMM_MR, m - ir), nr, kc, pa + ir * kc, pb, c + ir * ldc, ldc, beta);
+}
+
+/* The row-dot kernels below use the same loop shape as the GEMM microkernel: eight 4-wide k
+ * steps per iteration, an exit test after each (`left` counts the k values still to do, kept
+ * opaque so clang keeps one test per step), and pointers advanced once per eight steps (v128.load
+ * offsets are free). The plain i += 4 loop they replace ran ~20% (2x4) and ~10% (4) slower. */
+#define ROWDOT_NEXT()                                                                            \
+  left -= 4;                                                                                     \
+  GEMM_OPAQUE(left);                                                                             \
+  if (left == 0) break
+
+/* One step of rowdot 4: rows 0..3 times x over k values 4*o .. 4*o+3, into S0..S3. */
+#define ROWDOT4_STEP(o, S0, S1, S2, S3)                                                          \
+  do {                                                                                           \
+    const v128_t u = wasm_v128_load(xp + 4 * (o));                                               \
+    S0 = F4_MADD(S0, wasm_v128_load(p0 + 4 * (o)), u);                                           \
+    S1 = F4_MADD(S1, wasm_v128_load(p1 + 4 * (o)), u);                                           \
+    S2 = F4_MADD(S2, wasm_v128_load(p2 + 4 * (o)), u);                                           \
+    S3 = F4_MADD(S3, wasm_v128_load(p3 + 4 * (o)), u);                                           \
+  } while (0)
+
 void mxw_f32_rowdot_ukernel_4__wasmsimd(size_t rows, size_t k, float alpha, const float *R, size_t ldr,
                                         const float *x, float beta, float *y, size_t incy) {
+  const size_t k4 = k & ~(size_t)3;
   size_t r = 0;
   for (; r + 4 <= rows; r += 4) {
     const float *r0 = R + r * ldr, *r1 = r0 + ldr, *r2 = r1 + ldr, *r3 = r2 + ldr;
-    v128_t s0 = wasm_f32x4_splat(0.f), s1 = s0, s2 = s0, s3 = s0;
-    size_t i = 0;
-    for (; i + 8 <= k; i += 8) {
-      const v128_t x0 = wasm_v128_load(x + i), x1 = wasm_v128_load(x + i + 4);
-      s0 = wasm_f32x4_add(s0, F4_MADD(wasm_f32x4_mul(wasm_v128_load(r0 + i), x0), wasm_v128_load(r0 + i + 4), x1));
-      s1 = wasm_f32x4_add(s1, F4_MADD(wasm_f32x4_mul(wasm_v128_load(r1 + i), x0), wasm_v128_load(r1 + i + 4), x1));
-      s2 = wasm_f32x4_add(s2, F4_MADD(wasm_f32x4_mul(wasm_v128_load(r2 + i), x0), wasm_v128_load(r2 + i + 4), x1));
-      s3 = wasm_f32x4_add(s3, F4_MADD(wasm_f32x4_mul(wasm_v128_load(r3 + i), x0), wasm_v128_load(r3 + i + 4), x1));
-    }
-    for (; i + 4 <= k; i += 4) {
-      const v128_t x0 = wasm_v128_load(x + i);
-      s0 = F4_MADD(s0, wasm_v128_load(r0 + i), x0);
-      s1 = F4_MADD(s1, wasm_v128_load(r1 + i), x0);
-      s2 = F4_MADD(s2, wasm_v128_load(r2 + i), x0);
-      s3 = F4_MADD(s3, wasm_v128_load(r3 + i), x0);
+    /* two accumulator sets (even and odd steps): four chains alone wait on the add latency */
+    v128_t s0 = wasm_f32x4_splat(0.f), s1 = s0, s2 = s0, s3 = s0, t0 = s0, t1 = s0, t2 = s0, t3 = s0;
+    const float *xp = x, *p0 = r0, *p1 = r1, *p2 = r2, *p3 = r3;
+    size_t left = k4;
+    if (left > 0) {
+      for (;;) {
+        ROWDOT4_STEP(0, s0, s1, s2, s3);
+        ROWDOT_NEXT();
+        ROWDOT4_STEP(1, t0, t1, t2, t3);
+        ROWDOT_NEXT();
+        ROWDOT4_STEP(2, s0, s1, s2, s3);
+        ROWDOT_NEXT();
+        ROWDOT4_STEP(3, t0, t1, t2, t3);
+        ROWDOT_NEXT();
+        ROWDOT4_STEP(4, s0, s1, s2, s3);
+        ROWDOT_NEXT();
+        ROWDOT4_STEP(5, t0, t1, t2, t3);
+        ROWDOT_NEXT();
+        ROWDOT4_STEP(6, s0, s1, s2, s3);
+        ROWDOT_NEXT();
+        ROWDOT4_STEP(7, t0, t1, t2, t3);
+        xp += 32;
+        p0 += 32;
+        p1 += 32;
+        p2 += 32;
+        p3 += 32;
+        ROWDOT_NEXT();
+      }
     }
     float out[4];
-    wasm_v128_store(out, hsum4(s0, s1, s2, s3));
-    for (; i < k; i++) {
+    wasm_v128_store(out, hsum4(wasm_f32x4_add(s0, t0), wasm_f32x4_add(s1, t1), wasm_f32x4_add(s2, t2),
+                               wasm_f32x4_add(s3, t3)));
+    for (size_t i = k4; i < k; i++) {
       out[0] += r0[i] * x[i];
       out[1] += r1[i] * x[i];
       out[2] += r2[i] * x[i];
@@ -372,34 +492,65 @@ void mxw_f32_rowdot_ukernel_4__wasmsimd(size_t rows, size_t k, float alpha, cons
   }
 }
 
+/* One step of rowdot 2x4: rows 0..3 times x0 (into s0q) and x1 (into s1q). */
+#define ROWDOT2X4_STEP(o)                                                                        \
+  do {                                                                                           \
+    const v128_t u = wasm_v128_load(u0 + 4 * (o)), v = wasm_v128_load(u1 + 4 * (o));             \
+    v128_t w = wasm_v128_load(p0 + 4 * (o));                                                     \
+    s00 = F4_MADD(s00, w, u);                                                                    \
+    s10 = F4_MADD(s10, w, v);                                                                    \
+    w = wasm_v128_load(p1 + 4 * (o));                                                            \
+    s01 = F4_MADD(s01, w, u);                                                                    \
+    s11 = F4_MADD(s11, w, v);                                                                    \
+    w = wasm_v128_load(p2 + 4 * (o));                                                            \
+    s02 = F4_MADD(s02, w, u);                                                                    \
+    s12 = F4_MADD(s12, w, v);                                                                    \
+    w = wasm_v128_load(p3 + 4 * (o));                                                            \
+    s03 = F4_MADD(s03, w, u);                                                                    \
+    s13 = F4_MADD(s13, w, v);                                                                    \
+  } while (0)
+
 void mxw_f32_rowdot_ukernel_2x4__wasmsimd(size_t rows, size_t k, float alpha, const float *R, size_t ldr,
                                           const float *x0, const float *x1, float beta, float *y0, float *y1,
                                           size_t incy) {
+  const size_t k4 = k & ~(size_t)3;
   size_t r = 0;
   for (; r + 4 <= rows; r += 4) {
     const float *r0 = R + r * ldr, *r1 = r0 + ldr, *r2 = r1 + ldr, *r3 = r2 + ldr;
     v128_t s00 = wasm_f32x4_splat(0.f), s01 = s00, s02 = s00, s03 = s00; /* x0 . rows 0..3 */
     v128_t s10 = s00, s11 = s00, s12 = s00, s13 = s00;                   /* x1 . rows 0..3 */
-    size_t i = 0;
-    for (; i + 4 <= k; i += 4) {
-      const v128_t u = wasm_v128_load(x0 + i), v = wasm_v128_load(x1 + i);
-      v128_t w = wasm_v128_load(r0 + i);
-      s00 = F4_MADD(s00, w, u);
-      s10 = F4_MADD(s10, w, v);
-      w = wasm_v128_load(r1 + i);
-      s01 = F4_MADD(s01, w, u);
-      s11 = F4_MADD(s11, w, v);
-      w = wasm_v128_load(r2 + i);
-      s02 = F4_MADD(s02, w, u);
-      s12 = F4_MADD(s12, w, v);
-      w = wasm_v128_load(r3 + i);
-      s03 = F4_MADD(s03, w, u);
-      s13 = F4_MADD(s13, w, v);
+    const float *u0 = x0, *u1 = x1, *p0 = r0, *p1 = r1, *p2 = r2, *p3 = r3;
+    size_t left = k4;
+    if (left > 0) {
+      for (;;) {
+        ROWDOT2X4_STEP(0);
+        ROWDOT_NEXT();
+        ROWDOT2X4_STEP(1);
+        ROWDOT_NEXT();
+        ROWDOT2X4_STEP(2);
+        ROWDOT_NEXT();
+        ROWDOT2X4_STEP(3);
+        ROWDOT_NEXT();
+        ROWDOT2X4_STEP(4);
+        ROWDOT_NEXT();
+        ROWDOT2X4_STEP(5);
+        ROWDOT_NEXT();
+        ROWDOT2X4_STEP(6);
+        ROWDOT_NEXT();
+        ROWDOT2X4_STEP(7);
+        u0 += 32;
+        u1 += 32;
+        p0 += 32;
+        p1 += 32;
+        p2 += 32;
+        p3 += 32;
+        ROWDOT_NEXT();
+      }
     }
     float out0[4], out1[4];
     wasm_v128_store(out0, hsum4(s00, s01, s02, s03));
     wasm_v128_store(out1, hsum4(s10, s11, s12, s13));
-    for (; i < k; i++) {
+    for (size_t i = k4; i < k; i++) {
       out0[0] += r0[i] * x0[i];
       out0[1] += r1[i] * x0[i];
       out0[2] += r2[i] * x0[i];
@@ -453,7 +604,66 @@ void mxw_f32_rowaxpy_ukernel_4__wasmsimd(size_t k, size_t n, float alpha, const 
   }
 }
 
-/* ---- the driver ------------------------------------------------------------------------------ */
+/* ---- the drivers ------------------------------------------------------------------------------- */
+/* Splits k into equal blocks of at most kc_max, so that no block is a thin remainder. */
+static size_t k_block(size_t k, size_t kc_max) {
+  const size_t blocks = (k + kc_max - 1) / kc_max;
+  return (k + blocks - 1) / blocks;
+}
+
+/* op(A), packed, fits in L2 (the FullyConnected and convolution shapes): pack it once (K block pc
+ * at pa + mp * pc, 4-row micro-panels kc deep), then walk B in blocks of GEMM_NC_WHOLE columns,
+ * each packed right before its tiles. Every element of A and B is packed exactly once, and each
+ * C block receives all its K blocks back to back while it is still in cache. */
+static int sgemm_whole_a(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha, const float *A,
+                         size_t sa, const float *B, size_t sb, float beta, float *C, size_t sc) {
+  const size_t mp = round_up(m, GEMM_MR), kc_step = k_block(k, GEMM_KC);
+  float *pa = pack_buf_get(&g_pack_a, mp * k);
+  float *pb = pa ? pack_buf_get(&g_pack_b, GEMM_NC_WHOLE * kc_step) : NULL;
+  if (!pb) return -1;
+  for (size_t pc = 0; pc < k; pc += kc_step) {
+    const size_t kc = min_sz(kc_step, k - pc);
+    pack_a(trans_a, m, kc, trans_a ? A + pc * sa : A + pc, sa, alpha, pa + mp * pc);
+  }
+  for (size_t jc = 0; jc < n; jc += GEMM_NC_WHOLE) {
+    const size_t nc = min_sz(GEMM_NC_WHOLE, n - jc);
+    for (size_t pc = 0; pc < k; pc += kc_step) {
+      const size_t kc = min_sz(kc_step, k - pc);
+      const float beta_blk = pc == 0 ? beta : 1.f;
+      const float *pa_blk = pa + mp * pc;
+      pack_b(trans_b, kc, nc, trans_b ? B + jc * sb + pc : B + pc * sb + jc, sb, pb);
+      for (size_t jr = 0; jr < nc; jr += GEMM_NR)
+        gemm_4x8_column(m, min_sz(GEMM_NR, nc - jr), kc, pa_blk, pb + jr * kc, C + jc + jr, sc, beta_blk);
+    }
+  }
+  return 0;
+}
+
+/* Large A: the GotoBLAS/BLIS loop order of the file header. */
+static int sgemm_blocked(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha, const float *A,
+                         size_t sa, const float *B, size_t sb, float beta, float *C, size_t sc) {
+  const size_t kc_step = k_block(k, GEMM_KC);
+  float *pa = pack_buf_get(&g_pack_a, GEMM_MC * kc_step);
+  float *pb = pa ? pack_buf_get(&g_pack_b, round_up(min_sz(n, GEMM_NC), GEMM_NR) * kc_step) : NULL;
+  if (!pb) return -1;
+  for (size_t jc = 0; jc < n; jc += GEMM_NC) {
+    const size_t nc = min_sz(GEMM_NC, n - jc);
+    for (size_t pc = 0; pc < k; pc += kc_step) {
+      const size_t kc = min_sz(kc_step, k - pc);
+      const float beta_blk = pc == 0 ? beta : 1.f;
+      pack_b(trans_b, kc, nc, trans_b ? B + jc * sb + pc : B + pc * sb + jc, sb, pb);
+      for (size_t ic = 0; ic < m; ic += GEMM_MC) {
+        const size_t mc = min_sz(GEMM_MC, m - ic);
+        pack_a(trans_a, mc, kc, trans_a ? A + pc * sa + ic : A + ic * sa + pc, sa, alpha, pa);
+        for (size_t jr = 0; jr < nc; jr += GEMM_NR)
+          gemm_4x8_column(mc, min_sz(GEMM_NR, nc - jr), kc, pa, pb + jr * kc, C + ic * sc + jc + jr, sc, beta_blk);
+      }
+    }
+  }
+  return 0;
+}
+
+/* ---- the entry point ----------------------------------------------------------------------------- */
 /* A strided vector (v[i * inc]) as a contiguous one, in the A packing buffer when inc != 1. */
 static const float *contiguous(const float *v, size_t n, size_t inc) {
   if (inc == 1) return v;
@@ -484,7 +694,10 @@ int mxw_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float a
       mxw_f32_rowaxpy_ukernel_4__wasmsimd(k, n, alpha, x, B, sb, beta, C);
     return 0;
   }
-  if (m < GEMV_MAX_ROWS && trans_b && !trans_a) { /* a few rows of x against B (N, K): one pass over B per pair */
+  /* A few rows of A with B transposed (a small-batch FullyConnected): one pass over B per pair of
+   * rows of A, each output a dot of two contiguous K-vectors. Up to GEMV_MAX_ROWS_CACHED rows
+   * while B stays in cache between the passes; past that, packing B once wins. */
+  if (trans_b && !trans_a && (m < GEMV_MAX_ROWS || (m < GEMV_MAX_ROWS_CACHED && k <= GEMV_CACHED_FLOATS / n))) {
     size_t i = 0;
     for (; i + 2 <= m; i += 2) {
       mxw_f32_rowdot_ukernel_2x4__wasmsimd(n, k, alpha, B, sb, A + i * sa, A + (i + 1) * sa, beta, C + i * sc,
@@ -493,62 +706,31 @@ int mxw_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float a
     if (i < m) mxw_f32_rowdot_ukernel_4__wasmsimd(n, k, alpha, B, sb, A + i * sa, beta, C + i * sc, 1);
     return 0;
   }
-  if (n == 1 && !trans_a) { /* y (M, 1) = A (M, K) * v (K, 1) */
-    const float *v = contiguous(B, k, trans_b ? 1 : sb);
-    if (!v) return -1;
-    mxw_f32_rowdot_ukernel_4__wasmsimd(m, k, alpha, A, sa, v, beta, C, sc);
+  /* The mirror image: a few columns of op(B) against the rows of A (e.g. a FullyConnected with
+   * two outputs), one pass over A per pair of columns, each column a contiguous K-vector (rows of
+   * B when it is transposed, else copied). */
+  if (!trans_a && (n < GEMV_MAX_ROWS ||
+                   (n < GEMV_MAX_ROWS_CACHED && n % GEMM_NR != 0 && k <= GEMV_CACHED_FLOATS / m))) {
+    const float *cols = B; /* column j at cols + j * ldcol */
+    size_t ldcol = sb;
+    if (!trans_b) {
+      float *d = pack_buf_get(&g_pack_b, n * k);
+      if (!d) return -1;
+      for (size_t i = 0; i < k; i++)
+        for (size_t j = 0; j < n; j++) d[j * k + i] = B[i * sb + j];
+      cols = d;
+      ldcol = k;
+    }
+    size_t j = 0;
+    for (; j + 2 <= n; j += 2) {
+      mxw_f32_rowdot_ukernel_2x4__wasmsimd(m, k, alpha, A, sa, cols + j * ldcol, cols + (j + 1) * ldcol, beta, C + j,
+                                           C + j + 1, sc);
+    }
+    if (j < n) mxw_f32_rowdot_ukernel_4__wasmsimd(m, k, alpha, A, sa, cols + j * ldcol, beta, C + j, sc);
     return 0;
   }
 
-  /* Split K into equal blocks of at most KC, so no block is a thin remainder. */
-  const size_t kblocks = (k + GEMM_KC - 1) / GEMM_KC, kc_step = (k + kblocks - 1) / kblocks;
-  float *pa = pack_buf_get(&g_pack_a, round_up(min_sz(m, GEMM_MC), GEMM_MR) * kc_step);
-  if (!pa) return -1;
-
-  if (m <= GEMM_MC) {
-    /* One A block covers all rows, so each B micro-panel is used exactly once: pack it into an
-     * L1-sized buffer right before its tiles instead of packing a whole block (which for small M,
-     * e.g. a batched FullyConnected, would cost a second trip through memory for B). */
-    float *pb = pack_buf_get(&g_pack_b, GEMM_NR * kc_step);
-    if (!pb) return -1;
-    for (size_t pc = 0; pc < k; pc += kc_step) {
-      const size_t kc = min_sz(kc_step, k - pc);
-      const float beta_blk = pc == 0 ? beta : 1.f;
-      pack_a(trans_a, m, kc, trans_a ? A + pc * sa : A + pc, sa, alpha, pa);
-      for (size_t jr = 0; jr < n; jr += GEMM_NR) {
-        const size_t nr = min_sz(GEMM_NR, n - jr);
-        pack_b(trans_b, kc, nr, trans_b ? B + jr * sb + pc : B + pc * sb + jr, sb, pb);
-        for (size_t ir = 0; ir < m; ir += GEMM_MR) {
-          mxw_f32_gemm_ukernel_4x8__wasmsimd(min_sz(GEMM_MR, m - ir), nr, kc, pa + ir * kc, pb, C + ir * sc + jr, sc,
-                                             beta_blk);
-        }
-      }
-    }
-    return 0;
-  }
-
-  float *pb = pack_buf_get(&g_pack_b, round_up(min_sz(n, GEMM_NC), GEMM_NR) * kc_step);
-  if (!pb) return -1;
-  for (size_t jc = 0; jc < n; jc += GEMM_NC) {
-    const size_t nc = min_sz(GEMM_NC, n - jc);
-    for (size_t pc = 0; pc < k; pc += kc_step) {
-      const size_t kc = min_sz(kc_step, k - pc);
-      pack_b(trans_b, kc, nc, trans_b ? B + jc * sb + pc : B + pc * sb + jc, sb, pb);
-      const float beta_blk = pc == 0 ? beta : 1.f;
-      for (size_t ic = 0; ic < m; ic += GEMM_MC) {
-        const size_t mc = min_sz(GEMM_MC, m - ic);
-        pack_a(trans_a, mc, kc, trans_a ? A + pc * sa + ic : A + ic * sa + pc, sa, alpha, pa);
-        for (size_t jr = 0; jr < nc; jr += GEMM_NR) {
-          const float *bp = pb + jr * kc;
-          float *c = C + ic * sc + jc + jr;
-          const size_t nr = min_sz(GEMM_NR, nc - jr);
-          for (size_t ir = 0; ir < mc; ir += GEMM_MR) {
-            mxw_f32_gemm_ukernel_4x8__wasmsimd(min_sz(GEMM_MR, mc - ir), nr, kc, pa + ir * kc, bp, c + ir * sc, sc,
-                                               beta_blk);
-          }
-        }
-      }
-    }
-  }
-  return 0;
+  if (k <= GEMM_A_WHOLE_BYTES / sizeof(float) / round_up(m, GEMM_MR)) /* (a division: no overflow) */
+    return sgemm_whole_a(trans_a, trans_b, m, n, k, alpha, A, sa, B, sb, beta, C, sc);
+  return sgemm_blocked(trans_a, trans_b, m, n, k, alpha, A, sa, B, sb, beta, C, sc);
 }

@@ -12,8 +12,10 @@
  * arguments or an allocation failure.
  *
  * mxw_sgemm is the fast path: packed panels, cache blocking, a 4x8 WASM SIMD microkernel (SIMDe
- * natively), and paths that stream the matrix instead of packing it for M == 1, N == 1, and
- * M < 8 with B transposed (a small-batch FullyConnected). Its packing buffers are its own, so
+ * natively), and paths that stream one operand as dot products instead of packing it when the
+ * other has few rows (M == 1; M < 8, or < 24 with a cache-sized B, when B is transposed: a
+ * small-batch FullyConnected) or op(B) few columns (N < 8, or < 24 with a partial 8-column tile
+ * and a cache-sized A). gemm.c's header lists the dispatch. Its packing buffers are its own, so
  * callers may hold any mxw_scratch slot across the call. Not thread-safe.
  * mxw_sgemm_ref is the plain triple loop (accumulating in double) that tests compare against.
  * mxw_dgemm is the plain double-precision version used for float64 (and, through conversion,
