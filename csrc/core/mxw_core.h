@@ -247,6 +247,8 @@ int mxw_shape_unify(mxw_shape *have, const mxw_shape *want, const char *name, co
 int mxw_infer_type_same(const void *param, int nin, int *in, int nout, int *out);
 /* Same-shape elementwise: all inputs and outputs share one shape. */
 int mxw_infer_shape_same(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out);
+/* (A, R, S) -> (A, S, R) for elements of esize bytes (1, 2, 4 or 8). */
+void mxw_swap_last2(const void *src, void *dst, int64_t A, int64_t R, int64_t S, size_t esize);
 /* Normalises a possibly negative axis into [0, ndim); error if out of range. */
 int mxw_normalize_axis(int64_t axis, int ndim, int *out);
 

@@ -130,3 +130,22 @@ int mxw_normalize_axis(int64_t axis, int ndim, int *out) {
   *out = (int)a;
   return 0;
 }
+
+/* (A, R, S) -> (A, S, R) for 1, 2, 4 or 8-byte elements: the channel-last <-> channel-first move
+ * of layout-converting ops. */
+void mxw_swap_last2(const void *src, void *dst, int64_t A, int64_t R, int64_t S, size_t esize) {
+#define MXW_SWAP_LAST2(T)                                                                         \
+  for (int64_t a = 0; a < A; a++) {                                                               \
+    const T *x = (const T *)src + a * R * S;                                                      \
+    T *y = (T *)dst + a * R * S;                                                                  \
+    for (int64_t s = 0; s < S; s++)                                                               \
+      for (int64_t r = 0; r < R; r++) *y++ = x[r * S + s];                                        \
+  }
+  switch (esize) {
+    case 1: MXW_SWAP_LAST2(uint8_t) break;
+    case 2: MXW_SWAP_LAST2(uint16_t) break;
+    case 4: MXW_SWAP_LAST2(uint32_t) break;
+    default: MXW_SWAP_LAST2(uint64_t) break;
+  }
+#undef MXW_SWAP_LAST2
+}

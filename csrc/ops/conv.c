@@ -860,24 +860,6 @@ static mxw_shape channel_first(const mxw_shape *s) {
   return r;
 }
 
-/* dst (A, S, R) = src (A, R, S) with the last two axes swapped; float32 or float64 elements. */
-static void swap_last2(const void *src, void *dst, int64_t A, int64_t R, int64_t S, size_t esize) {
-  for (int64_t a = 0; a < A; a++) {
-    const int64_t base = a * R * S;
-    if (esize == 4) {
-      const float *x = (const float *)src + base;
-      float *y = (float *)dst + base;
-      for (int64_t s = 0; s < S; s++)
-        for (int64_t r = 0; r < R; r++) *y++ = x[r * S + s];
-    } else {
-      const double *x = (const double *)src + base;
-      double *y = (double *)dst + base;
-      for (int64_t s = 0; s < S; s++)
-        for (int64_t r = 0; r < R; r++) *y++ = x[r * S + s];
-    }
-  }
-}
-
 /* Convolution or Deconvolution of channel-first data (N, C, ...) into a channel-first output. */
 static int run_channel_first(const ConvParam *p, int deconv, int dtype, const mxw_shape *xs, const mxw_shape *ys,
                              const int64_t *pad, const void *x, const void *weight, const void *bias, void *y) {
@@ -934,10 +916,10 @@ static int forward_common(const mxw_op_call *c, int deconv) {
     return mxw_fail("out of memory for the channel-first copies (%lld bytes)",
                     (long long)((nx + nw + ny) * (int64_t)esize));
   char *xcf = buf, *wcf = buf + (size_t)nx * esize, *ycf = wcf + (size_t)nw * esize;
-  swap_last2(x->data, xcf, xs.dims[0], xsp, xs.dims[1], esize);          /* (N, image, C) -> (N, C, image) */
-  swap_last2(wt->data, wcf, ws.dims[0], taps, ws.dims[1], esize);        /* (lead, taps, 2nd) -> (lead, 2nd, taps) */
+  mxw_swap_last2(x->data, xcf, xs.dims[0], xsp, xs.dims[1], esize);          /* (N, image, C) -> (N, C, image) */
+  mxw_swap_last2(wt->data, wcf, ws.dims[0], taps, ws.dims[1], esize);        /* (lead, taps, 2nd) -> (lead, 2nd, taps) */
   const int rc = run_channel_first(p, deconv, x->dtype, &xs, &ys, pad, xcf, wcf, bias, ycf);
-  if (rc == 0) swap_last2(ycf, y->data, ys.dims[0], ys.dims[1], ysp, esize); /* (N, F, grid) -> (N, grid, F) */
+  if (rc == 0) mxw_swap_last2(ycf, y->data, ys.dims[0], ys.dims[1], ysp, esize); /* (N, F, grid) -> (N, grid, F) */
   if (rc == 0 && c->fused_act) mxw_apply_act(y->data, y->dtype, ny, c->fused_act);
   free(buf);
   return rc;

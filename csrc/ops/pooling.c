@@ -390,25 +390,6 @@ static mxw_shape channel_first(const mxw_shape *s) {
   return r;
 }
 
-/* dst (A, S, R) = src (A, R, S) with the last two axes swapped; elements of esize (2, 4, 8) bytes. */
-static void swap_last2(const void *src, void *dst, int64_t A, int64_t R, int64_t S, size_t esize) {
-#define SWAP_LAST2(T)                                                                              \
-  for (int64_t a = 0; a < A; a++) {                                                                \
-    const T *x = (const T *)src + a * R * S;                                                      \
-    T *y = (T *)dst + a * R * S;                                                                  \
-    for (int64_t s = 0; s < S; s++)                                                               \
-      for (int64_t r = 0; r < R; r++) *y++ = x[r * S + s];                                        \
-  }
-  if (esize == 2) {
-    SWAP_LAST2(uint16_t)
-  } else if (esize == 4) {
-    SWAP_LAST2(uint32_t)
-  } else {
-    SWAP_LAST2(uint64_t)
-  }
-#undef SWAP_LAST2
-}
-
 static int fwd_Pooling(const mxw_op_call *c) {
   const PoolingParam *p = (const PoolingParam *)c->param;
   const mxw_tensor *in = &c->inputs[0];
@@ -427,9 +408,9 @@ static int fwd_Pooling(const mxw_op_call *c) {
   if (N * C == 0 || osz == 0) return 0;
   void *xt = mxw_scratch(2, (size_t)(N * C * isz) * es + 1), *yt = mxw_scratch(3, (size_t)(N * C * osz) * es);
   if (!xt || !yt) return -1;
-  swap_last2(in->data, xt, N, isz, C, es);
+  mxw_swap_last2(in->data, xt, N, isz, C, es);
   MXW_TRY(pool_channel_first(xt, yt, in->dtype, N * C, &g));
-  swap_last2(yt, out->data, N, C, osz, es);
+  mxw_swap_last2(yt, out->data, N, C, osz, es);
   return 0;
 }
 

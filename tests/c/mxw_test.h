@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -54,4 +55,47 @@ static inline int t_invoke(const char *name, mxw_ndarray **ins, int nin, mxw_nda
     if (!strstr(mxw_get_last_error(), needle))                                                    \
       fail_msg("error '%s' does not mention '%s'", mxw_get_last_error(), needle);                 \
   } while (0)
+static inline mxw_ndarray *t_array_f64(int ndim, const int32_t *shape, const double *vals) {
+  mxw_ndarray *a = NULL;
+  if (mxw_ndarray_create(ndim, shape, MXW_FLOAT64, &a) != 0) fail_msg("%s", mxw_get_last_error());
+  if (vals) memcpy(mxw_ndarray_data(a), vals, sizeof(double) * (size_t)mxw_ndarray_size(a));
+  return a;
+}
+
+static inline void t_expect_shape(const mxw_ndarray *a, int ndim, const int32_t *dims) {
+  int32_t s[MXW_MAX_NDIM];
+  assert_int_equal(mxw_ndarray_ndim(a), ndim);
+  mxw_ndarray_shape(a, s);
+  for (int i = 0; i < ndim; i++) assert_int_equal(s[i], dims[i]);
+}
+
+/* A float32 (f32) or float64 (f64) array's n values against hand-worked ones, within tol. */
+static inline void t_expect_f32(const mxw_ndarray *a, const float *want, int n, double tol) {
+  assert_int_equal((int)mxw_ndarray_size(a), n);
+  const float *y = (const float *)mxw_ndarray_data(a);
+  for (int i = 0; i < n; i++) assert_close(y[i], want[i], tol);
+}
+static inline void t_expect_f64(const mxw_ndarray *a, const double *want, int n, double tol) {
+  assert_int_equal((int)mxw_ndarray_size(a), n);
+  const double *y = (const double *)mxw_ndarray_data(a);
+  for (int i = 0; i < n; i++) assert_close(y[i], want[i], tol);
+}
+
+/* A file of ../shared/models, whole and NUL-terminated (malloc'd); *len gets its size. */
+static inline char *t_read_model_file(const char *rel, size_t *len) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", MXW_SHARED_MODELS, rel);
+  FILE *f = fopen(path, "rb");
+  if (!f) fail_msg("cannot open %s", path);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *p = (char *)malloc((size_t)n + 1);
+  if (!p || fread(p, 1, (size_t)n, f) != (size_t)n) fail_msg("cannot read %s", path);
+  p[n] = 0;
+  fclose(f);
+  if (len) *len = (size_t)n;
+  return p;
+}
+
 #endif

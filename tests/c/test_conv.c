@@ -6,31 +6,6 @@
 
 #include "mxw_test.h"
 
-static mxw_ndarray *t_array_f64(int ndim, const int32_t *shape, const double *vals) {
-  mxw_ndarray *a = NULL;
-  if (mxw_ndarray_create(ndim, shape, MXW_FLOAT64, &a) != 0) fail_msg("%s", mxw_get_last_error());
-  memcpy(mxw_ndarray_data(a), vals, sizeof(double) * (size_t)mxw_ndarray_size(a));
-  return a;
-}
-
-static void expect_shape(const mxw_ndarray *a, int ndim, const int32_t *dims) {
-  int32_t s[MXW_MAX_NDIM];
-  assert_int_equal(mxw_ndarray_ndim(a), ndim);
-  mxw_ndarray_shape(a, s);
-  for (int i = 0; i < ndim; i++) assert_int_equal(s[i], dims[i]);
-}
-
-static void expect_values(const mxw_ndarray *a, const float *want, int n) {
-  assert_int_equal(mxw_ndarray_size(a), n);
-  const float *y = (const float *)mxw_ndarray_data(a);
-  for (int i = 0; i < n; i++) assert_close(y[i], want[i], 1e-6);
-}
-static void expect_values_f64(const mxw_ndarray *a, const double *want, int n) {
-  assert_int_equal(mxw_ndarray_size(a), n);
-  const double *y = (const double *)mxw_ndarray_data(a);
-  for (int i = 0; i < n; i++) assert_close(y[i], want[i], 1e-12);
-}
-
 static void free_all(mxw_ndarray **a, int n) {
   for (int i = 0; i < n; i++) mxw_ndarray_free(a[i]);
 }
@@ -48,16 +23,16 @@ static void test_conv_hand_worked(void **state) {
   mxw_ndarray *in[3] = {t_array(4, xs, k_in9), t_array(4, ws, k_w4), t_array(1, bs, k_half)}, *out[1] = {NULL};
   int nout = 1;
   assert_int_equal(t_invoke("Convolution", in, 3, out, &nout, "kernel", "(2, 2)", "num_filter", "1", NULL), 0);
-  expect_shape(out[0], 4, (const int32_t[]){1, 1, 2, 2});
-  expect_values(out[0], (const float[]){37.5f, 47.5f, 67.5f, 77.5f}, 4);
+  t_expect_shape(out[0], 4, (const int32_t[]){1, 1, 2, 2});
+  t_expect_f32(out[0], (const float[]){37.5f, 47.5f, 67.5f, 77.5f}, 4, 1e-6);
   mxw_ndarray_free(out[0]);
 
   out[0] = NULL;
   assert_int_equal(t_invoke("_npx_convolution", in, 2, out, &nout, "kernel", "(2, 2)", "num_filter", "1", "stride",
                             "(2, 2)", "pad", "(1, 1)", "no_bias", "True", NULL),
                    0);
-  expect_shape(out[0], 4, (const int32_t[]){1, 1, 2, 2});
-  expect_values(out[0], (const float[]){4, 18, 36, 77}, 4);
+  t_expect_shape(out[0], 4, (const int32_t[]){1, 1, 2, 2});
+  t_expect_f32(out[0], (const float[]){4, 18, 36, 77}, 4, 1e-6);
   mxw_ndarray_free(out[0]);
   free_all(in, 3);
 }
@@ -71,13 +46,13 @@ static void test_conv_float64(void **state) {
   int nout = 1;
   assert_int_equal(t_invoke("Convolution", in, 3, out, &nout, "kernel", "(2, 2)", "num_filter", "1", NULL), 0);
   assert_int_equal(mxw_ndarray_dtype(out[0]), MXW_FLOAT64);
-  expect_values_f64(out[0], (const double[]){37.5, 47.5, 67.5, 77.5}, 4);
+  t_expect_f64(out[0], (const double[]){37.5, 47.5, 67.5, 77.5}, 4, 1e-12);
   mxw_ndarray_free(out[0]);
   out[0] = NULL;
   assert_int_equal(t_invoke("Convolution", in, 2, out, &nout, "kernel", "(2, 2)", "num_filter", "1", "stride", "(2, 2)",
                             "pad", "(1, 1)", "no_bias", "True", NULL),
                    0);
-  expect_values_f64(out[0], (const double[]){4, 18, 36, 77}, 4);
+  t_expect_f64(out[0], (const double[]){4, 18, 36, 77}, 4, 1e-12);
   mxw_ndarray_free(out[0]);
   free_all(in, 3);
 }
@@ -91,8 +66,8 @@ static void test_conv_two_filters(void **state) {
   mxw_ndarray *in[3] = {t_array(4, xs, k_in9), t_array(4, ws, w), t_array(1, bs, b)}, *out[1] = {NULL};
   int nout = 1;
   assert_int_equal(t_invoke("Convolution", in, 3, out, &nout, "kernel", "(2, 2)", "num_filter", "2", NULL), 0);
-  expect_shape(out[0], 4, (const int32_t[]){1, 2, 2, 2});
-  expect_values(out[0], (const float[]){37.5f, 47.5f, 67.5f, 77.5f, 4, 5, 7, 8}, 8);
+  t_expect_shape(out[0], 4, (const int32_t[]){1, 2, 2, 2});
+  t_expect_f32(out[0], (const float[]){37.5f, 47.5f, 67.5f, 77.5f, 4, 5, 7, 8}, 8, 1e-6);
   mxw_ndarray_free(out[0]);
   free_all(in, 3);
 }
@@ -112,8 +87,8 @@ static void test_conv_grouped(void **state) {
   assert_int_equal(t_invoke("Convolution", in, 2, out, &nout, "kernel", "(2, 2)", "num_filter", "4", "num_group",
                             "2", "no_bias", "True", NULL),
                    0);
-  expect_shape(out[0], 4, (const int32_t[]){1, 4, 1, 1});
-  expect_values(out[0], (const float[]){10, 1, 26, 8}, 4);
+  t_expect_shape(out[0], 4, (const int32_t[]){1, 4, 1, 1});
+  t_expect_f32(out[0], (const float[]){10, 1, 26, 8}, 4, 1e-6);
   mxw_ndarray_free(out[0]);
   mxw_ndarray_free(in[1]);
   in[1] = t_array(4, ws1, (const float[]){1, 2, 3, 4});
@@ -121,8 +96,8 @@ static void test_conv_grouped(void **state) {
   assert_int_equal(t_invoke("Convolution", in, 2, out, &nout, "kernel", "(1, 1)", "num_filter", "4", "num_group",
                             "2", "no_bias", "True", NULL),
                    0);
-  expect_shape(out[0], 4, (const int32_t[]){1, 4, 2, 2});
-  expect_values(out[0], (const float[]){1, 2, 3, 4, 2, 4, 6, 8, 15, 18, 21, 24, 20, 24, 28, 32}, 16);
+  t_expect_shape(out[0], 4, (const int32_t[]){1, 4, 2, 2});
+  t_expect_f32(out[0], (const float[]){1, 2, 3, 4, 2, 4, 6, 8, 15, 18, 21, 24, 20, 24, 28, 32}, 16, 1e-6);
   mxw_ndarray_free(out[0]);
   free_all(in, 2);
 }
@@ -137,8 +112,8 @@ static void test_conv_1d_dilated(void **state) {
   assert_int_equal(t_invoke("Convolution", in, 2, out, &nout, "kernel", "(2,)", "dilate", "(2,)", "num_filter", "1",
                             "no_bias", "True", NULL),
                    0);
-  expect_shape(out[0], 3, (const int32_t[]){1, 1, 3});
-  expect_values(out[0], (const float[]){-2, -2, -2}, 3);
+  t_expect_shape(out[0], 3, (const int32_t[]){1, 1, 3});
+  t_expect_f32(out[0], (const float[]){-2, -2, -2}, 3, 1e-6);
   mxw_ndarray_free(out[0]);
   free_all(in, 2);
 }
@@ -241,7 +216,7 @@ static void test_conv_errors(void **state) {
   assert_int_equal(t_invoke("Convolution", in, 2, out, &nout, "kernel", "(2, 2)", "num_filter", "1", "no_bias",
                             "True", NULL),
                    0);
-  expect_values(out[0], (const float[]){37, 47, 67, 77}, 4);
+  t_expect_f32(out[0], (const float[]){37, 47, 67, 77}, 4, 1e-6);
   mxw_ndarray_free(out[0]);
   free_all(in, 2);
 }
@@ -256,15 +231,15 @@ static void test_deconv_hand_worked(void **state) {
   mxw_ndarray *in[2] = {t_array(4, xs, k_w4), t_array(4, ws, k_w4)}, *out[1] = {NULL};
   int nout = 1;
   assert_int_equal(t_invoke("Deconvolution", in, 2, out, &nout, "kernel", "(2, 2)", "num_filter", "1", NULL), 0);
-  expect_shape(out[0], 4, (const int32_t[]){1, 1, 3, 3});
-  expect_values(out[0], (const float[]){1, 4, 4, 6, 20, 16, 9, 24, 16}, 9);
+  t_expect_shape(out[0], 4, (const int32_t[]){1, 1, 3, 3});
+  t_expect_f32(out[0], (const float[]){1, 4, 4, 6, 20, 16, 9, 24, 16}, 9, 1e-6);
   mxw_ndarray_free(out[0]);
   mxw_ndarray_free(in[1]);
   in[1] = t_array(4, ws2, (const float[]){1, 2, 3, 4, 1, 0, 0, 0});
   out[0] = NULL;
   assert_int_equal(t_invoke("_npx_deconvolution", in, 2, out, &nout, "kernel", "(2, 2)", "num_filter", "2", NULL), 0);
-  expect_shape(out[0], 4, (const int32_t[]){1, 2, 3, 3});
-  expect_values(out[0], (const float[]){1, 4, 4, 6, 20, 16, 9, 24, 16, 1, 2, 0, 3, 4, 0, 0, 0, 0}, 18);
+  t_expect_shape(out[0], 4, (const int32_t[]){1, 2, 3, 3});
+  t_expect_f32(out[0], (const float[]){1, 4, 4, 6, 20, 16, 9, 24, 16, 1, 2, 0, 3, 4, 0, 0, 0, 0}, 18, 1e-6);
   mxw_ndarray_free(out[0]);
   free_all(in, 2);
 }
@@ -282,26 +257,26 @@ static void test_deconv_stride_pad_adj(void **state) {
   assert_int_equal(t_invoke("Deconvolution", in, 2, out, &nout, "kernel", "(2, 2)", "num_filter", "1", "stride",
                             "(2, 2)", NULL),
                    0);
-  expect_values(out[0], (const float[]){1, 2, 2, 4, 3, 4, 6, 8, 3, 6, 4, 8, 9, 12, 12, 16}, 16);
+  t_expect_f32(out[0], (const float[]){1, 2, 2, 4, 3, 4, 6, 8, 3, 6, 4, 8, 9, 12, 12, 16}, 16, 1e-6);
   mxw_ndarray_free(out[0]);
   out[0] = NULL;
   assert_int_equal(t_invoke("Deconvolution", in, 2, out, &nout, "kernel", "(2, 2)", "num_filter", "1", "stride",
                             "(2, 2)", "pad", "(1, 1)", NULL),
                    0);
-  expect_values(out[0], (const float[]){4, 6, 6, 4}, 4);
+  t_expect_f32(out[0], (const float[]){4, 6, 6, 4}, 4, 1e-6);
   mxw_ndarray_free(out[0]);
   out[0] = NULL;
   assert_int_equal(t_invoke("Deconvolution", in, 2, out, &nout, "kernel", "(2, 2)", "num_filter", "1", "stride",
                             "(2, 2)", "pad", "(1, 1)", "adj", "(1, 1)", NULL),
                    0);
-  expect_values(out[0], (const float[]){4, 6, 8, 6, 4, 8, 12, 12, 16}, 9);
+  t_expect_f32(out[0], (const float[]){4, 6, 8, 6, 4, 8, 12, 12, 16}, 9, 1e-6);
   mxw_ndarray_free(out[0]);
   out[0] = NULL;
   assert_int_equal(t_invoke("Deconvolution", in, 2, out, &nout, "kernel", "(2, 2)", "num_filter", "1", "stride",
                             "(2, 2)", "pad", "(0, 0)", "target_shape", "(3, 3)", NULL),
                    0);
-  expect_shape(out[0], 4, (const int32_t[]){1, 1, 3, 3});
-  expect_values(out[0], (const float[]){4, 6, 8, 6, 4, 8, 12, 12, 16}, 9);
+  t_expect_shape(out[0], 4, (const int32_t[]){1, 1, 3, 3});
+  t_expect_f32(out[0], (const float[]){4, 6, 8, 6, 4, 8, 12, 12, 16}, 9, 1e-6);
   mxw_ndarray_free(out[0]);
 
   mxw_ndarray_free(in[1]);
@@ -311,8 +286,8 @@ static void test_deconv_stride_pad_adj(void **state) {
   assert_int_equal(t_invoke("Deconvolution", in3, 3, out, &nout, "kernel", "(2, 2)", "num_filter", "2", "stride",
                             "(2, 2)", "pad", "(1, 1)", "adj", "(1, 1)", "no_bias", "False", NULL),
                    0);
-  expect_values(out[0], (const float[]){4.5f, 6.5f, 8.5f, 6.5f, 4.5f, 8.5f, 12.5f, 12.5f, 16.5f, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-                18);
+  t_expect_f32(out[0], (const float[]){4.5f, 6.5f, 8.5f, 6.5f, 4.5f, 8.5f, 12.5f, 12.5f, 16.5f, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+                18, 1e-6);
   mxw_ndarray_free(out[0]);
   /* a target_shape the data cannot reach */
   assert_int_equal(t_invoke("Deconvolution", in, 2, out, &nout, "kernel", "(2, 2)", "num_filter", "2", "stride",
@@ -334,25 +309,25 @@ static void test_upsampling_nearest(void **state) {
   assert_int_equal(t_invoke("UpSampling", in, 1, out, &nout, "scale", "2", "sample_type", "nearest", "num_args", "1",
                             NULL),
                    0);
-  expect_shape(out[0], 4, (const int32_t[]){1, 1, 4, 4});
-  expect_values(out[0], up, 16);
+  t_expect_shape(out[0], 4, (const int32_t[]){1, 1, 4, 4});
+  t_expect_f32(out[0], up, 16, 1e-6);
   mxw_ndarray_free(out[0]);
   out[0] = NULL;
   assert_int_equal(t_invoke("UpSampling", in, 2, out, &nout, "scale", "2", "sample_type", "nearest", "num_args", "2",
                             NULL),
                    0);
-  expect_shape(out[0], 4, (const int32_t[]){1, 2, 4, 4});
+  t_expect_shape(out[0], 4, (const int32_t[]){1, 2, 4, 4});
   float want[32];
   for (int i = 0; i < 16; i++) want[i] = up[i], want[16 + i] = 10;
-  expect_values(out[0], want, 32);
+  t_expect_f32(out[0], want, 32, 1e-6);
   mxw_ndarray_free(out[0]);
   out[0] = NULL;
   assert_int_equal(t_invoke("UpSampling", in, 2, out, &nout, "scale", "2", "sample_type", "nearest", "num_args", "2",
                             "multi_input_mode", "sum", NULL),
                    0);
-  expect_shape(out[0], 4, (const int32_t[]){1, 1, 4, 4});
+  t_expect_shape(out[0], 4, (const int32_t[]){1, 1, 4, 4});
   for (int i = 0; i < 16; i++) want[i] = up[i] + 10;
-  expect_values(out[0], want, 16);
+  t_expect_f32(out[0], want, 16, 1e-6);
   mxw_ndarray_free(out[0]);
   /* a (1, 1, 3, 3) second input does not divide the 4x4 output */
   mxw_ndarray_free(in[1]);
@@ -378,12 +353,12 @@ static void test_upsampling_bilinear(void **state) {
   assert_int_equal(t_invoke("UpSampling", in, 2, out, &nout, "scale", "2", "sample_type", "bilinear", "num_args", "2",
                             "num_filter", "1", NULL),
                    0);
-  expect_shape(out[0], 4, (const int32_t[]){1, 1, 6, 6});
+  t_expect_shape(out[0], 4, (const int32_t[]){1, 1, 6, 6});
   const float edge[6] = {1, 2, 2, 2, 2, 1};
   float want[36];
   for (int y = 0; y < 6; y++)
     for (int x = 0; x < 6; x++) want[y * 6 + x] = edge[y] * edge[x];
-  expect_values(out[0], want, 36);
+  t_expect_f32(out[0], want, 36, 1e-6);
   mxw_ndarray_free(out[0]);
   /* num_filter must equal the channels */
   assert_int_equal(t_invoke("UpSampling", in, 2, out, &nout, "scale", "2", "sample_type", "bilinear", "num_args", "2",
@@ -422,8 +397,8 @@ static void test_conv_nhwc(void **state) {
   assert_int_equal(t_invoke("Convolution", in, 3, out, &nout, "kernel", "(2, 2)", "num_filter", "1", "layout", "NHWC",
                             NULL),
                    0);
-  expect_shape(out[0], 4, (const int32_t[]){1, 2, 2, 1});
-  expect_values(out[0], (const float[]){41.5f, 51.5f, 71.5f, 81.5f}, 4);
+  t_expect_shape(out[0], 4, (const int32_t[]){1, 2, 2, 1});
+  t_expect_f32(out[0], (const float[]){41.5f, 51.5f, 71.5f, 81.5f}, 4, 1e-6);
   mxw_ndarray_free(out[0]);
   mxw_ndarray_free(in[1]);
   mxw_ndarray_free(in[2]);
@@ -433,8 +408,8 @@ static void test_conv_nhwc(void **state) {
   assert_int_equal(t_invoke("Convolution", in, 3, out, &nout, "kernel", "(2, 2)", "num_filter", "2", "layout", "NHWC",
                             NULL),
                    0);
-  expect_shape(out[0], 4, (const int32_t[]){1, 2, 2, 2});
-  expect_values(out[0], (const float[]){41.5f, 4, 51.5f, 5, 71.5f, 7, 81.5f, 8}, 8);
+  t_expect_shape(out[0], 4, (const int32_t[]){1, 2, 2, 2});
+  t_expect_f32(out[0], (const float[]){41.5f, 4, 51.5f, 5, 71.5f, 7, 81.5f, 8}, 8, 1e-6);
   mxw_ndarray_free(out[0]);
   /* a channel-first weight is named with the NHWC rule */
   mxw_ndarray_free(in[1]);
@@ -460,11 +435,11 @@ static void test_deconv_nhwc(void **state) {
   assert_int_equal(t_invoke("Deconvolution", in, 2, out, &nout, "kernel", "(2, 2)", "num_filter", "2", "layout",
                             "NHWC", NULL),
                    0);
-  expect_shape(out[0], 4, (const int32_t[]){1, 3, 3, 2});
+  t_expect_shape(out[0], 4, (const int32_t[]){1, 3, 3, 2});
   const float f0[9] = {1, 4, 4, 6, 20, 16, 9, 24, 16}, f1[9] = {1, 2, 0, 3, 4, 0, 0, 0, 0};
   float want[18];
   for (int i = 0; i < 9; i++) want[2 * i] = f0[i], want[2 * i + 1] = f1[i];
-  expect_values(out[0], want, 18);
+  t_expect_f32(out[0], want, 18, 1e-6);
   mxw_ndarray_free(out[0]);
   free_all(in, 2);
 }

@@ -2,25 +2,6 @@
  * inference (including filling the weight shape) and the error messages. */
 #include "mxw_test.h"
 
-static mxw_ndarray *t_array_f64(int ndim, const int32_t *shape, const double *vals) {
-  mxw_ndarray *a = NULL;
-  if (mxw_ndarray_create(ndim, shape, MXW_FLOAT64, &a) != 0) fail_msg("%s", mxw_get_last_error());
-  memcpy(mxw_ndarray_data(a), vals, sizeof(double) * (size_t)mxw_ndarray_size(a));
-  return a;
-}
-
-static void expect_shape(const mxw_ndarray *a, int ndim, const int32_t *dims) {
-  int32_t s[MXW_MAX_NDIM];
-  assert_int_equal(mxw_ndarray_ndim(a), ndim);
-  mxw_ndarray_shape(a, s);
-  for (int i = 0; i < ndim; i++) assert_int_equal(s[i], dims[i]);
-}
-
-static void expect_values(const mxw_ndarray *a, const float *want, int n) {
-  const float *y = (const float *)mxw_ndarray_data(a);
-  for (int i = 0; i < n; i++) assert_close(y[i], want[i], 1e-6);
-}
-
 /* X = [[1,2,3],[4,5,6]], W = [[1,0,-1],[0.5,0.5,0.5]], b = [10,-1]:
  * X W^T = [[-2, 3], [-2, 7.5]]; + b = [[8, 2], [8, 6.5]]. */
 static const float k_x[6] = {1, 2, 3, 4, 5, 6}, k_w[6] = {1, 0, -1, 0.5f, 0.5f, 0.5f}, k_b[2] = {10, -1};
@@ -32,14 +13,14 @@ static void test_fc_hand_worked(void **state) {
   int nout = 1;
   assert_int_equal(t_invoke("FullyConnected", in, 3, out, &nout, "num_hidden", "2", NULL), 0);
   const int32_t os[2] = {2, 2};
-  expect_shape(out[0], 2, os);
-  expect_values(out[0], (const float[]){8, 2, 8, 6.5f}, 4);
+  t_expect_shape(out[0], 2, os);
+  t_expect_f32(out[0], (const float[]){8, 2, 8, 6.5f}, 4, 1e-6);
   mxw_ndarray_free(out[0]);
 
   /* no_bias, by the _npx_ alias */
   out[0] = NULL;
   assert_int_equal(t_invoke("_npx_fully_connected", in, 2, out, &nout, "num_hidden", "2", "no_bias", "True", NULL), 0);
-  expect_values(out[0], (const float[]){-2, 3, -2, 7.5f}, 4);
+  t_expect_f32(out[0], (const float[]){-2, 3, -2, 7.5f}, 4, 1e-6);
   mxw_ndarray_free(out[0]);
 
   /* a (num_hidden, 1) bias is accepted */
@@ -47,7 +28,7 @@ static void test_fc_hand_worked(void **state) {
   in[2] = t_array(2, bs2, k_b);
   out[0] = NULL;
   assert_int_equal(t_invoke("FullyConnected", in, 3, out, &nout, "num_hidden", "2", NULL), 0);
-  expect_values(out[0], (const float[]){8, 2, 8, 6.5f}, 4);
+  t_expect_f32(out[0], (const float[]){8, 2, 8, 6.5f}, 4, 1e-6);
   mxw_ndarray_free(out[0]);
   for (int i = 0; i < 3; i++) mxw_ndarray_free(in[i]);
 }
@@ -59,15 +40,15 @@ static void test_fc_flatten(void **state) {
   mxw_ndarray *in[3] = {t_array(3, xs, k_x), t_array(2, ws, k_w), t_array(1, bs, k_b)}, *out[1] = {NULL};
   int nout = 1;
   assert_int_equal(t_invoke("FullyConnected", in, 3, out, &nout, "num_hidden", "2", NULL), 0);
-  expect_shape(out[0], 2, (const int32_t[]){2, 2});
-  expect_values(out[0], (const float[]){8, 2, 8, 6.5f}, 4);
+  t_expect_shape(out[0], 2, (const int32_t[]){2, 2});
+  t_expect_f32(out[0], (const float[]){8, 2, 8, 6.5f}, 4, 1e-6);
   mxw_ndarray_free(out[0]);
   mxw_ndarray_free(in[0]);
   in[0] = t_array(3, xs2, k_x);
   out[0] = NULL;
   assert_int_equal(t_invoke("FullyConnected", in, 3, out, &nout, "num_hidden", "2", "flatten", "False", NULL), 0);
-  expect_shape(out[0], 3, (const int32_t[]){1, 2, 2});
-  expect_values(out[0], (const float[]){8, 2, 8, 6.5f}, 4);
+  t_expect_shape(out[0], 3, (const int32_t[]){1, 2, 2});
+  t_expect_f32(out[0], (const float[]){8, 2, 8, 6.5f}, 4, 1e-6);
   mxw_ndarray_free(out[0]);
   for (int i = 0; i < 3; i++) mxw_ndarray_free(in[i]);
 }
@@ -139,29 +120,29 @@ static void test_dot(void **state) {
   int nout = 1;
   mxw_ndarray *ab[2] = {A, B};
   assert_int_equal(t_invoke("dot", ab, 2, out, &nout, NULL), 0);
-  expect_shape(out[0], 2, (const int32_t[]){2, 2});
-  expect_values(out[0], (const float[]){4, 5, 10, 11}, 4);
+  t_expect_shape(out[0], 2, (const int32_t[]){2, 2});
+  t_expect_f32(out[0], (const float[]){4, 5, 10, 11}, 4, 1e-6);
   mxw_ndarray_free(out[0]);
-  /* A^T (3, 2) . A (2, 3) -> (3, 3); row 0 = 1*[1,2,3] + 4*[4,5,6] = [17, 22, 27] */
+  /* A^T (3, 2) . A (2, 3) -> (3, 3): row i = A[0][i]*[1,2,3] + A[1][i]*[4,5,6] */
   mxw_ndarray *aa[2] = {A, A};
   out[0] = NULL;
   assert_int_equal(t_invoke("dot", aa, 2, out, &nout, "transpose_a", "True", NULL), 0);
-  expect_shape(out[0], 2, (const int32_t[]){3, 3});
-  expect_values(out[0], (const float[]){17, 22, 27}, 3);
+  t_expect_shape(out[0], 2, (const int32_t[]){3, 3});
+  t_expect_f32(out[0], (const float[]){17, 22, 27, 22, 29, 36, 27, 36, 45}, 9, 1e-6);
   mxw_ndarray_free(out[0]);
   /* vector . vector -> (1,): 1 + 1 + 4 */
   mxw_ndarray *vv[2] = {V, V};
   out[0] = NULL;
   assert_int_equal(t_invoke("_sparse_dot", vv, 2, out, &nout, "forward_stype", "None", NULL), 0);
-  expect_shape(out[0], 1, (const int32_t[]){1});
-  expect_values(out[0], (const float[]){6}, 1);
+  t_expect_shape(out[0], 1, (const int32_t[]){1});
+  t_expect_f32(out[0], (const float[]){6}, 1, 1e-6);
   mxw_ndarray_free(out[0]);
   /* A (2, 3) . v (3,) -> (2,) */
   mxw_ndarray *av[2] = {A, V};
   out[0] = NULL;
   assert_int_equal(t_invoke("dot", av, 2, out, &nout, NULL), 0);
-  expect_shape(out[0], 1, (const int32_t[]){2});
-  expect_values(out[0], (const float[]){5, 11}, 2);
+  t_expect_shape(out[0], 1, (const int32_t[]){2});
+  t_expect_f32(out[0], (const float[]){5, 11}, 2, 1e-6);
   mxw_ndarray_free(out[0]);
   /* errors: contraction mismatch names both shapes; vectors cannot be transposed */
   mxw_ndarray *bad[2] = {A, A};
@@ -186,13 +167,13 @@ static void test_batch_dot(void **state) {
   mxw_ndarray *lr[2] = {L, R};
   int nout = 1;
   assert_int_equal(t_invoke("batch_dot", lr, 2, out, &nout, NULL), 0);
-  expect_shape(out[0], 3, (const int32_t[]){2, 1, 2});
-  expect_values(out[0], (const float[]){1, 2, 4, 3}, 4);
+  t_expect_shape(out[0], 3, (const int32_t[]){2, 1, 2});
+  t_expect_f32(out[0], (const float[]){1, 2, 4, 3}, 4, 1e-6);
   mxw_ndarray_free(out[0]);
   /* transpose_b of a symmetric rhs changes nothing */
   out[0] = NULL;
   assert_int_equal(t_invoke("_npx_batch_dot", lr, 2, out, &nout, "transpose_b", "True", NULL), 0);
-  expect_values(out[0], (const float[]){1, 2, 4, 3}, 4);
+  t_expect_f32(out[0], (const float[]){1, 2, 4, 3}, 4, 1e-6);
   mxw_ndarray_free(out[0]);
   mxw_ndarray *rl[2] = {R, L};
   assert_int_equal(t_invoke("batch_dot", rl, 2, out, &nout, NULL), -1);

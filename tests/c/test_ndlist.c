@@ -4,25 +4,10 @@
 
 #include "mxw_test.h"
 
-static uint8_t *read_file(const char *rel, size_t *len) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/%s", MXW_SHARED_MODELS, rel);
-  FILE *f = fopen(path, "rb");
-  if (!f) fail_msg("cannot open %s", path);
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *p = malloc((size_t)n);
-  if (fread(p, 1, (size_t)n, f) != (size_t)n) fail_msg("short read %s", path);
-  fclose(f);
-  *len = (size_t)n;
-  return p;
-}
-
 static void test_legacy_v0_unnamed_list(void **state) {
   (void)state;
   size_t len;
-  uint8_t *b = read_file("mxnet-fixtures/legacy_ndarray.v0", &len);
+  uint8_t *b = (uint8_t *)t_read_model_file("mxnet-fixtures/legacy_ndarray.v0", &len);
   mxw_ndlist *l = NULL;
   assert_int_equal(mxw_ndlist_load(b, len, &l), 0);
   assert_int_equal(mxw_ndlist_size(l), 6);
@@ -42,7 +27,7 @@ static void test_legacy_v0_unnamed_list(void **state) {
 static void test_v1_named(void **state) {
   (void)state;
   size_t len;
-  uint8_t *b = read_file("linreg-v1/model-0000.params", &len);
+  uint8_t *b = (uint8_t *)t_read_model_file("linreg-v1/model-0000.params", &len);
   mxw_ndlist *l = NULL;
   assert_int_equal(mxw_ndlist_load(b, len, &l), 0);
   assert_int_equal(mxw_ndlist_size(l), 2);
@@ -132,7 +117,7 @@ static void test_row_sparse_densified(void **state) {
 static void test_truncations_and_corruption_fail_cleanly(void **state) {
   (void)state;
   size_t len;
-  uint8_t *b = read_file("lenet-gluon/lenet-0001.params", &len);
+  uint8_t *b = (uint8_t *)t_read_model_file("lenet-gluon/lenet-0001.params", &len);
   mxw_ndlist *l = NULL;
   for (size_t cut = 0; cut < len; cut += (cut < 200 ? 1 : 97)) {
     uint8_t *p = malloc(cut ? cut : 1);

@@ -11,19 +11,6 @@
     if (t_invoke(name, ins, nin, outs, &n_, __VA_ARGS__) != 0) fail_msg("%s", mxw_get_last_error()); \
   } while (0)
 
-static void expect_shape(const mxw_ndarray *a, int ndim, const int32_t *dims) {
-  int32_t s[MXW_MAX_NDIM];
-  assert_int_equal(mxw_ndarray_ndim(a), ndim);
-  mxw_ndarray_shape(a, s);
-  for (int i = 0; i < ndim; i++) assert_int_equal(s[i], dims[i]);
-}
-
-static void expect_values(const mxw_ndarray *a, const float *want, int n, double tol) {
-  assert_int_equal((int)mxw_ndarray_size(a), n);
-  const float *y = (const float *)mxw_ndarray_data(a);
-  for (int i = 0; i < n; i++) assert_close(y[i], want[i], tol);
-}
-
 static mxw_ndarray *typed(int ndim, const int32_t *shape, int dtype, const void *vals) {
   mxw_ndarray *a = NULL;
   if (mxw_ndarray_create(ndim, shape, dtype, &a) != 0) fail_msg("%s", mxw_get_last_error());
@@ -45,9 +32,9 @@ static void test_dropout_identity_at_inference(void **state) {
   mxw_ndarray *x = ramp(2, s, -5), *in[1] = {x}, *out[2] = {NULL, NULL};
   assert_int_equal(mxw_set_training(0), 0);
   RUN("Dropout", in, 1, out, 2, "p", "0.5", NULL);
-  expect_shape(out[1], 2, s);
+  t_expect_shape(out[1], 2, s);
   const float *px = (const float *)mxw_ndarray_data(x);
-  expect_values(out[0], px, 12, 0);
+  t_expect_f32(out[0], px, 12, 0);
   for (int i = 0; i < 12; i++) assert_close(((float *)mxw_ndarray_data(out[1]))[i], 1, 0);
   mxw_ndarray_free(out[0]);
   mxw_ndarray_free(out[1]);
@@ -55,7 +42,7 @@ static void test_dropout_identity_at_inference(void **state) {
   mxw_set_training(1);
   out[0] = out[1] = NULL;
   RUN("_npx_dropout", in, 1, out, 2, "p", "0", NULL);
-  expect_values(out[0], px, 12, 0);
+  t_expect_f32(out[0], px, 12, 0);
   mxw_set_training(0);
   mxw_ndarray_free(out[0]);
   mxw_ndarray_free(out[1]);
@@ -109,7 +96,7 @@ static void test_dropout_axes(void **state) {
   int32_t s[2] = {400, 25};
   mxw_ndarray *x = ramp(2, s, 1), *in[1] = {x}, *out[2] = {NULL, NULL};
   RUN("Dropout", in, 1, out, 2, "p", "0.5", "mode", "always", "axes", "(1,)", NULL);
-  expect_shape(out[1], 2, (int32_t[]){400, 1});
+  t_expect_shape(out[1], 2, (int32_t[]){400, 1});
   const float *px = (const float *)mxw_ndarray_data(x), *py = (const float *)mxw_ndarray_data(out[0]);
   const float *pm = (const float *)mxw_ndarray_data(out[1]);
   int zeros = 0;
@@ -172,13 +159,13 @@ static void test_prelu_broadcast(void **state) {
   mxw_ndarray *x = ramp(3, s, -6), *g = t_array(1, gs, (float[]){0.1f, 0.2f, 0.3f}), *in[2] = {x, g}, *out[1] = {NULL};
   RUN("LeakyReLU", in, 2, out, 1, "act_type", "prelu", NULL);
   /* x = -6..5: n=0: c0 {-6,-5}*0.1, c1 {-4,-3}*0.2, c2 {-2,-1}*0.3; n=1: all >= 0 */
-  expect_values(out[0], (float[]){-0.6f, -0.5f, -0.8f, -0.6f, -0.6f, -0.3f, 0, 1, 2, 3, 4, 5}, 12, 1e-6);
+  t_expect_f32(out[0], (float[]){-0.6f, -0.5f, -0.8f, -0.6f, -0.6f, -0.3f, 0, 1, 2, 3, 4, 5}, 12, 1e-6);
   mxw_ndarray_free(out[0]);
   mxw_ndarray_free(g);
   in[1] = g = t_array(1, g1, (float[]){0.5f});
   out[0] = NULL;
   RUN("LeakyReLU", in, 2, out, 1, "act_type", "prelu", NULL);
-  expect_values(out[0], (float[]){-3, -2.5f, -2, -1.5f, -1, -0.5f, 0, 1, 2, 3, 4, 5}, 12, 1e-6);
+  t_expect_f32(out[0], (float[]){-3, -2.5f, -2, -1.5f, -1, -0.5f, 0, 1, 2, 3, 4, 5}, 12, 1e-6);
   mxw_ndarray_free(out[0]);
   mxw_ndarray_free(g);
   in[1] = g = t_array(1, g4, NULL);
@@ -199,8 +186,8 @@ static void test_embedding(void **state) {
   mxw_ndarray *idx = t_array(2, is, (float[]){-1, 0, 2.9f, 3, 7, 1.2f});
   mxw_ndarray *w = t_array(2, ws, (float[]){0, 1, 10, 11, 20, 21, 30, 31}), *in[2] = {idx, w}, *out[1] = {NULL};
   RUN("Embedding", in, 2, out, 1, "input_dim", "4", "output_dim", "2", NULL);
-  expect_shape(out[0], 3, (int32_t[]){2, 3, 2});
-  expect_values(out[0], (float[]){0, 1, 0, 1, 20, 21, 30, 31, 30, 31, 10, 11}, 12, 0);
+  t_expect_shape(out[0], 3, (int32_t[]){2, 3, 2});
+  t_expect_f32(out[0], (float[]){0, 1, 0, 1, 20, 21, 30, 31, 30, 31, 10, 11}, 12, 0);
   mxw_ndarray_free(out[0]);
   /* int32 indices, float64 weight: the output takes weight's dtype */
   int32_t iv[3] = {3, -2, 1}, is1[1] = {3};
@@ -234,14 +221,14 @@ static void test_crop(void **state) {
   int32_t s[4] = {1, 2, 4, 5}, ls[4] = {3, 7, 2, 2};
   mxw_ndarray *x = ramp(4, s, 0), *like = t_array(4, ls, NULL), *in[2] = {x, like}, *out[1] = {NULL};
   RUN("Crop", in, 1, out, 1, "num_args", "1", "h_w", "(2, 3)", "offset", "(1, 2)", NULL);
-  expect_shape(out[0], 4, (int32_t[]){1, 2, 2, 3});
-  expect_values(out[0], (float[]){7, 8, 9, 12, 13, 14, 27, 28, 29, 32, 33, 34}, 12, 0);
+  t_expect_shape(out[0], 4, (int32_t[]){1, 2, 2, 3});
+  t_expect_f32(out[0], (float[]){7, 8, 9, 12, 13, 14, 27, 28, 29, 32, 33, 34}, 12, 0);
   mxw_ndarray_free(out[0]);
   /* center: offset ((4 - 2) / 2, (5 - 2) / 2) = (1, 1), the size from crop_like */
   out[0] = NULL;
   RUN("Crop", in, 2, out, 1, "num_args", "2", "center_crop", "True", NULL);
-  expect_shape(out[0], 4, (int32_t[]){1, 2, 2, 2});
-  expect_values(out[0], (float[]){6, 7, 11, 12, 26, 27, 31, 32}, 8, 0);
+  t_expect_shape(out[0], 4, (int32_t[]){1, 2, 2, 2});
+  t_expect_f32(out[0], (float[]){6, 7, 11, 12, 26, 27, 31, 32}, 8, 0);
   mxw_ndarray_free(out[0]);
   /* errors: the offset leaves the data; a crop larger than the data */
   out[0] = NULL;
@@ -262,17 +249,17 @@ static void test_take_clip_wrap_raise(void **state) {
   int32_t as[2] = {2, 3}, is[1] = {4};
   mxw_ndarray *a = ramp(2, as, 0), *idx = t_array(1, is, (float[]){-1, 0, 2, 5}), *in[2] = {a, idx}, *out[1] = {NULL};
   RUN("take", in, 2, out, 1, "axis", "1", NULL); /* clip: -1 -> 0, 5 -> 2 */
-  expect_shape(out[0], 2, (int32_t[]){2, 4});
-  expect_values(out[0], (float[]){0, 0, 2, 2, 3, 3, 5, 5}, 8, 0);
+  t_expect_shape(out[0], 2, (int32_t[]){2, 4});
+  t_expect_f32(out[0], (float[]){0, 0, 2, 2, 3, 3, 5, 5}, 8, 0);
   mxw_ndarray_free(out[0]);
   out[0] = NULL;
   RUN("take", in, 2, out, 1, "axis", "-1", "mode", "wrap", NULL); /* wrap: -1 -> 2, 5 -> 2 */
-  expect_values(out[0], (float[]){2, 0, 2, 2, 5, 3, 5, 5}, 8, 0);
+  t_expect_f32(out[0], (float[]){2, 0, 2, 2, 5, 3, 5, 5}, 8, 0);
   mxw_ndarray_free(out[0]);
   out[0] = NULL;
   RUN("_npi_take", in, 2, out, 1, "mode", "wrap", NULL); /* axis 0: rows 1, 0, 0, 1 */
-  expect_shape(out[0], 2, (int32_t[]){4, 3});
-  expect_values(out[0], (float[]){3, 4, 5, 0, 1, 2, 0, 1, 2, 3, 4, 5}, 12, 0);
+  t_expect_shape(out[0], 2, (int32_t[]){4, 3});
+  t_expect_f32(out[0], (float[]){3, 4, 5, 0, 1, 2, 0, 1, 2, 3, 4, 5}, 12, 0);
   mxw_ndarray_free(out[0]);
   out[0] = NULL;
   int n = 1;
@@ -292,15 +279,15 @@ static void test_topk_both(void **state) {
   int32_t s[2] = {2, 4};
   mxw_ndarray *x = t_array(2, s, (float[]){3, 1, 4, 1, 5, 9, 2, 6}), *in[1] = {x}, *out[2] = {NULL, NULL};
   RUN("topk", in, 1, out, 2, "k", "2", "ret_typ", "both", NULL);
-  expect_shape(out[0], 2, (int32_t[]){2, 2});
-  expect_values(out[0], (float[]){4, 3, 9, 6}, 4, 0);
-  expect_values(out[1], (float[]){2, 0, 1, 3}, 4, 0);
+  t_expect_shape(out[0], 2, (int32_t[]){2, 2});
+  t_expect_f32(out[0], (float[]){4, 3, 9, 6}, 4, 0);
+  t_expect_f32(out[1], (float[]){2, 0, 1, 3}, 4, 0);
   mxw_ndarray_free(out[0]);
   mxw_ndarray_free(out[1]);
   out[0] = out[1] = NULL;
   RUN("_npx_topk", in, 1, out, 2, "k", "3", "ret_typ", "both", "is_ascend", "True", "dtype", "int32", NULL);
   assert_int_equal(mxw_ndarray_dtype(out[1]), MXW_INT32);
-  expect_values(out[0], (float[]){1, 1, 3, 2, 5, 6}, 6, 0);
+  t_expect_f32(out[0], (float[]){1, 1, 3, 2, 5, 6}, 6, 0);
   const int32_t *pi = (const int32_t *)mxw_ndarray_data(out[1]);
   const int32_t want[6] = {1, 3, 0, 2, 0, 3};
   for (int i = 0; i < 6; i++) assert_int_equal(pi[i], want[i]);

@@ -29,36 +29,23 @@ static mxw_ndarray *ramp_5x5(void) {
     out_[0];                                                                                      \
   })
 
-static void expect_shape(const mxw_ndarray *a, int ndim, const int32_t *dims) {
-  int32_t s[MXW_MAX_NDIM];
-  assert_int_equal(mxw_ndarray_ndim(a), ndim);
-  mxw_ndarray_shape(a, s);
-  for (int i = 0; i < ndim; i++) assert_int_equal(s[i], dims[i]);
-}
-
-static void expect_values(const mxw_ndarray *a, const float *want, int n, double tol) {
-  assert_int_equal((int)mxw_ndarray_size(a), n);
-  const float *y = (const float *)mxw_ndarray_data(a);
-  for (int i = 0; i < n; i++) assert_close(y[i], want[i], tol);
-}
-
 static void test_max_valid_and_full(void **state) {
   (void)state;
   mxw_ndarray *x = ramp_5x5(), *y;
   /* 3x3 stride 2 valid: windows start at 0 and 2 -> maxima at (2,2), (2,4), (4,2), (4,4) */
   y = POOL(x, "kernel", "(3, 3)", "stride", "(2, 2)", NULL);
-  expect_shape(y, 4, (int32_t[]){1, 1, 2, 2});
-  expect_values(y, (float[]){12, 14, 22, 24}, 4, 0);
+  t_expect_shape(y, 4, (int32_t[]){1, 1, 2, 2});
+  t_expect_f32(y, (float[]){12, 14, 22, 24}, 4, 0);
   mxw_ndarray_free(y);
   /* 2x2 stride 2: valid keeps 2x2 (rows 0-1, 2-3) */
   y = POOL(x, "kernel", "(2, 2)", "stride", "(2, 2)", "pool_type", "max", NULL);
-  expect_shape(y, 4, (int32_t[]){1, 1, 2, 2});
-  expect_values(y, (float[]){6, 8, 16, 18}, 4, 0);
+  t_expect_shape(y, 4, (int32_t[]){1, 1, 2, 2});
+  t_expect_f32(y, (float[]){6, 8, 16, 18}, 4, 0);
   mxw_ndarray_free(y);
   /* full: 1 + ceil(3 / 2) = 3; the last window (row/col 4) is cut to one cell */
   y = POOL(x, "kernel", "(2, 2)", "stride", "(2, 2)", "pooling_convention", "full", NULL);
-  expect_shape(y, 4, (int32_t[]){1, 1, 3, 3});
-  expect_values(y, (float[]){6, 8, 9, 16, 18, 19, 21, 23, 24}, 9, 0);
+  t_expect_shape(y, 4, (int32_t[]){1, 1, 3, 3});
+  t_expect_f32(y, (float[]){6, 8, 9, 16, 18, 19, 21, 23, 24}, 9, 0);
   mxw_ndarray_free(y);
   mxw_ndarray_free(x);
 }
@@ -70,14 +57,14 @@ static void test_avg_full_divisors(void **state) {
   mxw_ndarray *x = ramp_5x5();
   mxw_ndarray *y =
       POOL(x, "kernel", "(2, 2)", "stride", "(2, 2)", "pooling_convention", "full", "pool_type", "avg", NULL);
-  expect_values(y,
+  t_expect_f32(y,
                 (float[]){(0 + 1 + 5 + 6) / 4.f, (2 + 3 + 7 + 8) / 4.f, (4 + 9) / 2.f, (10 + 11 + 15 + 16) / 4.f,
                           (12 + 13 + 17 + 18) / 4.f, (14 + 19) / 2.f, (20 + 21) / 2.f, (22 + 23) / 2.f, 24},
                 9, 1e-6);
   mxw_ndarray_free(y);
   /* sum: same windows, divisor 1 */
   y = POOL(x, "kernel", "(2, 2)", "stride", "(2, 2)", "pooling_convention", "full", "pool_type", "sum", NULL);
-  expect_values(y, (float[]){12, 20, 13, 52, 60, 33, 41, 45, 24}, 9, 0);
+  t_expect_f32(y, (float[]){12, 20, 13, 52, 60, 33, 41, 45, 24}, 9, 0);
   mxw_ndarray_free(y);
   mxw_ndarray_free(x);
 }
@@ -88,7 +75,7 @@ static void test_avg_padding_and_count_include_pad(void **state) {
   (void)state;
   mxw_ndarray *x = ramp_5x5(), *y;
   y = POOL(x, "kernel", "(3, 3)", "pad", "(1, 1)", "pool_type", "avg", NULL);
-  expect_shape(y, 4, (int32_t[]){1, 1, 5, 5});
+  t_expect_shape(y, 4, (int32_t[]){1, 1, 5, 5});
   const float *v = (const float *)mxw_ndarray_data(y);
   assert_close(v[0], 12 / 9.0, 1e-6);
   assert_close(v[2], 27 / 9.0, 1e-6);
@@ -115,16 +102,16 @@ static void test_global_pool(void **state) {
   (void)state;
   mxw_ndarray *x = ramp_5x5(), *y;
   y = POOL(x, "global_pool", "True", "pool_type", "avg", NULL);
-  expect_shape(y, 4, (int32_t[]){1, 1, 1, 1});
-  expect_values(y, (float[]){12}, 1, 1e-6);
+  t_expect_shape(y, 4, (int32_t[]){1, 1, 1, 1});
+  t_expect_f32(y, (float[]){12}, 1, 1e-6);
   mxw_ndarray_free(y);
   /* kernel, stride and pad are ignored */
   y = POOL(x, "global_pool", "True", "kernel", "(2, 2)", "stride", "(2, 2)", "pad", "(1, 1)", NULL);
-  expect_shape(y, 4, (int32_t[]){1, 1, 1, 1});
-  expect_values(y, (float[]){24}, 1, 0);
+  t_expect_shape(y, 4, (int32_t[]){1, 1, 1, 1});
+  t_expect_f32(y, (float[]){24}, 1, 0);
   mxw_ndarray_free(y);
   y = POOL(x, "global_pool", "True", "pool_type", "sum", "__layout__", "hidden keys are ignored", NULL);
-  expect_values(y, (float[]){300}, 1, 0);
+  t_expect_f32(y, (float[]){300}, 1, 0);
   mxw_ndarray_free(y);
   mxw_ndarray_free(x);
   /* (2, 3, 4) 1-D data: one value per (n, c) */
@@ -133,7 +120,7 @@ static void test_global_pool(void **state) {
   for (int i = 0; i < 24; i++) v[i] = (float)((i * 7) % 11);
   x = t_array(3, s3, v);
   y = POOL(x, "global_pool", "True", "pool_type", "max", NULL);
-  expect_shape(y, 3, (int32_t[]){2, 3, 1});
+  t_expect_shape(y, 3, (int32_t[]){2, 3, 1});
   for (int r = 0; r < 6; r++) {
     float m = -1;
     for (int j = 0; j < 4; j++) m = v[r * 4 + j] > m ? v[r * 4 + j] : m;
@@ -150,14 +137,14 @@ static void test_lp_1d(void **state) {
   int32_t s[3] = {1, 1, 4};
   mxw_ndarray *x = t_array(3, s, (float[]){1, -2, 2, 4}), *y;
   y = POOL(x, "kernel", "(2,)", "stride", "(2,)", "pool_type", "lp", "p_value", "1", NULL);
-  expect_shape(y, 3, (int32_t[]){1, 1, 2});
-  expect_values(y, (float[]){-1, 6}, 2, 1e-6);
+  t_expect_shape(y, 3, (int32_t[]){1, 1, 2});
+  t_expect_f32(y, (float[]){-1, 6}, 2, 1e-6);
   mxw_ndarray_free(y);
   y = POOL(x, "kernel", "2", "stride", "2", "pool_type", "lp", "p_value", "2", NULL);
-  expect_values(y, (float[]){2.2360680f, 4.4721360f}, 2, 1e-6);
+  t_expect_f32(y, (float[]){2.2360680f, 4.4721360f}, 2, 1e-6);
   mxw_ndarray_free(y);
   y = POOL(x, "kernel", "(2,)", "stride", "(2,)", "pool_type", "lp", "p_value", "3", NULL);
-  expect_values(y, (float[]){-1.9129312f, 4.1601676f}, 2, 1e-6); /* cbrt(1-8), cbrt(8+64) */
+  t_expect_f32(y, (float[]){-1.9129312f, 4.1601676f}, 2, 1e-6); /* cbrt(1-8), cbrt(8+64) */
   mxw_ndarray_free(y);
   mxw_ndarray_free(x);
 }
@@ -168,20 +155,20 @@ static void test_same_1d_and_empty_windows(void **state) {
   int32_t s[3] = {1, 1, 5};
   mxw_ndarray *x = t_array(3, s, (float[]){1, 5, 2, 4, 3}), *y;
   y = POOL(x, "kernel", "(3,)", "stride", "(2,)", "pooling_convention", "same", NULL);
-  expect_shape(y, 3, (int32_t[]){1, 1, 3});
-  expect_values(y, (float[]){5, 4, 3}, 3, 0);
+  t_expect_shape(y, 3, (int32_t[]){1, 1, 3});
+  t_expect_f32(y, (float[]){5, 4, 3}, 3, 0);
   mxw_ndarray_free(y);
   y = POOL(x, "kernel", "(3,)", "stride", "(2,)", "pooling_convention", "same", "pool_type", "avg", NULL);
-  expect_values(y, (float[]){8 / 3.f, 3, 3}, 3, 1e-6); /* the last window holds one cell */
+  t_expect_f32(y, (float[]){8 / 3.f, 3, 3}, 3, 1e-6); /* the last window holds one cell */
   mxw_ndarray_free(y);
   /* kernel 1, pad 1, stride 3 on 5 cells: windows start at -1, 2, 5 -> the first and last are
    * empty, so max gives the lowest float and avg 0 */
   y = POOL(x, "kernel", "(1,)", "stride", "(3,)", "pad", "(1,)", NULL);
-  expect_shape(y, 3, (int32_t[]){1, 1, 3}); /* 1 + (5 + 2 - 1) / 3 */
-  expect_values(y, (float[]){-FLT_MAX, 2, -FLT_MAX}, 3, 0);
+  t_expect_shape(y, 3, (int32_t[]){1, 1, 3}); /* 1 + (5 + 2 - 1) / 3 */
+  t_expect_f32(y, (float[]){-FLT_MAX, 2, -FLT_MAX}, 3, 0);
   mxw_ndarray_free(y);
   y = POOL(x, "kernel", "(1,)", "stride", "(3,)", "pad", "(1,)", "pool_type", "avg", NULL);
-  expect_values(y, (float[]){0, 2, 0}, 3, 0);
+  t_expect_f32(y, (float[]){0, 2, 0}, 3, 0);
   mxw_ndarray_free(y);
   mxw_ndarray_free(x);
 }
@@ -196,7 +183,7 @@ static void test_3d(void **state) {
   mxw_ndarray *x = t_array(5, s, v), *ymax, *yavg;
   ymax = POOL(x, "kernel", "(2, 2, 2)", NULL);
   yavg = POOL(x, "kernel", "(2, 2, 2)", "pool_type", "avg", NULL);
-  expect_shape(ymax, 5, (int32_t[]){1, 2, 1, 2, 2});
+  t_expect_shape(ymax, 5, (int32_t[]){1, 2, 1, 2, 2});
   const float *pm = (const float *)mxw_ndarray_data(ymax), *pa = (const float *)mxw_ndarray_data(yavg);
   for (int c = 0; c < 2; c++)
     for (int oh = 0; oh < 2; oh++)
@@ -332,11 +319,11 @@ static void test_channel_last(void **state) {
   for (int i = 0; i < 25; i++) v[2 * i] = (float)i, v[2 * i + 1] = (float)-i;
   mxw_ndarray *x = t_array(4, (int32_t[]){1, 5, 5, 2}, v), *y;
   y = POOL(x, "kernel", "(3, 3)", "stride", "(2, 2)", "layout", "NHWC", NULL);
-  expect_shape(y, 4, (int32_t[]){1, 2, 2, 2});
-  expect_values(y, (float[]){12, 0, 14, -2, 22, -10, 24, -12}, 8, 0);
+  t_expect_shape(y, 4, (int32_t[]){1, 2, 2, 2});
+  t_expect_f32(y, (float[]){12, 0, 14, -2, 22, -10, 24, -12}, 8, 0);
   mxw_ndarray_free(y);
   y = POOL(x, "kernel", "(3, 3)", "pad", "(1, 1)", "pool_type", "avg", "layout", "NHWC", NULL);
-  expect_shape(y, 4, (int32_t[]){1, 5, 5, 2});
+  t_expect_shape(y, 4, (int32_t[]){1, 5, 5, 2});
   const float *a = (const float *)mxw_ndarray_data(y);
   assert_close(a[0], 4 / 3.0, 1e-6);
   assert_close(a[1], -4 / 3.0, 1e-6);
@@ -346,8 +333,8 @@ static void test_channel_last(void **state) {
   assert_close(a[2 * 24 + 1], -28 / 3.0, 1e-6);
   mxw_ndarray_free(y);
   y = POOL(x, "global_pool", "True", "layout", "NHWC", NULL);
-  expect_shape(y, 4, (int32_t[]){1, 1, 1, 2});
-  expect_values(y, (float[]){24, 0}, 2, 0);
+  t_expect_shape(y, 4, (int32_t[]){1, 1, 1, 2});
+  t_expect_f32(y, (float[]){24, 0}, 2, 0);
   mxw_ndarray_free(y);
   mxw_ndarray_free(x);
 
@@ -357,16 +344,16 @@ static void test_channel_last(void **state) {
   for (int i = 0; i < 24; i++) u[i] = (float)i;
   x = t_array(3, (int32_t[]){2, 4, 3}, u);
   y = POOL(x, "kernel", "(2,)", "stride", "(2,)", "pool_type", "sum", "layout", "NWC", NULL);
-  expect_shape(y, 3, (int32_t[]){2, 2, 3});
+  t_expect_shape(y, 3, (int32_t[]){2, 2, 3});
   float want[12];
   for (int n = 0; n < 2; n++)
     for (int o = 0; o < 2; o++)
       for (int c = 0; c < 3; c++) want[(n * 2 + o) * 3 + c] = (float)(2 * (12 * n + c) + 3 * (4 * o + 1));
-  expect_values(y, want, 12, 0);
+  t_expect_f32(y, want, 12, 0);
   mxw_ndarray_free(y);
   y = POOL(x, "global_pool", "True", "pool_type", "avg", "layout", "NWC", NULL);
-  expect_shape(y, 3, (int32_t[]){2, 1, 3});
-  expect_values(y, (float[]){4.5f, 5.5f, 6.5f, 16.5f, 17.5f, 18.5f}, 6, 1e-6);
+  t_expect_shape(y, 3, (int32_t[]){2, 1, 3});
+  t_expect_f32(y, (float[]){4.5f, 5.5f, 6.5f, 16.5f, 17.5f, 18.5f}, 6, 1e-6);
   mxw_ndarray_free(y);
   mxw_ndarray_free(x);
 
@@ -376,12 +363,12 @@ static void test_channel_last(void **state) {
   for (int i = 0; i < 8; i++) t[2 * i] = (float)i, t[2 * i + 1] = (float)(8 + i);
   x = t_array(5, (int32_t[]){1, 2, 2, 2, 2}, t);
   y = POOL(x, "kernel", "(2, 2, 2)", "pool_type", "sum", "layout", "NDHWC", NULL);
-  expect_shape(y, 5, (int32_t[]){1, 1, 1, 1, 2});
-  expect_values(y, (float[]){28, 92}, 2, 0);
+  t_expect_shape(y, 5, (int32_t[]){1, 1, 1, 1, 2});
+  t_expect_f32(y, (float[]){28, 92}, 2, 0);
   mxw_ndarray_free(y);
   y = POOL(x, "kernel", "(1, 1, 2)", "layout", "NDHWC", NULL);
-  expect_shape(y, 5, (int32_t[]){1, 2, 2, 1, 2});
-  expect_values(y, (float[]){1, 9, 3, 11, 5, 13, 7, 15}, 8, 0);
+  t_expect_shape(y, 5, (int32_t[]){1, 2, 2, 1, 2});
+  t_expect_f32(y, (float[]){1, 9, 3, 11, 5, 13, 7, 15}, 8, 0);
   mxw_ndarray_free(y);
   mxw_ndarray_free(x);
 
@@ -429,7 +416,7 @@ static void test_errors_name_op_and_problem(void **state) {
   assert_null(out[0]);
   /* the next call works */
   mxw_ndarray *y = POOL(x, "kernel", "(2, 2)", NULL);
-  expect_shape(y, 4, (int32_t[]){1, 1, 4, 4});
+  t_expect_shape(y, 4, (int32_t[]){1, 1, 4, 4});
   mxw_ndarray_free(y);
   /* integer data is refused by name */
   int32_t s[4] = {1, 1, 2, 2};

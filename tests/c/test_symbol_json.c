@@ -5,28 +5,13 @@
 
 #include "mxw_test.h"
 
-static char *read_text(const char *rel) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/%s", MXW_SHARED_MODELS, rel);
-  FILE *f = fopen(path, "rb");
-  if (!f) fail_msg("cannot open %s", path);
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *p = malloc((size_t)n + 1);
-  if (fread(p, 1, (size_t)n, f) != (size_t)n) fail_msg("short read %s", path);
-  p[n] = 0;
-  fclose(f);
-  return p;
-}
-
 /* MXNet >= 1.0 wrote these with the same writer: our text equals theirs but for the version. */
 static void test_exact_round_trip(void **state) {
   (void)state;
   const char *files[] = {"retinaface-mnet25/16-symbol.json", "mnist-mlp-module/model-symbol.json",
                          "mxnet-fixtures/clojure-test-symbol.json"};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-    char *text = read_text(files[i]);
+    char *text = t_read_model_file(files[i], NULL);
     mxw_symbol *s = NULL;
     assert_int_equal(mxw_sym_fromjson(text, &s), 0);
     char *out = NULL;
@@ -43,7 +28,7 @@ static void test_exact_round_trip(void **state) {
 
 static void test_legacy_upgrade_adds_aux(void **state) {
   (void)state;
-  char *text = read_text("mxnet-fixtures/save_000800.json");
+  char *text = t_read_model_file("mxnet-fixtures/save_000800.json", NULL);
   mxw_symbol *s = NULL;
   assert_int_equal(mxw_sym_fromjson(text, &s), 0);
   const char *info = mxw_sym_info(s);
@@ -54,7 +39,7 @@ static void test_legacy_upgrade_adds_aux(void **state) {
 
 static void test_executor_runs_linreg(void **state) {
   (void)state;
-  char *text = read_text("linreg-v1/model-symbol.json");
+  char *text = t_read_model_file("linreg-v1/model-symbol.json", NULL);
   mxw_symbol *s = NULL;
   assert_int_equal(mxw_sym_fromjson(text, &s), 0);
   mxw_executor *ex = NULL;
@@ -118,7 +103,7 @@ static void test_hostile_json_fails_cleanly(void **state) {
   assert_int_equal(mxw_sym_fromjson(deep, &s), -1);
   free(deep);
   /* truncations and byte mutations of a real file: an error or a graph, never a crash */
-  char *text = read_text("mtcnn-legacy/det2-symbol.json");
+  char *text = t_read_model_file("mtcnn-legacy/det2-symbol.json", NULL);
   size_t len = strlen(text);
   for (size_t cut = 0; cut < len; cut += 37) {
     char *p = malloc(cut + 1);
