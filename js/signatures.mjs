@@ -1,0 +1,159 @@
+// signatures.mjs -- Python's signatures of the Gluon classes and helpers, in Python's parameter
+// order with Python's defaults (MXNet 1.9.1: python/mxnet/gluon/nn/*.py, gluon/block.py,
+// gluon/parameter.py, initializer.py, gluon/utils.py, ndarray/random.py). One table: the
+// constructors bind their arguments with it (signature.mjs), and scripts/gen-api.mjs writes the
+// TypeScript declarations and the docs' signature list from it.
+//
+// Each entry: [python_name, default, type]; REQUIRED marks a parameter without a default;
+// types are signature.mjs's names joined by '|', '?' allows null.
+import { REQUIRED as R, defineSignature } from './signature.mjs';
+
+// Python's **kwargs that every Block passes on to Block.__init__.
+const BLOCK_KW = [['prefix', null, 'str'], ['params', null, 'params']];
+const INIT = 'init|str?';
+const layer = (name, params, kw = BLOCK_KW) => [name, params, { kwargs: kw }];
+
+const conv = (n, transpose) => {
+  const t = (v) => (n === 1 ? v : new Array(n).fill(v));
+  const layout = ['NCW', 'NCHW', 'NCDHW'][n - 1];
+  return [
+    ['channels', R, 'int'], ['kernel_size', R, 'ints'], ['strides', t(1), 'ints'], ['padding', t(0), 'ints'],
+    ...(transpose ? [['output_padding', t(0), 'ints']] : []),
+    ['dilation', t(1), 'ints'], ['groups', 1, 'int'], ['layout', layout, 'str'], ['activation', null, 'str'],
+    ['use_bias', true, 'bool'], ['weight_initializer', null, INIT], ['bias_initializer', 'zeros', INIT],
+    ['in_channels', 0, 'int'],
+  ];
+};
+const maxPool = (n) => {
+  const size = n === 1 ? 2 : new Array(n).fill(2);
+  const layout = ['NCW', 'NCHW', 'NCDHW'][n - 1];
+  const head = [['pool_size', size, 'ints'], ['strides', null, 'ints'], ['padding', 0, 'ints']];
+  // MaxPool3D puts ceil_mode before layout; MaxPool1D/2D after (as Python)
+  return n === 3
+    ? [...head, ['ceil_mode', false, 'bool'], ['layout', layout, 'str']]
+    : [...head, ['layout', layout, 'str'], ['ceil_mode', false, 'bool']];
+};
+const avgPool = (n) => {
+  const size = n === 1 ? 2 : new Array(n).fill(2);
+  const layout = ['NCW', 'NCHW', 'NCDHW'][n - 1];
+  const head = [['pool_size', size, 'ints'], ['strides', null, 'ints'], ['padding', 0, 'ints']];
+  return n === 1
+    ? [...head, ['layout', layout, 'str'], ['ceil_mode', false, 'bool'], ['count_include_pad', true, 'bool']]
+    : [...head, ['ceil_mode', false, 'bool'], ['layout', layout, 'str'], ['count_include_pad', true, 'bool']];
+};
+const globalPool = (n) => [['layout', ['NCW', 'NCHW', 'NCDHW'][n - 1], 'str']];
+const batchNorm = [
+  ['axis', 1, 'int'], ['momentum', 0.9, 'number'], ['epsilon', 1e-5, 'number'], ['center', true, 'bool'],
+  ['scale', true, 'bool'], ['use_global_stats', false, 'bool'], ['beta_initializer', 'zeros', INIT],
+  ['gamma_initializer', 'ones', INIT], ['running_mean_initializer', 'zeros', INIT],
+  ['running_variance_initializer', 'ones', INIT], ['in_channels', 0, 'int'],
+];
+
+const ENTRIES = [
+  // ---- gluon (block.py, parameter.py) ----
+  ['Block', [['prefix', null, 'str'], ['params', null, 'params']]],
+  ['HybridBlock', [['prefix', null, 'str'], ['params', null, 'params']]],
+  ['SymbolBlock', [['outputs', R, 'any'], ['inputs', R, 'any'], ['params', null, 'params']]],
+  ['Parameter', [['name', R, 'str'], ['grad_req', 'write', 'str'], ['shape', null, 'shape'], ['dtype', 'float32', 'dtype'],
+    ['lr_mult', 1.0, 'number'], ['wd_mult', 1.0, 'number'], ['init', null, INIT], ['allow_deferred_init', false, 'bool'],
+    ['differentiable', true, 'bool'], ['stype', 'default', 'str'], ['grad_stype', 'default', 'str']]],
+  ['Constant', [['name', R, 'str'], ['value', R, 'any']]],
+  ['ParameterDict', [['prefix', '', 'str'], ['shared', null, 'params']]],
+  ['Block.initialize', [['init', null, INIT], ['ctx', null, 'ctx'], ['verbose', false, 'bool'], ['force_reinit', false, 'bool']]],
+  ['ParameterDict.initialize', [['init', null, INIT], ['ctx', null, 'ctx'], ['verbose', false, 'bool'], ['force_reinit', false, 'bool']]],
+  ['Parameter.initialize', [['init', null, INIT], ['ctx', null, 'ctx'], ['default_init', null, INIT], ['force_reinit', false, 'bool']]],
+  ['Block.hybridize', [['active', true, 'bool']], {
+    kwargs: [['backend', null, 'str'], ['backend_opts', null, 'dict'], ['clear', true, 'bool'], ['partition_if_dynamic', false, 'bool'],
+      ['static_alloc', false, 'bool'], ['static_shape', false, 'bool'], ['inline_limit', 2, 'int'],
+      ['forward_bulk_size', null, 'int'], ['backward_bulk_size', null, 'int']],
+  }],
+  ['Block.loadParameters', [['filename', R, 'any'], ['ctx', null, 'ctx'], ['allow_missing', false, 'bool'], ['ignore_extra', false, 'bool'],
+    ['cast_dtype', false, 'bool'], ['dtype_source', 'current', 'str']]],
+  ['Block.saveParameters', [['filename', null, 'str'], ['deduplicate', false, 'bool']]],
+  ['HybridBlock.export', [['path', R, 'str'], ['epoch', 0, 'int'], ['remove_amp_cast', true, 'bool']]],
+  ['SymbolBlock.imports', [['symbol_file', R, 'any'], ['input_names', R, 'str|array'], ['param_file', null, 'any'], ['ctx', null, 'ctx'],
+    ['allow_missing', false, 'bool'], ['ignore_extra', false, 'bool']]],
+  ['ParameterDict.load', [['filename', R, 'any'], ['ctx', null, 'ctx'], ['allow_missing', false, 'bool'], ['ignore_extra', false, 'bool'],
+    ['restore_prefix', '', 'str'], ['cast_dtype', false, 'bool'], ['dtype_source', 'current', 'str']]],
+  ['ParameterDict.save', [['filename', null, 'str'], ['strip_prefix', '', 'str']]],
+
+  // ---- gluon.nn (basic_layers.py, conv_layers.py, activations.py) ----
+  layer('nn.Sequential', [['prefix', null, 'str'], ['params', null, 'params']], []),
+  layer('nn.HybridSequential', [['prefix', null, 'str'], ['params', null, 'params']], []),
+  layer('nn.Dense', [['units', R, 'int'], ['activation', null, 'str'], ['use_bias', true, 'bool'], ['flatten', true, 'bool'],
+    ['dtype', 'float32', 'dtype'], ['weight_initializer', null, INIT], ['bias_initializer', 'zeros', INIT], ['in_units', 0, 'int']]),
+  layer('nn.Dropout', [['rate', R, 'number'], ['axes', [], 'ints']]),
+  layer('nn.BatchNorm', batchNorm),
+  layer('nn.BatchNormReLU', batchNorm),
+  layer('nn.Embedding', [['input_dim', R, 'int'], ['output_dim', R, 'int'], ['dtype', 'float32', 'dtype'],
+    ['weight_initializer', null, INIT], ['sparse_grad', false, 'bool']]),
+  layer('nn.Flatten', []),
+  layer('nn.InstanceNorm', [['axis', 1, 'int'], ['epsilon', 1e-5, 'number'], ['center', true, 'bool'], ['scale', false, 'bool'],
+    ['beta_initializer', 'zeros', INIT], ['gamma_initializer', 'ones', INIT], ['in_channels', 0, 'int']]),
+  layer('nn.LayerNorm', [['axis', -1, 'int'], ['epsilon', 1e-5, 'number'], ['center', true, 'bool'], ['scale', true, 'bool'],
+    ['beta_initializer', 'zeros', INIT], ['gamma_initializer', 'ones', INIT], ['in_channels', 0, 'int'],
+    ['prefix', null, 'str'], ['params', null, 'params']], []),
+  layer('nn.GroupNorm', [['num_groups', 1, 'int'], ['epsilon', 1e-5, 'number'], ['center', true, 'bool'], ['scale', true, 'bool'],
+    ['beta_initializer', 'zeros', INIT], ['gamma_initializer', 'ones', INIT], ['prefix', null, 'str'], ['params', null, 'params']], []),
+  layer('nn.Lambda', [['function', R, 'str|function'], ['prefix', null, 'str']], []),
+  layer('nn.HybridLambda', [['function', R, 'str|function'], ['prefix', null, 'str']], []),
+  layer('nn.Activation', [['activation', R, 'str']]),
+  layer('nn.LeakyReLU', [['alpha', R, 'number']]),
+  layer('nn.PReLU', [['alpha_initializer', null, INIT], ['in_channels', 1, 'int']]),
+  layer('nn.ELU', [['alpha', 1.0, 'number']]),
+  layer('nn.SELU', []),
+  layer('nn.GELU', []),
+  layer('nn.Swish', [['beta', 1.0, 'number']]),
+  layer('nn.Conv1D', conv(1, false)),
+  layer('nn.Conv2D', conv(2, false)),
+  layer('nn.Conv3D', conv(3, false)),
+  layer('nn.Conv1DTranspose', conv(1, true)),
+  layer('nn.Conv2DTranspose', conv(2, true)),
+  layer('nn.Conv3DTranspose', conv(3, true)),
+  layer('nn.MaxPool1D', maxPool(1)),
+  layer('nn.MaxPool2D', maxPool(2)),
+  layer('nn.MaxPool3D', maxPool(3)),
+  layer('nn.AvgPool1D', avgPool(1)),
+  layer('nn.AvgPool2D', avgPool(2)),
+  layer('nn.AvgPool3D', avgPool(3)),
+  layer('nn.GlobalMaxPool1D', globalPool(1)),
+  layer('nn.GlobalMaxPool2D', globalPool(2)),
+  layer('nn.GlobalMaxPool3D', globalPool(3)),
+  layer('nn.GlobalAvgPool1D', globalPool(1)),
+  layer('nn.GlobalAvgPool2D', globalPool(2)),
+  layer('nn.GlobalAvgPool3D', globalPool(3)),
+  layer('nn.ReflectionPad2D', [['padding', 0, 'ints']]),
+
+  // ---- mx.init (initializer.py) ----
+  ['init.Zero', []],
+  ['init.One', []],
+  ['init.Constant', [['value', R, 'number|array|ndarray']]],
+  ['init.Uniform', [['scale', 0.07, 'number']]],
+  ['init.Normal', [['sigma', 0.01, 'number']]],
+  ['init.Orthogonal', [['scale', 1.414, 'number'], ['rand_type', 'uniform', 'str']]],
+  ['init.Xavier', [['rnd_type', 'uniform', 'str'], ['factor_type', 'avg', 'str'], ['magnitude', 3, 'number']]],
+  ['init.MSRAPrelu', [['factor_type', 'avg', 'str'], ['slope', 0.25, 'number']]],
+  ['init.Bilinear', []],
+  ['init.LSTMBias', [['forget_bias', 1.0, 'number']]],
+  ['init.Mixed', [['patterns', R, 'array'], ['initializers', R, 'array']]],
+  ['init.Load', [['param', R, 'dict'], ['default_init', null, INIT], ['verbose', false, 'bool']]],
+
+  // ---- gluon.utils (utils.py) ----
+  ['utils.split_data', [['data', R, 'ndarray'], ['num_slice', R, 'int'], ['batch_axis', 0, 'int'], ['even_split', true, 'bool']]],
+  ['utils.split_and_load', [['data', R, 'ndarray|array'], ['ctx_list', R, 'ctx'], ['batch_axis', 0, 'int'], ['even_split', true, 'bool']]],
+  ['utils.clip_global_norm', [['arrays', R, 'array'], ['max_norm', R, 'number'], ['check_isfinite', true, 'bool']]],
+  ['utils.check_sha1', [['filename', R, 'any'], ['sha1_hash', R, 'str']]],
+
+  // ---- nd helpers (ndarray/ndarray.py, ndarray/utils.py) ----
+  ['nd.concatenate', [['arrays', R, 'array'], ['axis', 0, 'int'], ['always_copy', true, 'bool']]],
+  ['nd.zeros', [['shape', R, 'shape'], ['ctx', null, 'ctx'], ['dtype', null, 'dtype'], ['stype', null, 'str']]],
+  ['nd.ones', [['shape', R, 'shape'], ['ctx', null, 'ctx'], ['dtype', null, 'dtype']]],
+  ['nd.empty', [['shape', R, 'shape'], ['ctx', null, 'ctx'], ['dtype', null, 'dtype'], ['stype', null, 'str']]],
+  ['nd.full', [['shape', R, 'shape'], ['val', R, 'number'], ['ctx', null, 'ctx'], ['dtype', null, 'dtype'], ['out', null, 'ndarray']]],
+  ['nd.arange', [['start', R, 'number'], ['stop', null, 'number'], ['step', 1.0, 'number'], ['repeat', 1, 'int'],
+    ['infer_range', null, 'bool'], ['ctx', null, 'ctx'], ['dtype', null, 'dtype']]],
+  ['nd.array', [['source_array', R, 'any'], ['ctx', null, 'ctx'], ['dtype', null, 'dtype']], { kwargs: [['shape', null, 'shape']] }],
+];
+
+export const SIGNATURES = Object.freeze(Object.fromEntries(
+  ENTRIES.map(([name, params, opts]) => [name, defineSignature(name, params, opts)])));
