@@ -6,6 +6,8 @@ import { MXNetError, registry } from './core.mjs';
 import { NDArray, keep, tidy } from './ndarray.mjs';
 import { Symbol, variable, Group, load as loadSymbol, Prefix, currentNameManager, withNameManager } from './symbol.mjs';
 import { Parameter, ParameterDict, DeferredInitializationError, opt } from './parameter.mjs';
+import { bindArgs, isPlainObject } from './signature.mjs';
+import { SIGNATURES } from './signatures.mjs';
 import { CachedOp } from './cached_op.mjs';
 import { readBytes, loadBytes, saveBytes, writeFileSync } from './io.mjs';
 import { attrString } from './format.mjs';
@@ -47,7 +49,7 @@ function flatten(x, what) {
   }
   if (x === null || x === undefined) return [[null], -1];
   if (!Array.isArray(x)) {
-    throw new MXNetError(`HybridBlock ${what} must be (nested) list of Symbol or NDArray, but got ${typeof x}`);
+    throw new MXNetError(`When hybridized, the ${what} of HybridBlock must be (nested) list of Symbol or NDArray, but got ${String(x)} of type ${typeof x}`);
   }
   const flat = [];
   const fmts = [];
@@ -76,7 +78,82 @@ function regroup(args, fmt) {
   }
   return [ret, rest];
 }
-const fmtEqual = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+// Formats equal but for trailing null inputs (-1): net(a) and net(a, null) are the same call.
+function trimFormat(f) {
+  if (!Array.isArray(f)) return f;
+  let n = f.length;
+  while (n > 1 && f[n - 1] === -1) n--;
+  return f.slice(0, n);
+}
+const fmtEqual = (a, b) => JSON.stringify(trimFormat(a)) === JSON.stringify(trimFormat(b));
+
+// ---- rule 6: where hybridForward's parameters object goes --------------------------------------------
+// hybridForward(F, a, b = null, params): the declared parameter list decides the slot. Inputs
+// that Python defaults to None are declared with a default (`b = null`); the last parameter
+// without a default is the parameters object. Calls with fewer inputs get null in the missing
+// input slots, so net(a) gives (F, a, null, params), imperatively and hybridized.
+const declared = new WeakMap();
+function parseParams(fn) {
+  const src = Function.prototype.toString.call(fn);
+  let i = src.indexOf('(');
+  if (i < 0) return null;
+  const parts = [];
+  let depth = 0, start = i + 1, quote = null;
+  for (i += 1; i < src.length; i++) {
+    const c = src[i];
+    if (quote) {
+      if (c === '\\') i++;
+      else if (c === quote) quote = null;
+      continue;
+    }
+    if (c === '"' || c === "'" || c === '`') quote = c;
+    else if (c === '/' && src[i + 1] === '*') i = src.indexOf('*/', i + 2) + 1 || src.length;
+    else if (c === '/' && src[i + 1] === '/') i = src.indexOf('\n', i) < 0 ? src.length : src.indexOf('\n', i);
+    else if (c === '(' || c === '[' || c === '{') depth++;
+    else if (c === ')' || c === ']' || c === '}') {
+      if (depth === 0) { parts.push(src.slice(start, i)); break; }
+      depth--;
+    } else if (c === ',' && depth === 0) { parts.push(src.slice(start, i)); start = i + 1; }
+  }
+  const params = parts.map((p) => p.replace(/\/\*[\s\S]*?\*\//g, '').trim()).filter((p) => p.length);
+  const hasDefault = (p) => {
+    let d = 0;
+    for (let k = 0; k < p.length; k++) {
+      const c = p[k];
+      if (c === '(' || c === '[' || c === '{') d++;
+      else if (c === ')' || c === ']' || c === '}') d--;
+      else if (c === '=' && d === 0 && p[k + 1] !== '>') return true;
+    }
+    return false;
+  };
+  const after = params.slice(1); // F is first
+  const rest = after.length > 0 && after[after.length - 1].startsWith('...');
+  const lastDefault = after.length > 0 && hasDefault(after[after.length - 1]);
+  // number of input slots: every declared parameter but F and the parameters object
+  return { rest, slots: rest ? Infinity : (lastDefault ? after.length : Math.max(after.length - 1, 0)) };
+}
+function declaration(fn) {
+  let d = declared.get(fn);
+  if (d === undefined) { d = parseParams(fn) ?? { rest: true, slots: Infinity }; declared.set(fn, d); }
+  return d;
+}
+function inputSlots(fn) { return declaration(fn).slots; }
+function arrangeInputs(fn, args) {
+  const { slots } = declaration(fn);
+  if (args.length >= slots || slots === Infinity) return args;
+  const out = args.slice();
+  while (out.length < slots) out.push(null);
+  return out;
+}
+// Which kinds of arrays the (nested) inputs hold; numbers, strings and null pass through.
+function inputKinds(args, acc = { nd: false, sym: false }, depth = 0) {
+  for (const a of args) {
+    if (a instanceof NDArray) acc.nd = true;
+    else if (a instanceof Symbol) acc.sym = true;
+    else if (Array.isArray(a) && depth < 16) inputKinds(a, acc, depth + 1);
+  }
+  return acc;
+}
 
 // ---- hooks ------------------------------------------------------------------------------------------------
 let hookId = 0;
@@ -88,25 +165,39 @@ export class HookHandle {
 // ---- Block --------------------------------------------------------------------------------------------------
 function isPublicKey(k) { return typeof k === 'string' && !k.startsWith('_'); }
 
+// The naming hint of the next Block constructed (Activation's is its activation name): set by a
+// subclass constructor right before its super() call.
+let pendingAlias = null;
+export function nextAlias(hint) { pendingAlias = hint; }
+
+// Container indexing (rule 10): net[0], net[-1] on Sequential / HybridSequential.
+const INDEX_KEY = /^-?\d+$/;
+const setTrap = (proxyRef) => function set(t, key, value) {
+  if (isPublicKey(key)) t._onSetAttr(key, value, proxyRef.p);
+  t[key] = value;
+  return true;
+};
+
 export class Block {
-  constructor(o = {}) {
+  constructor(...args) {
+    const a = bindArgs(SIGNATURES.Block, args);
     // Blocks are callable (net(x)) as in Python: the object is a Proxy over a function whose
     // prototype is the block's class; its set trap registers children and parameters.
-    let proxy;
-    const target = (...a) => proxy.__call__(...a);
+    const ref = { p: null };
+    const target = (...x) => ref.p.__call__(...x);
     delete target.name;
     delete target.length;
     Object.setPrototypeOf(target, new.target.prototype);
-    proxy = new Proxy(target, {
-      set(t, key, value) {
-        if (isPublicKey(key)) t._onSetAttr(key, value, proxy);
-        t[key] = value;
-        return true;
-      },
-    });
-    const prefix = opt(o, 'prefix', null);
-    const params = opt(o, 'params', null);
-    const [pfx, dict] = createPrefix(prefix, params, new.target.alias ? new.target.alias(o) : new.target.name.toLowerCase());
+    const handler = { set: setTrap(ref) };
+    if (new.target._indexable) {
+      handler.get = (t, key, receiver) => (typeof key === 'string' && INDEX_KEY.test(key) ? t.get(Number(key)) : Reflect.get(t, key, receiver));
+    }
+    const proxy = new Proxy(target, handler);
+    ref.p = proxy;
+    const { prefix, params } = a;
+    const alias = new.target.alias ? new.target.alias(pendingAlias) : new.target.name.toLowerCase();
+    pendingAlias = null;
+    const [pfx, dict] = createPrefix(prefix, params, alias);
     Object.assign(target, {
       _emptyPrefix: pfx === '',
       _prefix: pfx,
@@ -202,15 +293,17 @@ export class Block {
     return ret;
   }
 
-  initialize(o = {}) {
-    const initArg = opt(o, 'init', null);
-    this.collectParams().initialize({ init: initArg ?? undefined, ctx: opt(o, 'ctx', null), verbose: opt(o, 'verbose', false), forceReinit: opt(o, 'forceReinit', false) });
+  // initialize(init = Uniform(), ctx = null, verbose = false, forceReinit = false)
+  initialize(...args) {
+    const a = bindArgs(SIGNATURES['Block.initialize'], args);
+    this.collectParams().initialize(a.init, a.ctx, a.verbose, a.forceReinit);
   }
 
-  hybridize(active = true, o = {}) {
-    if (typeof active === 'object' && active !== null) { o = active; active = true; }
-    for (const c of this._children.values()) c.hybridize(active, o);
+  // hybridize(active = true, {staticAlloc, staticShape, inlineLimit, backend, clear, ...})
+  hybridize(...args) {
+    this._hybridizeBound(bindArgs(SIGNATURES['Block.hybridize'], args));
   }
+  _hybridizeBound(a) { for (const c of this._children.values()) c._hybridizeBound(a); }
 
   cast(dtype) {
     for (const c of this._children.values()) c.cast(dtype);
@@ -227,9 +320,10 @@ export class Block {
 
   // ---- parameter files --------------------------------------------------------------------------------
   // Structural names as MXNet 1.9's save_parameters; returns the bytes (writes `file` in Node).
-  saveParameters(file, o = {}) {
-    const bytes = this.saveParametersBytes(o);
-    if (file) writeFileSync(file, bytes);
+  saveParameters(...args) {
+    const a = bindArgs(SIGNATURES['Block.saveParameters'], args);
+    const bytes = this.saveParametersBytes({ deduplicate: a.deduplicate });
+    if (a.filename) writeFileSync(a.filename, bytes);
     return bytes;
   }
   saveParametersBytes(o = {}) {
@@ -245,9 +339,12 @@ export class Block {
     }
     return saveBytes(Object.fromEntries(names.map((n, i) => [n, arrays[i]])));
   }
-  async loadParameters(source, o = {}) {
+  // await loadParameters(filename, ctx = null, allowMissing = false, ignoreExtra = false, castDtype = false, dtypeSource = 'current')
+  async loadParameters(...args) {
+    const a = bindArgs(SIGNATURES['Block.loadParameters'], args);
+    const source = a.filename;
     const loaded = loadBytes(await readBytes(source));
-    return this._loadParameterDict(loaded, o, typeof source === 'string' ? source : 'the given data');
+    return this._loadParameterDict(loaded, a, typeof source === 'string' ? source : 'the given data');
   }
   _loadParameterDict(loaded, o, label) {
     const allowMissing = opt(o, 'allowMissing', false);
@@ -371,7 +468,10 @@ export class Block {
 }
 
 // ParameterDict.load / load_dict (params-format.md §8.5).
-ParameterDict.prototype.load = async function load(source, o = {}) {
+// await pd.load(filename, ctx = null, allowMissing = false, ignoreExtra = false, restorePrefix = '', castDtype = false, dtypeSource = 'current')
+ParameterDict.prototype.load = async function load(...args) {
+  const o = bindArgs(SIGNATURES['ParameterDict.load'], args);
+  const source = o.filename;
   const loaded = loadBytes(await readBytes(source));
   const label = typeof source === 'string' ? source : 'the given data';
   try {
@@ -422,8 +522,8 @@ ParameterDict.prototype._loadDict = function loadDict(loaded, o = {}) {
 
 // ---- HybridBlock ------------------------------------------------------------------------------------------------
 export class HybridBlock extends Block {
-  constructor(o = {}) {
-    super(o);
+  constructor(...args) {
+    super(...args);
     Object.assign(this, {
       _cachedGraph: null, _cachedOp: null, _cachedOpArgs: null, _outFormat: null, _inFormat: null,
       _active: false, _flags: {}, _opHooks: null,
@@ -442,21 +542,17 @@ export class HybridBlock extends Block {
   }
   get _isHybridized() { return this._active; }
 
-  hybridize(active = true, o = {}) {
-    if (typeof active === 'object' && active !== null) { o = active; active = true; }
-    this._active = !!active;
+  _hybridizeBound(a) {
+    this._active = !!a.active;
     this._flags = {
-      staticAlloc: opt(o, 'staticAlloc', false),
-      staticShape: opt(o, 'staticShape', false),
-      inlineLimit: opt(o, 'inlineLimit', 2),
-      backend: opt(o, 'backend', null),
-      backendOpts: opt(o, 'backendOpts', {}),
+      staticAlloc: a.staticAlloc, staticShape: a.staticShape, inlineLimit: a.inlineLimit,
+      backend: a.backend, backendOpts: a.backendOpts ?? {},
     };
-    if (opt(o, 'clear', true)) this._clearCachedOp();
+    if (a.clear) this._clearCachedOp();
     if (this._active && (this._forwardHooks.size || this._forwardPreHooks.size)) {
       console.warn(`"${this.name}" is being hybridized while still having forward hook/pre-hook. If "${this.name}" is a child of HybridBlock, the hooks will not take effect.`);
     }
-    super.hybridize(active, o);
+    super._hybridizeBound(a);
   }
   _clearCachedOp() {
     if (this._cachedOp) this._cachedOp.dispose();
@@ -552,7 +648,9 @@ export class HybridBlock extends Block {
       real = args; // the common case: one array in, no flattening
     } else {
       const [flat, fmt] = flatten(args, 'input');
-      if (!fmtEqual(fmt, this._inFormat)) throw new MXNetError('Invalid input format');
+      if (!fmtEqual(fmt, this._inFormat)) {
+        throw new MXNetError(`Invalid input format: the block was traced with inputs of structure ${JSON.stringify(this._inFormat)}, now called with ${JSON.stringify(fmt)} (0 = an array, -1 = null, a list = a nested list)`);
+      }
       real = flat.filter((x) => x !== null);
     }
     const opArgs = this._cachedOpArgs;
@@ -582,33 +680,39 @@ export class HybridBlock extends Block {
     return res;
   }
 
-  forward(x, ...args) {
-    const [flat] = flatten([x, ...args], 'input');
-    const hasSym = flat.some((a) => a instanceof Symbol);
-    const hasNd = flat.some((a) => a instanceof NDArray);
-    if (hasSym && hasNd) throw new MXNetError('In HybridBlock, there must be one NDArray or one Symbol in the input. Please check the type of the args.');
-    if (hasSym) {
+  forward(x, ...rest) {
+    // the common hybridized call: one array in, one declared input
+    if (rest.length === 0 && this._active && x instanceof NDArray && inputSlots(this.hybridForward) <= 1) return this._callCachedOp(x);
+    const args = arrangeInputs(this.hybridForward, [x, ...rest]);
+    const kinds = inputKinds(args);
+    if (kinds.sym && kinds.nd) throw new MXNetError('In HybridBlock, there must be one NDArray or one Symbol in the input. Please check the type of the args.');
+    if (kinds.sym) {
       const params = this._paramVars();
-      return this.nameScope(() => this.hybridForward(F.sym, x, ...args, params));
+      return this.nameScope(() => this.hybridForward(F.sym, ...args, params));
     }
-    if (this._active) return this._callCachedOp(x, ...args);
+    if (this._active) return this._callCachedOp(...args);
+    return this._forwardImperative(args);
+  }
+  _forwardImperative(args) {
     let params;
     const gather = () => Object.fromEntries([...this._regParams].map(([k, p]) => [k, p.data()]));
     try {
       params = gather();
     } catch (e) {
       if (!(e instanceof DeferredInitializationError)) throw e;
-      this._deferredInferShape(x, ...args);
+      this._deferredInferShape(...args);
       for (const p of this._params.values()) p._finishDeferredInit();
       params = gather();
     }
-    return this.hybridForward(F.nd, x, ...args, params);
+    return this.hybridForward(F.nd, ...args, params);
   }
   hybridForward() { throw new MXNetError(`${this.constructor.name} must implement hybridForward(F, x, ...args, params)`); }
 
   // export(path, epoch): MXNet's two files; returns their names. exportBytes: the in-memory form.
-  export(path, epoch = 0, o = {}) {
-    const { symbol, params } = this.exportBytes(o);
+  // export(path, epoch = 0, removeAmpCast = true): MXNet's two files; returns their names.
+  export(...args) {
+    const { path, epoch } = bindArgs(SIGNATURES['HybridBlock.export'], args);
+    const { symbol, params } = this.exportBytes();
     const symFile = `${path}-symbol.json`;
     const paramFile = `${path}-${String(epoch).padStart(4, '0')}.params`;
     writeFileSync(symFile, symbol);
@@ -663,7 +767,9 @@ export class HybridBlock extends Block {
 // ---- SymbolBlock ----------------------------------------------------------------------------------------
 export class SymbolBlock extends HybridBlock {
   static alias() { return 'symbolblock'; }
-  constructor(outputs, inputs, params = null) {
+  // SymbolBlock(outputs, inputs, params = null)
+  constructor(...args) {
+    let { outputs, inputs, params } = bindArgs(SIGNATURES.SymbolBlock, args);
     super({ prefix: null, params: null });
     this._prefix = '';
     this._name = '';
@@ -677,6 +783,13 @@ export class SymbolBlock extends HybridBlock {
       if (info.op !== null || info.outputs.length !== 1) throw new MXNetError(`Input symbols must be variable, but ${info.name} is an output of operators`);
     }
     const inputNames = new Set(inList.map((i) => i.name));
+    // MXNet refuses row_sparse variables here (SymbolBlock.__init__'s assertion)
+    for (const node of JSON.parse(outSym.tojson()).nodes) {
+      const st = node.attrs?.__storage_type__ ?? node.attr?.__storage_type__;
+      if (node.op === 'null' && st === '1') {
+        throw new MXNetError(`SymbolBlock doesn't support Parameter '${node.name}' because its storage type is 'row_sparse'.`);
+      }
+    }
     const info = outSym._info();
     const labels = new Set(info.labels ?? []);
     // parameter dtypes by type inference from the inputs (float32 when it cannot tell)
@@ -710,7 +823,12 @@ export class SymbolBlock extends HybridBlock {
   }
 
   // await SymbolBlock.imports(symbolFile, inputNames, paramFile, {allowMissing, ignoreExtra})
-  static async imports(symbolFile, inputNames, paramFile = null, o = {}) {
+  // await SymbolBlock.imports(symbolFile, inputNames, paramFile = null, ctx = null, allowMissing = false, ignoreExtra = false)
+  static async imports(...args) {
+    const a = bindArgs(SIGNATURES['SymbolBlock.imports'], args);
+    let { inputNames } = a;
+    const { symbolFile, paramFile } = a;
+    const o = a;
     const s = await loadSymbol(symbolFile);
     if (typeof inputNames === 'string') inputNames = [inputNames];
     const inputs = inputNames.map((n) => (paramFile === null || paramFile === undefined ? variable(n, { dtype: 'float32' }) : variable(n)));
@@ -730,7 +848,6 @@ export class SymbolBlock extends HybridBlock {
     super._clearCachedOp();
     this._cachedGraph = g;
   }
-  hybridize(active = true, o = {}) { super.hybridize(active, o); }
   forward(x, ...args) {
     if (x instanceof NDArray) return this._callCachedOp(x, ...args);
     const [flat, fmt] = flatten([x, ...args], 'input');
@@ -748,22 +865,60 @@ export class SymbolBlock extends HybridBlock {
 }
 
 // ---- containers ------------------------------------------------------------------------------------------
+// Python's slice(start, stop, step).indices(n) as a list of indices; `key` is [start, stop, step]
+// with null for an omitted part.
+export function sliceIndices(n, key) {
+  const [start = null, stop = null, step = null] = key;
+  const st = step ?? 1;
+  if (!Number.isInteger(st) || st === 0) throw new MXNetError(`slice step must be a non-zero integer, got ${step}`);
+  const norm = (v, dflt, lo, hi) => {
+    if (v === null) return dflt;
+    if (!Number.isInteger(v)) throw new MXNetError(`slice bounds must be integers or null, got ${v}`);
+    if (v < 0) v += n;
+    return Math.min(Math.max(v, lo), hi);
+  };
+  const b = norm(start, st > 0 ? 0 : n - 1, st > 0 ? 0 : -1, st > 0 ? n : n - 1);
+  const e = norm(stop, st > 0 ? n : -1, st > 0 ? 0 : -1, st > 0 ? n : n - 1);
+  const out = [];
+  for (let i = b; st > 0 ? i < e : i > e; i += st) out.push(i);
+  return out;
+}
+
+// Sequential's __getitem__: an index gives the child, a slice [start, stop, step] a new
+// container of the same kind holding those children.
+function containerGet(self, key) {
+  const children = [...self._children.values()];
+  if (Array.isArray(key)) {
+    const net = new self.constructor({ prefix: self._prefix });
+    const picked = sliceIndices(children.length, key).map((i) => children[i]);
+    net.nameScope(() => net.add(...picked));
+    return net;
+  }
+  if (!Number.isInteger(key)) throw new MXNetError(`${self.constructor.name} indices must be integers or [start, stop, step] slices, got ${String(key)}`);
+  const i = key < 0 ? key + children.length : key;
+  if (i < 0 || i >= children.length) throw new MXNetError(`index ${key} is out of range for ${self.constructor.name} with ${children.length} children`);
+  return children[i];
+}
+
 export class Sequential extends Block {
+  static _indexable = true;
   add(...blocks) { for (const b of blocks) this.registerChild(b); return this; }
   forward(x, ...args) {
     for (const b of this._children.values()) { x = b(x, ...args); args = []; }
     return x;
   }
   get length() { return this._children.size; }
-  at(i) { return [...this._children.values()].at(i); }
-  hybridize(active = true, o = {}) {
+  get(key) { return containerGet(this, key); }
+  at(i) { return containerGet(this, i); }
+  _hybridizeBound(a) {
     if ([...this._children.values()].every((c) => c instanceof HybridBlock)) {
       console.warn(`All children of this Sequential layer '${this.prefix}' are HybridBlocks. Consider using HybridSequential for the best performance.`);
     }
-    super.hybridize(active, o);
+    super._hybridizeBound(a);
   }
 }
 export class HybridSequential extends HybridBlock {
+  static _indexable = true;
   add(...blocks) { for (const b of blocks) this.registerChild(b); return this; }
   hybridForward(F_, x, ...rest) {
     rest.pop(); // params (a container has none)
@@ -771,7 +926,8 @@ export class HybridSequential extends HybridBlock {
     return x;
   }
   get length() { return this._children.size; }
-  at(i) { return [...this._children.values()].at(i); }
+  get(key) { return containerGet(this, key); }
+  at(i) { return containerGet(this, i); }
 }
 
 void attrString;

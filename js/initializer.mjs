@@ -3,7 +3,11 @@
 // library's seeded stream (mx.random.seed), so they are reproducible here but not equal to
 // MXNet's.
 import { MXNetError } from './core.mjs';
-import { NDArray, invokeByName, tidy } from './ndarray.mjs';
+import { NDArray, invokeByName, tidy, array } from './ndarray.mjs';
+import { bindArgs, registerType } from './signature.mjs';
+import { SIGNATURES } from './signatures.mjs';
+
+const bind = (name, args) => bindArgs(SIGNATURES[`init.${name}`], args);
 
 // Python's json.dumps layout: ", " and ": " separators, floats as Python prints them.
 export function pyJson(v) {
@@ -52,28 +56,39 @@ function pyFloatText(v) {
 
 export class Zero extends Initializer {
   static alias = 'zero';
+  constructor(...args) { bind('Zero', args); super(); }
   _initWeight(_, arr) { fill(arr, 0); }
 }
 export class One extends Initializer {
   static alias = 'one';
+  constructor(...args) { bind('One', args); super(); }
   _initWeight(_, arr) { fill(arr, 1); }
 }
 export class Constant extends Initializer {
   static alias = 'constant';
-  constructor(value = 0) { super({ value }); this.value = value; }
+  // Constant(value): a number, or an array / typed array / NDArray that broadcasts to the weight
+  constructor(...args) {
+    const { value } = bind('Constant', args);
+    super({ value: ArrayBuffer.isView(value) ? Array.from(value) : value });
+    this.value = value;
+  }
   _initWeight(_, arr) {
-    if (this.value instanceof NDArray) this.value.copyto(arr);
-    else fill(arr, this.value);
+    if (typeof this.value === 'number') { fill(arr, this.value); return; }
+    tidy(() => {
+      const src = this.value instanceof NDArray ? this.value : array(this.value, { dtype: 'float64' });
+      const b = src.shape.join() === arr.shape.join() ? src : invokeByName('broadcast_to', [src], { shape: arr.shape })[0];
+      b.copyto(arr);
+    });
   }
 }
 export class Uniform extends Initializer {
   static alias = 'uniform';
-  constructor(scale = 0.07) { super({ scale }); this.scale = scale; }
+  constructor(...args) { const { scale } = bind('Uniform', args); super({ scale }); this.scale = scale; }
   _initWeight(_, arr) { uniformFill(arr, -this.scale, this.scale); }
 }
 export class Normal extends Initializer {
   static alias = 'normal';
-  constructor(sigma = 0.01) { super({ sigma }); this.sigma = sigma; }
+  constructor(...args) { const { sigma } = bind('Normal', args); super({ sigma }); this.sigma = sigma; }
   _initWeight(_, arr) { normalFill(arr, 0, this.sigma); }
 }
 
@@ -84,10 +99,9 @@ function fans(shape) {
 }
 export class Xavier extends Initializer {
   static alias = 'xavier';
-  constructor(opts = {}) {
-    const rndType = opts.rndType ?? opts.rnd_type ?? 'uniform';
-    const factorType = opts.factorType ?? opts.factor_type ?? 'avg';
-    const magnitude = opts.magnitude ?? 3;
+  // Xavier(rndType = 'uniform', factorType = 'avg', magnitude = 3)
+  constructor(...args) {
+    const { rndType, factorType, magnitude } = bind('Xavier', args);
     super({ rnd_type: rndType, factor_type: factorType, magnitude });
     if (!['uniform', 'gaussian'].includes(rndType)) throw new MXNetError(`Xavier: unknown rnd_type ${rndType}`);
     if (!['avg', 'in', 'out'].includes(factorType)) throw new MXNetError(`Xavier: unknown factor_type ${factorType}`);
@@ -103,18 +117,19 @@ export class Xavier extends Initializer {
 }
 export class MSRAPrelu extends Xavier {
   static alias = 'msraprelu';
-  constructor(opts = {}) {
-    const factorType = opts.factorType ?? opts.factor_type ?? 'avg';
-    const slope = opts.slope ?? 0.25;
+  // MSRAPrelu(factorType = 'avg', slope = 0.25)
+  constructor(...args) {
+    const { factorType, slope } = bind('MSRAPrelu', args);
     super({ rndType: 'gaussian', factorType, magnitude: 2 / (1 + slope * slope) });
     this._kwargs = { factor_type: factorType, slope };
+    Object.assign(this, { slope });
   }
 }
 export class Orthogonal extends Initializer {
   static alias = 'orthogonal';
-  constructor(opts = {}) {
-    const scale = opts.scale ?? 1.414;
-    const randType = opts.randType ?? opts.rand_type ?? 'uniform';
+  // Orthogonal(scale = 1.414, randType = 'uniform')
+  constructor(...args) {
+    const { scale, randType } = bind('Orthogonal', args);
     super({ scale, rand_type: randType });
     Object.assign(this, { scale, randType });
   }
@@ -148,6 +163,7 @@ export class Orthogonal extends Initializer {
 }
 export class Bilinear extends Initializer {
   static alias = 'bilinear';
+  constructor(...args) { bind('Bilinear', args); super(); }
   // The upsampling kernel of MXNet's Bilinear initializer, for (C, 1, k, k) weights.
   _initWeight(_, arr) {
     const shape = arr.shape;
@@ -165,7 +181,7 @@ export class Bilinear extends Initializer {
 }
 export class LSTMBias extends Initializer {
   static alias = 'lstmbias';
-  constructor(forgetBias = 1.0) { super({ forget_bias: new PyFloat(forgetBias) }); this.forgetBias = forgetBias; }
+  constructor(...args) { const { forgetBias } = bind('LSTMBias', args); super({ forget_bias: new PyFloat(forgetBias) }); this.forgetBias = forgetBias; }
   _initWeight(_, arr) {
     const n = arr.size, h = n / 4;
     const v = new Float64Array(n);
@@ -173,6 +189,54 @@ export class LSTMBias extends Initializer {
     setValues(arr, v);
   }
 }
+
+// Mixed(patterns, initializers): the first regular expression that matches a parameter's name
+// chooses its initializer.
+export class Mixed extends Initializer {
+  static alias = 'mixed';
+  constructor(...args) {
+    const { patterns, initializers } = bind('Mixed', args);
+    if (patterns.length !== initializers.length) throw new MXNetError('Mixed: patterns and initializers must have the same length');
+    super();
+    this._map = patterns.map((p, i) => [new RegExp(p), create(initializers[i])]);
+  }
+  init(name, arr) {
+    for (const [re, ini] of this._map) {
+      const m = re.exec(name);
+      if (m && m.index === 0) { ini.init(name, arr); return; }
+    }
+    throw new MXNetError(`Parameter name ${name} did not match any pattern. Consider adding a ".*" pattern at the and with default Initializer.`);
+  }
+}
+
+// Load(param, defaultInit = null, verbose = false): values from a dict of NDArrays (names may
+// carry MXNet's "arg:"/"aux:" prefixes); the others from defaultInit.
+export class Load extends Initializer {
+  static alias = 'load';
+  constructor(...args) {
+    const { param, defaultInit, verbose } = bind('Load', args);
+    super();
+    this.param = Object.fromEntries(Object.entries(param).map(([k, v]) => [k.startsWith('arg:') || k.startsWith('aux:') ? k.slice(4) : k, v]));
+    this.defaultInit = defaultInit === null ? null : create(defaultInit);
+    this.verbose = verbose;
+  }
+  init(name, arr) {
+    const v = this.param[name];
+    if (v) {
+      if (v.shape.join() !== arr.shape.join()) {
+        throw new MXNetError(`Parameter ${name} cannot be initialized from loading. Shape mismatch, target (${arr.shape.join(', ')}) vs loaded (${v.shape.join(', ')})`);
+      }
+      v.copyto(arr);
+      if (this.verbose) console.log(`Initialized ${name} by loading`);
+      return;
+    }
+    if (!this.defaultInit) throw new MXNetError(`Cannot Initialize ${name}. Not found in loaded param and no default Initializer is provided.`);
+    this.defaultInit.init(name, arr);
+    if (this.verbose) console.log(`Initialized ${name} by default`);
+  }
+}
+
+registerType('init', (v) => v instanceof Initializer, 'an Initializer');
 
 let setValuesImpl = null;
 export function _setValuesImpl(fn) { setValuesImpl = fn; }
@@ -208,11 +272,5 @@ export function create(init) {
   }
   throw new MXNetError(`cannot make an initializer from ${String(init)}`);
 }
-function construct(cls, kw) {
-  if (cls === Constant) return new Constant(kw.value);
-  if (cls === Uniform) return new Uniform(kw.scale);
-  if (cls === Normal) return new Normal(kw.sigma);
-  if (cls === LSTMBias) return new LSTMBias(kw.forget_bias);
-  if (cls === Xavier || cls === MSRAPrelu || cls === Orthogonal) return new cls(kw);
-  return new cls();
-}
+// An initializer from its dumps() kwargs, through the class's own signature.
+function construct(cls, kw) { return new cls({ ...kw }); }

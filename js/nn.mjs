@@ -1,43 +1,56 @@
 // nn.mjs -- gluon.nn layers with Gluon 1.9's constructor arguments, defaults, parameter names
 // and initializers, lowering to the exact operators and attributes MXNet exports
-// (../shared/spec/gluon-semantics.md §6). Options are camelCase; snake_case is accepted too.
+// (../shared/spec/gluon-semantics.md §6). Every constructor binds its arguments through the one
+// binder with its Python signature from signatures.mjs: Python's positional order, then an
+// options object naming any parameter (camelCase or snake_case).
 import { MXNetError } from './core.mjs';
-import { HybridBlock, Block, Sequential, HybridSequential } from './block.mjs';
-import { opt } from './parameter.mjs';
+import { HybridBlock, Block, Sequential, HybridSequential, nextAlias } from './block.mjs';
 import * as init from './initializer.mjs';
 import { pyFloat } from './format.mjs';
+import { bindArgs } from './signature.mjs';
+import { SIGNATURES } from './signatures.mjs';
 
-const tupleOf = (v, n) => (Array.isArray(v) ? v.slice() : new Array(n).fill(v));
-// Attribute values that must print as Python floats go through attrFloat.
-export const attrFloat = (v) => pyFloat(v);
+const tupleOf = (v, n) => (Array.isArray(v) || ArrayBuffer.isView(v) ? Array.from(v) : new Array(n).fill(v));
+const blockArgs = (a) => ({ prefix: a.prefix, params: a.params });
+const bind = (name, args) => bindArgs(SIGNATURES[`nn.${name}`], args);
+const LAYOUTS = { 1: ['NCW', 'NWC'], 2: ['NCHW', 'NHWC'], 3: ['NCDHW', 'NDHWC'] };
+function checkPositive(layer, name, values) {
+  for (const v of values) {
+    if (!(Number.isInteger(v) && v > 0)) throw new MXNetError(`${layer}: ${name} must be positive integers, got (${values.join(', ')})`);
+  }
+}
+function checkNonNegative(layer, name, values) {
+  for (const v of values) {
+    if (!(Number.isInteger(v) && v >= 0)) throw new MXNetError(`${layer}: ${name} must be non-negative integers, got (${values.join(', ')})`);
+  }
+}
 
 // ---- basic layers ----------------------------------------------------------------------------------
 export class Activation extends HybridBlock {
-  static alias(o) { return o.__hint; }
-  constructor(activation, o = {}) {
-    if (typeof activation !== 'string') throw new MXNetError('Activation takes the activation name, e.g. new nn.Activation(\'relu\')');
-    super({ ...o, __hint: activation });
-    this._actType = activation;
+  static alias(hint) { return hint; }
+  constructor(...args) {
+    const a = bind('Activation', args);
+    nextAlias(a.activation);
+    super(blockArgs(a));
+    this._actType = a.activation;
   }
   hybridForward(F, x) { return F.Activation(x, { act_type: this._actType, name: 'fwd' }); }
   toString() { return `Activation(${this._actType})`; }
 }
 
 export class Dense extends HybridBlock {
-  constructor(units, o = {}) {
-    super(o);
-    const inUnits = opt(o, 'inUnits', 0);
-    const useBias = opt(o, 'useBias', true);
-    const dtype = opt(o, 'dtype', 'float32');
-    const activation = opt(o, 'activation', null);
-    this._units = units;
-    this._inUnits = inUnits;
-    this._flatten = opt(o, 'flatten', true);
+  constructor(...args) {
+    const a = bind('Dense', args);
+    super(blockArgs(a));
+    checkPositive('Dense', 'units', [a.units]);
+    this._units = a.units;
+    this._inUnits = a.inUnits;
+    this._flatten = a.flatten;
     this.nameScope(() => {
-      this.weight = this.params.get('weight', { shape: [units, inUnits], init: opt(o, 'weightInitializer', null), dtype, allowDeferredInit: true });
-      if (useBias) this.bias = this.params.get('bias', { shape: [units], init: opt(o, 'biasInitializer', 'zeros'), dtype, allowDeferredInit: true });
+      this.weight = this.params.get('weight', { shape: [a.units, a.inUnits], init: a.weightInitializer, dtype: a.dtype, allowDeferredInit: true });
+      if (a.useBias) this.bias = this.params.get('bias', { shape: [a.units], init: a.biasInitializer, dtype: a.dtype, allowDeferredInit: true });
       else this.bias = null;
-      this.act = activation ? new Activation(activation, { prefix: `${activation}_` }) : null;
+      this.act = a.activation ? new Activation(a.activation, { prefix: `${a.activation}_` }) : null;
     });
   }
   hybridForward(F, x, { weight, bias }) {
@@ -53,10 +66,12 @@ export class Dense extends HybridBlock {
 }
 
 export class Dropout extends HybridBlock {
-  constructor(rate, o = {}) {
-    super(o);
-    this._rate = rate;
-    this._axes = opt(o, 'axes', []);
+  constructor(...args) {
+    const a = bind('Dropout', args);
+    super(blockArgs(a));
+    if (!(a.rate >= 0 && a.rate <= 1)) throw new MXNetError(`Dropout: rate must be in [0, 1], got ${a.rate}`);
+    this._rate = a.rate;
+    this._axes = tupleOf(a.axes, 1);
   }
   hybridForward(F, x) {
     if (this._rate > 0) return F.Dropout(x, { p: this._rate, axes: this._axes, name: 'fwd', cudnn_off: false });
@@ -67,24 +82,21 @@ export class Dropout extends HybridBlock {
 
 class _BatchNormBase extends HybridBlock {
   static alias() { return 'batchnorm'; }
-  constructor(o = {}, opName = 'BatchNorm') {
-    super(o);
-    const axis = opt(o, 'axis', 1);
-    const center = opt(o, 'center', true);
-    const scale = opt(o, 'scale', true);
-    const inChannels = opt(o, 'inChannels', 0);
+  constructor(a, opName) {
+    super(blockArgs(a));
     this._opName = opName;
     this._kwargs = {
-      axis, eps: attrFloat(opt(o, 'epsilon', 1e-5)), momentum: attrFloat(opt(o, 'momentum', 0.9)), fix_gamma: !scale,
-      use_global_stats: opt(o, 'useGlobalStats', false),
+      axis: a.axis, eps: pyFloat(a.epsilon), momentum: pyFloat(a.momentum), fix_gamma: !a.scale,
+      use_global_stats: a.useGlobalStats,
     };
-    this._axis = axis;
-    if (inChannels !== 0) this.inChannels = inChannels;
+    this._axis = a.axis;
+    const ch = a.inChannels;
+    if (ch !== 0) this.inChannels = ch;
     this.nameScope(() => {
-      this.gamma = this.params.get('gamma', { gradReq: scale ? 'write' : 'null', shape: [inChannels], init: opt(o, 'gammaInitializer', 'ones'), allowDeferredInit: true, differentiable: scale });
-      this.beta = this.params.get('beta', { gradReq: center ? 'write' : 'null', shape: [inChannels], init: opt(o, 'betaInitializer', 'zeros'), allowDeferredInit: true, differentiable: center });
-      this.running_mean = this.params.get('running_mean', { gradReq: 'null', shape: [inChannels], init: opt(o, 'runningMeanInitializer', 'zeros'), allowDeferredInit: true, differentiable: false });
-      this.running_var = this.params.get('running_var', { gradReq: 'null', shape: [inChannels], init: opt(o, 'runningVarianceInitializer', 'ones'), allowDeferredInit: true, differentiable: false });
+      this.gamma = this.params.get('gamma', { gradReq: a.scale ? 'write' : 'null', shape: [ch], init: a.gammaInitializer, allowDeferredInit: true, differentiable: a.scale });
+      this.beta = this.params.get('beta', { gradReq: a.center ? 'write' : 'null', shape: [ch], init: a.betaInitializer, allowDeferredInit: true, differentiable: a.center });
+      this.running_mean = this.params.get('running_mean', { gradReq: 'null', shape: [ch], init: a.runningMeanInitializer, allowDeferredInit: true, differentiable: false });
+      this.running_var = this.params.get('running_var', { gradReq: 'null', shape: [ch], init: a.runningVarianceInitializer, allowDeferredInit: true, differentiable: false });
     });
   }
   cast(dtype) {
@@ -100,21 +112,21 @@ class _BatchNormBase extends HybridBlock {
   }
 }
 export class BatchNorm extends _BatchNormBase {
-  constructor(o = {}) { super(o, 'BatchNorm'); }
+  constructor(...args) { super(bind('BatchNorm', args), 'BatchNorm'); }
 }
 export class BatchNormReLU extends _BatchNormBase {
   static alias() { return 'batchnormrelu'; }
-  constructor(o = {}) { super(o, '_contrib_BatchNormWithReLU'); }
+  constructor(...args) { super(bind('BatchNormReLU', args), '_contrib_BatchNormWithReLU'); }
 }
 
 export class Embedding extends HybridBlock {
-  constructor(inputDim, outputDim, o = {}) {
-    super(o);
-    const dtype = opt(o, 'dtype', 'float32');
-    const sparseGrad = opt(o, 'sparseGrad', false);
-    this._kwargs = { input_dim: inputDim, output_dim: outputDim, dtype, sparse_grad: sparseGrad };
+  constructor(...args) {
+    const a = bind('Embedding', args);
+    super(blockArgs(a));
+    checkPositive('Embedding', 'input_dim and output_dim', [a.inputDim, a.outputDim]);
+    this._kwargs = { input_dim: a.inputDim, output_dim: a.outputDim, dtype: a.dtype, sparse_grad: a.sparseGrad };
     this.nameScope(() => {
-      this.weight = this.params.get('weight', { shape: [inputDim, outputDim], init: opt(o, 'weightInitializer', null), dtype, allowDeferredInit: true, gradStype: sparseGrad ? 'row_sparse' : 'default' });
+      this.weight = this.params.get('weight', { shape: [a.inputDim, a.outputDim], init: a.weightInitializer, dtype: a.dtype, allowDeferredInit: true, gradStype: a.sparseGrad ? 'row_sparse' : 'default' });
     });
   }
   hybridForward(F, x, { weight }) { return F.Embedding(x, weight, { ...this._kwargs, name: 'fwd' }); }
@@ -122,20 +134,20 @@ export class Embedding extends HybridBlock {
 }
 
 export class Flatten extends HybridBlock {
+  constructor(...args) { super(blockArgs(bind('Flatten', args))); }
   hybridForward(F, x) { return F.Flatten(x); }
   toString() { return 'Flatten'; }
 }
 
 export class InstanceNorm extends HybridBlock {
-  constructor(o = {}) {
-    super(o);
-    this._axis = opt(o, 'axis', 1);
-    this._kwargs = { eps: attrFloat(opt(o, 'epsilon', 1e-5)) };
-    const inChannels = opt(o, 'inChannels', 0);
-    const center = opt(o, 'center', true), scale = opt(o, 'scale', false);
+  constructor(...args) {
+    const a = bind('InstanceNorm', args);
+    super(blockArgs(a));
+    this._axis = a.axis;
+    this._kwargs = { eps: pyFloat(a.epsilon) };
     this.nameScope(() => {
-      this.gamma = this.params.get('gamma', { gradReq: scale ? 'write' : 'null', shape: [inChannels], init: opt(o, 'gammaInitializer', 'ones'), allowDeferredInit: true });
-      this.beta = this.params.get('beta', { gradReq: center ? 'write' : 'null', shape: [inChannels], init: opt(o, 'betaInitializer', 'zeros'), allowDeferredInit: true });
+      this.gamma = this.params.get('gamma', { gradReq: a.scale ? 'write' : 'null', shape: [a.inChannels], init: a.gammaInitializer, allowDeferredInit: true });
+      this.beta = this.params.get('beta', { gradReq: a.center ? 'write' : 'null', shape: [a.inChannels], init: a.betaInitializer, allowDeferredInit: true });
     });
   }
   hybridForward(F, x, { gamma, beta }) {
@@ -146,28 +158,27 @@ export class InstanceNorm extends HybridBlock {
 }
 
 export class LayerNorm extends HybridBlock {
-  constructor(o = {}) {
-    super(o);
-    this._kwargs = { axis: opt(o, 'axis', -1), eps: attrFloat(opt(o, 'epsilon', 1e-5)) };
-    const inChannels = opt(o, 'inChannels', 0);
-    const center = opt(o, 'center', true), scale = opt(o, 'scale', true);
+  constructor(...args) {
+    const a = bind('LayerNorm', args);
+    super(blockArgs(a));
+    this._kwargs = { axis: a.axis, eps: pyFloat(a.epsilon) };
     this.nameScope(() => {
-      this.gamma = this.params.get('gamma', { gradReq: scale ? 'write' : 'null', shape: [inChannels], init: opt(o, 'gammaInitializer', 'ones'), allowDeferredInit: true });
-      this.beta = this.params.get('beta', { gradReq: center ? 'write' : 'null', shape: [inChannels], init: opt(o, 'betaInitializer', 'zeros'), allowDeferredInit: true });
+      this.gamma = this.params.get('gamma', { gradReq: a.scale ? 'write' : 'null', shape: [a.inChannels], init: a.gammaInitializer, allowDeferredInit: true });
+      this.beta = this.params.get('beta', { gradReq: a.center ? 'write' : 'null', shape: [a.inChannels], init: a.betaInitializer, allowDeferredInit: true });
     });
   }
   hybridForward(F, x, { gamma, beta }) { return F.LayerNorm(x, gamma, beta, this._kwargs); }
 }
 
 export class GroupNorm extends HybridBlock {
-  constructor(o = {}) {
-    super(o);
-    const numGroups = opt(o, 'numGroups', 1);
-    this._kwargs = { eps: attrFloat(opt(o, 'epsilon', 1e-5)), num_groups: numGroups };
-    const center = opt(o, 'center', true), scale = opt(o, 'scale', true);
+  constructor(...args) {
+    const a = bind('GroupNorm', args);
+    super(blockArgs(a));
+    checkPositive('GroupNorm', 'num_groups', [a.numGroups]);
+    this._kwargs = { eps: pyFloat(a.epsilon), num_groups: a.numGroups };
     this.nameScope(() => {
-      this.gamma = this.params.get('gamma', { gradReq: scale ? 'write' : 'null', shape: [numGroups], init: opt(o, 'gammaInitializer', 'ones'), allowDeferredInit: true });
-      this.beta = this.params.get('beta', { gradReq: center ? 'write' : 'null', shape: [numGroups], init: opt(o, 'betaInitializer', 'zeros'), allowDeferredInit: true });
+      this.gamma = this.params.get('gamma', { gradReq: a.scale ? 'write' : 'null', shape: [a.numGroups], init: a.gammaInitializer, allowDeferredInit: true });
+      this.beta = this.params.get('beta', { gradReq: a.center ? 'write' : 'null', shape: [a.numGroups], init: a.betaInitializer, allowDeferredInit: true });
     });
   }
   hybridForward(F, x, { gamma, beta }) { return F.GroupNorm(x, gamma, beta, this._kwargs); }
@@ -175,18 +186,17 @@ export class GroupNorm extends HybridBlock {
 
 // Lambda(function): an mx.nd function name or a callable f(...args).
 export class Lambda extends Block {
-  constructor(fn, o = {}) {
-    super(o);
+  constructor(...args) {
+    const a = bind('Lambda', args);
+    super({ prefix: a.prefix });
+    const fn = a.function;
     if (typeof fn === 'string') {
-      const name = fn;
-      if (!Lambda._nd[name]) throw new MXNetError(`Function name ${name} is not found in ndarray.`);
-      this._fn = (...a) => Lambda._nd[name](...a);
-      this._fnName = name;
-    } else if (typeof fn === 'function') {
+      if (!Lambda._nd[fn]) throw new MXNetError(`Function name ${fn} is not found in ndarray.`);
+      this._fn = (...x) => Lambda._nd[fn](...x);
+      this._fnName = fn;
+    } else {
       this._fn = fn;
       this._fnName = fn.name || 'function';
-    } else {
-      throw new MXNetError(`Unrecognized function in lambda: ${fn} of type ${typeof fn}`);
     }
   }
   forward(...args) { return this._fn(...args); }
@@ -195,18 +205,17 @@ export class Lambda extends Block {
 
 // HybridLambda(function): a name present in both nd and sym, or f(F, x, ...args).
 export class HybridLambda extends HybridBlock {
-  constructor(fn, o = {}) {
-    super(o);
+  constructor(...args) {
+    const a = bind('HybridLambda', args);
+    super({ prefix: a.prefix });
+    const fn = a.function;
     if (typeof fn === 'string') {
-      const name = fn;
-      if (!Lambda._nd[name] || !Lambda._sym[name]) throw new MXNetError(`Function name ${name} is not found in symbol/ndarray.`);
-      this._fn = (F, ...a) => F[name](...a);
-      this._fnName = name;
-    } else if (typeof fn === 'function') {
+      if (!Lambda._nd[fn] || !Lambda._sym[fn]) throw new MXNetError(`Function name ${fn} is not found in symbol/ndarray.`);
+      this._fn = (F, ...x) => F[fn](...x);
+      this._fnName = fn;
+    } else {
       this._fn = fn;
       this._fnName = fn.name || 'function';
-    } else {
-      throw new MXNetError(`Unrecognized function in lambda: ${fn} of type ${typeof fn}`);
     }
   }
   hybridForward(F, x, ...rest) {
@@ -218,41 +227,46 @@ export class HybridLambda extends HybridBlock {
 
 // ---- activations --------------------------------------------------------------------------------
 export class LeakyReLU extends HybridBlock {
-  constructor(alpha, o = {}) {
-    super(o);
-    if (!(alpha >= 0)) throw new MXNetError('Slope coefficient for LeakyReLU must be no less than 0.');
-    this._alpha = alpha;
+  constructor(...args) {
+    const a = bind('LeakyReLU', args);
+    super(blockArgs(a));
+    if (!(a.alpha >= 0)) throw new MXNetError('Slope coefficient for LeakyReLU must be no less than 0.');
+    this._alpha = a.alpha;
   }
   hybridForward(F, x) { return F.LeakyReLU(x, { act_type: 'leaky', slope: this._alpha, name: 'fwd' }); }
   toString() { return `LeakyReLU(${this._alpha})`; }
 }
 export class PReLU extends HybridBlock {
-  constructor(o = {}) {
-    super(o);
-    const inChannels = opt(o, 'inChannels', 1);
+  constructor(...args) {
+    const a = bind('PReLU', args);
+    super(blockArgs(a));
     this.nameScope(() => {
-      this.alpha = this.params.get('alpha', { shape: [inChannels], init: opt(o, 'alphaInitializer', new init.Constant(0.25)) });
+      this.alpha = this.params.get('alpha', { shape: [a.inChannels], init: a.alphaInitializer ?? new init.Constant(0.25) });
     });
   }
   hybridForward(F, x, { alpha }) { return F.LeakyReLU(x, alpha, { act_type: 'prelu', name: 'fwd' }); }
 }
 export class ELU extends HybridBlock {
-  constructor(alpha = 1.0, o = {}) {
-    super(o);
-    this._alpha = alpha;
+  constructor(...args) {
+    const a = bind('ELU', args);
+    super(blockArgs(a));
+    this._alpha = a.alpha;
   }
-  hybridForward(F, x) { return F.LeakyReLU(x, { act_type: 'elu', slope: attrFloat(this._alpha) }); }
+  hybridForward(F, x) { return F.LeakyReLU(x, { act_type: 'elu', slope: pyFloat(this._alpha) }); }
 }
 export class SELU extends HybridBlock {
+  constructor(...args) { super(blockArgs(bind('SELU', args))); }
   hybridForward(F, x) { return F.LeakyReLU(x, { act_type: 'selu', name: 'fwd' }); }
 }
 export class GELU extends HybridBlock {
+  constructor(...args) { super(blockArgs(bind('GELU', args))); }
   hybridForward(F, x) { return F.LeakyReLU(x, { act_type: 'gelu', name: 'fwd' }); }
 }
 export class Swish extends HybridBlock {
-  constructor(beta = 1.0, o = {}) {
-    super(o);
-    this._beta = beta;
+  constructor(...args) {
+    const a = bind('Swish', args);
+    super(blockArgs(a));
+    this._beta = a.beta;
   }
   // x * sigmoid(beta * x): _mul_scalar (scalar written as Python's float) -> sigmoid -> x * that
   hybridForward(F, x) {
@@ -263,27 +277,43 @@ export class Swish extends HybridBlock {
 // ---- convolution ---------------------------------------------------------------------------------
 class _Conv extends HybridBlock {
   static alias() { return 'conv'; }
-  constructor(channels, kernelSize, strides, padding, dilation, groups, layout, inChannels, activation, useBias,
-    weightInitializer, biasInitializer, o, opName, adj) {
-    super(o);
-    const nd = kernelSize.length;
+  // a: the bound arguments; n: spatial dims; opName: Convolution or Deconvolution
+  constructor(a, n, opName, clsName) {
+    super(blockArgs(a));
+    const kernel = tupleOf(a.kernelSize, n);
+    if (kernel.length !== n) throw new MXNetError(`${clsName}: kernel_size must be a number or a list of ${n} ints`);
+    if (!LAYOUTS[n].includes(a.layout)) throw new MXNetError(`${clsName}: Only ${LAYOUTS[n].join(' and ')} layouts are valid for ${n}D convolution, got '${a.layout}'`);
+    const stride = tupleOf(a.strides, n), pad = tupleOf(a.padding, n), dilate = tupleOf(a.dilation, n);
+    for (const [nm, v] of [['strides', stride], ['padding', pad], ['dilation', dilate]]) {
+      if (v.length !== n) throw new MXNetError(`${clsName}: ${nm} must be a number or a list of ${n} ints`);
+    }
+    checkPositive(clsName, 'kernel_size', kernel);
+    checkPositive(clsName, 'strides', stride);
+    checkPositive(clsName, 'dilation', dilate);
+    checkNonNegative(clsName, 'padding', pad);
+    checkPositive(clsName, 'channels', [a.channels]);
+    checkPositive(clsName, 'groups', [a.groups]);
+    const { channels, groups, layout, inChannels } = a;
     this._channels = channels;
     this._inChannels = inChannels;
     this._opName = opName;
     this._kwargs = {
-      kernel: kernelSize, stride: tupleOf(strides, nd), dilate: tupleOf(dilation, nd), pad: tupleOf(padding, nd),
-      num_filter: channels, num_group: groups, no_bias: !useBias, layout,
+      kernel, stride, dilate, pad, num_filter: channels, num_group: groups, no_bias: !a.useBias, layout,
     };
-    if (adj !== undefined) this._kwargs.adj = adj;
+    if (opName === 'Deconvolution') {
+      const adj = tupleOf(a.outputPadding, n);
+      checkNonNegative(clsName, 'output_padding', adj);
+      this._kwargs.adj = adj;
+    }
     this.nameScope(() => {
       // Gluon infers the weight shape with the op's shape inference for data (1, in_channels, 0...)
       const wshape = opName === 'Convolution'
-        ? (layout.startsWith('NC') ? [channels, inChannels / groups | 0, ...kernelSize] : [channels, ...kernelSize, inChannels / groups | 0])
-        : (layout.startsWith('NC') ? [inChannels, channels / groups | 0, ...kernelSize] : [inChannels, ...kernelSize, channels / groups | 0]);
-      this.weight = this.params.get('weight', { shape: wshape, init: weightInitializer, allowDeferredInit: true });
-      if (useBias) this.bias = this.params.get('bias', { shape: [channels], init: biasInitializer, allowDeferredInit: true });
+        ? (layout.startsWith('NC') ? [channels, inChannels / groups | 0, ...kernel] : [channels, ...kernel, inChannels / groups | 0])
+        : (layout.startsWith('NC') ? [inChannels, channels / groups | 0, ...kernel] : [inChannels, ...kernel, channels / groups | 0]);
+      this.weight = this.params.get('weight', { shape: wshape, init: a.weightInitializer, allowDeferredInit: true });
+      if (a.useBias) this.bias = this.params.get('bias', { shape: [channels], init: a.biasInitializer, allowDeferredInit: true });
       else this.bias = null;
-      this.act = activation ? new Activation(activation, { prefix: `${activation}_` }) : null;
+      this.act = a.activation ? new Activation(a.activation, { prefix: `${a.activation}_` }) : null;
     });
   }
   hybridForward(F, x, { weight, bias }) {
@@ -299,108 +329,84 @@ class _Conv extends HybridBlock {
   }
 }
 
-function convArgs(n, defaultLayout, o) {
-  return {
-    strides: opt(o, 'strides', 1), padding: opt(o, 'padding', 0), dilation: opt(o, 'dilation', 1),
-    groups: opt(o, 'groups', 1), layout: opt(o, 'layout', defaultLayout), inChannels: opt(o, 'inChannels', 0),
-    activation: opt(o, 'activation', null), useBias: opt(o, 'useBias', true),
-    weightInitializer: opt(o, 'weightInitializer', null), biasInitializer: opt(o, 'biasInitializer', 'zeros'),
+function makeConv(name, n, transpose) {
+  const cls = class extends _Conv {
+    constructor(...args) { super(bind(name, args), n, transpose ? 'Deconvolution' : 'Convolution', name); }
   };
-}
-function makeConv(n, defaultLayout, transpose) {
-  return class extends _Conv {
-    constructor(channels, kernelSize, o = {}) {
-      if (kernelSize === undefined || kernelSize === null || (typeof kernelSize === 'object' && !Array.isArray(kernelSize))) {
-        o = kernelSize && typeof kernelSize === 'object' ? kernelSize : o;
-        kernelSize = opt(o, 'kernelSize', undefined);
-      }
-      if (kernelSize === undefined) throw new MXNetError('kernel_size is required');
-      const k = tupleOf(kernelSize, n);
-      if (k.length !== n) throw new MXNetError(`kernel_size must be a number or a list of ${n} ints`);
-      const a = convArgs(n, defaultLayout, o);
-      const layouts = n === 1 ? ['NCW', 'NWC'] : n === 2 ? ['NCHW', 'NHWC'] : ['NCDHW', 'NDHWC'];
-      if (!layouts.includes(a.layout)) throw new MXNetError(`Only ${layouts.join(' and ')} layouts are valid for ${n}D convolution`);
-      if (transpose) {
-        const outPad = tupleOf(opt(o, 'outputPadding', 0), n);
-        super(channels, k, a.strides, a.padding, a.dilation, a.groups, a.layout, a.inChannels, a.activation, a.useBias,
-          a.weightInitializer, a.biasInitializer, o, 'Deconvolution', outPad);
-      } else {
-        super(channels, k, a.strides, a.padding, a.dilation, a.groups, a.layout, a.inChannels, a.activation, a.useBias,
-          a.weightInitializer, a.biasInitializer, o, 'Convolution');
-      }
-    }
-  };
-}
-export const Conv1D = makeConv(1, 'NCW', false);
-export const Conv2D = makeConv(2, 'NCHW', false);
-export const Conv3D = makeConv(3, 'NCDHW', false);
-export const Conv1DTranspose = makeConv(1, 'NCW', true);
-export const Conv2DTranspose = makeConv(2, 'NCHW', true);
-export const Conv3DTranspose = makeConv(3, 'NCDHW', true);
-for (const [name, cls] of Object.entries({ Conv1D, Conv2D, Conv3D, Conv1DTranspose, Conv2DTranspose, Conv3DTranspose })) {
   Object.defineProperty(cls, 'name', { value: name });
+  return cls;
 }
+export const Conv1D = makeConv('Conv1D', 1, false);
+export const Conv2D = makeConv('Conv2D', 2, false);
+export const Conv3D = makeConv('Conv3D', 3, false);
+export const Conv1DTranspose = makeConv('Conv1DTranspose', 1, true);
+export const Conv2DTranspose = makeConv('Conv2DTranspose', 2, true);
+export const Conv3DTranspose = makeConv('Conv3DTranspose', 3, true);
 
 // ---- pooling -------------------------------------------------------------------------------------------
 class _Pooling extends HybridBlock {
   static alias() { return 'pool'; }
-  constructor(poolSize, strides, padding, ceilMode, globalPool, poolType, layout, countIncludePad, o) {
-    super(o);
-    if (strides === null || strides === undefined) strides = poolSize;
-    const n = poolSize.length;
+  constructor(a, n, poolType, global, clsName) {
+    super(blockArgs(a));
+    if (!LAYOUTS[n].includes(a.layout)) throw new MXNetError(`${clsName}: Only ${LAYOUTS[n].join(' and ')} layouts are valid for ${n}D Pooling, got '${a.layout}'`);
+    let kernel, stride, pad;
+    if (global) {
+      kernel = new Array(n).fill(1); stride = new Array(n).fill(1); pad = new Array(n).fill(0);
+    } else {
+      kernel = tupleOf(a.poolSize, n);
+      stride = a.strides === null ? kernel.slice() : tupleOf(a.strides, n);
+      pad = tupleOf(a.padding, n);
+      for (const [nm, v] of [['pool_size', kernel], ['strides', stride], ['padding', pad]]) {
+        if (v.length !== n) throw new MXNetError(`${clsName}: ${nm} must be a number or a list of ${n} ints`);
+      }
+      checkPositive(clsName, 'pool_size', kernel);
+      checkPositive(clsName, 'strides', stride);
+      checkNonNegative(clsName, 'padding', pad);
+    }
     this._kwargs = {
-      kernel: poolSize, stride: tupleOf(strides, n), pad: tupleOf(padding, n), global_pool: globalPool, pool_type: poolType,
-      layout, pooling_convention: ceilMode ? 'full' : 'valid',
+      kernel, stride, pad, global_pool: global, pool_type: poolType, layout: a.layout,
+      pooling_convention: global || a.ceilMode ? 'full' : 'valid', // Python's global pools pass ceil_mode=True
     };
-    if (countIncludePad !== null && countIncludePad !== undefined) this._kwargs.count_include_pad = countIncludePad;
+    if (poolType === 'avg' && !global) this._kwargs.count_include_pad = a.countIncludePad;
   }
   hybridForward(F, x) { return F.Pooling(x, { ...this._kwargs, name: 'fwd' }); }
   toString() {
     return `${this.constructor.name}(size=(${this._kwargs.kernel.join(', ')}), stride=(${this._kwargs.stride.join(', ')}), padding=(${this._kwargs.pad.join(', ')}), ceil_mode=${this._kwargs.pooling_convention === 'full' ? 'True' : 'False'}, global_pool=${this._kwargs.global_pool ? 'True' : 'False'}, pool_type=${this._kwargs.pool_type}, layout=${this._kwargs.layout})`;
   }
 }
-function makePool(n, defaultLayout, type, global) {
-  return class extends _Pooling {
-    constructor(poolSize, o = {}) {
-      if (poolSize !== undefined && poolSize !== null && typeof poolSize === 'object' && !Array.isArray(poolSize)) { o = poolSize; poolSize = undefined; }
-      const layout = opt(o, 'layout', defaultLayout);
-      const layouts = n === 1 ? ['NCW', 'NWC'] : n === 2 ? ['NCHW', 'NHWC'] : ['NCDHW', 'NDHWC'];
-      if (!layouts.includes(layout)) throw new MXNetError(`Only ${layouts.join(' and ')} layouts are valid for ${n}D Pooling`);
-      if (global) {
-        super(new Array(n).fill(1), new Array(n).fill(1), new Array(n).fill(0), true, true, type, layout, null, o);
-      } else {
-        const size = tupleOf(poolSize ?? opt(o, 'poolSize', 2), n);
-        const cip = type === 'avg' ? opt(o, 'countIncludePad', true) : null;
-        super(size, opt(o, 'strides', null), opt(o, 'padding', 0), opt(o, 'ceilMode', false), false, type, layout, cip, o);
-      }
-    }
+function makePool(name, n, type, global) {
+  const cls = class extends _Pooling {
+    constructor(...args) { super(bind(name, args), n, type, global, name); }
   };
-}
-export const MaxPool1D = makePool(1, 'NCW', 'max', false);
-export const MaxPool2D = makePool(2, 'NCHW', 'max', false);
-export const MaxPool3D = makePool(3, 'NCDHW', 'max', false);
-export const AvgPool1D = makePool(1, 'NCW', 'avg', false);
-export const AvgPool2D = makePool(2, 'NCHW', 'avg', false);
-export const AvgPool3D = makePool(3, 'NCDHW', 'avg', false);
-export const GlobalMaxPool1D = makePool(1, 'NCW', 'max', true);
-export const GlobalMaxPool2D = makePool(2, 'NCHW', 'max', true);
-export const GlobalMaxPool3D = makePool(3, 'NCDHW', 'max', true);
-export const GlobalAvgPool1D = makePool(1, 'NCW', 'avg', true);
-export const GlobalAvgPool2D = makePool(2, 'NCHW', 'avg', true);
-export const GlobalAvgPool3D = makePool(3, 'NCDHW', 'avg', true);
-for (const [name, cls] of Object.entries({ MaxPool1D, MaxPool2D, MaxPool3D, AvgPool1D, AvgPool2D, AvgPool3D, GlobalMaxPool1D,
-  GlobalMaxPool2D, GlobalMaxPool3D, GlobalAvgPool1D, GlobalAvgPool2D, GlobalAvgPool3D })) {
   Object.defineProperty(cls, 'name', { value: name });
+  return cls;
 }
+export const MaxPool1D = makePool('MaxPool1D', 1, 'max', false);
+export const MaxPool2D = makePool('MaxPool2D', 2, 'max', false);
+export const MaxPool3D = makePool('MaxPool3D', 3, 'max', false);
+export const AvgPool1D = makePool('AvgPool1D', 1, 'avg', false);
+export const AvgPool2D = makePool('AvgPool2D', 2, 'avg', false);
+export const AvgPool3D = makePool('AvgPool3D', 3, 'avg', false);
+export const GlobalMaxPool1D = makePool('GlobalMaxPool1D', 1, 'max', true);
+export const GlobalMaxPool2D = makePool('GlobalMaxPool2D', 2, 'max', true);
+export const GlobalMaxPool3D = makePool('GlobalMaxPool3D', 3, 'max', true);
+export const GlobalAvgPool1D = makePool('GlobalAvgPool1D', 1, 'avg', true);
+export const GlobalAvgPool2D = makePool('GlobalAvgPool2D', 2, 'avg', true);
+export const GlobalAvgPool3D = makePool('GlobalAvgPool3D', 3, 'avg', true);
 
 export class ReflectionPad2D extends HybridBlock {
-  constructor(padding = 0, o = {}) {
-    super(o);
+  constructor(...args) {
+    const a = bind('ReflectionPad2D', args);
+    super(blockArgs(a));
+    let padding = a.padding;
     if (typeof padding === 'number') padding = [0, 0, 0, 0, padding, padding, padding, padding];
-    if (padding.length !== 8) throw new MXNetError('ReflectionPad2D padding must be a number or 8 ints');
+    padding = Array.from(padding);
+    if (padding.length !== 8) throw new MXNetError('ReflectionPad2D: padding must be a number or 8 ints');
+    checkNonNegative('ReflectionPad2D', 'padding', padding);
     this._padding = padding;
   }
   hybridForward(F, x) { return F.pad(x, { mode: 'reflect', pad_width: this._padding }); }
 }
 
+// Python re-exports Block, HybridBlock and SymbolBlock from gluon.nn as well.
 export { Sequential, HybridSequential };

@@ -1,9 +1,16 @@
 // parameter.mjs -- gluon.Parameter, Constant and ParameterDict (../shared/spec/gluon-semantics.md §2).
 import { MXNetError } from './core.mjs';
-import { NDArray, cpu, keep, empty, invokeByName } from './ndarray.mjs';
+import { NDArray, cpu, keep, empty, invokeByName, array } from './ndarray.mjs';
 import * as init from './initializer.mjs';
 import { variable } from './symbol.mjs';
 import { attrString } from './format.mjs';
+import { bindArgs, registerType, camelCase } from './signature.mjs';
+import { SIGNATURES } from './signatures.mjs';
+import { onContext } from './context.mjs';
+import { saveBytes, writeFileSync } from './io.mjs';
+
+const ctxKey = (c) => `${c.deviceType}(${c.deviceId})`;
+const ctxList = (ctx) => (ctx === null || ctx === undefined ? [cpu()] : Array.isArray(ctx) ? ctx.slice() : [ctx]);
 
 export class DeferredInitializationError extends MXNetError {
   constructor(message) { super(message); this.name = 'DeferredInitializationError'; }
@@ -22,26 +29,35 @@ const shapeKnown = (s) => Array.isArray(s) && s.every((d) => d > 0);
 const shapeText = (s) => (s ? `(${s.join(', ')}${s.length === 1 ? ',' : ''})` : 'None');
 
 export class Parameter {
-  constructor(name, o = {}) {
-    this.name = name;
+  // Parameter(name, gradReq = 'write', shape = null, dtype = 'float32', lrMult = 1, wdMult = 1,
+  //   init = null, allowDeferredInit = false, differentiable = true, stype = 'default', gradStype = 'default')
+  constructor(...args) {
+    const a = bindArgs(SIGNATURES.Parameter, args);
+    this.name = a.name;
     this._gradReq = 'write';
-    let shape = opt(o, 'shape', null);
+    let shape = a.shape;
     if (typeof shape === 'number') shape = [shape];
-    this._shape = shape ? shape.slice() : null;
-    this.dtype = opt(o, 'dtype', 'float32');
-    this.lrMult = opt(o, 'lrMult', 1.0);
-    this.wdMult = opt(o, 'wdMult', 1.0);
-    this.init = opt(o, 'init', null);
-    this.allowDeferredInit = opt(o, 'allowDeferredInit', false);
-    this._differentiable = opt(o, 'differentiable', true);
-    this._stype = opt(o, 'stype', 'default');
-    this._gradStype = opt(o, 'gradStype', 'default');
-    this._data = null;
+    this._shape = shape ? Array.from(shape) : null;
+    this.dtype = a.dtype;
+    this.lrMult = a.lrMult;
+    this.wdMult = a.wdMult;
+    this.init = a.init;
+    this.allowDeferredInit = a.allowDeferredInit;
+    this._differentiable = a.differentiable;
+    this._stype = a.stype;
+    this._gradStype = a.gradStype;
+    this._data = null;        // the array on the first context
     this._grad = null;
+    this._ctx = [cpu()];      // the contexts it lives on (initialize({ctx: [cpu(0), cpu(1)]}))
+    this._copies = null;      // {data, grad} for every further context, or null
     this._deferredInit = null;
     this._var = null;
-    this.gradReq = opt(o, 'gradReq', 'write');
+    this.gradReq = a.gradReq;
   }
+  get lr_mult() { return this.lrMult; }
+  set lr_mult(v) { this.lrMult = v; }
+  get wd_mult() { return this.wdMult; }
+  set wd_mult(v) { this.wdMult = v; }
 
   get gradReq() { return this._gradReq; }
   set gradReq(req) {
@@ -53,6 +69,7 @@ export class Parameter {
     else if (req !== 'null' && this._data && !this._grad) this._initGrad();
   }
   get grad_req() { return this.gradReq; }
+  set grad_req(req) { this.gradReq = req; }
 
   get shape() { return this._shape ? this._shape.slice() : null; }
   set shape(newShape) {
@@ -65,17 +82,19 @@ export class Parameter {
 
   toString() { return `Parameter ${this.name} (shape=${shapeText(this._shape)}, dtype=${this.dtype})`; }
 
-  // initialize({init, ctx, defaultInit, forceReinit})
-  initialize(o = {}) {
-    const initArg = opt(o, 'init', null);
-    const defaultInit = opt(o, 'defaultInit', null) ?? new init.Uniform();
-    const forceReinit = opt(o, 'forceReinit', false);
-    const ctx = opt(o, 'ctx', null) ?? cpu();
+  // initialize(init = null, ctx = null, defaultInit = Uniform(), forceReinit = false)
+  initialize(...args) {
+    const a = bindArgs(SIGNATURES['Parameter.initialize'], args);
+    const initArg = a.init;
+    const defaultInit = a.defaultInit ?? new init.Uniform();
+    const forceReinit = a.forceReinit;
+    const ctx = ctxList(a.ctx);
     if (this._data && !forceReinit) {
       console.warn(`Parameter '${this.name}' is already initialized, ignoring. Set force_reinit=True to re-initialize.`);
       return;
     }
     if (this._data && forceReinit) { this._data.dispose(); this._data = null; }
+    this._ctx = ctx;
     const chosen = initArg ?? this.init ?? defaultInit;
     if (!shapeKnown(this._shape)) {
       if (this.allowDeferredInit) { this._deferredInit = [chosen, ctx]; return; }
@@ -104,12 +123,36 @@ export class Parameter {
 
   _setData(arr) {
     if (this._data && this._data !== arr) this._data.dispose();
-    this._data = arr;
+    this._data = onContext(arr, this._ctx[0]);
     if (this._grad) { this._grad.dispose(); this._grad = null; }
     if (this._gradReq !== 'null') this._initGrad();
+    this._syncCopies();
   }
   _initGrad() {
-    this._grad = keep(invokeByName('_zeros', [], { shape: this._shape, dtype: this.dtype })[0]);
+    this._grad = onContext(keep(invokeByName('_zeros', [], { shape: this._shape, dtype: this.dtype })[0]), this._ctx[0]);
+    this._syncCopies();
+  }
+  // One copy of the values (and a gradient) per further context, equal to the first.
+  _syncCopies() {
+    if (this._copies) for (const c of this._copies) { c.data.dispose(); if (c.grad) c.grad.dispose(); }
+    this._copies = null;
+    if (this._ctx.length < 2 || !this._data) return;
+    this._copies = this._ctx.slice(1).map((ctx) => ({
+      ctx,
+      data: onContext(keep(this._data.copy()), ctx),
+      grad: this._grad ? onContext(keep(this._grad.copy()), ctx) : null,
+    }));
+  }
+  _pick(ctx, what) {
+    this._checkInitialized();
+    if (ctx === null || ctx === undefined) ctx = this._ctx.length === 1 ? this._ctx[0] : cpu();
+    const key = ctxKey(ctx);
+    if (ctxKey(this._ctx[0]) === key) return what === 'data' ? this._data : this._grad;
+    const c = this._copies?.find((x) => ctxKey(x.ctx) === key);
+    if (!c) {
+      throw new MXNetError(`Parameter '${this.name}' was not initialized on context ${key}. It was only initialized on ${this._ctx.map(ctxKey).join(', ')}.`);
+    }
+    return what === 'data' ? c.data : c.grad;
   }
 
   _checkInitialized() {
@@ -119,18 +162,34 @@ export class Parameter {
     }
     throw new MXNetError(`Parameter '${this.name}' has not been initialized. Note that you should initialize parameters and create Trainer with Block.collect_params() instead of Block.params because the later does not include Parameters of nested child Blocks`);
   }
-  data() { this._checkInitialized(); return this._data; }
-  listData() { return [this.data()]; }
-  grad() {
+  data(ctx = null) { return this._copies || ctx ? this._pick(ctx, 'data') : (this._checkInitialized(), this._data); }
+  listData() { this._checkInitialized(); return [this._data, ...(this._copies ?? []).map((c) => c.data)]; }
+  grad(ctx = null) {
     if (this._gradReq === 'null' || (!this._grad && this._data)) {
       throw new MXNetError(`Cannot get gradient array for Parameter '${this.name}' because grad_req='null'`);
     }
-    this._checkInitialized();
-    return this._grad;
+    return this._pick(ctx, 'grad');
   }
-  listGrad() { return [this.grad()]; }
-  listCtx() { return [cpu()]; }
-  zeroGrad() { if (this._grad) invokeByName('_zeros', [], { shape: this._shape, dtype: this.dtype }, this._grad); }
+  listGrad() {
+    this.grad();
+    return [this._grad, ...(this._copies ?? []).map((c) => c.grad)];
+  }
+  listCtx() {
+    if (!this._data && this._deferredInit) return this._deferredInit[1].slice();
+    return this._ctx.slice();
+  }
+  zeroGrad() {
+    if (!this._grad) return;
+    for (const g of [this._grad, ...(this._copies ?? []).map((c) => c.grad)]) {
+      invokeByName('_zeros', [], { shape: this._shape, dtype: this.dtype }, g);
+    }
+  }
+  // Moves the parameter to other contexts (the values are kept).
+  resetCtx(ctx) {
+    this._ctx = ctxList(ctx);
+    if (this._data) { onContext(this._data, this._ctx[0]); if (this._grad) onContext(this._grad, this._ctx[0]); this._syncCopies(); }
+    else if (this._deferredInit) this._deferredInit[1] = this._ctx.slice();
+  }
 
   // Copies values in (Gluon's set_data).
   setData(value) {
@@ -144,6 +203,7 @@ export class Parameter {
     }
     if (arr.dtype === this.dtype) arr.copyto(this._data);
     else { const c = arr.astype(this.dtype); c.copyto(this._data); c.dispose(); }
+    if (this._copies) for (const c of this._copies) this._data.copyto(c.data);
   }
 
   // The checks of _load_init, without changing anything: loaders run them on every parameter
@@ -175,6 +235,7 @@ export class Parameter {
       } else {
         value.copyto(this._data);
         if (value !== arr) value.dispose();
+        if (this._copies) for (const c of this._copies) this._data.copyto(c.data);
       }
     } else {
       this._deferredInit = null;
@@ -187,10 +248,11 @@ export class Parameter {
     this.dtype = dtype;
     this._var = null;
     if (!this._data) return;
-    const d = keep(this._data.astype(dtype));
+    const d = onContext(keep(this._data.astype(dtype)), this._ctx[0]);
     this._data.dispose();
     this._data = d;
-    if (this._grad) { const g = keep(this._grad.astype(dtype)); this._grad.dispose(); this._grad = g; }
+    if (this._grad) { const g = onContext(keep(this._grad.astype(dtype)), this._ctx[0]); this._grad.dispose(); this._grad = g; }
+    this._syncCopies();
   }
 
   // The cached variable Symbol (created once: its __shape__ records the shape at first use).
@@ -204,13 +266,14 @@ export class Parameter {
     return this._var;
   }
 
-  resetCtx() {}
 }
+registerType('params', (v) => v instanceof ParameterDict, 'a ParameterDict');
 
 export class Constant extends Parameter {
-  constructor(name, value) {
-    const arr = value instanceof NDArray ? value : null;
-    if (!arr) throw new MXNetError('Constant takes an NDArray value');
+  // Constant(name, value): value an NDArray, nested arrays, a typed array or a number
+  constructor(...args) {
+    const { name, value } = bindArgs(SIGNATURES.Constant, args);
+    const arr = value instanceof NDArray ? value : keep(array(value));
     const alias = `Constant_${name}_${Constant._count++}`;
     super(name, { gradReq: 'null', shape: arr.shape, dtype: arr.dtype, init: alias });
     this.value = arr;
@@ -224,10 +287,18 @@ export class Constant extends Parameter {
 Constant._count = 0;
 
 export class ParameterDict {
-  constructor(prefix = '', shared = null) {
-    this._prefix = prefix;
+  // ParameterDict(prefix = '', shared = null). Indexes as Python's dict: pd['fullname'].
+  constructor(...args) {
+    const a = bindArgs(SIGNATURES.ParameterDict, args);
+    this._prefix = a.prefix;
     this._params = new Map();
-    this._shared = shared;
+    this._shared = a.shared;
+    return new Proxy(this, {
+      get(t, key, receiver) {
+        if (typeof key === 'string' && !(key in t) && t._params.has(key)) return t._params.get(key);
+        return Reflect.get(t, key, receiver);
+      },
+    });
   }
   get prefix() { return this._prefix; }
   get size() { return this._params.size; }
@@ -239,9 +310,10 @@ export class ParameterDict {
   [Symbol.iterator]() { return this._params.entries(); }
   getItem(name) {
     const p = this._params.get(name);
-    if (!p) throw new MXNetError(`Parameter '${name}' is not in the ParameterDict`);
+    if (!p) throw new MXNetError(`Parameter '${name}' is not in the ParameterDict (it holds ${[...this._params.keys()].slice(0, 10).join(', ')}${this._params.size > 10 ? ', ...' : ''})`);
     return p;
   }
+  at(name) { return this.getItem(name); }
   toString() {
     const body = [...this._params.values()].map((p) => `  ${p}`).join('\n');
     return `${this._prefix ? `${this._prefix} ` : ''}(\n${body}\n)`;
@@ -305,16 +377,43 @@ export class ParameterDict {
       this._params.set(k, v);
     }
   }
-  initialize(o = {}) {
-    const defaultInit = opt(o, 'init', null) ?? new init.Uniform();
-    const verbose = opt(o, 'verbose', false);
+  // initialize(init = Uniform(), ctx = null, verbose = false, forceReinit = false)
+  initialize(...args) {
+    const a = bindArgs(SIGNATURES['ParameterDict.initialize'], args);
+    const defaultInit = a.init ?? new init.Uniform();
     for (const p of this._params.values()) {
-      if (verbose) console.log(`Initializing ${p.name}`);
-      p.initialize({ defaultInit, ctx: opt(o, 'ctx', null), forceReinit: opt(o, 'forceReinit', false) });
+      if (a.verbose) console.log(`Initializing ${p.name}`);
+      p.initialize(null, a.ctx, defaultInit, a.forceReinit);
     }
   }
   zeroGrad() { for (const p of this._params.values()) p.zeroGrad(); }
-  resetCtx() {}
-  setattr(name, value) { for (const p of this._params.values()) p[name] = value; }
-  listCtx() { return [cpu()]; }
+  resetCtx(ctx) { for (const p of this._params.values()) p.resetCtx(ctx); }
+  // setattr('grad_req', 'null'): sets an attribute on every parameter (Python's names accepted).
+  setattr(name, value) {
+    const key = camelCase(name);
+    for (const p of this._params.values()) {
+      if (!(key in p)) throw new MXNetError(`Parameter has no attribute '${name}'`);
+      p[key] = value;
+    }
+  }
+  listCtx() {
+    const seen = new Map();
+    for (const p of this._params.values()) for (const c of p.listCtx()) seen.set(ctxKey(c), c);
+    return [...seen.values()];
+  }
+  // save(filename, stripPrefix = ''): MXNet's .params of these parameters, names with the prefix
+  // stripped; returns the bytes (and writes the file in Node when a filename is given).
+  save(...args) {
+    const a = bindArgs(SIGNATURES['ParameterDict.save'], args);
+    const dict = {};
+    for (const p of this._params.values()) {
+      if (!p.name.startsWith(a.stripPrefix)) {
+        throw new MXNetError(`Prefix '${a.stripPrefix}' is to be striped before saving, but Parameter's name '${p.name}' does not start with '${a.stripPrefix}'. this may be due to your Block shares parameters from other Blocks or you forgot to use 'with name_scope()' when creating child blocks. For more info on naming, please see https://mxnet.apache.org/api/python/docs/tutorials/packages/gluon/blocks/naming.html`);
+      }
+      dict[p.name.slice(a.stripPrefix.length)] = p.data();
+    }
+    const bytes = saveBytes(dict);
+    if (a.filename) writeFileSync(a.filename, bytes);
+    return bytes;
+  }
 }
