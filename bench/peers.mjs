@@ -17,6 +17,8 @@
 // mxnet-wasm is faster).
 import os from 'node:os';
 import path from 'node:path';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import * as mx from 'mxnet-wasm';
 import { OnnxGraph } from './onnx_build.mjs';
@@ -29,7 +31,9 @@ const RUNS = Math.max(7, Number(process.env.RUNS ?? 7));
 const RUN_MS = Number(process.env.RUN_MS ?? 250);
 const WARM_MS = Number(process.env.WARM_MS ?? 1000);
 const TOL = 1e-4;
-const LENET = '/work/shared/models/lenet-gluon';
+// The real MXNet files: $MXW_MODELS (relative to the project root), default ../shared/models.
+const MODELS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', process.env.MXW_MODELS || '../shared/models');
+const LENET = path.join(MODELS, 'lenet-gluon');
 
 // ---- peers: loaded defensively; an engine that cannot run here is left out with a note ----------
 const notes = [];
@@ -355,7 +359,9 @@ if (ort) console.log(`  onnxruntime-web ${ort.env.versions?.web ?? ''}: wasm, nu
 for (const n of notes) console.log(`  NOTE: ${n}`);
 console.log(`  one iteration = input copied in, forward, output copied out; median of ${RUNS} interleaved runs of ~${RUN_MS} ms after ${WARM_MS} ms warm-up each\n`);
 
-const builders = [mlpModel, lenetModel];
+const builders = [mlpModel];
+if (existsSync(LENET)) builders.push(lenetModel);
+else console.log(`  NOTE: LeNet (SymbolBlock) skipped: real MXNet files not found at ${MODELS} (set MXW_MODELS)\n`);
 if (process.env.RESNET !== '0') builders.push(convStackModel);
 const rows = [];
 let failed = false;

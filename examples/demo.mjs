@@ -2,7 +2,9 @@
 //   1. imperative NDArray code, one C kernel per call;
 //   2. a Gluon HybridBlock, debugged imperatively, then hybridize()d into a cached C graph;
 //   3. export to MXNet's two files and SymbolBlock.imports back, bit for bit;
-//   4. a model that real MXNet 1.4 wrote, loaded and run (../shared/models, when present).
+//   4. a model that real MXNet 1.4 wrote, loaded and run, from the folder of real MXNet files:
+//      $MXW_MODELS (relative to the project root), default ../shared/models; skipped, saying
+//      so, when that folder is absent.
 import * as mx from 'mxnet-wasm';
 import { mkdtempSync, existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -64,13 +66,15 @@ console.log('imported model reproduces the outputs bit for bit:', same);
 console.log('graph:', net(sym.var('data')).listArguments().join(', '));
 
 console.log('\n4. A model real MXNet wrote');
-const mnist = path.resolve(here, '../../shared/models/mnist-mlp-module');
+const models = path.resolve(here, '..', process.env.MXW_MODELS || '../shared/models');
+const mnist = path.join(models, 'mnist-mlp-module');
 if (existsSync(mnist)) {
   const model = await gluon.SymbolBlock.imports(path.join(mnist, 'model-symbol.json'), ['data'], path.join(mnist, 'model-0000.params'));
   const rows = readFileSync(path.join(mnist, '07.csv'), 'utf8').trim().split('\n').map((l) => l.split(',').map(Number));
   const probs = model(nd.array(rows).reshape([rows.length, 1, 28, 28]));
   console.log(`MXNet 1.4 MNIST MLP on ${rows.length} images of a 7: predicted`, nd.argmax(probs, { axis: 1 }).toArray().join(' '));
 } else {
-  console.log('(../shared/models not found: skipped)');
+  console.log(`skipped step 4: the real MXNet files are not there (${mnist} not found; ` +
+    `set MXW_MODELS to the folder that holds mnist-mlp-module/)`);
 }
 console.log('\nmemory:', mx.memory());

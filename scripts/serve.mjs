@@ -1,6 +1,6 @@
 // A static file server on 127.0.0.1 for the browser tests and the web demo:
 //   /dist/...      the built package (dist/)
-//   /models/...    ../shared/models (real MXNet files, used in place)
+//   /models/...    $MXW_MODELS or ../shared/models (real MXNet files, used in place)
 //   /web-demo/...  the demo page
 //   /tests/...     browser test pages
 // Run `node scripts/serve.mjs [port]` to browse the demo; tests import startServer().
@@ -12,7 +12,8 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MOUNTS = {
   '/dist/': path.join(root, 'dist'),
-  '/models/': path.resolve(root, '../shared/models'),
+  // the real-models folder: $MXW_MODELS (relative to the project root), default ../shared/models
+  '/models/': path.resolve(root, process.env.MXW_MODELS || '../shared/models'),
   '/web-demo/': path.join(root, 'web-demo'),
   '/tests/': path.join(root, 'tests'),
 };

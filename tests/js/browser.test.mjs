@@ -5,12 +5,11 @@ import assert from 'node:assert/strict';
 import { chromium } from 'playwright-core';
 import * as mx from 'mxnet-wasm';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startServer } from '../../scripts/serve.mjs';
+import { MODELS, REAL_FILES_SKIP } from './fixtures.mjs';
 import { rng } from './oracle.mjs';
 
 const { nd, gluon } = mx;
-const MODELS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/models');
 
 // Chromium as the probe recipe starts it: headless, no sandbox (root), no background networking.
 const LAUNCH = {
@@ -19,7 +18,7 @@ const LAUNCH = {
     '--disable-component-update', '--disable-sync'],
 };
 
-test('SymbolBlock.imports runs in Chromium from 127.0.0.1 URLs with the same outputs as Node', { timeout: 180_000 }, async () => {
+test('SymbolBlock.imports runs in Chromium from 127.0.0.1 URLs with the same outputs as Node', { timeout: 180_000, skip: REAL_FILES_SKIP }, async () => {
   const server = await startServer();
   const browser = await chromium.launch(LAUNCH);
   try {

@@ -1,20 +1,21 @@
-// Real files written by MXNet 0.8-1.5 (../shared/models, used in place): every one loads, the
-// known results in models/README.md hold, forward passes agree with an independent TensorFlow.js
-// reference runtime (tests/js/tf_graph.mjs), round trips are exact, and bad files fail cleanly.
+// Real files written by MXNet 0.8-1.5 ($MXW_MODELS, default ../shared/models, used in place;
+// these tests are reported as skipped when the folder is absent, and formats.test.mjs covers
+// every format version without it): every one loads, the known results in models/README.md
+// hold, forward passes agree with an independent TensorFlow.js reference runtime
+// (tests/js/tf_graph.mjs), round trips are exact, and bad files fail cleanly.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import * as mx from 'mxnet-wasm';
 import { rng, assertClose } from './oracle.mjs';
 import { readParams, runGraph } from './tf_graph.mjs';
+import { REAL_FILES_SKIP, model } from './fixtures.mjs';
 
 const { nd, sym, gluon } = mx;
-const MODELS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/models');
-const m = (p) => path.join(MODELS, p);
+const m = model;
+const RF = { skip: REAL_FILES_SKIP };
 
-test('symbol-only files load and infer shapes (resnet18_v1: (1,3,224,224) -> (1,1000))', async () => {
+test('symbol-only files load and infer shapes (resnet18_v1: (1,3,224,224) -> (1,1000))', RF, async () => {
   const resnet = await sym.load(m('zoo-symbols/resnet18_v1-symbol.json'));
   const [args, outs, aux] = resnet.inferShape({ data: [1, 3, 224, 224] });
   assert.deepEqual(outs, [[1, 1000]]);
@@ -32,7 +33,7 @@ test('symbol-only files load and infer shapes (resnet18_v1: (1,3,224,224) -> (1,
   assert.ok(clj.listArguments().length > 1);
 });
 
-test('save_000800.json (MXNet 0.8) loads with its BatchNorm aux states added', async () => {
+test('save_000800.json (MXNet 0.8) loads with its BatchNorm aux states added', RF, async () => {
   const s = await sym.load(m('mxnet-fixtures/save_000800.json'));
   const aux = s.listAuxiliaryStates();
   assert.equal(aux.length, 2);
@@ -46,14 +47,14 @@ test('save_000800.json (MXNet 0.8) loads with its BatchNorm aux states added', a
   assert.ok(!json.nodes.some((n) => n.op !== 'null' && n.attrs && ('lr_mult' in n.attrs || 'wd_mult' in n.attrs || 'ctx_group' in n.attrs)));
 });
 
-test('linreg-v1 (MXNet 0.11, V1 params): data [[1,2]] gives exactly 4.9999918937683105', async () => {
+test('linreg-v1 (MXNet 0.11, V1 params): data [[1,2]] gives exactly 4.9999918937683105', RF, async () => {
   const net = await gluon.SymbolBlock.imports(m('linreg-v1/model-symbol.json'), ['data'], m('linreg-v1/model-0000.params'));
   assert.ok(!net.collectParams().has('lin_reg_label'), 'the label variable stays unbound');
   const y = net(nd.array([[1, 2]]));
   assert.equal(y.toTypedArray()[0], 4.9999918937683105);
 });
 
-test('mnist-mlp-module (MXNet 1.4): every row of 07.csv is classified 7', async () => {
+test('mnist-mlp-module (MXNet 1.4): every row of 07.csv is classified 7', RF, async () => {
   const net = await gluon.SymbolBlock.imports(m('mnist-mlp-module/model-symbol.json'), 'data', m('mnist-mlp-module/model-0000.params'));
   const rows = readFileSync(m('mnist-mlp-module/07.csv'), 'utf8').trim().split('\n').map((l) => l.split(',').map(Number));
   const x = nd.array(rows).reshape([rows.length, 1, 28, 28]);
@@ -62,7 +63,7 @@ test('mnist-mlp-module (MXNet 1.4): every row of 07.csv is classified 7', async 
   assert.deepEqual(nd.argmax(y, { axis: 1 }).toArray(), new Array(rows.length).fill(7));
 });
 
-test('legacy_ndarray.v0: an unnamed list of six arrays equal to 0..127', async () => {
+test('legacy_ndarray.v0: an unnamed list of six arrays equal to 0..127', RF, async () => {
   const arrays = await nd.load(m('mxnet-fixtures/legacy_ndarray.v0'));
   assert.ok(Array.isArray(arrays));
   assert.equal(arrays.length, 6);
@@ -89,25 +90,25 @@ async function compare(symFile, paramFile, inputShape, lo, hi, seed) {
   return outs;
 }
 
-test('lenet-gluon (MXNet 1.4.1 Gluon export) agrees with the reference', async () => {
+test('lenet-gluon (MXNet 1.4.1 Gluon export) agrees with the reference', RF, async () => {
   const [y] = await compare('lenet-gluon/lenet-symbol.json', 'lenet-gluon/lenet-0001.params', [2, 1, 28, 28], 0, 1, 11);
   assert.deepEqual(y.shape, [2, 10]);
 });
 
-test('mtcnn det1-det3 (MXNet 0.8, legacy params, PReLU, full pooling) agree with the reference', async () => {
+test('mtcnn det1-det3 (MXNet 0.8, legacy params, PReLU, full pooling) agree with the reference', RF, async () => {
   // MTCNN's input normalization: (x - 127.5) * 0.0078125 of RGB in 0..255 -> [-1, 1)
   await compare('mtcnn-legacy/det1-symbol.json', 'mtcnn-legacy/det1-0001.params', [1, 3, 37, 53], -1, 1, 21);
   await compare('mtcnn-legacy/det2-symbol.json', 'mtcnn-legacy/det2-0001.params', [2, 3, 24, 24], -1, 1, 22);
   await compare('mtcnn-legacy/det3-symbol.json', 'mtcnn-legacy/det3-0001.params', [2, 3, 48, 48], -1, 1, 23);
 });
 
-test('retinaface-mnet25 (MXNet 1.5, BatchNorm aux, depthwise conv, UpSampling, Crop) agrees with the reference', async () => {
+test('retinaface-mnet25 (MXNet 1.5, BatchNorm aux, depthwise conv, UpSampling, Crop) agrees with the reference', RF, async () => {
   const outs = await compare('retinaface-mnet25/16-symbol.json', 'retinaface-mnet25/16-0000.params', [1, 3, 96, 128], 0, 255, 31);
   assert.equal(outs.length, 2);
 });
 
 // ---- round trips -----------------------------------------------------------------------------------------
-test('JSON round trip: load, tojson, load again gives identical text; MXNet 1.4 files are reproduced byte for byte', async () => {
+test('JSON round trip: load, tojson, load again gives identical text; MXNet 1.4 files are reproduced byte for byte', RF, async () => {
   for (const f of ['lenet-gluon/lenet-symbol.json', 'mnist-mlp-module/model-symbol.json', 'retinaface-mnet25/16-symbol.json',
     'zoo-symbols/resnet18_v1-symbol.json', 'mxnet-fixtures/clojure-test-symbol.json', 'linreg-v1/model-symbol.json',
     'mtcnn-legacy/det3-symbol.json', 'mxnet-fixtures/save_000800.json']) {
@@ -121,7 +122,7 @@ test('JSON round trip: load, tojson, load again gives identical text; MXNet 1.4 
   }
 });
 
-test('params round trip: real files re-written and re-read are bit-identical; every dtype survives nd.save/nd.load', async () => {
+test('params round trip: real files re-written and re-read are bit-identical', RF, async () => {
   const loaded = await nd.load(m('retinaface-mnet25/16-0000.params'));
   const bytes = nd.saveBytes(loaded);
   const again = nd.loadBytes(bytes);
@@ -130,6 +131,9 @@ test('params round trip: real files re-written and re-read are bit-identical; ev
     assert.deepEqual(new Uint8Array(again[k].toTypedArray().buffer), new Uint8Array(loaded[k].toTypedArray().buffer), k);
   }
   assert.deepEqual(nd.saveBytes(again), bytes);
+});
+
+test('every dtype and the list form survive nd.save/nd.load', () => {
   const r = rng(5).uniform(24, -100, 100);
   for (const dtype of ['float32', 'float64', 'float16', 'uint8', 'int32', 'int8', 'int64', 'bool', 'bfloat16']) {
     const a = nd.array(r, { shape: [2, 3, 4], dtype });
@@ -144,7 +148,7 @@ test('params round trip: real files re-written and re-read are bit-identical; ev
 });
 
 // ---- bad files ---------------------------------------------------------------------------------------------
-test('a graph with unknown ops fails at load, listing every unsupported op and its nodes; runtime stays usable', async () => {
+test('a graph with unknown ops fails at load, listing every unsupported op and its nodes; runtime stays usable', RF, async () => {
   const g = JSON.parse(readFileSync(m('lenet-gluon/lenet-symbol.json'), 'utf8'));
   g.nodes.find((n) => n.name === 'hybridsequential0_conv0_fwd').op = 'FancyConv';
   g.nodes.find((n) => n.name === 'hybridsequential0_conv1_fwd').op = 'FancyConv';
@@ -160,7 +164,7 @@ test('a graph with unknown ops fails at load, listing every unsupported op and i
   assert.deepEqual(net(nd.zeros([1, 1, 28, 28])).shape, [1, 10]);
 });
 
-test('a parameter whose shape disagrees with the graph is named in the error', async () => {
+test('a parameter whose shape disagrees with the graph is named in the error', RF, async () => {
   const loaded = await nd.load(m('linreg-v1/model-0000.params'));
   loaded['arg:fc1_weight'] = nd.array([[1, 2, 3]]);
   const net = await gluon.SymbolBlock.imports(m('linreg-v1/model-symbol.json'), ['data'], nd.saveBytes(loaded));
@@ -168,7 +172,7 @@ test('a parameter whose shape disagrees with the graph is named in the error', a
   assert.throws(() => net(nd.array([[1, 2]])), /fc1_weight/);
 });
 
-test('missing and extra parameters: MXNet\'s errors, and allowMissing / ignoreExtra', async () => {
+test('missing and extra parameters: MXNet\'s errors, and allowMissing / ignoreExtra', RF, async () => {
   const loaded = await nd.load(m('linreg-v1/model-0000.params'));
   const onlyW = nd.saveBytes({ 'arg:fc1_weight': loaded['arg:fc1_weight'] });
   await assert.rejects(gluon.SymbolBlock.imports(m('linreg-v1/model-symbol.json'), ['data'], onlyW), /fc1_bias' is missing/);
@@ -184,7 +188,7 @@ test('missing and extra parameters: MXNet\'s errors, and allowMissing / ignoreEx
   assert.equal(net2(nd.array([[1, 2]])).toTypedArray()[0], 4.9999918937683105);
 });
 
-test('sources: path, file URL, ArrayBuffer, typed array, Blob and Response all load', async () => {
+test('sources: path, file URL, ArrayBuffer, typed array, Blob and Response all load', RF, async () => {
   const symText = readFileSync(m('linreg-v1/model-symbol.json'));
   const params = readFileSync(m('linreg-v1/model-0000.params'));
   const sources = [
@@ -201,7 +205,7 @@ test('sources: path, file URL, ArrayBuffer, typed array, Blob and Response all l
   }
 });
 
-test('a SymbolBlock called with a Symbol composes a copy of its graph onto that input', async () => {
+test('a SymbolBlock called with a Symbol composes a copy of its graph onto that input', RF, async () => {
   const net = await gluon.SymbolBlock.imports(m('lenet-gluon/lenet-symbol.json'), ['data'], m('lenet-gluon/lenet-0001.params'));
   const x = sym.var('image');
   const g = net(sym.Activation(x, { act_type: 'sigmoid', name: 'pre' }));

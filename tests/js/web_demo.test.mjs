@@ -5,17 +5,16 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { chromium } from 'playwright-core';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startServer } from '../../scripts/serve.mjs';
+import { MODELS, REAL_FILES_SKIP } from './fixtures.mjs';
 
-const MODELS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/models');
 const LAUNCH = {
   executablePath: '/usr/bin/chromium',
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
     '--disable-component-update', '--disable-sync'],
 };
 
-test('web demo: the sample 7 is classified 7; a model picked from local files runs', { timeout: 180_000 }, async () => {
+test('web demo: the sample 7 is classified 7; a model picked from local files runs', { timeout: 180_000, skip: REAL_FILES_SKIP }, async () => {
   const server = await startServer();
   const browser = await chromium.launch(LAUNCH);
   try {
