@@ -1,5 +1,5 @@
-/* ndarray.c -- NDArray storage (refcounted, shared by views), creation, views, copies, and the
- * kernels' scratch buffers. */
+/* ndarray.c -- NDArray storage (refcounted, shared by views), creation, views (whole or a
+ * contiguous element range), copies, and the kernels' scratch buffers. */
 #include <stdlib.h>
 
 #include "ndarray.h"
@@ -138,6 +138,27 @@ int mxw_ndarray_view(mxw_ndarray *arr, int ndim, const int32_t *shape, mxw_ndarr
   mxw_ndarray *v = (mxw_ndarray *)malloc(sizeof *v);
   MXW_CHECK(v != NULL, "out of memory");
   *v = *arr;
+  v->t.shape = s;
+  v->storage->refcount++;
+  g_live_arrays += 1;
+  *out = v;
+  return 0;
+}
+
+int mxw_ndarray_view_range(mxw_ndarray *arr, int32_t offset, int ndim, const int32_t *shape, mxw_ndarray **out) {
+  MXW_CHECK(arr && out, "NULL argument");
+  mxw_shape s;
+  MXW_TRY(shape_from_i32(ndim, shape, &s));
+  int64_t total = mxw_shape_size(&arr->t.shape), count = mxw_shape_size(&s);
+  char a[128], b[128];
+  MXW_CHECK(offset >= 0 && (int64_t)offset + count <= total,
+            "cannot view elements %lld..%lld (shape %s) of an array of shape %s (%lld elements)", (long long)offset,
+            (long long)offset + count - 1, mxw_shape_str(&s, b, sizeof b), mxw_shape_str(&arr->t.shape, a, sizeof a),
+            (long long)total);
+  mxw_ndarray *v = (mxw_ndarray *)malloc(sizeof *v);
+  MXW_CHECK(v != NULL, "out of memory");
+  *v = *arr;
+  v->t.data = (char *)arr->t.data + (size_t)offset * (size_t)mxw_dtype_size(arr->t.dtype);
   v->t.shape = s;
   v->storage->refcount++;
   g_live_arrays += 1;

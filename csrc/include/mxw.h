@@ -86,6 +86,11 @@ MXW_API double mxw_ndarray_size(const mxw_ndarray *arr);
 MXW_API int mxw_ndarray_info(const mxw_ndarray *arr, int32_t *out);
 /* A new array sharing arr's storage with another shape of the same size. Caller owns *out. */
 MXW_API int mxw_ndarray_view(mxw_ndarray *arr, int ndim, const int32_t *shape, mxw_ndarray **out);
+/* A contiguous view of arr's elements offset .. offset + size(shape) - 1 (in arr's flat order)
+ * with the given shape, sharing arr's storage (writes go through). The range must lie inside
+ * arr. Caller owns *out. */
+MXW_API int mxw_ndarray_view_range(mxw_ndarray *arr, int32_t offset, int ndim, const int32_t *shape,
+                                   mxw_ndarray **out);
 /* Copies src's values into dst (same size; dtypes converted as MXNet's Cast does). */
 MXW_API int mxw_ndarray_copy(const mxw_ndarray *src, mxw_ndarray *dst);
 /* Bytes per element of a dtype, 0 for an unknown flag. */
