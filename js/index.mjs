@@ -12,6 +12,7 @@ import {
   NDArray, Context, cpu, tidy, keep, memory, array, empty, invokeByName, dtypeFlag,
 } from './ndarray.mjs';
 import { generateNd } from './ops.mjs';
+import './indexing.mjs';
 import * as io from './io.mjs';
 import {
   Symbol, generateSym, variable, Group, fromJSON, load as loadSymbol, NameManager, Prefix, withNameManager,
