@@ -145,6 +145,15 @@ function arrangeInputs(fn, args) {
   while (out.length < slots) out.push(null);
   return out;
 }
+// The context of the first array input (null: the default cpu(0)); parameters kept on several
+// contexts give the copy on it, as Gluon's forward does with x.context.
+function firstContext(args, depth = 0) {
+  for (const a of args) {
+    if (a instanceof NDArray) return a._ctx ?? null;
+    if (Array.isArray(a) && depth < 16) { const c = firstContext(a, depth + 1); if (c !== undefined) return c; }
+  }
+  return undefined;
+}
 // Which kinds of arrays the (nested) inputs hold; numbers, strings and null pass through.
 function inputKinds(args, acc = { nd: false, sym: false }, depth = 0) {
   for (const a of args) {
@@ -267,7 +276,30 @@ export class Block {
     return this;
   }
 
+  // Python's _check_container_with_block: Blocks kept in a plain list, or an object used as a
+  // dict, are not registered; say so once per attribute.
+  _checkContainerWithBlock() {
+    const children = new Set(this._children.values());
+    const found = (v, depth = 0) => {
+      if (depth > 8) return false;
+      if (v instanceof Block) return !children.has(v);
+      if (Array.isArray(v)) return v.some((x) => found(x, depth + 1));
+      if (v instanceof Map) return [...v.values()].some((x) => found(x, depth + 1));
+      if (isPlainObject(v)) return Object.values(v).some((x) => found(x, depth + 1));
+      return false;
+    };
+    for (const k of Object.keys(this)) {
+      if (k.startsWith('_')) continue;
+      const v = this[k];
+      if (!(Array.isArray(v) || v instanceof Map || isPlainObject(v))) continue;
+      if (found(v)) {
+        console.warn(`"${this.constructor.name}.${k}" is an unregistered container with Blocks. Note that Blocks inside the list, tuple or dict will not be registered automatically. Make sure to register them using register_child() or switching to nn.Sequential/nn.HybridSequential instead. `);
+      }
+    }
+  }
+
   collectParams(select = null) {
+    this._checkContainerWithBlock();
     const ret = new ParameterDict(this._params.prefix);
     if (!select) ret.update(this._params);
     else {
@@ -648,6 +680,11 @@ export class HybridBlock extends Block {
       real = args; // the common case: one array in, no flattening
     } else {
       const [flat, fmt] = flatten(args, 'input');
+      if (!fmtEqual(fmt, this._inFormat) && !(this instanceof SymbolBlock)) {
+        // called with another structure of inputs (an optional input now given): trace again
+        this._clearCachedOp();
+        return this._callCachedOp(...args);
+      }
       if (!fmtEqual(fmt, this._inFormat)) {
         throw new MXNetError(`Invalid input format: the block was traced with inputs of structure ${JSON.stringify(this._inFormat)}, now called with ${JSON.stringify(fmt)} (0 = an array, -1 = null, a list = a nested list)`);
       }
@@ -658,7 +695,7 @@ export class HybridBlock extends Block {
     try {
       for (let i = 0; i < opArgs.length; i++) {
         const [isArg, x] = opArgs[i];
-        cargs[i] = isArg === true ? real[x] : isArg === null ? null : (x._data ?? x.data());
+        cargs[i] = isArg === true ? real[x] : isArg === null ? null : x._copies ? x.data(firstContext(real)) : (x._data ?? x.data());
       }
     } catch (e) {
       if (!(e instanceof DeferredInitializationError)) throw e;
@@ -666,7 +703,7 @@ export class HybridBlock extends Block {
       for (const [isArg, p] of opArgs) if (isArg === false) p._finishDeferredInit();
       for (let i = 0; i < opArgs.length; i++) {
         const [isArg, x] = opArgs[i];
-        cargs[i] = isArg === true ? real[x] : isArg === null ? null : x.data();
+        cargs[i] = isArg === true ? real[x] : isArg === null ? null : x.data(firstContext(real));
       }
     }
     if (this._opHooks && !this._cachedOp._monitor) this._cachedOp.setMonitor(true);
@@ -695,7 +732,8 @@ export class HybridBlock extends Block {
   }
   _forwardImperative(args) {
     let params;
-    const gather = () => Object.fromEntries([...this._regParams].map(([k, p]) => [k, p.data()]));
+    const ctx = firstContext(args);
+    const gather = () => Object.fromEntries([...this._regParams].map(([k, p]) => [k, p.data(ctx)]));
     try {
       params = gather();
     } catch (e) {

@@ -5,17 +5,49 @@ import { NDArray } from './ndarray.mjs';
 
 const finalizer = new FinalizationRegistry((h) => M._mxw_exec_free(h));
 
+// CachedOp(sym, flags = []) as Python's mx.nd.CachedOp: callable with the graph's inputs in
+// sym.listInputs() order, `op(x, w, b)` (or `op(x, w, b, {out})`); returns one NDArray for a
+// one-output graph, else a list.
 export class CachedOp {
   constructor(symbol, flags = {}) {
+    if (!symbol || typeof symbol.tojson !== 'function') throw new MXNetError('CachedOp takes a Symbol');
+    // flags: {static_alloc: true} or Python's list of pairs [['static_alloc', true]]
+    const flagObj = Array.isArray(flags) ? Object.fromEntries(flags) : { ...flags };
     const a = args.reset();
     const out = a.alloc(4);
     check(M._mxw_exec_create(symbol.handle, out));
-    this._h = heap32()[out >> 2];
-    finalizer.register(this, this._h, this);
-    this.flags = flags;
-    const n = M._mxw_exec_num_inputs(this._h);
-    this.inputNames = Array.from({ length: n }, (_, i) => M.UTF8ToString(M._mxw_exec_input_name(this._h, i)));
-    this.numOutputs = M._mxw_exec_num_outputs(this._h);
+    const h = heap32()[out >> 2];
+    // callable as in Python: the object is a function whose prototype is the class's
+    const self = (...xs) => self.call(...xs);
+    delete self.name;
+    delete self.length;
+    Object.setPrototypeOf(self, new.target.prototype);
+    self._h = h;
+    finalizer.register(self, h, self);
+    self.flags = flagObj;
+    const n = M._mxw_exec_num_inputs(h);
+    self.inputNames = Array.from({ length: n }, (_, i) => M.UTF8ToString(M._mxw_exec_input_name(h, i)));
+    self.numOutputs = M._mxw_exec_num_outputs(h);
+    return self;
+  }
+  // op(...inputs, {out}): Python's CachedOp.__call__
+  call(...xs) {
+    let out = null;
+    const last = xs[xs.length - 1];
+    if (last !== null && typeof last === 'object' && Object.getPrototypeOf(last) === Object.prototype) {
+      ({ out = null } = xs.pop());
+    }
+    for (let i = 0; i < xs.length; i++) {
+      if (!(xs[i] instanceof NDArray)) throw new MXNetError(`CachedOp: input ${i} (${this.inputNames[i] ?? '?'}) must be an NDArray`);
+    }
+    const res = this.forward(xs);
+    if (out) {
+      const outs = Array.isArray(out) ? out : [out];
+      if (outs.length !== res.length) throw new MXNetError(`CachedOp: ${res.length} outputs, ${outs.length} out arrays given`);
+      res.forEach((r, i) => { r.copyto(outs[i]); r.dispose(); });
+      return out;
+    }
+    return res.length === 1 ? res[0] : res;
   }
   // inputs: one NDArray (or null = unbound) per input, in inputNames order. Returns NDArrays.
   forward(inputs, isTrain = false) {

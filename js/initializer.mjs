@@ -76,7 +76,9 @@ export class Constant extends Initializer {
     if (typeof this.value === 'number') { fill(arr, this.value); return; }
     tidy(() => {
       const src = this.value instanceof NDArray ? this.value : array(this.value, { dtype: 'float64' });
-      const b = src.shape.join() === arr.shape.join() ? src : invokeByName('broadcast_to', [src], { shape: arr.shape })[0];
+      // numpy's broadcasting: align on the right, then broadcast_to
+      const lifted = src.ndim < arr.ndim ? src.reshape([...new Array(arr.ndim - src.ndim).fill(1), ...src.shape]) : src;
+      const b = lifted.shape.join() === arr.shape.join() ? lifted : invokeByName('broadcast_to', [lifted], { shape: arr.shape })[0];
       b.copyto(arr);
     });
   }

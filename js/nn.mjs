@@ -14,6 +14,7 @@ const tupleOf = (v, n) => (Array.isArray(v) || ArrayBuffer.isView(v) ? Array.fro
 const blockArgs = (a) => ({ prefix: a.prefix, params: a.params });
 const bind = (name, args) => bindArgs(SIGNATURES[`nn.${name}`], args);
 const LAYOUTS = { 1: ['NCW', 'NWC'], 2: ['NCHW', 'NHWC'], 3: ['NCDHW', 'NDHWC'] };
+const CONV_LAYOUTS = { 1: ['NCW'], 2: ['NCHW', 'NHWC'], 3: ['NCDHW', 'NDHWC'] }; // Gluon 1.9's Conv1D: NCW only
 function checkPositive(layer, name, values) {
   for (const v of values) {
     if (!(Number.isInteger(v) && v > 0)) throw new MXNetError(`${layer}: ${name} must be positive integers, got (${values.join(', ')})`);
@@ -282,7 +283,7 @@ class _Conv extends HybridBlock {
     super(blockArgs(a));
     const kernel = tupleOf(a.kernelSize, n);
     if (kernel.length !== n) throw new MXNetError(`${clsName}: kernel_size must be a number or a list of ${n} ints`);
-    if (!LAYOUTS[n].includes(a.layout)) throw new MXNetError(`${clsName}: Only ${LAYOUTS[n].join(' and ')} layouts are valid for ${n}D convolution, got '${a.layout}'`);
+    if (!CONV_LAYOUTS[n].includes(a.layout)) throw new MXNetError(`${clsName}: Only ${CONV_LAYOUTS[n].join(' and ')} layout${CONV_LAYOUTS[n].length > 1 ? 's are' : ' is'} supported for ${n}D convolution, got '${a.layout}'`);
     const stride = tupleOf(a.strides, n), pad = tupleOf(a.padding, n), dilate = tupleOf(a.dilation, n);
     for (const [nm, v] of [['strides', stride], ['padding', pad], ['dilation', dilate]]) {
       if (v.length !== n) throw new MXNetError(`${clsName}: ${nm} must be a number or a list of ${n} ints`);

@@ -254,6 +254,8 @@ int mxw_normalize_axis(int64_t axis, int ndim, int *out);
 
 /* ---- registry and runtime internals ---------------------------------------------------------- */
 const mxw_op_def *mxw_op_get(int op);
+/* 0 when MXNet registers no FListInputNames for the op (monitor names its inputs input<i>). */
+int mxw_op_lists_input_names(const mxw_op_def *op);
 struct mxw_params {
   const mxw_op_def *op;
   int op_id;

@@ -613,7 +613,7 @@ int mxw_exec_set_monitor(mxw_executor *ex, int on) {
 }
 
 /* JSON [{"node", "op", "name", "entry", "input"}] in execution order: for each op node, its
- * inputs (input: true, named <node>_<input name>) then its outputs (<node>_<output name>). */
+ * inputs (input: true, named <node>_<input name>, or <node>_input<i> for ops MXNet gives no input names) then its outputs (<node>_<output name>). */
 const char *mxw_exec_monitor_info(mxw_executor *ex) {
   if (!ex) {
     mxw_fail("NULL executor");
@@ -628,7 +628,8 @@ const char *mxw_exec_monitor_info(mxw_executor *ex) {
       int cnt = pass == 0 ? n->num_inputs : mxw_node_num_outputs(n);
       for (int k = 0; k < cnt; k++) {
         char part[64], name[600];
-        if (pass == 0) mxw_node_input_name(n, k, part, sizeof part);
+        if (pass == 0 && !mxw_op_lists_input_names(n->op)) snprintf(part, sizeof part, "input%d", k);
+        else if (pass == 0) mxw_node_input_name(n, k, part, sizeof part);
         else mxw_node_output_name(n, k, part, sizeof part);
         snprintf(name, sizeof name, "%s_%s", n->name, part);
         cJSON *o = cJSON_CreateObject();
