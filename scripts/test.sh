@@ -7,6 +7,8 @@
 # value is taken from the project root), default ../shared/models beside the project root. When
 # that folder is absent, the tests that need it are reported as skipped with the reason (ctest:
 # test_real_* exit 77 = SKIP_RETURN_CODE; node --test: { skip: reason }); everything else runs.
+# tests/js/clean_clone.test.mjs checks exactly that: it clones HEAD into an empty temporary
+# folder and runs `CI=true npm test` there (about a minute; MXW_SKIP_CLEAN_CLONE=1 skips it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
