@@ -9,7 +9,7 @@
 // The wasm module is instantiated at import (top-level await); every call after is synchronous.
 import { M, MXNetError, registry } from './core.mjs';
 import {
-  NDArray, Context, cpu, tidy, keep, memory, array, empty, invokeByName, dtypeFlag,
+  NDArray, Context, cpu, tidy, keep, memory, array, empty, invokeByName, dtypeFlag, ufunc,
 } from './ndarray.mjs';
 import { generateNd } from './ops.mjs';
 import './indexing.mjs';
@@ -34,17 +34,13 @@ function dtypeName(dtype) { return dtype === undefined ? 'float32' : registryDty
 function registryDtypeName(flag) { return Object.keys(registry.dtypes).find((k) => registry.dtypes[k] === flag); }
 
 // Python's mx.nd.zeros(shape, ctx=None, dtype=None) etc. call the registry ops _zeros, _ones,
-// _full and _arange; arithmetic helpers dispatch between broadcast_* and _*_scalar as
-// ndarray.py's _ufunc_helper does.
-function ufunc(arrayOp, scalarOp, rscalarOp) {
-  return (lhs, rhs) => {
-    const l = lhs instanceof NDArray, r = rhs instanceof NDArray;
-    if (l && r) return invokeByName(arrayOp, [lhs, rhs], {})[0];
-    if (l) return invokeByName(scalarOp, [lhs], { scalar: Number(rhs) })[0];
-    if (r) return invokeByName(rscalarOp, [rhs], { scalar: Number(lhs) })[0];
-    throw new MXNetError('at least one operand must be an NDArray');
-  };
+// _full and _arange; arithmetic helpers (nd.add(lhs, rhs), ...) dispatch between broadcast_*
+// and _*_scalar as ndarray.py's _ufunc_helper does (two numbers: Python's operator's value).
+function ufn(arrayOp, scalarOp, rscalarOp, pyFn) {
+  return (lhs, rhs) => ufunc(lhs, rhs, arrayOp, scalarOp, rscalarOp, pyFn);
 }
+const pyMod = (x, y) => x - Math.floor(x / y) * y; // Python's % (sign of the divisor)
+const flag = (c) => (c ? 1 : 0);
 
 const helpers = {
   NDArray,
@@ -61,20 +57,24 @@ const helpers = {
       start, stop: stop ?? null, step, repeat: opts.repeat ?? 1, dtype: dtypeName(opts.dtype),
     })[0];
   },
-  add: ufunc('broadcast_add', '_plus_scalar', '_plus_scalar'),
-  subtract: ufunc('broadcast_sub', '_minus_scalar', '_rminus_scalar'),
-  multiply: ufunc('broadcast_mul', '_mul_scalar', '_mul_scalar'),
-  divide: ufunc('broadcast_div', '_div_scalar', '_rdiv_scalar'),
-  modulo: ufunc('broadcast_mod', '_mod_scalar', '_rmod_scalar'),
-  power: ufunc('broadcast_power', '_power_scalar', '_rpower_scalar'),
-  maximum: ufunc('broadcast_maximum', '_maximum_scalar', '_maximum_scalar'),
-  minimum: ufunc('broadcast_minimum', '_minimum_scalar', '_minimum_scalar'),
-  equal: ufunc('broadcast_equal', '_equal_scalar', '_equal_scalar'),
-  not_equal: ufunc('broadcast_not_equal', '_not_equal_scalar', '_not_equal_scalar'),
-  greater: ufunc('broadcast_greater', '_greater_scalar', '_lesser_scalar'),
-  greater_equal: ufunc('broadcast_greater_equal', '_greater_equal_scalar', '_lesser_equal_scalar'),
-  lesser: ufunc('broadcast_lesser', '_lesser_scalar', '_greater_scalar'),
-  lesser_equal: ufunc('broadcast_lesser_equal', '_lesser_equal_scalar', '_greater_equal_scalar'),
+  add: ufn('broadcast_add', '_plus_scalar', null, (x, y) => x + y),
+  subtract: ufn('broadcast_sub', '_minus_scalar', '_rminus_scalar', (x, y) => x - y),
+  multiply: ufn('broadcast_mul', '_mul_scalar', null, (x, y) => x * y),
+  divide: ufn('broadcast_div', '_div_scalar', '_rdiv_scalar', (x, y) => x / y),
+  true_divide: ufn('broadcast_div', '_div_scalar', '_rdiv_scalar', (x, y) => x / y),
+  modulo: ufn('broadcast_mod', '_mod_scalar', '_rmod_scalar', pyMod),
+  power: ufn('broadcast_power', '_power_scalar', '_rpower_scalar', (x, y) => x ** y),
+  maximum: ufn('broadcast_maximum', '_maximum_scalar', null, (x, y) => (x > y ? x : y)),
+  minimum: ufn('broadcast_minimum', '_minimum_scalar', null, (x, y) => (x < y ? x : y)),
+  equal: ufn('broadcast_equal', '_equal_scalar', null, (x, y) => flag(x === y)),
+  not_equal: ufn('broadcast_not_equal', '_not_equal_scalar', null, (x, y) => flag(x !== y)),
+  greater: ufn('broadcast_greater', '_greater_scalar', '_lesser_scalar', (x, y) => flag(x > y)),
+  greater_equal: ufn('broadcast_greater_equal', '_greater_equal_scalar', '_lesser_equal_scalar', (x, y) => flag(x >= y)),
+  lesser: ufn('broadcast_lesser', '_lesser_scalar', '_greater_scalar', (x, y) => flag(x < y)),
+  lesser_equal: ufn('broadcast_lesser_equal', '_lesser_equal_scalar', '_greater_equal_scalar', (x, y) => flag(x <= y)),
+  logical_and: ufn('broadcast_logical_and', '_logical_and_scalar', null, (x, y) => flag(x && y)),
+  logical_or: ufn('broadcast_logical_or', '_logical_or_scalar', null, (x, y) => flag(x || y)),
+  logical_xor: ufn('broadcast_logical_xor', '_logical_xor_scalar', null, (x, y) => flag(!x !== !y)),
   save: io.save,
   saveBytes: io.saveBytes,
   load: io.load,

@@ -141,7 +141,6 @@ export class NDArray {
     const n = this.size;
     return new T(heapU8().buffer.slice(ptr, ptr + n * T.BYTES_PER_ELEMENT));
   }
-  asnumpy() { return this.toTypedArray(); }
 
   toArray() {
     let flat = this.toTypedArray();
@@ -157,6 +156,8 @@ export class NDArray {
     return rec(0, 0);
   }
   tolist() { return this.toArray(); }
+  // Python's asnumpy(): the values as nested JS arrays (toTypedArray() is the flat copy).
+  asnumpy() { return this.toArray(); }
 
   item() {
     if (this.size !== 1) throw new MXNetError(`item() needs an array of size 1, got shape (${this._shape.join(', ')})`);
@@ -172,7 +173,10 @@ export class NDArray {
   }
 
   copy() { return this.copyto(empty(this._shape, this._dtype)); }
+  // copyto(NDArray): copies the values into it; copyto(Context): a new array on that context.
   copyto(other) {
+    if (other instanceof Context) return this.copy();
+    if (!(other instanceof NDArray)) throw new MXNetError('copyto: other must be an NDArray or a Context');
     check(M._mxw_ndarray_copy(this.handle, other.handle));
     return other;
   }
@@ -190,44 +194,124 @@ export class NDArray {
     return new NDArray(heap32()[out >> 2]);
   }
   get T() { return invokeByName('transpose', [this], {})[0]; }
-  transpose(axes) { return invokeByName('transpose', [this], axes ? { axes } : {})[0]; }
-  flatten() { return invokeByName('Flatten', [this], {})[0]; }
-  expandDims(axis) { return invokeByName('expand_dims', [this], { axis })[0]; }
-  squeeze(axis) { return invokeByName('squeeze', [this], axis === undefined ? {} : { axis })[0]; }
 
-  // Arithmetic as NDArray.__add__ etc.: broadcast_* with an NDArray, _*_scalar with a number.
-  add(o) { return binary(this, o, 'broadcast_add', '_plus_scalar'); }
-  sub(o) { return binary(this, o, 'broadcast_sub', '_minus_scalar'); }
-  rsub(o) { return binary(this, o, null, '_rminus_scalar'); }
-  mul(o) { return binary(this, o, 'broadcast_mul', '_mul_scalar'); }
-  div(o) { return binary(this, o, 'broadcast_div', '_div_scalar'); }
-  rdiv(o) { return binary(this, o, null, '_rdiv_scalar'); }
-  mod(o) { return binary(this, o, 'broadcast_mod', '_mod_scalar'); }
-  pow(o) { return binary(this, o, 'broadcast_power', '_power_scalar'); }
-  maximum(o) { return binary(this, o, 'broadcast_maximum', '_maximum_scalar'); }
-  minimum(o) { return binary(this, o, 'broadcast_minimum', '_minimum_scalar'); }
-  neg() { return invokeByName('negative', [this], {})[0]; }
-  abs() { return invokeByName('abs', [this], {})[0]; }
-  equal(o) { return binary(this, o, 'broadcast_equal', '_equal_scalar'); }
-  notEqual(o) { return binary(this, o, 'broadcast_not_equal', '_not_equal_scalar'); }
-  greater(o) { return binary(this, o, 'broadcast_greater', '_greater_scalar'); }
-  greaterEqual(o) { return binary(this, o, 'broadcast_greater_equal', '_greater_equal_scalar'); }
-  lesser(o) { return binary(this, o, 'broadcast_lesser', '_lesser_scalar'); }
-  lesserEqual(o) { return binary(this, o, 'broadcast_lesser_equal', '_lesser_equal_scalar'); }
-  // Aliases matching Python's comparison operator names.
-  eq(o) { return this.equal(o); }
-  ne(o) { return this.notEqual(o); }
-  gt(o) { return this.greater(o); }
-  ge(o) { return this.greaterEqual(o); }
-  lt(o) { return this.lesser(o); }
-  le(o) { return this.lesserEqual(o); }
+  // Python's non-fluent shape methods (fluent op methods such as x.transpose(axes), x.sum(axis),
+  // x.sliceAxis(...) are generated from js/fluent.mjs by ops.mjs).
+  // flatten(inplace=False): inplace returns a view (reshape (0, -1)).
+  flatten(...a) {
+    const { inplace = false } = sigArgs('flatten', a, ['inplace']);
+    return inplace ? this.reshape([0, -1]) : invokeByName('Flatten', [this], {})[0];
+  }
+  // expand_dims(axis, inplace=False)
+  expandDims(...a) {
+    const { axis, inplace = false } = sigArgs('expand_dims', a, ['axis', 'inplace']);
+    if (axis === undefined || axis === null) throw new MXNetError("expand_dims: missing required argument 'axis'");
+    if (!inplace) return invokeByName('expand_dims', [this], { axis })[0];
+    const shape = this.shape;
+    if (!Number.isInteger(axis) || axis < -shape.length - 1 || axis > shape.length) {
+      throw new MXNetError(`expand_dims: axis ${axis} is out of range for ${shape.length}d array`);
+    }
+    shape.splice(axis < 0 ? axis + shape.length + 1 : axis, 0, 1);
+    return this.reshape(shape);
+  }
+  // squeeze(axis=None, inplace=False)
+  squeeze(...a) {
+    const { axis = null, inplace = false } = sigArgs('squeeze', a, ['axis', 'inplace']);
+    if (!inplace) return invokeByName('squeeze', [this], { axis })[0];
+    const shape = this.shape;
+    let keep;
+    if (axis !== null) {
+      const axes = (Array.isArray(axis) ? axis : [axis]).map((ax) => {
+        const r = ax < 0 ? ax + shape.length : ax;
+        if (!Number.isInteger(r) || r < 0 || r >= shape.length) throw new MXNetError(`squeeze: axis ${ax} is out of range for ${shape.length}d array`);
+        if (shape[r] !== 1) throw new MXNetError(`squeeze: target axis ${ax} must be size 1, got ${shape[r]}`);
+        return r;
+      });
+      keep = shape.filter((_, i) => !axes.includes(i));
+    } else {
+      keep = shape.filter((d) => d !== 1);
+    }
+    return this.reshape(keep.length ? keep : [1]);
+  }
+  // broadcast_to(shape): leading axes of size 1 are added first, as NDArray.broadcast_to does.
+  broadcastTo(...a) {
+    let { shape } = sigArgs('broadcast_to', a, ['shape']);
+    if (shape === undefined) throw new MXNetError("broadcast_to: missing required argument 'shape'");
+    shape = Array.isArray(shape) ? shape : [shape];
+    const cur = this._shape;
+    const err = () => new MXNetError(`operands could not be broadcast together with remapped shapes [original->remapped]: (${cur.join(', ')}) and requested shape (${shape.join(', ')})`);
+    if (shape.length < cur.length) throw err();
+    const padded = [...new Array(shape.length - cur.length).fill(1), ...cur];
+    for (let i = 0; i < shape.length; i++) if (padded[i] !== shape[i] && padded[i] !== 1) throw err();
+    if (padded.length !== cur.length) {
+      const view = this.reshape(padded);
+      try { return invokeByName('broadcast_to', [view], { shape })[0]; } finally { view.dispose(); }
+    }
+    return invokeByName('broadcast_to', [this], { shape })[0];
+  }
+  // broadcast_like(other) = broadcast_to(other.shape)
+  broadcastLike(other) {
+    if (!(other instanceof NDArray)) throw new MXNetError('broadcast_like: other must be an NDArray');
+    return this.broadcastTo(other.shape);
+  }
 
-  sum(opts = {}) { return invokeByName('sum', [this], opts)[0]; }
-  mean(opts = {}) { return invokeByName('mean', [this], opts)[0]; }
-  max(opts = {}) { return invokeByName('max', [this], opts)[0]; }
-  min(opts = {}) { return invokeByName('min', [this], opts)[0]; }
-  argmax(opts = {}) { return invokeByName('argmax', [this], opts)[0]; }
-  softmax(opts = {}) { return invokeByName('softmax', [this], opts)[0]; }
+  // ---- operators (Python's dunders, rule 13), with MXNet's broadcasting and scalar rules ----
+  // ndarray.py: add(self, other) etc. -- broadcast_* with an NDArray, _*_scalar with a number.
+  add(o) { return ufunc(this, o, 'broadcast_add', '_plus_scalar', null); }
+  radd(o) { return ufunc(this, o, 'broadcast_add', '_plus_scalar', null); }
+  sub(o) { return ufunc(this, o, 'broadcast_sub', '_minus_scalar', '_rminus_scalar'); }
+  rsub(o) { return ufunc(o, this, 'broadcast_sub', '_minus_scalar', '_rminus_scalar'); }
+  mul(o) { return ufunc(this, o, 'broadcast_mul', '_mul_scalar', null); }
+  rmul(o) { return ufunc(this, o, 'broadcast_mul', '_mul_scalar', null); }
+  div(o) { return ufunc(this, o, 'broadcast_div', '_div_scalar', '_rdiv_scalar'); }
+  rdiv(o) { return ufunc(o, this, 'broadcast_div', '_div_scalar', '_rdiv_scalar'); }
+  truediv(o) { return this.div(o); }
+  rtruediv(o) { return this.rdiv(o); }
+  mod(o) { return ufunc(this, o, 'broadcast_mod', '_mod_scalar', '_rmod_scalar'); }
+  rmod(o) { return ufunc(o, this, 'broadcast_mod', '_mod_scalar', '_rmod_scalar'); }
+  pow(o) { return ufunc(this, o, 'broadcast_power', '_power_scalar', '_rpower_scalar'); }
+  rpow(o) { return ufunc(o, this, 'broadcast_power', '_power_scalar', '_rpower_scalar'); }
+  // __neg__ is _mul_scalar(x, -1.0); __abs__ is the fluent abs().
+  neg() { return invokeByName('_mul_scalar', [this], { scalar: -1 })[0]; }
+  eq(o) { return ufunc(this, o, 'broadcast_equal', '_equal_scalar', null); }
+  ne(o) { return ufunc(this, o, 'broadcast_not_equal', '_not_equal_scalar', null); }
+  gt(o) { return ufunc(this, o, 'broadcast_greater', '_greater_scalar', '_lesser_scalar'); }
+  ge(o) { return ufunc(this, o, 'broadcast_greater_equal', '_greater_equal_scalar', '_lesser_equal_scalar'); }
+  lt(o) { return ufunc(this, o, 'broadcast_lesser', '_lesser_scalar', '_greater_scalar'); }
+  le(o) { return ufunc(this, o, 'broadcast_lesser_equal', '_lesser_equal_scalar', '_greater_equal_scalar'); }
+  // In place (x += y): the result is written into this array, which is returned.
+  iadd(o) { return inplace(this, o, 'broadcast_add', '_plus_scalar'); }
+  isub(o) { return inplace(this, o, 'broadcast_sub', '_minus_scalar'); }
+  imul(o) { return inplace(this, o, 'broadcast_mul', '_mul_scalar'); }
+  idiv(o) { return inplace(this, o, 'broadcast_div', '_div_scalar'); }
+  itruediv(o) { return this.idiv(o); }
+  imod(o) { return inplace(this, o, 'broadcast_mod', '_mod_scalar'); }
+  // len(x): the size of the first axis.
+  get length() {
+    if (this._shape.length === 0) throw new MXNetError('len() of a 0-d NDArray');
+    return this._shape[0];
+  }
+  // Named forms kept from earlier releases (nd.maximum etc. as methods).
+  maximum(o) { return ufunc(this, o, 'broadcast_maximum', '_maximum_scalar', null); }
+  minimum(o) { return ufunc(this, o, 'broadcast_minimum', '_minimum_scalar', null); }
+  equal(o) { return this.eq(o); }
+  notEqual(o) { return this.ne(o); }
+  greater(o) { return this.gt(o); }
+  greaterEqual(o) { return this.ge(o); }
+  lesser(o) { return this.lt(o); }
+  lesserEqual(o) { return this.le(o); }
+
+  // ---- the rest of NDArray's Python API that ported code uses ----
+  get stype() { return 'default'; }
+  tostype(stype) {
+    if (stype !== 'default') throw new MXNetError(`tostype: storage type '${stype}' is not supported (only 'default')`);
+    return this.copy();
+  }
+  waitToRead() { this.handle; } // computation is synchronous: nothing to wait for
+  asInContext(context) {
+    if (context instanceof Context && this.context.equals(context)) return this;
+    return this.copyto(context);
+  }
 
   toString() {
     if (!this._h) return '<NDArray disposed>';
@@ -239,19 +323,63 @@ export class NDArray {
   [Symbol.for('nodejs.util.inspect.custom')]() { return this.toString(); }
 }
 
+// Only a plain object (prototype Object.prototype or null) is an options object.
 function isPlainObject(v) {
-  return v !== null && typeof v === 'object' && !(v instanceof NDArray) && !Array.isArray(v) && !ArrayBuffer.isView(v);
+  if (v === null || typeof v !== 'object') return false;
+  const p = Object.getPrototypeOf(v);
+  return p === Object.prototype || p === null;
 }
 
-function binary(lhs, rhs, arrayOp, scalarOp) {
-  if (rhs instanceof NDArray) {
-    if (!arrayOp) throw new MXNetError('this method takes a scalar operand');
-    return invokeByName(arrayOp, [lhs, rhs], {})[0];
+// A Python signature's arguments: positional in `names` order, then an options object naming
+// any of them (snake_case or camelCase). `rest` collects unknown names instead of throwing.
+const snake = (k) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+export function sigArgs(method, a, names, rest) {
+  const r = {};
+  let n = a.length;
+  if (n > 0 && isPlainObject(a[n - 1])) {
+    const opts = a[--n];
+    for (const k in opts) {
+      const key = names.includes(k) ? k : snake(k);
+      if (!names.includes(key)) {
+        if (rest) { rest[k] = opts[k]; continue; }
+        throw new MXNetError(`${method}() got an unexpected argument '${k}' (parameters: ${names.join(', ')})`);
+      }
+      r[key] = opts[k];
+    }
   }
-  if (typeof rhs === 'number' || typeof rhs === 'boolean') {
-    return invokeByName(scalarOp, [lhs], { scalar: Number(rhs) })[0];
+  if (n > names.length) throw new MXNetError(`${method}() takes at most ${names.length} positional arguments (${names.join(', ')}), got ${n}`);
+  for (let i = 0; i < n; i++) {
+    if (names[i] in r) throw new MXNetError(`${method}() got argument '${names[i]}' twice (positionally and by name)`);
+    r[names[i]] = a[i];
   }
-  throw new MXNetError(`operand must be an NDArray or a number, got ${typeof rhs}`);
+  return r;
+}
+
+const isScalar = (v) => typeof v === 'number' || typeof v === 'boolean';
+function operandError(v) {
+  return new MXNetError(`operand must be an NDArray or a number, got ${v === null ? 'null' : (typeof v === 'object' ? v.constructor?.name ?? 'object' : typeof v)}`);
+}
+// ndarray.py's _ufunc_helper: NDArray op NDArray -> arrayOp (broadcasting); NDArray op number ->
+// scalarOp(lhs, scalar); number op NDArray -> rscalarOp(rhs, scalar), or scalarOp when the
+// operation commutes (rscalarOp null); number op number -> the Python operator's value (pyFn).
+export function ufunc(lhs, rhs, arrayOp, scalarOp, rscalarOp, pyFn) {
+  if (lhs instanceof NDArray) {
+    if (rhs instanceof NDArray) return invokeByName(arrayOp, [lhs, rhs], {})[0];
+    if (isScalar(rhs)) return invokeByName(scalarOp, [lhs], { scalar: Number(rhs) })[0];
+    throw operandError(rhs);
+  }
+  if (isScalar(lhs)) {
+    if (rhs instanceof NDArray) return invokeByName(rscalarOp ?? scalarOp, [rhs], { scalar: Number(lhs) })[0];
+    if (isScalar(rhs) && pyFn) return pyFn(Number(lhs), Number(rhs));
+    throw operandError(rhs);
+  }
+  throw operandError(lhs);
+}
+// x += y etc.: broadcast_*(x, y, out=x) or _*_scalar(x, y, out=x); returns x.
+function inplace(self, o, arrayOp, scalarOp) {
+  if (o instanceof NDArray) return invokeByName(arrayOp, [self, o], {}, self)[0];
+  if (isScalar(o)) return invokeByName(scalarOp, [self], { scalar: Number(o) }, self)[0];
+  throw operandError(o);
 }
 
 // Reshape's target shape comes from the C registry's Reshape shape inference, so the special

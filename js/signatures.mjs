@@ -12,6 +12,8 @@ import { REQUIRED as R, defineSignature } from './signature.mjs';
 const BLOCK_KW = [['prefix', null, 'str'], ['params', null, 'params']];
 const INIT = 'init|str?';
 const layer = (name, params, kw = BLOCK_KW) => [name, params, { kwargs: kw }];
+// The parameters every nd.random sampler takes after its distribution's.
+const SAMPLE_TAIL = [['shape', null, 'shape'], ['dtype', null, 'dtype'], ['ctx', null, 'ctx'], ['out', null, 'ndarray']];
 
 const conv = (n, transpose) => {
   const t = (v) => (n === 1 ? v : new Array(n).fill(v));
@@ -149,10 +151,28 @@ const ENTRIES = [
   ['nd.zeros', [['shape', R, 'shape'], ['ctx', null, 'ctx'], ['dtype', null, 'dtype'], ['stype', null, 'str']]],
   ['nd.ones', [['shape', R, 'shape'], ['ctx', null, 'ctx'], ['dtype', null, 'dtype']]],
   ['nd.empty', [['shape', R, 'shape'], ['ctx', null, 'ctx'], ['dtype', null, 'dtype'], ['stype', null, 'str']]],
-  ['nd.full', [['shape', R, 'shape'], ['val', R, 'number'], ['ctx', null, 'ctx'], ['dtype', null, 'dtype'], ['out', null, 'ndarray']]],
+  ['nd.full', [['shape', R, 'shape'], ['val', R, 'number'], ['ctx', null, 'ctx'], ['dtype', 'float32', 'dtype'], ['out', null, 'ndarray']]],
   ['nd.arange', [['start', R, 'number'], ['stop', null, 'number'], ['step', 1.0, 'number'], ['repeat', 1, 'int'],
-    ['infer_range', null, 'bool'], ['ctx', null, 'ctx'], ['dtype', null, 'dtype']]],
+    ['infer_range', null, 'bool'], ['ctx', null, 'ctx'], ['dtype', 'float32', 'dtype']]],
   ['nd.array', [['source_array', R, 'any'], ['ctx', null, 'ctx'], ['dtype', null, 'dtype']], { kwargs: [['shape', null, 'shape']] }],
+
+  // ---- mx.random / nd.random (ndarray/random.py; random.py's seed) ----
+  // Python's _Null (not given) is null here. Distribution parameters are numbers or NDArrays.
+  ...[
+    ['uniform', [['low', 0], ['high', 1]]],
+    ['normal', [['loc', 0], ['scale', 1]]],
+    ['exponential', [['scale', 1]]],
+    ['gamma', [['alpha', 1], ['beta', 1]]],
+    ['poisson', [['lam', 1]]],
+    ['negative_binomial', [['k', 1], ['p', 1]]],
+    ['generalized_negative_binomial', [['mu', 1], ['alpha', 1]]],
+  ].map(([fn, dist]) => [`random.${fn}`, [...dist.map(([n, d]) => [n, d, 'number|ndarray']), ...SAMPLE_TAIL]]),
+  ['random.randint', [['low', R, 'int'], ['high', R, 'int'], ...SAMPLE_TAIL]],
+  ['random.randn', [], { varargs: 'shape', kwargs: [['loc', 0, 'number|ndarray'], ['scale', 1, 'number|ndarray'], ...SAMPLE_TAIL.slice(1)] }],
+  ['random.multinomial', [['data', R, 'ndarray'], ['shape', null, 'shape'], ['get_prob', false, 'bool'], ['out', null, 'ndarray'],
+    ['dtype', 'int32', 'dtype']]],
+  ['random.shuffle', [['data', R, 'ndarray']]],
+  ['random.seed', [['seed_state', R, 'int'], ['ctx', 'all', 'str|ctx']]],
 ];
 
 export const SIGNATURES = Object.freeze(Object.fromEntries(

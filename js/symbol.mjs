@@ -2,7 +2,9 @@
 // sym.* namespace generated from the registry, composition, listings, inference and JSON.
 import { M, MXNetError, args, check, heap32, registry, DTYPE_FLAGS, DTYPE_NAMES } from './core.mjs';
 import { attrString, pyFloat } from './format.mjs';
-import { opId, attrStrings } from './ndarray.mjs';
+import { opId, attrStrings, sigArgs } from './ndarray.mjs';
+import { callSpec, parseCall, isOptions } from './ops.mjs';
+import { installFluent, SYMBOL_FLUENT } from './fluent.mjs';
 import { readText, writeFileSync } from './io.mjs';
 
 // ---- naming: mx.name.NameManager / Prefix ---------------------------------------------------------
@@ -106,29 +108,98 @@ export class Symbol {
     if (file) writeFileSync(file, text);
     return text;
   }
-  // A copy of the graph with variables replaced by symbols ({data: x}), as Symbol._compose on
-  // a copy (what calling a loaded graph with new inputs does).
-  compose(substitutes) {
-    const names = Object.keys(substitutes);
-    const a = args.reset();
-    const out = a.alloc(4);
-    check(M._mxw_sym_substitute(this.handle, names.length, a.strs(names), a.i32s(names.map((n) => substitutes[n].handle)), out));
-    return new Symbol(heap32()[out >> 2]);
+  // Python's s(*args, **kwargs) (Symbol.__call__): a composed copy; `this` is unchanged.
+  // compose(t1, t2, {data: t, name: 'x'}): keyword Symbols replace the free variables of that
+  // name; positional Symbols replace the free variables in listInputs() order (the order nnvm's
+  // Symbol::Compose walks them; MXNet 1.9.1 itself accepts positional arguments only for an
+  // atomic op symbol); `name` renames the head node (nothing else is renamed, as in nnvm).
+  compose(...a) {
+    let opts = {};
+    if (a.length && isOptions(a[a.length - 1])) opts = a.pop();
+    const subs = new Map();
+    let name = null;
+    for (const [k, v] of Object.entries(opts)) {
+      if (k === 'name') { name = v; continue; }
+      if (!(v instanceof Symbol)) throw new MXNetError(`compose: argument '${k}' must be a Symbol, got ${v === null ? 'null' : typeof v}`);
+      subs.set(k, v);
+    }
+    const inputs = a.length || subs.size ? this.listInputs() : [];
+    if (a.length > inputs.length) throw new MXNetError(`compose: ${a.length} positional Symbols for ${inputs.length} free variables (${inputs.join(', ')})`);
+    a.forEach((v, i) => {
+      if (!(v instanceof Symbol)) throw new MXNetError(`compose: positional argument ${i} must be a Symbol, got ${v === null ? 'null' : typeof v}`);
+      if (subs.has(inputs[i])) throw new MXNetError(`compose: variable '${inputs[i]}' is given twice (positionally and by name)`);
+      subs.set(inputs[i], v);
+    });
+    for (const k of subs.keys()) {
+      if (!inputs.includes(k)) throw new MXNetError(`compose: keyword argument name '${k}' not found among the free variables (${inputs.join(', ')})`);
+    }
+    for (const [k, v] of subs) {
+      if (v.numOutputs !== 1) throw new MXNetError(`compose: argument '${k}' is a grouped symbol; a single output is required`);
+    }
+    const names = [...subs.keys()];
+    const vals = [...subs.values()];
+    const a2 = args.reset();
+    const out = a2.alloc(4);
+    check(M._mxw_sym_substitute(this.handle, names.length, a2.strs(names), a2.i32s(vals.map((v) => v.handle)), out));
+    const r = new Symbol(heap32()[out >> 2]);
+    if (name === null || name === undefined || name === '') return r;
+    // nnvm renames outputs[0]'s node
+    const j = JSON.parse(r.tojson());
+    r.dispose();
+    j.nodes[j.heads[0][0]].name = String(name);
+    return fromJSON(JSON.stringify(j));
   }
 
-  // Shape inference: inferShape({data: [1, 3, 224, 224]}) -> [argShapes, outShapes, auxShapes]
-  // (null entries where unknown), as MXNet's infer_shape; inferShapePartial keeps unknown dims 0.
-  inferShape(shapes = {}) { return this._infer(shapes, {}, false).shapes; }
+  // Python's get_children(): the inputs of the head node(s) as a grouped Symbol; null for a
+  // variable (no inputs).
+  getChildren() {
+    const j = JSON.parse(this.tojson());
+    const seen = new Set();
+    const heads = [];
+    for (const [nid] of j.heads) {
+      if (seen.has(nid)) continue;
+      seen.add(nid);
+      for (const e of j.nodes[nid].inputs) heads.push(e);
+    }
+    if (!heads.length) return null;
+    return fromJSON(JSON.stringify({ ...j, heads }));
+  }
+
+  // Shape inference: inferShape({data: [1, 3, 224, 224]}) -> [argShapes, outShapes, auxShapes],
+  // as MXNet's infer_shape: [null, null, null] unless every shape is known (with a warning naming
+  // the unknown arguments). inferShapePartial returns what is known: an unknown shape is [] (the
+  // empty tuple MXNet returns), unknown dimensions 0.
+  inferShape(shapes = {}) {
+    const r = this._infer(shapes, {}, false);
+    if (!r.raw.complete) warnUnknown('shape', r.raw.args.filter((x) => !x.shape || x.shape.some((d) => d <= 0)).map((x) => `${x.name}: (${(x.shape ?? []).join(', ')})`));
+    return r.shapes;
+  }
   inferShapePartial(shapes = {}) { return this._infer(shapes, {}, true).shapes; }
-  inferType(dtypes = {}) { return this._infer({}, dtypes, true).types; }
+  // Type inference as infer_type: [null, null, null] unless complete; inferTypePartial gives null
+  // for each unknown type.
+  inferType(dtypes = {}) {
+    const r = this._infer({}, dtypes, true);
+    if (!r.raw.types_complete) {
+      warnUnknown('type', r.raw.args.filter((x) => x.dtype < 0).map((x) => `${x.name}: None`));
+      return [null, null, null];
+    }
+    return r.types;
+  }
+  inferTypePartial(dtypes = {}) { return this._infer({}, dtypes, true).types; }
   _infer(shapes, dtypes, partial) {
     const dt = {};
-    for (const [k, v] of Object.entries(dtypes)) dt[k] = typeof v === 'number' ? v : DTYPE_FLAGS[v];
+    for (const [k, v] of Object.entries(dtypes)) {
+      const flag = typeof v === 'number' ? v : DTYPE_FLAGS[v];
+      if (flag === undefined) throw new MXNetError(`unknown dtype ${v} for '${k}'`);
+      dt[k] = flag;
+    }
     const p = M._mxw_sym_infer(this.handle, args.reset().str(JSON.stringify({ shapes, dtypes: dt })));
     if (!p) check(-1);
     const r = JSON.parse(M.UTF8ToString(p));
     const complete = r.complete;
-    const sh = (list) => list.map((x) => (x.shape && (partial || (x.shape.every((d) => d > 0))) ? x.shape : null));
+    const sh = partial
+      ? (list) => list.map((x) => (x.shape ? x.shape : []))
+      : (list) => list.map((x) => (x.shape && x.shape.every((d) => d > 0) ? x.shape : null));
     const ty = (list) => list.map((x) => (x.dtype >= 0 ? DTYPE_NAMES[x.dtype] : null));
     const result = {
       shapes: complete || partial ? [sh(r.args), sh(r.outputs), sh(r.aux)] : [null, null, null],
@@ -141,48 +212,87 @@ export class Symbol {
   toString() { return `<Symbol ${this.name ?? 'Grouped'}>`; }
   [globalThis.Symbol.for('nodejs.util.inspect.custom')]() { return this.toString(); }
 
-  // Arithmetic as Python's Symbol operators: elemwise ops with a Symbol, _*_scalar with a number.
+  // ---- operators (Python's dunders, rule 13) as symbol.py writes them: the elemwise _Plus,
+  // _Minus, ... with a Symbol (no broadcasting), _PlusScalar, ... with a number.
   add(o) { return arith(this, o, '_Plus', '_PlusScalar'); }
+  radd(o) { return this.add(o); }
   sub(o) { return arith(this, o, '_Minus', '_MinusScalar'); }
-  rsub(o) { return arith(this, o, null, '_RMinusScalar'); }
+  rsub(o) { return o instanceof Symbol ? o.sub(this) : arith(this, o, null, '_RMinusScalar'); }
   mul(o) { return arith(this, o, '_Mul', '_MulScalar'); }
+  rmul(o) { return this.mul(o); }
   div(o) { return arith(this, o, '_Div', '_DivScalar'); }
-  rdiv(o) { return arith(this, o, null, '_RDivScalar'); }
-  pow(o) { return arith(this, o, '_Power', '_PowerScalar'); }
+  rdiv(o) { return o instanceof Symbol ? o.truediv(this) : arith(this, o, null, '_RDivScalar'); }
+  truediv(o) { return this.div(o); }
+  rtruediv(o) { return this.rdiv(o); }
   mod(o) { return arith(this, o, '_Mod', '_ModScalar'); }
+  rmod(o) { return o instanceof Symbol ? o.mod(this) : arith(this, o, null, '_RModScalar'); }
+  pow(o) { return arith(this, o, '_Power', '_PowerScalar'); }
+  rpow(o) { return o instanceof Symbol ? o.pow(this) : arith(this, o, null, '_rpower_scalar'); }
+  // __neg__ is self * -1.0 (a _MulScalar node with scalar "-1.0"); __abs__ the fluent abs().
   neg() { return callOp('_MulScalar', [this], { scalar: pyFloat(-1) }); }
-  equal(o) { return arith(this, o, '_equal', '_equal_scalar'); }
-  notEqual(o) { return arith(this, o, '_not_equal', '_not_equal_scalar'); }
-  greater(o) { return arith(this, o, '_greater', '_greater_scalar'); }
-  greaterEqual(o) { return arith(this, o, '_greater_equal', '_greater_equal_scalar'); }
-  lesser(o) { return arith(this, o, '_lesser', '_lesser_scalar'); }
-  lesserEqual(o) { return arith(this, o, '_lesser_equal', '_lesser_equal_scalar'); }
+  eq(o) { return arith(this, o, '_equal', '_equal_scalar'); }
+  ne(o) { return arith(this, o, '_not_equal', '_not_equal_scalar'); }
+  gt(o) { return arith(this, o, '_greater', '_greater_scalar'); }
+  ge(o) { return arith(this, o, '_greater_equal', '_greater_equal_scalar'); }
+  lt(o) { return arith(this, o, '_lesser', '_lesser_scalar'); }
+  le(o) { return arith(this, o, '_lesser_equal', '_lesser_equal_scalar'); }
+  // symbol.py raises NotImplementedForSymbol for +=, -=, *=, /=; it defines no __imod__, so
+  // Python's x %= y falls back to x = x % y (a new Symbol).
+  iadd(o) { throw notForSymbol('__iadd__', '+=', o); }
+  isub(o) { throw notForSymbol('__isub__', '-=', o); }
+  imul(o) { throw notForSymbol('__imul__', '*=', o); }
+  idiv(o) { throw notForSymbol('__idiv__', '/=', o); }
+  itruediv(o) { throw notForSymbol('__itruediv__', '/=', o); }
+  imod(o) { return this.mod(o); }
+  // len(s): the number of outputs.
+  get length() { return this.numOutputs; }
+  // Named forms kept from earlier releases.
+  equal(o) { return this.eq(o); }
+  notEqual(o) { return this.ne(o); }
+  greater(o) { return this.gt(o); }
+  greaterEqual(o) { return this.ge(o); }
+  lesser(o) { return this.lt(o); }
+  lesserEqual(o) { return this.le(o); }
   maximum(o) { return arith(this, o, '_Maximum', '_MaximumScalar'); }
   minimum(o) { return arith(this, o, '_Minimum', '_MinimumScalar'); }
 
-  // Methods shared with NDArray, so hybridForward code runs on both.
+  // Methods shared with NDArray, so hybridForward code runs on both. Fluent op methods
+  // (s.sum(axis), s.sliceAxis(...), s.astype(dtype), s.broadcastTo(shape), ...) are generated
+  // from js/fluent.mjs by generateSym; reshape also takes the shape spread out, as NDArray's.
   reshape(...shape) {
     let opts = {};
-    if (shape.length && isAttrObject(shape[shape.length - 1])) opts = shape.pop();
+    if (shape.length && isOptions(shape[shape.length - 1])) opts = shape.pop();
     if (shape.length === 1 && Array.isArray(shape[0])) shape = shape[0];
+    if (!shape.length && opts.shape !== undefined) return callOp('reshape', [this], opts);
     return callOp('reshape', [this], { shape, ...opts });
   }
   get T() { return callOp('transpose', [this], {}); }
-  transpose(axes) { return callOp('transpose', [this], axes ? { axes } : {}); }
-  flatten() { return callOp('flatten', [this], {}); }
-  expandDims(axis) { return callOp('expand_dims', [this], { axis }); }
-  squeeze(axis) { return callOp('squeeze', [this], axis === undefined ? {} : { axis }); }
-  astype(dtype) { return callOp('cast', [this], { dtype }); }
-  sum(opts = {}) { return callOp('sum', [this], opts); }
-  mean(opts = {}) { return callOp('mean', [this], opts); }
-  max(opts = {}) { return callOp('max', [this], opts); }
-  min(opts = {}) { return callOp('min', [this], opts); }
-  softmax(opts = {}) { return callOp('softmax', [this], opts); }
-  abs() { return callOp('abs', [this], {}); }
+  // flatten(inplace=False, **kwargs), expand_dims(axis, inplace=False, **kwargs),
+  // squeeze(axis=None, inplace=False, **kwargs): `inplace` is ignored, as symbol.py does.
+  flatten(...a) {
+    const rest = {};
+    sigArgs('flatten', a, ['inplace'], rest);
+    return callOp('flatten', [this], rest);
+  }
+  expandDims(...a) {
+    const rest = {};
+    const { axis } = sigArgs('expand_dims', a, ['axis', 'inplace'], rest);
+    return callOp('expand_dims', [this], { ...rest, axis });
+  }
+  squeeze(...a) {
+    const rest = {};
+    const { axis = null } = sigArgs('squeeze', a, ['axis', 'inplace'], rest);
+    return callOp('squeeze', [this], { ...rest, axis });
+  }
 }
 
-function isAttrObject(v) {
-  return v !== null && typeof v === 'object' && !(v instanceof Symbol) && !Array.isArray(v) && !ArrayBuffer.isView(v);
+function notForSymbol(fn, alias, o) {
+  return new MXNetError(`Function ${fn} (namely operator "${alias}") with arguments (${typeof o === 'number' ? o : o && o.constructor ? o.constructor.name : typeof o}) is not implemented for Symbol and only available in NDArray.`);
+}
+function warnUnknown(kind, unknowns) {
+  if (!unknowns.length) return;
+  const list = unknowns.length > 10 ? [...unknowns.slice(0, 10), '...'] : unknowns;
+  console.warn(`Cannot decide ${kind} for the following arguments${kind === 'shape' ? ' (0s in shape means unknown dimensions)' : ''}. Consider providing them as input:\n\t${list.join('\n\t')}`);
 }
 
 function arith(lhs, rhs, symOp, scalarOp) {
@@ -198,43 +308,26 @@ function arith(lhs, rhs, symOp, scalarOp) {
 // Creates an op node. `calledName` is the function's name as the user called it: its lower case
 // is the naming hint (sym.FullyConnected -> fullyconnected0), as MXNet's Python wrappers do.
 export function callOp(calledName, positional, attrsIn) {
-  const id = opId(calledName);
-  const op = registry.ops[id];
-  const attrs = {};
-  const named = {};
-  let name;
-  let symAttr = null;
-  for (const [k, v] of Object.entries(attrsIn ?? {})) {
-    if (v === undefined) continue;
-    if (k === 'name') name = v;
-    else if (k === 'attr') symAttr = v;
-    else if (v instanceof Symbol) named[k] = v;
-    else attrs[k] = v;
-  }
-  let inputs = positional.slice();
-  if (inputs.length === 1 && Array.isArray(inputs[0])) inputs = inputs[0];
-  while (inputs.length && (inputs[inputs.length - 1] === null || inputs[inputs.length - 1] === undefined)) inputs.pop();
-  for (let i = 0; i < inputs.length; i++) {
-    if (!(inputs[i] instanceof Symbol)) throw new MXNetError(`Operator ${op.name}: input ${i} must be a Symbol`);
-  }
-  if (op.variadic && attrs.num_args === undefined && op.attrs.some((a) => a.name === 'num_args')) attrs.num_args = inputs.length;
-  // keyword inputs (weight=w) go to their position by input name
-  if (Object.keys(named).length) {
-    const names = op.inputs;
-    for (const [k, v] of Object.entries(named)) {
-      const pos = names.indexOf(k);
-      if (pos < 0) throw new MXNetError(`Operator ${op.name}: unknown input '${k}' (inputs: ${names.join(', ')})`);
-      if (inputs[pos]) throw new MXNetError(`Operator ${op.name}: input '${k}' given twice`);
-      inputs[pos] = v;
-    }
-  }
+  let list = positional;
+  if (list.length === 1 && Array.isArray(list[0])) list = list[0];
+  return composeCall(opId(calledName), calledName, [...list, attrsIn ?? {}]);
+}
+
+// sym.<op>(...args): the arguments split by the nd/sym rules (js/ops.mjs parseCall); absent
+// inputs (null, or fewer than the op takes) become "<name>_<input>" variables in C.
+function composeCall(id, calledName, a) {
+  const { inputs, attrs, name, attr } = parseCall(callSpec(id), a, Symbol, 'a Symbol');
+  while (inputs.length && inputs[inputs.length - 1] === null) inputs.pop();
   const nodeName = currentNameManager().get(name, calledName.toLowerCase());
   const { keys, vals } = attrStrings(id, attrs);
-  if (symAttr) for (const [k, v] of Object.entries(symAttr)) { keys.push(k); vals.push(String(v)); }
-  const a = args.reset();
-  const inP = a.i32s(inputs.map((s) => (s ? s.handle : 0)));
-  const out = a.alloc(4);
-  check(M._mxw_sym_compose(id, a.str(nodeName), keys.length, a.strs(keys), a.strs(vals), inputs.length, inP, out));
+  if (attr) {
+    if (!isOptions(attr)) throw new MXNetError(`Operator ${registry.ops[id].name}: attr must be a plain object of strings`);
+    for (const [k, v] of Object.entries(attr)) { keys.push(k); vals.push(String(v)); }
+  }
+  const ar = args.reset();
+  const inP = ar.i32s(inputs.map((s) => (s ? s.handle : 0)));
+  const out = ar.alloc(4);
+  check(M._mxw_sym_compose(id, ar.str(String(nodeName)), keys.length, ar.strs(keys), ar.strs(vals), inputs.length, inP, out));
   return new Symbol(heap32()[out >> 2]);
 }
 
@@ -290,21 +383,18 @@ export function fromJSON(text) {
 
 export async function load(source) { return fromJSON(await readText(source)); }
 
-// Every registered name and alias -> a composing function.
+// Every registered name and alias -> a composing function (the naming hint is the name called);
+// installs Symbol's fluent methods (s.exp(), s.sliceAxis(...)) over them.
 export function generateSym() {
   const ns = {};
-  for (const op of registry.ops) {
+  registry.ops.forEach((op, id) => {
     for (const nm of [op.name, ...op.aliases]) {
       if (nm in ns) continue;
-      const fn = (...rawArgs) => {
-        let list = rawArgs.slice();
-        let attrs = {};
-        if (list.length && isAttrObject(list[list.length - 1])) attrs = list.pop();
-        return callOp(nm, list, attrs);
-      };
+      const fn = (...a) => composeCall(id, nm, a);
       Object.defineProperty(fn, 'name', { value: nm });
       ns[nm] = fn;
     }
-  }
+  });
+  installFluent(Symbol.prototype, SYMBOL_FLUENT, ns);
   return ns;
 }

@@ -9,6 +9,7 @@ import { pathToFileURL, fileURLToPath } from 'node:url';
 
 const dist = path.resolve(process.argv[2] ?? path.join(path.dirname(fileURLToPath(import.meta.url)), '../dist'));
 const { registry } = await import(pathToFileURL(path.join(dist, 'core.mjs')).href);
+const fluent = await import(pathToFileURL(path.join(dist, 'fluent.mjs')).href);
 
 const TS_TYPES = {
   int: 'number', float: 'number', boolean: 'boolean', shape: 'number | number[]', 'tuple-of-optional': '(number | null)[]',
@@ -25,25 +26,50 @@ lines.push(`export declare const version: string;
 export declare class MXNetError extends Error {}
 export declare class Context { readonly deviceType: string; readonly deviceId: number; }
 export declare function cpu(id?: number): Context;
+export type Operand<T> = T | number | boolean;
+type Tail<A> = A extends [any, ...infer R] ? R : never;
 export declare class NDArray {
   readonly shape: number[]; readonly dtype: DType; readonly size: number; readonly ndim: number; readonly context: Context;
-  toArray(): any; toTypedArray(): Float32Array | Float64Array | Int32Array | Uint8Array | Int8Array | BigInt64Array;
-  item(): number; astype(dtype: DType, opts?: { copy?: boolean }): NDArray; copy(): NDArray; copyto(o: NDArray): NDArray;
-  reshape(...shape: any[]): NDArray; readonly T: NDArray; transpose(axes?: number[]): NDArray; flatten(): NDArray;
-  add(o: NDArray | number): NDArray; sub(o: NDArray | number): NDArray; mul(o: NDArray | number): NDArray;
-  div(o: NDArray | number): NDArray; pow(o: NDArray | number): NDArray; mod(o: NDArray | number): NDArray; neg(): NDArray;
-  equal(o: NDArray | number): NDArray; notEqual(o: NDArray | number): NDArray; greater(o: NDArray | number): NDArray;
-  greaterEqual(o: NDArray | number): NDArray; lesser(o: NDArray | number): NDArray; lesserEqual(o: NDArray | number): NDArray;
-  sum(o?: object): NDArray; mean(o?: object): NDArray; max(o?: object): NDArray; min(o?: object): NDArray;
-  argmax(o?: object): NDArray; softmax(o?: object): NDArray; dispose(): void; toString(): string;
+  readonly stype: 'default'; /** len(x): shape[0] (throws for a 0-d array) */ readonly length: number;
+  toArray(): any; asnumpy(): any; toTypedArray(): Float32Array | Float64Array | Int32Array | Uint8Array | Int8Array | BigInt64Array;
+  item(): number; asscalar(): number; astype(dtype: DType, opts?: { copy?: boolean }): NDArray; copy(): NDArray;
+  copyto(o: NDArray | Context): NDArray; asInContext(ctx: Context): NDArray; tostype(stype: 'default'): NDArray; waitToRead(): void;
+  reshape(...shape: any[]): NDArray; readonly T: NDArray; flatten(inplace?: boolean | { inplace?: boolean }): NDArray;
+  expandDims(axis: number | { axis: number; inplace?: boolean }, inplace?: boolean | { inplace?: boolean }): NDArray;
+  squeeze(...args: any[]): NDArray; broadcastTo(shape: number[] | { shape: number[] }): NDArray; broadcastLike(other: NDArray): NDArray;
+  add(o: Operand<NDArray>): NDArray; radd(o: Operand<NDArray>): NDArray; sub(o: Operand<NDArray>): NDArray; rsub(o: Operand<NDArray>): NDArray;
+  mul(o: Operand<NDArray>): NDArray; rmul(o: Operand<NDArray>): NDArray; div(o: Operand<NDArray>): NDArray; rdiv(o: Operand<NDArray>): NDArray;
+  truediv(o: Operand<NDArray>): NDArray; rtruediv(o: Operand<NDArray>): NDArray; mod(o: Operand<NDArray>): NDArray; rmod(o: Operand<NDArray>): NDArray;
+  pow(o: Operand<NDArray>): NDArray; rpow(o: Operand<NDArray>): NDArray; neg(): NDArray;
+  lt(o: Operand<NDArray>): NDArray; le(o: Operand<NDArray>): NDArray; gt(o: Operand<NDArray>): NDArray; ge(o: Operand<NDArray>): NDArray;
+  eq(o: Operand<NDArray>): NDArray; ne(o: Operand<NDArray>): NDArray;
+  /** in place: x += o; returns x */ iadd(o: Operand<NDArray>): this; isub(o: Operand<NDArray>): this; imul(o: Operand<NDArray>): this;
+  idiv(o: Operand<NDArray>): this; itruediv(o: Operand<NDArray>): this; imod(o: Operand<NDArray>): this;
+  maximum(o: Operand<NDArray>): NDArray; minimum(o: Operand<NDArray>): NDArray; equal(o: Operand<NDArray>): NDArray; notEqual(o: Operand<NDArray>): NDArray;
+  greater(o: Operand<NDArray>): NDArray; greaterEqual(o: Operand<NDArray>): NDArray; lesser(o: Operand<NDArray>): NDArray; lesserEqual(o: Operand<NDArray>): NDArray;
+@@ND_FLUENT@@
+  dispose(): void; toString(): string;
 }
 export declare class Symbol {
   readonly name: string | null; listArguments(): string[]; listOutputs(): string[]; listAuxiliaryStates(): string[];
   listInputs(): string[]; inferShape(shapes?: Record<string, number[]>): [number[][] | null, number[][] | null, number[][] | null];
-  inferType(dtypes?: Record<string, DType>): [(DType | null)[], (DType | null)[], (DType | null)[]];
-  getInternals(): Symbol; get(i: number | string): Symbol; tojson(): string; attr(k: string): string | undefined;
-  add(o: Symbol | number): Symbol; sub(o: Symbol | number): Symbol; mul(o: Symbol | number): Symbol; div(o: Symbol | number): Symbol;
-  reshape(...shape: any[]): Symbol; dispose(): void;
+  inferShapePartial(shapes?: Record<string, number[]>): [number[][], number[][], number[][]];
+  inferType(dtypes?: Record<string, DType>): [(DType | null)[] | null, (DType | null)[] | null, (DType | null)[] | null];
+  inferTypePartial(dtypes?: Record<string, DType>): [(DType | null)[], (DType | null)[], (DType | null)[]];
+  getInternals(): Symbol; getChildren(): Symbol | null; get(i: number | string): Symbol; tojson(): string; attr(k: string): string | undefined;
+  /** Python's s(*args, **kwargs): a composed copy */ compose(...args: (Symbol | { [input: string]: Symbol | string | undefined; name?: string })[]): Symbol;
+  /** number of outputs (Python's len) */ readonly length: number; readonly numOutputs: number;
+  add(o: Operand<Symbol>): Symbol; radd(o: Operand<Symbol>): Symbol; sub(o: Operand<Symbol>): Symbol; rsub(o: Operand<Symbol>): Symbol;
+  mul(o: Operand<Symbol>): Symbol; rmul(o: Operand<Symbol>): Symbol; div(o: Operand<Symbol>): Symbol; rdiv(o: Operand<Symbol>): Symbol;
+  truediv(o: Operand<Symbol>): Symbol; rtruediv(o: Operand<Symbol>): Symbol; mod(o: Operand<Symbol>): Symbol; rmod(o: Operand<Symbol>): Symbol;
+  pow(o: Operand<Symbol>): Symbol; rpow(o: Operand<Symbol>): Symbol; neg(): Symbol;
+  lt(o: Operand<Symbol>): Symbol; le(o: Operand<Symbol>): Symbol; gt(o: Operand<Symbol>): Symbol; ge(o: Operand<Symbol>): Symbol;
+  eq(o: Operand<Symbol>): Symbol; ne(o: Operand<Symbol>): Symbol;
+  /** throws as symbol.py's NotImplementedForSymbol */ iadd(o: Operand<Symbol>): never; isub(o: Operand<Symbol>): never;
+  imul(o: Operand<Symbol>): never; idiv(o: Operand<Symbol>): never; itruediv(o: Operand<Symbol>): never; /** s % o (Python falls back to __mod__) */ imod(o: Operand<Symbol>): Symbol;
+  reshape(...shape: any[]): Symbol; readonly T: Symbol; flatten(...args: any[]): Symbol; expandDims(...args: any[]): Symbol; squeeze(...args: any[]): Symbol;
+@@SYM_FLUENT@@
+  dispose(): void;
 }
 export declare function tidy<T>(fn: () => T): T;
 export declare function keep(a: NDArray): NDArray;
@@ -59,17 +85,50 @@ export declare const autograd: {
 };
 `);
 const ndLines = [], symLines = [], attrIfaces = [];
+// Rule 2: inputs positionally (fewer allowed), or every input then attributes positionally in
+// signature order; then one options object naming any attribute or input.
+const argsType = (op) => `${op.name.replace(/[^\w]/g, '_')}Args`;
 registry.ops.forEach((op) => {
   const iface = `${op.name.replace(/[^\w]/g, '_')}Attrs`;
-  const fields = op.attrs.map((a) => `  /** ${a.doc ?? ''}${a.required ? ' (required)' : ` (default ${a.default})`} */\n  ${ident(a.name)}${a.required ? '' : '?'}: ${tsType(a)};`);
-  attrIfaces.push(`export interface ${iface} {\n${fields.join('\n')}${fields.length ? '\n' : ''}  name?: string;\n  out?: NDArray | NDArray[];\n}`);
-  const ins = op.variadic ? '...inputs: (T | ' + iface + ')[]' : [...op.inputs.map((n) => `${ident(n)}?: T`), `attrs?: ${iface}`].join(', ');
+  const fields = op.attrs.map((a) => `  /** ${a.doc ?? ''}${a.required ? ' (required)' : ` (default ${a.default})`} */\n  ${ident(a.name)}?: ${tsType(a)};`);
+  const inputFields = op.variadic ? [] : op.inputs.map((n) => `  ${ident(n)}?: T | null;`);
+  attrIfaces.push(`export interface ${iface}<T = NDArray> {\n${[...fields, ...inputFields].join('\n')}${fields.length || inputFields.length ? '\n' : ''}  name?: string;\n  attr?: Record<string, string>;\n  out?: NDArray | NDArray[];\n}`);
+  if (!op.variadic) {
+    const opts = `attrs?: ${iface}<T>`;
+    const forms = [];
+    for (let k = 0; k <= op.inputs.length; k++) forms.push([...op.inputs.slice(0, k).map((n) => `${ident(n)}: T | null`), opts]);
+    for (let k = 1; k <= op.attrs.length; k++) {
+      forms.push([...op.inputs.map((n) => `${ident(n)}: T | null`),
+        ...op.attrs.slice(0, k).map((a) => `${ident(a.name)}: ${tsType(a)}${a.required ? '' : ' | undefined'}`), opts]);
+    }
+    attrIfaces.push(`export type ${argsType(op)}<T> = ${forms.map((f) => `[${f.join(', ')}]`).join('\n  | ')};`);
+  }
+  const ins = op.variadic ? '...inputs: (T | ' + iface + '<T> | T[])[]' : `...args: ${argsType(op)}<T>`;
   for (const n of [op.name, ...op.aliases]) {
     const doc = `  /** ${op.doc ?? ''} */`;
     ndLines.push(doc, `  ${ident(n)}(${ins.replace(/\bT\b/g, 'NDArray')}): NDArray${op.num_visible_outputs > 1 ? '[]' : ''};`);
     symLines.push(doc, `  ${ident(n)}(${ins.replace(/\bT\b/g, 'Symbol')}): Symbol;`);
   }
 });
+// Fluent methods (js/fluent.mjs's table of MXNet's NDArray/Symbol methods, registered ops only):
+// the op's arguments after self.
+const byName = new Map();
+for (const op of registry.ops) for (const n of [op.name, ...op.aliases]) if (!byName.has(n)) byName.set(n, op);
+function fluentLines(table, T) {
+  const out = [];
+  for (const entry of table) {
+    const [py, opName] = Array.isArray(entry) ? entry : [entry, entry];
+    const op = byName.get(opName);
+    if (!op || (T === 'Symbol' && py === 'reshape')) continue;
+    const params = op.variadic ? `...inputs: (${T} | object)[]` : `...args: Tail<${argsType(op)}<${T}>>`;
+    const ret = T === 'NDArray' && op.num_visible_outputs > 1 ? 'NDArray[]' : T;
+    out.push(`  /** fluent ${opName}(self, ...) */ ${fluent.camelCase(py)}(${params}): ${ret};`);
+  }
+  return out.join('\n');
+}
+lines[lines.length - 1] = lines[lines.length - 1]
+  .replace('@@ND_FLUENT@@', fluentLines(fluent.NDARRAY_FLUENT, 'NDArray'))
+  .replace('@@SYM_FLUENT@@', fluentLines(fluent.SYMBOL_FLUENT, 'Symbol'));
 lines.push(...attrIfaces);
 lines.push('export declare const nd: {', ...ndLines, '  [helper: string]: any;', '};');
 lines.push('export declare const sym: {', ...symLines, '  var(name: string, opts?: object): Symbol;', '  [helper: string]: any;', '};');

@@ -122,6 +122,9 @@ static int fc_infer_shape(const void *param, int nin, mxw_shape *in, int nout, m
   const int64_t nh = p->num_hidden;
   char a[128];
   if (data->ndim == 0) return mxw_fail("data has shape (), expected at least one dimension");
+  /* As MXNet's FullyConnectedShape: nothing is inferred while data's shape is unknown (the
+   * weight and bias stay unknown, infer_shape_partial gives them ()). */
+  if (data->ndim < 0) return 0;
 
   /* Output -> data: the batch dims of a known output fill unknown ones of data. */
   if (data->ndim > 0 && out[0].ndim >= 0) {
