@@ -25,13 +25,12 @@ import { Block, HybridBlock, SymbolBlock, Sequential, HybridSequential, HookHand
 import { CachedOp } from './cached_op.mjs';
 import * as nnLayers from './nn.mjs';
 import * as autogradModule from './autograd.mjs';
+import * as randomModule from './random.mjs';
+import * as creation from './creation.mjs';
+import * as gluonUtils from './gluon_utils.mjs';
 
 // ---- nd: every registered op (generated), plus MXNet's Python-level helpers ---------------------
 const generated = generateNd();
-
-function shapeArg(shape) { return Array.isArray(shape) ? shape : [shape]; }
-function dtypeName(dtype) { return dtype === undefined ? 'float32' : registryDtypeName(dtypeFlag(dtype)); }
-function registryDtypeName(flag) { return Object.keys(registry.dtypes).find((k) => registry.dtypes[k] === flag); }
 
 // Python's mx.nd.zeros(shape, ctx=None, dtype=None) etc. call the registry ops _zeros, _ones,
 // _full and _arange; arithmetic helpers (nd.add(lhs, rhs), ...) dispatch between broadcast_*
@@ -44,19 +43,14 @@ const flag = (c) => (c ? 1 : 0);
 
 const helpers = {
   NDArray,
-  array,
-  empty: (shape, opts = {}) => empty(shapeArg(shape), dtypeName(opts.dtype)),
-  zeros: (shape, opts = {}) => invokeByName('_zeros', [], { shape: shapeArg(shape), dtype: dtypeName(opts.dtype) })[0],
-  ones: (shape, opts = {}) => invokeByName('_ones', [], { shape: shapeArg(shape), dtype: dtypeName(opts.dtype) })[0],
-  full: (shape, value, opts = {}) =>
-    invokeByName('_full', [], { shape: shapeArg(shape), value, dtype: dtypeName(opts.dtype) })[0],
-  arange: (start, stop, step = 1, opts = {}) => {
-    if (typeof stop === 'object' && stop !== null) { opts = stop; stop = undefined; }
-    if (typeof step === 'object' && step !== null) { opts = step; step = 1; }
-    return invokeByName('_arange', [], {
-      start, stop: stop ?? null, step, repeat: opts.repeat ?? 1, dtype: dtypeName(opts.dtype),
-    })[0];
-  },
+  // creation helpers with Python's signatures (creation.mjs)
+  array: creation.array,
+  empty: creation.empty,
+  zeros: creation.zeros,
+  ones: creation.ones,
+  full: creation.full,
+  arange: creation.arange,
+  concatenate: creation.concatenate,
   add: ufn('broadcast_add', '_plus_scalar', null, (x, y) => x + y),
   subtract: ufn('broadcast_sub', '_minus_scalar', '_rminus_scalar', (x, y) => x - y),
   multiply: ufn('broadcast_mul', '_mul_scalar', null, (x, y) => x * y),
@@ -79,12 +73,7 @@ const helpers = {
   saveBytes: io.saveBytes,
   load: io.load,
   loadBytes: io.loadBytes,
-  random: {
-    uniform: (low = 0, high = 1, shape = [1], opts = {}) =>
-      invokeByName('_random_uniform', [], { low, high, shape: shapeArg(shape), dtype: dtypeName(opts.dtype) })[0],
-    normal: (loc = 0, scale = 1, shape = [1], opts = {}) =>
-      invokeByName('_random_normal', [], { loc, scale, shape: shapeArg(shape), dtype: dtypeName(opts.dtype) })[0],
-  },
+  random: Object.freeze({ ...randomModule }), // nd.random is mx.random (random.mjs)
 };
 
 // The registry's ops come first; helpers fill names the registry does not have (MXNet's
@@ -116,6 +105,7 @@ export const autograd = Object.freeze({ ...autogradModule });
 export const gluon = {
   Block, HybridBlock, SymbolBlock, Parameter, Constant, ParameterDict, DeferredInitializationError, HookHandle,
   nn: { ...nnLayers, Sequential, HybridSequential },
+  utils: Object.freeze({ ...gluonUtils }), // gluon_utils.mjs
 };
 nnLayers.Lambda._nd = nd;
 nnLayers.Lambda._sym = sym;
@@ -126,12 +116,7 @@ export const name = Object.freeze({ NameManager, Prefix, withNameManager, curren
 export const registeredOps = Object.freeze(registry.ops.map((o) => o.name));
 
 // ---- runtime -----------------------------------------------------------------------------------
-export const random = Object.freeze({
-  seed(seed) {
-    if (!Number.isInteger(seed) || seed < 0) throw new MXNetError('mx.random.seed takes a non-negative integer');
-    M._mxw_random_seed(seed >>> 0);
-  },
-});
+export const random = helpers.random;
 
 export function features() {
   return { tier: 'simd', threads: false, numThreads: 1, simd: true, relaxedSimd: false };
