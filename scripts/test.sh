@@ -31,7 +31,7 @@ node --test --test-reporter=spec tests/js/ 2>&1 | tee "$logs/node" || status=1
 c_programs=$(grep -c '^[[:space:]]*[0-9]* - test_real_.* (Skipped)$' "$logs/ctest" || true)
 c_cases=$(sed -n 's/^SKIPPED \([0-9]*\) real-file tests: .*/\1/p' build/native/Testing/Temporary/LastTest.log 2>/dev/null |
   awk '{ n += $1 } END { print n + 0 }')
-js=$(grep -c '# real MXNet files not found at ' "$logs/node" || true)
+js=$(grep -c '^﹣ .* # real MXNet files not found at ' "$logs/node" || true)
 total=$((c_cases + js))
 echo
 if [ -d "$models" ]; then where="real MXNet files found at $models ($setting)"
