@@ -4,14 +4,23 @@
 // parameter order and defaults): nd.zeros([2, 3], {dtype: 'int32'}), nd.arange(1, 10, 2),
 // nd.arange({start: 1, stop: 10, step: 2}), nd.full([2], 7), nd.zeros({shape: [2], ctx: mx.cpu(1)}).
 // A given context is recorded on the new array (context.mjs).
-import { MXNetError } from './core.mjs';
-import { NDArray, array as arrayFromData, empty as emptyArray, invokeByName } from './ndarray.mjs';
+import { MXNetError, DTYPE_NAMES } from './core.mjs';
+import { NDArray, array as arrayFromData, empty as emptyArray, invokeByName, dtypeFlag } from './ndarray.mjs';
 import { bindArgs } from './signature.mjs';
 import { SIGNATURES } from './signatures.mjs';
 import { onContext } from './context.mjs';
-import { dtypeArg, shapeArg, oneContext } from './random.mjs';
 
 const bind = (name, args) => bindArgs(SIGNATURES[name], args);
+
+// A dtype given as a name, a typed-array constructor or a flag -> MXNet's dtype name.
+export function dtypeArg(dtype) { return DTYPE_NAMES[dtypeFlag(dtype)]; }
+// A shape given as an int or a list of ints -> a list.
+export function shapeArg(shape) { return Array.isArray(shape) || ArrayBuffer.isView(shape) ? Array.from(shape) : [shape]; }
+// One context (Python's ctx=): a list is an error where Python takes one Context.
+export function oneContext(fname, ctx) {
+  if (Array.isArray(ctx)) throw new MXNetError(`${fname}: argument 'ctx' must be one Context, got a list`);
+  return ctx;
+}
 
 // Only dense storage exists here; 'default' is Python's name for it.
 function checkStype(fname, stype) {

@@ -8,21 +8,12 @@
 // shape is the parameters' shape followed by `shape`. Every draw comes from the library's one
 // seeded stream, so mx.random.seed(n) makes all of them reproducible (the values differ from
 // MXNet's own generator).
-import { M, MXNetError, DTYPE_NAMES } from './core.mjs';
-import { NDArray, Context, dtypeFlag, invokeVisible, opId } from './ndarray.mjs';
+import { M, MXNetError } from './core.mjs';
+import { NDArray, Context, invokeVisible, opId } from './ndarray.mjs';
 import { bindArgs } from './signature.mjs';
 import { SIGNATURES } from './signatures.mjs';
 import { onContext } from './context.mjs';
-
-// A dtype given as a name, a typed-array constructor or a flag -> MXNet's dtype name.
-export function dtypeArg(dtype) { return DTYPE_NAMES[dtypeFlag(dtype)]; }
-// A shape given as an int or a list of ints -> a list.
-export function shapeArg(shape) { return Array.isArray(shape) || ArrayBuffer.isView(shape) ? Array.from(shape) : [shape]; }
-// One context (Python's ctx=): a list is an error where Python takes one Context.
-export function oneContext(fname, ctx) {
-  if (Array.isArray(ctx)) throw new MXNetError(`${fname}: argument 'ctx' must be one Context, got a list`);
-  return ctx;
-}
+import { dtypeArg, shapeArg, oneContext } from './creation.mjs';
 
 const describe = (v) => (v instanceof NDArray ? 'NDArray' : v === null ? 'null' : typeof v);
 
