@@ -69,6 +69,7 @@ const helpers = {
   logical_and: ufn('broadcast_logical_and', '_logical_and_scalar', null, (x, y) => flag(x && y)),
   logical_or: ufn('broadcast_logical_or', '_logical_or_scalar', null, (x, y) => flag(x || y)),
   logical_xor: ufn('broadcast_logical_xor', '_logical_xor_scalar', null, (x, y) => flag(!x !== !y)),
+  CachedOp,
   save: io.save,
   saveBytes: io.saveBytes,
   load: io.load,
@@ -104,7 +105,8 @@ export const autograd = Object.freeze({ ...autogradModule });
 
 export const gluon = {
   Block, HybridBlock, SymbolBlock, Parameter, Constant, ParameterDict, DeferredInitializationError, HookHandle,
-  nn: { ...nnLayers, Sequential, HybridSequential },
+  // Python re-exports Block, HybridBlock and SymbolBlock from gluon.nn
+  nn: { ...nnLayers, Sequential, HybridSequential, Block, HybridBlock, SymbolBlock },
   utils: Object.freeze({ ...gluonUtils }), // gluon_utils.mjs
 };
 nnLayers.Lambda._nd = nd;

@@ -117,8 +117,10 @@ export class NDArray {
   get dtype() { return this._dtype; }
   get size() { return this._shape.reduce((a, b) => a * b, 1); }
   get ndim() { return this._shape.length; }
-  get context() { return cpu(0); }
+  get context() { return this._ctx ?? cpu(0); }   // the context a creator asked for (context.mjs)
   get ctx() { return this.context; }
+  // Python's x.grad: None until attach_grad (the training work attaches gradients)
+  get grad() { return this._grad ?? null; }
   get isDisposed() { return !this._h; }
 
   dispose() {
