@@ -47,3 +47,28 @@ test('examples/imperative.mjs runs and reports a clean MXNetError for a bad call
   assert.match(out, /MXNetError: Operator dot: /);
   assert.match(out, /predicted classes/);
 });
+
+test('docs/porting.md: the ported script runs as written and gives what the Python gives', async () => {
+  // The guide's JavaScript, run as a user would (its import resolves to this package).
+  const doc = (await import('node:fs')).readFileSync(path.join(root, 'docs/porting.md'), 'utf8');
+  const start = doc.indexOf('JavaScript:\n\n```js\n') + 'JavaScript:\n\n```js\n'.length;
+  const code = doc.slice(start, doc.indexOf('```', start));
+  const { writeFileSync, mkdirSync } = await import('node:fs');
+  mkdirSync(path.join(root, 'build'), { recursive: true });
+  const file = path.join(root, 'build', 'porting-doc.mjs');
+  writeFileSync(file, code);
+  const dir = mkdtempSync(path.join(tmpdir(), 'mxw-porting-'));
+  const out = execFileSync(process.execPath, [file], { cwd: dir, encoding: 'utf8' });
+  // print(net(x)[0, :3]): three softmax probabilities of the first sample
+  const first = out.match(/\[([^\]]+)\]\n<NDArray 3 @cpu\(0\)>/);
+  assert.ok(first, out);
+  const probs = first[1].trim().split(/\s+/).map(Number);
+  assert.equal(probs.length, 3);
+  assert.ok(probs.every((p) => p > 0 && p < 1));
+  // print(y.sum(axis=1), len(net.collect_params())): softmax rows sum to 1; 7 parameters
+  // (conv1 weight/bias, conv2 weight/bias, fc weight/bias, fc3_weight)
+  const sums = out.match(/\[([^\]]+)\]\n<NDArray 4 @cpu\(0\)> 7\n/);
+  assert.ok(sums, out);
+  for (const v of sums[1].trim().split(/\s+/).map(Number)) assert.ok(Math.abs(v - 1) < 1e-6);
+  assert.ok(existsSync(path.join(dir, 'net-symbol.json')) && existsSync(path.join(dir, 'net-0001.params')));
+});
