@@ -76,8 +76,7 @@ export declare function keep(a: NDArray): NDArray;
 export declare function memory(): { numArrays: number; bytes: number; wasmHeapBytes: number };
 export declare function features(): { tier: 'scalar' | 'simd' | 'relaxed-simd'; threads: boolean; numThreads: number; simd: boolean; relaxedSimd: boolean };
 export declare const random: { seed(n: number): void };
-export declare const gluon: any;
-export declare const init: any;
+@@GLUON@@
 export declare const autograd: {
   record<T>(fn: () => T, trainMode?: boolean): T; pause<T>(fn: () => T, trainMode?: boolean): T;
   trainMode<T>(fn: () => T): T; predictMode<T>(fn: () => T): T; isRecording(): boolean; isTraining(): boolean;
@@ -129,6 +128,60 @@ function fluentLines(table, T) {
 lines[lines.length - 1] = lines[lines.length - 1]
   .replace('@@ND_FLUENT@@', fluentLines(fluent.NDARRAY_FLUENT, 'NDArray'))
   .replace('@@SYM_FLUENT@@', fluentLines(fluent.SYMBOL_FLUENT, 'Symbol'));
+// ---- Gluon classes and helpers: their Python signatures (js/signatures.mjs, the table the
+// binder reads): positional forms in Python's order, then one options object naming any
+// parameter in camelCase or snake_case.
+const { SIGNATURES } = await import(pathToFileURL(path.join(dist, 'signatures.mjs')).href);
+const SIG_TS = {
+  any: 'unknown', int: 'number', number: 'number', bool: 'boolean', str: 'string', ints: 'number | number[]',
+  shape: 'number | number[]', function: '((...args: any[]) => any)', dict: 'Record<string, unknown>', dtype: 'DType',
+  array: 'ArrayLike<unknown>', ndarray: 'NDArray', ctx: 'Context | Context[]', params: 'ParameterDict', init: 'Initializer | string',
+};
+const sigTs = (p) => [...new Set(p.types.map((t) => SIG_TS[t] ?? 'unknown'))].join(' | ') + (p.nullable && !p.types.includes('any') ? ' | null' : '');
+const sigIdent = (name) => name.replace(/[^\w]/g, '_');
+const sigDecls = [];
+function signatureType(name) {
+  const sig = SIGNATURES[name];
+  const base = sigIdent(name);
+  const fields = sig.all.flatMap((p) => {
+    const doc = `  /** ${p.name}${p.required ? ' (required)' : ` = ${JSON.stringify(p.default)}`} */`;
+    return p.camel === p.name ? [doc, `  ${p.camel}?: ${sigTs(p)};`] : [doc, `  ${p.camel}?: ${sigTs(p)};`, `  ${p.name}?: ${sigTs(p)};`];
+  });
+  sigDecls.push(`export interface ${base}Options {\n${fields.join('\n')}\n}`);
+  const forms = [];
+  const req = sig.positional.filter((p) => p.required).length;
+  for (let k = 0; k <= sig.positional.length; k++) {
+    const pos = sig.positional.slice(0, k).map((p) => `${sigIdent(p.camel)}: ${sigTs(p)}`);
+    // fewer positionals than required: the options object must name the rest (checked at run time)
+    forms.push(`[${[...pos, `options${k >= req ? '?' : ''}: ${base}Options`].join(', ')}]`);
+  }
+  sigDecls.push(`export type ${base}Args = ${forms.join('\n  | ')};`);
+  return `${base}Args`;
+}
+const groups = { nn: [], init: [] };
+for (const name of Object.keys(SIGNATURES)) {
+  const [ns, cls] = name.split('.');
+  if (!(ns in groups) || !cls || !/^[A-Z]/.test(cls)) continue;
+  const kind = ns === 'init' ? 'Initializer' : name === 'nn.Lambda' || name === 'nn.Sequential' ? 'Block' : 'HybridBlock';
+  groups[ns].push(`    ${cls}: new (...args: ${signatureType(name)}) => ${kind};`);
+}
+const gluonTypes = `export interface Block { (...inputs: any[]): any; readonly name: string; readonly prefix: string; [k: string]: any }
+export interface HybridBlock extends Block {}
+export interface ParameterDict { [k: string]: any }
+export interface Initializer { dumps(): string; [k: string]: any }
+export declare const gluon: {
+  nn: {
+${groups.nn.join('\n')}
+    [k: string]: any;
+  };
+  [k: string]: any;
+};
+export declare const init: {
+${groups.init.map((l) => l.slice(2)).join('\n')}
+  [k: string]: any;
+};`;
+lines[1 + lines.findIndex((l) => l.startsWith('export type DType'))] = lines[1 + lines.findIndex((l) => l.startsWith('export type DType'))].replace('@@GLUON@@', gluonTypes);
+lines.push(...sigDecls);
 lines.push(...attrIfaces);
 lines.push('export declare const nd: {', ...ndLines, '  [helper: string]: any;', '};');
 lines.push('export declare const sym: {', ...symLines, '  var(name: string, opts?: object): Symbol;', '  [helper: string]: any;', '};');
@@ -145,4 +198,16 @@ for (const op of [...registry.ops].sort((a, b) => a.name.localeCompare(b.name)))
   md.push(`| \`${op.name}\` | ${op.aliases.map((a) => `\`${a}\``).join(' ')} | ${op.variadic ? 'arg0, arg1, ...' : op.inputs.join(', ')} | ${op.num_visible_outputs}${op.num_outputs !== op.num_visible_outputs ? ` (${op.num_outputs} total)` : ''} | ${attrs} |`);
 }
 writeFileSync(path.join(dist, 'OPS.md'), `${md.join('\n')}\n`);
+
+// The Gluon signatures as Python writes them, for the docs (same table as the binder's).
+const sigMd = ['# Gluon signatures', '', 'Generated from js/signatures.mjs, the table the argument binder reads. Every parameter may',
+  'be given positionally in this order or by name (camelCase or snake_case) in a trailing options object;',
+  '`*` marks keyword-only parameters (Python\'s **kwargs passed on to Block).', ''];
+for (const [name, sig] of Object.entries(SIGNATURES)) {
+  const py = (v) => (v === null ? 'None' : v === true ? 'True' : v === false ? 'False' : typeof v === 'string' ? `'${v}'`
+    : Array.isArray(v) ? `(${v.join(', ')}${v.length === 1 ? ',' : ''})` : String(v));
+  const show = (p) => `${p.name}${p.required ? '' : `=${py(p.default)}`}`;
+  sigMd.push(`- \`${name}(${[...sig.positional.map(show), ...(sig.keyword.length ? ['*', ...sig.keyword.map(show)] : [])].join(', ')})\``);
+}
+writeFileSync(path.join(dist, 'SIGNATURES.md'), `${sigMd.join('\n')}\n`);
 console.log(`gen-api: ${registry.ops.length} operators -> ${path.join(dist, 'index.d.ts')}, OPS.md`);
