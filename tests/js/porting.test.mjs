@@ -363,3 +363,33 @@ test('nd.CachedOp(sym) is callable with the inputs in listInputs order, as Pytho
   assert.deepEqual(out.toArray(), [[2, 1], [4, 3]]);
   assert.equal(mx.CachedOp, nd.CachedOp);
 });
+
+test('nd.random.uniform({shape: [2, 3]}) and nd.random.normal({shape}) by name, as Python: values in [0, 1) / mean 0, std 1', () => {
+  mx.random.seed(7);
+  const u = nd.random.uniform({ shape: [2, 3] });
+  assert.deepEqual(u.shape, [2, 3]);
+  assert.ok(u.toTypedArray().every((v) => v >= 0 && v < 1));
+  const n = nd.random.normal({ shape: [20000] }).toTypedArray();
+  const mean = n.reduce((a, v) => a + v, 0) / n.length;
+  const sd = Math.sqrt(n.reduce((a, v) => a + (v - mean) ** 2, 0) / n.length);
+  // 5 standard errors: 5 / sqrt(20000) = 0.035 for the mean, about 0.025 for the sd
+  assert.ok(Math.abs(mean) < 0.035 && Math.abs(sd - 1) < 0.025, `mean ${mean}, sd ${sd}`);
+  assert.equal(mx.random.uniform, nd.random.uniform);
+});
+
+test('the binder: a plain object where Python takes a dict is that dict (Trainer(params, "sgd", {learning_rate}))', async () => {
+  const { defineSignature, bindArgs, REQUIRED } = await import('../../dist/signature.mjs');
+  const sig = defineSignature('Trainer', [['params', REQUIRED, 'any'], ['optimizer', REQUIRED, 'str'], ['optimizer_params', null, 'dict'],
+    ['kvstore', 'device', 'str']]);
+  const a = bindArgs(sig, [{}, 'sgd', { learning_rate: 0.1 }]);
+  assert.deepEqual(a.optimizerParams, { learning_rate: 0.1 });
+  assert.equal(a.kvstore, 'device');
+  const b = bindArgs(sig, [{}, 'sgd', { learning_rate: 0.1 }, { kvstore: 'local' }]);
+  assert.deepEqual([b.optimizerParams, b.kvstore], [{ learning_rate: 0.1 }, 'local']);
+  const c = bindArgs(sig, [{}, { optimizer: 'adam', optimizer_params: { wd: 1 } }]);
+  assert.deepEqual([c.optimizer, c.optimizerParams], ['adam', { wd: 1 }]);
+  // a class instance is never an options object: an initializer given positionally
+  const d = bindArgs(SIGNATURES['Block.initialize'], [new init.Xavier()]);
+  assert.ok(d.init instanceof init.Xavier);
+  throwsNaming(() => bindArgs(sig, [{}, 'sgd', 5]), /'optimizer_params' must be a plain object \(dict\) or null, got 5/);
+});
