@@ -28,6 +28,9 @@ int mxw_shape_known(const mxw_shape *s);                      /* rank and every 
 int mxw_shape_equal(const mxw_shape *a, const mxw_shape *b);
 /* "(2, 3)"-style text into buf (always NUL-terminated); returns buf. */
 char *mxw_shape_str(const mxw_shape *s, char *buf, size_t len);
+/* "(1, -1, None)" for an attribute tuple, "None" when absent (ndim < 0). */
+struct mxw_tuple;
+char *mxw_tuple_str(const struct mxw_tuple *t, char *buf, size_t len);
 mxw_shape mxw_shape_make(int ndim, const int64_t *dims);
 
 /* ---- a tensor view: what kernels see ------------------------------------------------------ */
@@ -251,6 +254,16 @@ int mxw_infer_shape_same(const void *param, int nin, mxw_shape *in, int nout, mx
 void mxw_swap_last2(const void *src, void *dst, int64_t A, int64_t R, int64_t S, size_t esize);
 /* Normalises a possibly negative axis into [0, ndim); error if out of range. */
 int mxw_normalize_axis(int64_t axis, int ndim, int *out);
+/* A strided box (slice, _slice_assign): per axis, elements begin, begin + step, ... (len of them;
+ * -1 = unknown). mxw_slice_check validates begin/end/step as the slice ops take them;
+ * mxw_slice_ranges resolves them in an array of shape x as MXNet's GetIndexRange does
+ * (numpy-style None defaults, negative indices, clamping; ops.md §3). */
+typedef struct {
+  int64_t begin, step, len;
+} mxw_axis_range;
+int mxw_slice_check(const mxw_tuple *begin, const mxw_tuple *end, const mxw_tuple *step);
+int mxw_slice_ranges(const mxw_tuple *begin, const mxw_tuple *end, const mxw_tuple *step, const mxw_shape *x,
+                     mxw_axis_range *r);
 
 /* ---- registry and runtime internals ---------------------------------------------------------- */
 const mxw_op_def *mxw_op_get(int op);

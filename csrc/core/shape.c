@@ -149,3 +149,65 @@ void mxw_swap_last2(const void *src, void *dst, int64_t A, int64_t R, int64_t S,
   }
 #undef MXW_SWAP_LAST2
 }
+
+char *mxw_tuple_str(const mxw_tuple *t, char *buf, size_t len) {
+  if (len == 0) return buf;
+  if (t->ndim < 0) {
+    snprintf(buf, len, "None");
+    return buf;
+  }
+  size_t used = (size_t)snprintf(buf, len, "(");
+  for (int i = 0; i < t->ndim && used < len; i++) {
+    if (t->has[i])
+      used += (size_t)snprintf(buf + used, len - used, i ? ", %lld" : "%lld", (long long)t->v[i]);
+    else
+      used += (size_t)snprintf(buf + used, len - used, i ? ", None" : "None");
+  }
+  if (used < len) snprintf(buf + used, len - used, t->ndim == 1 ? ",)" : ")");
+  return buf;
+}
+
+/* ---- strided boxes (slice, _slice_assign) ------------------------------------------------------ */
+int mxw_slice_check(const mxw_tuple *begin, const mxw_tuple *end, const mxw_tuple *step) {
+  char a[512], b[512];
+  MXW_CHECK(begin->ndim >= 0 && end->ndim >= 0, "begin and end must be tuples, not None");
+  MXW_CHECK(begin->ndim == end->ndim, "begin=%s and end=%s must have the same length", mxw_tuple_str(begin, a, sizeof a),
+            mxw_tuple_str(end, b, sizeof b));
+  MXW_CHECK(step->ndim <= 0 || step->ndim == begin->ndim, "step=%s and begin=%s must have the same length",
+            mxw_tuple_str(step, a, sizeof a), mxw_tuple_str(begin, b, sizeof b));
+  for (int i = 0; i < step->ndim; i++)
+    MXW_CHECK(!step->has[i] || step->v[i] != 0, "step=%s: step %d is 0", mxw_tuple_str(step, a, sizeof a), i);
+  return 0;
+}
+
+int mxw_slice_ranges(const mxw_tuple *begin, const mxw_tuple *end, const mxw_tuple *step, const mxw_shape *x,
+                     mxw_axis_range *r) {
+  char xs[160], t[512];
+  MXW_CHECK(x->ndim >= 1, "cannot slice an array of shape %s: it has no dimensions", mxw_shape_str(x, xs, sizeof xs));
+  MXW_CHECK(begin->ndim <= x->ndim, "begin=%s has %d entries but the array of shape %s has only %d dimensions",
+            mxw_tuple_str(begin, t, sizeof t), begin->ndim, mxw_shape_str(x, xs, sizeof xs), x->ndim);
+  for (int i = 0; i < x->ndim; i++) {
+    int64_t L = x->dims[i];
+    if (i >= begin->ndim) {
+      r[i] = (mxw_axis_range){0, 1, L};
+      continue;
+    }
+    int64_t s = (i < step->ndim && step->has[i]) ? step->v[i] : 1;
+    r[i] = (mxw_axis_range){0, s, L < 0 ? -1 : 0};
+    if (L <= 0) continue;
+    int64_t b = begin->has[i] ? begin->v[i] : (s < 0 ? L - 1 : 0);
+    int64_t e = end->has[i] ? end->v[i] : (s < 0 ? -1 : L);
+    if (b < 0) b += L;
+    if (e < 0 && end->has[i]) e += L;
+    if (b < 0 && s > 0) b = 0;
+    if (b > L - 1 && s < 0) b = L - 1;
+    if (b < 0 || b > L - 1) b = -1; /* an empty range */
+    if (e < -1) e = -1;
+    if (e > L) e = L;
+    int64_t len = 0;
+    if (b >= 0 && b != e) len = s > 0 ? (e > b ? (e - b - 1) / s + 1 : 0) : (e < b ? (b - e - 1) / (-s) + 1 : 0);
+    r[i].begin = b < 0 ? 0 : b;
+    r[i].len = len;
+  }
+  return 0;
+}

@@ -32,24 +32,8 @@ static const char *const k_variadic[] = {NULL};
 typedef char shape_buf[160];
 typedef char tuple_buf[512];
 
-/* "(1, -1, None)" for an attribute tuple, "None" when absent. */
-static char *tuple_str(const mxw_tuple *t, char *buf, size_t len) {
-  if (t->ndim < 0) {
-    snprintf(buf, len, "None");
-    return buf;
-  }
-  size_t used = (size_t)snprintf(buf, len, "(");
-  for (int i = 0; i < t->ndim && used < len; i++) {
-    if (t->has[i])
-      used += (size_t)snprintf(buf + used, len - used, i ? ", %lld" : "%lld", (long long)t->v[i]);
-    else
-      used += (size_t)snprintf(buf + used, len - used, i ? ", None" : "None");
-  }
-  if (used < len) snprintf(buf + used, len - used, t->ndim == 1 ? ",)" : ")");
-  return buf;
-}
 #define SHAPE_STR(s, b) mxw_shape_str((s), (b), sizeof(b))
-#define TUPLE_STR(t, b) tuple_str((t), (b), sizeof(b))
+#define TUPLE_STR(t, b) mxw_tuple_str((t), (b), sizeof(b))
 
 static void contiguous_strides(const mxw_shape *s, int64_t *st) {
   int64_t acc = 1;
@@ -932,60 +916,13 @@ static const mxw_attr_spec k_slice_attrs[] = {
 };
 static int validate_slice(void *param) {
   const SliceParam *p = (const SliceParam *)param;
-  tuple_buf a, b;
-  MXW_CHECK(p->begin.ndim == p->end.ndim, "begin=%s and end=%s must have the same length", TUPLE_STR(&p->begin, a),
-            TUPLE_STR(&p->end, b));
-  MXW_CHECK(p->step.ndim == 0 || p->step.ndim == p->begin.ndim, "step=%s and begin=%s must have the same length",
-            TUPLE_STR(&p->step, a), TUPLE_STR(&p->begin, b));
-  for (int i = 0; i < p->step.ndim; i++)
-    MXW_CHECK(!p->step.has[i] || p->step.v[i] != 0, "step=%s: step %d is 0", TUPLE_STR(&p->step, a), i);
-  return 0;
+  return mxw_slice_check(&p->begin, &p->end, &p->step);
 }
 
-/* One axis of a strided slice: elements begin, begin + step, ... (len of them); len -1 = unknown. */
-typedef struct {
-  int64_t begin, step, len;
-} axis_range;
+typedef mxw_axis_range axis_range;
 
-/* MXNet's GetIndexRange: numpy-style begin/end with None defaults and clamping (ops.md §3). */
 static int slice_ranges(const SliceParam *p, const mxw_shape *x, axis_range *r) {
-  shape_buf xs;
-  tuple_buf t;
-  MXW_CHECK(x->ndim >= 1, "cannot slice input of shape %s: it has no dimensions", SHAPE_STR(x, xs));
-  MXW_CHECK(p->begin.ndim <= x->ndim, "begin=%s has %d entries but the input %s has only %d dimensions",
-            TUPLE_STR(&p->begin, t), p->begin.ndim, SHAPE_STR(x, xs), x->ndim);
-  for (int i = 0; i < x->ndim; i++) {
-    int64_t L = x->dims[i];
-    if (i >= p->begin.ndim) {
-      r[i] = (axis_range){0, 1, L};
-      continue;
-    }
-    int64_t s = (i < p->step.ndim && p->step.has[i]) ? p->step.v[i] : 1;
-    r[i].step = s;
-    r[i].begin = 0;
-    if (L < 0) {
-      r[i].len = -1;
-      continue;
-    }
-    if (L == 0) {
-      r[i].len = 0;
-      continue;
-    }
-    int64_t b = p->begin.has[i] ? p->begin.v[i] : (s < 0 ? L - 1 : 0);
-    int64_t e = p->end.has[i] ? p->end.v[i] : (s < 0 ? -1 : L);
-    if (b < 0) b += L;
-    if (e < 0 && p->end.has[i]) e += L;
-    if (b < 0 && s > 0) b = 0;
-    if (b > L - 1 && s < 0) b = L - 1;
-    if (b < 0 || b > L - 1) b = -1; /* empty */
-    if (e < -1) e = -1;
-    if (e > L) e = L;
-    int64_t len = 0;
-    if (b >= 0 && b != e) len = s > 0 ? (e > b ? (e - b - 1) / s + 1 : 0) : (e < b ? (b - e - 1) / (-s) + 1 : 0);
-    r[i].begin = b < 0 ? 0 : b;
-    r[i].len = len;
-  }
-  return 0;
+  return mxw_slice_ranges(&p->begin, &p->end, &p->step, x, r);
 }
 
 /* Copies the strided box `r` of `in` into `out` (out has shape r[*].len). */

@@ -28,19 +28,8 @@ static const char *const k_lhs_rhs_indices[] = {"lhs", "rhs", "indices", NULL};
 typedef char shape_buf[160];
 typedef char tuple_buf[512];
 #define SHAPE_STR(s, b) mxw_shape_str((s), (b), sizeof(b))
-#define TUPLE_STR(t, b) tuple_str((t), (b), sizeof(b))
+#define TUPLE_STR(t, b) mxw_tuple_str((t), (b), sizeof(b))
 
-/* "(1, -1, None)" for an attribute tuple. */
-static char *tuple_str(const mxw_tuple *t, char *buf, size_t len) {
-  size_t used = (size_t)snprintf(buf, len, "(");
-  for (int i = 0; i < t->ndim && used < len; i++) {
-    const char *sep = i ? ", " : "";
-    if (t->has[i]) used += (size_t)snprintf(buf + used, len - used, "%s%lld", sep, (long long)t->v[i]);
-    else used += (size_t)snprintf(buf + used, len - used, "%sNone", sep);
-  }
-  if (used < len) snprintf(buf + used, len - used, t->ndim == 1 ? ",)" : ")");
-  return buf;
-}
 
 /* ---- the slice box ------------------------------------------------------------------------ */
 /* begin/end/step as the slice op takes them (fields shared by both slice-assign params). */
@@ -48,54 +37,13 @@ typedef struct {
   mxw_tuple begin, end, step;
 } SliceBox;
 
-static int validate_box(const SliceBox *p) {
-  tuple_buf a, b;
-  MXW_CHECK(p->begin.ndim >= 0 && p->end.ndim >= 0, "begin and end must be tuples, not None");
-  MXW_CHECK(p->begin.ndim == p->end.ndim, "begin=%s and end=%s must have the same length", TUPLE_STR(&p->begin, a),
-            TUPLE_STR(&p->end, b));
-  MXW_CHECK(p->step.ndim <= 0 || p->step.ndim == p->begin.ndim, "step=%s and begin=%s must have the same length",
-            TUPLE_STR(&p->step, a), TUPLE_STR(&p->begin, b));
-  for (int i = 0; i < p->step.ndim; i++)
-    MXW_CHECK(!p->step.has[i] || p->step.v[i] != 0, "step=%s: step %d is 0", TUPLE_STR(&p->step, a), i);
-  return 0;
-}
+static int validate_box(const SliceBox *p) { return mxw_slice_check(&p->begin, &p->end, &p->step); }
 
-/* One axis of the box: elements begin, begin + step, ... (len of them); len -1 = unknown. */
-typedef struct {
-  int64_t begin, step, len;
-} axis_range;
+typedef mxw_axis_range axis_range;
 
 /* The box of `p` in an array of shape x (MXNet's GetIndexRange + SetSliceOpOutputDimSize). */
 static int box_ranges(const SliceBox *p, const mxw_shape *x, axis_range *r) {
-  shape_buf xs;
-  tuple_buf t;
-  MXW_CHECK(x->ndim >= 1, "cannot assign to a slice of an array of shape %s: it has no dimensions", SHAPE_STR(x, xs));
-  MXW_CHECK(p->begin.ndim <= x->ndim, "begin=%s has %d entries but the array of shape %s has only %d dimensions",
-            TUPLE_STR(&p->begin, t), p->begin.ndim, SHAPE_STR(x, xs), x->ndim);
-  for (int i = 0; i < x->ndim; i++) {
-    int64_t L = x->dims[i];
-    if (i >= p->begin.ndim) {
-      r[i] = (axis_range){0, 1, L};
-      continue;
-    }
-    int64_t s = (i < p->step.ndim && p->step.has[i]) ? p->step.v[i] : 1;
-    r[i] = (axis_range){0, s, L < 0 ? -1 : 0};
-    if (L <= 0) continue;
-    int64_t b = p->begin.has[i] ? p->begin.v[i] : (s < 0 ? L - 1 : 0);
-    int64_t e = p->end.has[i] ? p->end.v[i] : (s < 0 ? -1 : L);
-    if (b < 0) b += L;
-    if (e < 0 && p->end.has[i]) e += L;
-    if (b < 0 && s > 0) b = 0;
-    if (b > L - 1 && s < 0) b = L - 1;
-    if (b < 0 || b > L - 1) b = -1; /* an empty range */
-    if (e < -1) e = -1;
-    if (e > L) e = L;
-    int64_t len = 0;
-    if (b >= 0 && b != e) len = s > 0 ? (e > b ? (e - b - 1) / s + 1 : 0) : (e < b ? (b - e - 1) / (-s) + 1 : 0);
-    r[i].begin = b < 0 ? 0 : b;
-    r[i].len = len;
-  }
-  return 0;
+  return mxw_slice_ranges(&p->begin, &p->end, &p->step, x, r);
 }
 
 static void box_shape(const axis_range *r, int ndim, mxw_shape *out) {
