@@ -560,6 +560,9 @@ function invokeParams(id, p, inputs, out) {
   const hs = new Array(nout); // read every handle before wrapping any
   for (let i = 0; i < nout; i++) hs[i] = h32[(outP >> 2) + i];
   for (let i = 0; i < nout; i++) hs[i] = (outs && outs[i]) || new NDArray(hs[i]);
+  // results live on the context of the inputs (MXNet's CPU contexts cpu(1), ... stay apart)
+  const ctx = nin ? inputs[0]._ctx : undefined;
+  if (ctx) for (let i = 0; i < nout; i++) if (!(outs && outs[i])) hs[i]._ctx = ctx;
   return hs;
 }
 export function invokeByName(name, inputs, attrs, out) { return invoke(opId(name), inputs, attrs, out); }

@@ -311,6 +311,9 @@ test('contexts: initialize({ctx: [cpu(0), cpu(1)]}) keeps one copy per context; 
   assert.equal(p.data(mx.cpu(1)), list[1]);
   assert.equal(String(p.data(mx.cpu(1)).context), 'cpu(1)');
   throwsNaming(() => p.data(mx.cpu(2)), /was not initialized on context cpu\(2\). It was only initialized on cpu\(0\), cpu\(1\)/);
+  // an op's result lives on its input's context, as in MXNet
+  assert.equal(String(nd.relu(p.data(mx.cpu(1))).context), 'cpu(1)');
+  assert.equal(String(p.data(mx.cpu(1)).add(1).context), 'cpu(1)');
   p.setData(nd.array([1, 2, 3]));
   assert.deepEqual(p.listData().map((a) => a.toArray()), [[1, 2, 3], [1, 2, 3]]);
 });
