@@ -137,7 +137,8 @@ function declaration(fn) {
   if (d === undefined) { d = parseParams(fn) ?? { rest: true, slots: Infinity }; declared.set(fn, d); }
   return d;
 }
-function inputSlots(fn) { return declaration(fn).slots; }
+// One input given: nothing to pad when hybridForward declares at most one input or takes ...rest.
+function noPadding(fn) { const { slots } = declaration(fn); return slots <= 1 || slots === Infinity; }
 function arrangeInputs(fn, args) {
   const { slots } = declaration(fn);
   if (args.length >= slots || slots === Infinity) return args;
@@ -199,7 +200,13 @@ export class Block {
     Object.setPrototypeOf(target, new.target.prototype);
     const handler = { set: setTrap(ref) };
     if (new.target._indexable) {
-      handler.get = (t, key, receiver) => (typeof key === 'string' && INDEX_KEY.test(key) ? t.get(Number(key)) : Reflect.get(t, key, receiver));
+      handler.get = (t, key, receiver) => {
+        if (typeof key === 'string') {
+          const c = key.charCodeAt(0); // digits or '-': the only keys that can be indices
+          if (((c >= 48 && c <= 57) || c === 45) && INDEX_KEY.test(key)) return t.get(Number(key));
+        }
+        return Reflect.get(t, key, receiver);
+      };
     }
     const proxy = new Proxy(target, handler);
     ref.p = proxy;
@@ -719,7 +726,7 @@ export class HybridBlock extends Block {
 
   forward(x, ...rest) {
     // the common hybridized call: one array in, one declared input
-    if (rest.length === 0 && this._active && x instanceof NDArray && inputSlots(this.hybridForward) <= 1) return this._callCachedOp(x);
+    if (rest.length === 0 && this._active && x instanceof NDArray && noPadding(this.hybridForward)) return this._callCachedOp(x);
     const args = arrangeInputs(this.hybridForward, [x, ...rest]);
     const kinds = inputKinds(args);
     if (kinds.sym && kinds.nd) throw new MXNetError('In HybridBlock, there must be one NDArray or one Symbol in the input. Please check the type of the args.');
