@@ -86,6 +86,45 @@ static inline void t_expect_f64(const mxw_ndarray *a, const double *want, int n,
  * taken from the project root), else ../shared/models beside the project root. The tests that
  * need them live in tests/c/test_real_*.c; when the folder is absent they print why and exit
  * with T_SKIP_CODE, which CMakeLists.txt declares as the tests' SKIP_RETURN_CODE. */
+/* Truncations (every cut_step bytes; with cuts_fail each must be refused) and `trials` random
+ * 3-byte mutations of a symbol JSON text: each gives an error or a graph that serialises and
+ * infers with `infer_request`, never a crash; the original text still loads afterwards.
+ * `seed` carries the mutation stream across calls. */
+static inline void t_symbol_json_mutations(const char *text, size_t cut_step, int cuts_fail, int trials,
+                                           const char *infer_request, uint32_t *seed) {
+  static const char alphabet[] = "0123456789[]{}\",:-eanull ";
+  mxw_symbol *s = NULL;
+  size_t len = strlen(text);
+  for (size_t cut = 0; cut < len; cut += cut_step) {
+    char *p = malloc(cut + 1);
+    memcpy(p, text, cut);
+    p[cut] = 0;
+    int rc = mxw_sym_fromjson(p, &s);
+    if (cuts_fail) assert_int_equal(rc, -1); /* a cut JSON text never parses */
+    else if (rc == 0) mxw_sym_free(s);
+    free(p);
+  }
+  for (int trial = 0; trial < trials; trial++) {
+    char *p = malloc(len + 1);
+    memcpy(p, text, len + 1);
+    for (int k = 0; k < 3; k++) {
+      *seed = *seed * 1103515245u + 12345u;
+      size_t at = (*seed >> 8) % len;
+      *seed = *seed * 1103515245u + 12345u;
+      p[at] = alphabet[(*seed >> 16) % (sizeof alphabet - 1)];
+    }
+    if (mxw_sym_fromjson(p, &s) == 0) {
+      char *out = NULL;
+      if (mxw_sym_tojson(s, &out) == 0) mxw_buffer_free(out);
+      (void)mxw_sym_infer(s, infer_request);
+      mxw_sym_free(s);
+    }
+    free(p);
+  }
+  assert_int_equal(mxw_sym_fromjson(text, &s), 0); /* still fine */
+  mxw_sym_free(s);
+}
+
 #define T_SKIP_CODE 77
 
 static inline const char *t_models_dir(void) {
