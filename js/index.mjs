@@ -28,6 +28,12 @@ import * as autogradModule from './autograd.mjs';
 import * as randomModule from './random.mjs';
 import * as creation from './creation.mjs';
 import * as gluonUtils from './gluon_utils.mjs';
+import * as optimizerModule from './optimizer.mjs';
+import * as lrSchedulerModule from './lr_scheduler.mjs';
+import * as lossModule from './loss.mjs';
+import * as metricModule from './metric.mjs';
+import * as dataModule from './data.mjs';
+import * as trainerModule from './trainer.mjs';
 
 // ---- nd: every registered op (generated), plus MXNet's Python-level helpers ---------------------
 const generated = generateNd();
@@ -108,6 +114,9 @@ export const gluon = {
   // Python re-exports Block, HybridBlock and SymbolBlock from gluon.nn
   nn: { ...nnLayers, Sequential, HybridSequential, Block, HybridBlock, SymbolBlock },
   utils: Object.freeze({ ...gluonUtils }), // gluon_utils.mjs
+  loss: Object.freeze({ ...lossModule }), // loss.mjs
+  data: dataModule.default ?? Object.freeze({ ...dataModule }), // data.mjs (gluon.data, gluon.data.vision)
+  ...trainerModule, // Trainer (trainer.mjs)
 };
 nnLayers.Lambda._nd = nd;
 nnLayers.Lambda._sym = sym;
@@ -119,6 +128,10 @@ export const registeredOps = Object.freeze(registry.ops.map((o) => o.name));
 
 // ---- runtime -----------------------------------------------------------------------------------
 export const random = helpers.random;
+export const optimizer = optimizerModule.default ?? Object.freeze({ ...optimizerModule });
+export const lr_scheduler = Object.freeze({ ...lrSchedulerModule });
+export const lrScheduler = lr_scheduler;
+export const metric = metricModule.default ?? Object.freeze({ ...metricModule });
 
 export function features() {
   return { tier: 'simd', threads: false, numThreads: 1, simd: true, relaxedSimd: false };
@@ -134,6 +147,6 @@ export { MXNetError, NDArray, Context, cpu, tidy, keep, memory, Symbol, CachedOp
 
 const mx = {
   nd, sym, symbol, name, Symbol, random, gluon, init, autograd, CachedOp, features, setNumThreads, getNumThreads, version, MXNetError, NDArray, Context, cpu,
-  tidy, keep, memory, registeredOps,
+  tidy, keep, memory, registeredOps, optimizer, lr_scheduler, lrScheduler, metric,
 };
 export default mx;

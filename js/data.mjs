@@ -1,0 +1,1 @@
+// data.mjs -- (being written: issue 8)

@@ -1,0 +1,1 @@
+// loss.mjs -- (being written: issue 8)

@@ -1,0 +1,1 @@
+// lr_scheduler.mjs -- (being written: issue 8)

@@ -1,0 +1,1 @@
+// metric.mjs -- (being written: issue 8)

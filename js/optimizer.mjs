@@ -1,0 +1,1 @@
+// optimizer.mjs -- (being written: issue 8)

@@ -1,0 +1,1 @@
+// trainer.mjs -- (being written: issue 8)
