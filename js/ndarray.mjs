@@ -125,6 +125,7 @@ export class NDArray {
 
   dispose() {
     if (!this._h) return;
+    if (this._ownedGrad) { this._ownedGrad.dispose(); this._ownedGrad = null; } // attachGrad's buffer
     finalizer.unregister(this);
     M._mxw_ndarray_free(this._h);
     this._h = 0;

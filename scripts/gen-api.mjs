@@ -191,11 +191,13 @@ lines.push('export default mx;');
 writeFileSync(path.join(dist, 'index.d.ts'), `${lines.join('\n')}\n`);
 
 const md = ['# Operators', '', `Generated from the C registry (${registry.ops.length} operators). Attributes take MXNet's`,
-  'names and string forms; inputs are positional.', '',
-  '| operator | aliases | inputs | outputs | attributes (default) |', '|---|---|---|---|---|'];
+  'names and string forms; inputs are positional. Gradient: "yes" (an FGradient is defined, used by',
+  'autograd and hybridized backward), "zero" (MXNet marks the op non-differentiable: its inputs get zero',
+  'gradients), "none" (a backward pass reaching the op raises MXNetError).', '',
+  '| operator | aliases | inputs | outputs | gradient | attributes (default) |', '|---|---|---|---|---|---|'];
 for (const op of [...registry.ops].sort((a, b) => a.name.localeCompare(b.name))) {
   const attrs = op.attrs.map((a) => `${a.name}${a.required ? '' : ` (${a.default})`}`).join(', ');
-  md.push(`| \`${op.name}\` | ${op.aliases.map((a) => `\`${a}\``).join(' ')} | ${op.variadic ? 'arg0, arg1, ...' : op.inputs.join(', ')} | ${op.num_visible_outputs}${op.num_outputs !== op.num_visible_outputs ? ` (${op.num_outputs} total)` : ''} | ${attrs} |`);
+  md.push(`| \`${op.name}\` | ${op.aliases.map((a) => `\`${a}\``).join(' ')} | ${op.variadic ? 'arg0, arg1, ...' : op.inputs.join(', ')} | ${op.num_visible_outputs}${op.num_outputs !== op.num_visible_outputs ? ` (${op.num_outputs} total)` : ''} | ${op.gradient ? 'yes' : op.no_grad ? 'zero' : 'none'} | ${attrs} |`);
 }
 writeFileSync(path.join(dist, 'OPS.md'), `${md.join('\n')}\n`);
 

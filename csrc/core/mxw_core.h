@@ -154,6 +154,7 @@ int mxw_attr_parse(const mxw_attr_spec *spec, const char *text, void *param_stru
 
 /* ---- the operator definition ----------------------------------------------------------------- */
 struct mxw_op_def;
+struct mxw_grad_ctx;
 
 /* Everything a forward kernel gets. Inputs and outputs are views with known shapes. */
 /* Activations an op can apply to its own output (graph fusion, see exec.c). */
@@ -223,8 +224,59 @@ typedef struct mxw_op_def {
   int fusable_act;
   /* For activation ops: the mxw_act they compute with these params (0: not fusable). */
   int (*as_activation)(const void *param);
-  /* Room for the gradient (autograd issue): int (*backward)(...). */
+  /* FGradient: builds the nodes computing the inputs' gradients from the outputs' gradients
+   * (see "gradients" below). Defined once per op, used by the eager tape and by hybridized
+   * graphs alike. NULL: the op has no gradient (a backward pass reaching it is an error)
+   * unless no_grad is set. */
+  int (*gradient)(struct mxw_grad_ctx *g);
+  /* MXNet marks the op non-differentiable (argmax, comparisons, random draws, ...): its inputs
+   * get zero gradients. */
+  int no_grad;
 } mxw_op_def;
+
+/* ---- gradients (MXNet's FGradient) ----------------------------------------------------------
+ * An op's gradient function builds graph nodes of registered ops (often `_backward_<op>` ops
+ * with their own kernels) from handles to the forward node's input and output values and to
+ * the gradients flowing into its outputs, then sets a gradient for each input it differentiates
+ * (an input left unset gets none: a zero contribution). Example (y = exp(x): dx = dy * y):
+ *
+ *     static int exp_grad(mxw_grad_ctx *g) {
+ *       mxw_gid dx = mxw_grad_op(g, "elemwise_mul", NULL, 2, MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_out(g, 0)));
+ *       return mxw_grad_set(g, 0, dx);
+ *     }
+ *
+ * Every builder returns -1 with an error set on failure, and accepts -1 inputs by failing, so
+ * a chain of calls needs one check at the end (mxw_grad_set fails on a -1 gid). */
+typedef struct mxw_grad_ctx mxw_grad_ctx;
+typedef int32_t mxw_gid;
+#define MXW_GIDS(...) ((const mxw_gid[]){__VA_ARGS__}), (int)(sizeof((mxw_gid[]){__VA_ARGS__}) / sizeof(mxw_gid))
+#define MXW_KV(...) ((const char *const[]){__VA_ARGS__, NULL})
+const void *mxw_grad_param(const mxw_grad_ctx *g); /* the forward node's parsed params */
+int mxw_grad_num_inputs(const mxw_grad_ctx *g);
+int mxw_grad_num_outputs(const mxw_grad_ctx *g);
+/* Shape and dtype of forward input i / output i (known in eager and hybridized use alike). */
+const mxw_shape *mxw_grad_in_shape(const mxw_grad_ctx *g, int i);
+const mxw_shape *mxw_grad_out_shape(const mxw_grad_ctx *g, int i);
+int mxw_grad_in_dtype(const mxw_grad_ctx *g, int i);
+mxw_gid mxw_grad_in(mxw_grad_ctx *g, int i);    /* the value of forward input i */
+mxw_gid mxw_grad_out(mxw_grad_ctx *g, int i);   /* the value of forward output i */
+mxw_gid mxw_grad_ograd(mxw_grad_ctx *g, int i); /* the gradient flowing into output i */
+/* A node of registered op `op` (name or alias) with attributes in MXNet's string forms (kv: a
+ * NULL-terminated key, value, key, value, ... list, or NULL); returns its output 0. */
+mxw_gid mxw_grad_op(mxw_grad_ctx *g, const char *op, const char *const *kv, const mxw_gid *in, int nin);
+/* The same with all of its outputs (nout of them written to out). */
+int mxw_grad_op_n(mxw_grad_ctx *g, const char *op, const char *const *kv, const mxw_gid *in, int nin, mxw_gid *out,
+                  int nout);
+/* A node of `op` whose params are a copy of the forward node's (a `_backward_*` op declared with
+ * the forward op's param struct and attribute table); all outputs written to out. */
+int mxw_grad_op_fwd(mxw_grad_ctx *g, const char *op, const mxw_gid *in, int nin, mxw_gid *out, int nout);
+/* Sets the gradient of forward input i (0, or -1 when grad is -1). */
+int mxw_grad_set(mxw_grad_ctx *g, int input, mxw_gid grad);
+/* Shorthands used by many gradients: ograd * x, sum of a broadcast gradient back to input i's
+ * shape (MXNet's ReduceAxesComputeImpl over the broadcast axes), zeros like a value. */
+mxw_gid mxw_grad_mul(mxw_grad_ctx *g, mxw_gid a, mxw_gid b);
+mxw_gid mxw_grad_reduce_to_input(mxw_grad_ctx *g, mxw_gid grad, int input);
+mxw_gid mxw_grad_zeros_like(mxw_grad_ctx *g, mxw_gid like);
 
 /* Each op family file ends with
  *     MXW_FAMILY(elemwise_unary, op_relu, op_sigmoid, ...)

@@ -72,6 +72,9 @@ mxw_ndarray *mxw_ndarray_alloc(const mxw_shape *shape, int dtype) {
     return NULL;
   }
   a->storage = s;
+  a->ag_node = NULL;
+  a->ag_index = 0;
+  s->fresh_grad = 0;
   a->t.data = s->ptr;
   a->t.dtype = dtype;
   a->t.shape = *shape;
@@ -102,6 +105,7 @@ int mxw_ndarray_create(int ndim, const int32_t *shape, int dtype, mxw_ndarray **
 
 int mxw_ndarray_free(mxw_ndarray *arr) {
   if (!arr) return 0;
+  if (arr->ag_node) mxw_autograd_release(arr->ag_node);
   storage_release(arr->storage);
   free(arr);
   g_live_arrays -= 1;
@@ -127,6 +131,20 @@ int mxw_ndarray_info(const mxw_ndarray *arr, int32_t *out) {
   return 0;
 }
 
+mxw_ndarray *mxw_ndarray_share(const mxw_ndarray *a) {
+  mxw_ndarray *v = (mxw_ndarray *)malloc(sizeof *v);
+  if (!v) {
+    mxw_fail("out of memory");
+    return NULL;
+  }
+  *v = *a;
+  v->ag_node = NULL;
+  v->ag_index = 0;
+  v->storage->refcount++;
+  g_live_arrays += 1;
+  return v;
+}
+
 int mxw_ndarray_view(mxw_ndarray *arr, int ndim, const int32_t *shape, mxw_ndarray **out) {
   MXW_CHECK(arr && out, "NULL argument");
   mxw_shape s;
@@ -139,8 +157,13 @@ int mxw_ndarray_view(mxw_ndarray *arr, int ndim, const int32_t *shape, mxw_ndarr
   MXW_CHECK(v != NULL, "out of memory");
   *v = *arr;
   v->t.shape = s;
+  v->ag_node = NULL;
   v->storage->refcount++;
   g_live_arrays += 1;
+  if (mxw_autograd_record_view(arr, v, 0) != 0) {
+    mxw_ndarray_free(v);
+    return -1;
+  }
   *out = v;
   return 0;
 }
@@ -160,8 +183,13 @@ int mxw_ndarray_view_range(mxw_ndarray *arr, int32_t offset, int ndim, const int
   *v = *arr;
   v->t.data = (char *)arr->t.data + (size_t)offset * (size_t)mxw_dtype_size(arr->t.dtype);
   v->t.shape = s;
+  v->ag_node = NULL;
   v->storage->refcount++;
   g_live_arrays += 1;
+  if (mxw_autograd_record_view(arr, v, offset) != 0) {
+    mxw_ndarray_free(v);
+    return -1;
+  }
   *out = v;
   return 0;
 }

@@ -336,6 +336,7 @@ int mxw_op_invoke(int op_id, const mxw_params *p, int num_inputs, mxw_ndarray *c
       out_t[i] = o->t;
     }
   }
+  if (mxw_autograd_check_outputs(nin, inputs, nout, outputs) != 0) goto fail_free;
   mxw_op_call call = {op, p->param, nin, in_t, nout, out_t, mxw_runtime_is_training()};
   if (op->forward(&call) != 0) goto fail_free;
   for (int i = 0; i < nout; i++) {
@@ -343,11 +344,20 @@ int mxw_op_invoke(int op_id, const mxw_params *p, int num_inputs, mxw_ndarray *c
     if (outputs[i]) { /* aliasing case: copy back */
       memcpy(outputs[i]->t.data, fresh[i]->t.data, (size_t)mxw_shape_size(&out_shapes[i]) * (size_t)mxw_dtype_size(out_types[i]));
       mxw_ndarray_free(fresh[i]);
+      fresh[i] = NULL;
     } else {
       outputs[i] = fresh[i];
     }
   }
   *num_outputs = nout;
+  if (mxw_autograd_record(p, nin, inputs, nout, outputs) != 0) {
+    for (int i = 0; i < nout; i++)
+      if (fresh[i]) {
+        mxw_ndarray_free(outputs[i]);
+        outputs[i] = NULL;
+      }
+    return -1;
+  }
   return 0;
 
 fail_free:
@@ -452,6 +462,9 @@ const char *mxw_registry_json(void) {
     cJSON_AddItemToObject(o, "aliases", string_array(op->aliases));
     cJSON_AddStringToObject(o, "doc", op->doc ? op->doc : "");
     cJSON_AddBoolToObject(o, "variadic", op->num_inputs == MXW_VARIADIC);
+    /* "gradient": an FGradient is defined; "no_grad": MXNet marks the op non-differentiable */
+    cJSON_AddBoolToObject(o, "gradient", op->gradient != NULL);
+    cJSON_AddBoolToObject(o, "no_grad", op->no_grad != 0);
     cJSON_AddItemToObject(o, "inputs", string_array(op->input_names));
     int nin, nout, nvis;
     default_counts(i, &nin, &nout, &nvis);

@@ -415,6 +415,9 @@ int mxw_exec_num_inputs(const mxw_executor *ex) { return ex ? ex->g.num_inputs :
 const char *mxw_exec_input_name(const mxw_executor *ex, int i) {
   return ex && i >= 0 && i < ex->g.num_inputs ? ex->g.nodes[ex->g.inputs[i]]->name : NULL;
 }
+mxw_node *mxw_exec_input_node(const mxw_executor *ex, int i) {
+  return ex && i >= 0 && i < ex->g.num_inputs ? ex->g.nodes[ex->g.inputs[i]] : NULL;
+}
 int mxw_exec_num_outputs(const mxw_executor *ex) { return ex ? ex->g.num_heads : 0; }
 size_t mxw_exec_arena_bytes(const mxw_executor *ex) { return ex ? ex->arena_bytes : 0; }
 int mxw_exec_num_fused(const mxw_executor *ex) {

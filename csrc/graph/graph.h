@@ -31,6 +31,7 @@ struct mxw_node {
   int num_control;
   mxw_node **control;
   uint32_t version; /* variables: bumped by each composition that mutates it (aux states) */
+  struct mxw_ag_info *ag; /* autograd: the values and gradient buffer of a recorded node (autograd.c) */
   uint32_t mark;    /* traversal bookkeeping */
   int32_t index;    /* traversal bookkeeping: position in the last DFS */
 };
@@ -48,6 +49,7 @@ void mxw_attrs_clear(mxw_attrs *a);
 int mxw_attrs_copy(mxw_attrs *dst, const mxw_attrs *src);
 
 /* nodes */
+struct mxw_ndarray;
 mxw_node *mxw_node_new(const char *name);   /* a variable; refcount 1 */
 void mxw_node_retain(mxw_node *n);
 void mxw_node_release(mxw_node *n);
@@ -62,6 +64,29 @@ int mxw_node_is_mutated_input(const mxw_node *n, int i);
 /* Post-order DFS from the heads (inputs in order, then control deps), each node once, exactly
  * as nnvm's DFSVisit. Returns a malloc'd array of nodes (borrowed pointers) and sets n->index. */
 int mxw_graph_dfs(const mxw_entry *heads, int num_heads, mxw_node ***out, int *num_nodes);
+
+/* autograd (autograd.c) */
+typedef struct mxw_ag_info {
+  int num_values;
+  mxw_ndarray **values; /* per output: its value (a handle sharing the array's storage) */
+  mxw_ndarray *grad;    /* variables: the gradient buffer (shares the user's grad storage) */
+  int grad_req;         /* variables: 0 null, 1 write, 2 add */
+  int freed;            /* a backward pass without retain_graph released the values */
+} mxw_ag_info;
+void mxw_ag_info_free(mxw_ag_info *ag);
+
+/* Builds the gradient graph (MXNet's nnvm Gradient pass) of heads with respect to the variable
+ * nodes xs. head_grads[h] is the gradient entry of head h. The value of a forward entry is
+ * obtained from value(ud, node, index, &entry, &shape, &dtype): the entry itself in a graph
+ * that runs forward and backward together, a variable bound to a saved array on the eager
+ * tape. x_grads[i] gets an entry whose node is retained (release it). */
+typedef int (*mxw_value_fn)(void *ud, mxw_node *n, int index, mxw_entry *entry, mxw_shape *shape, int *dtype);
+int mxw_gradient_build(const mxw_entry *heads, int num_heads, const mxw_entry *head_grads, mxw_node *const *xs, int num_xs,
+                       mxw_value_fn value, void *ud, mxw_entry *x_grads);
+
+/* The executor's i-th input variable node (exec.c). */
+struct mxw_executor;
+mxw_node *mxw_exec_input_node(const struct mxw_executor *ex, int i);
 
 /* symbols */
 mxw_symbol *mxw_symbol_alloc(int n);

@@ -122,6 +122,7 @@ void mxw_node_release(mxw_node *n) {
       }
       free(cur->inputs);
       free(cur->control);
+      mxw_ag_info_free(cur->ag);
       mxw_params_free(cur->params);
       mxw_attrs_clear(&cur->attrs);
       free(cur->name);

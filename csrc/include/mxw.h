@@ -203,6 +203,25 @@ MXW_API int mxw_exec_set_monitor(mxw_executor *ex, int on);
 MXW_API const char *mxw_exec_monitor_info(mxw_executor *ex);
 MXW_API int mxw_exec_entry_copy(const mxw_executor *ex, int entry, mxw_ndarray **out);
 
+/* ---- autograd ------------------------------------------------------------------------------ */
+/* Recording on/off (autograd.record / pause); returns the previous value. While recording, each
+ * operator call with an input that has history (a marked variable or a recorded result) is
+ * recorded, and so are views of such arrays. */
+MXW_API int mxw_autograd_set_recording(int on);
+/* Marks arrays as variables with gradient buffers (same shapes); reqs: 0 null, 1 write, 2 add. */
+MXW_API int mxw_autograd_mark_variables(int n, mxw_ndarray *const *vars, mxw_ndarray *const *grads, const int32_t *reqs);
+/* Backpropagates from heads (head_grads NULL or NULL entries: ones) into every marked variable
+ * the heads depend on. Without retain_graph the graph's saved values are released. */
+MXW_API int mxw_autograd_backward(int num_heads, mxw_ndarray *const *heads, mxw_ndarray *const *head_grads,
+                                  int retain_graph, int is_train);
+/* The gradients of heads with respect to vars as new arrays (caller owns grads[0..num_vars-1]). */
+MXW_API int mxw_autograd_grad(int num_heads, mxw_ndarray *const *heads, mxw_ndarray *const *head_grads, int num_vars,
+                              mxw_ndarray *const *vars, int retain_graph, int is_train, mxw_ndarray **grads);
+/* A new handle on arr's storage without autograd history. Caller owns *out. */
+MXW_API int mxw_ndarray_detach(mxw_ndarray *arr, mxw_ndarray **out);
+/* Reads (set < 0) or sets the "written by backward since the last update" flag of a gradient. */
+MXW_API int mxw_ndarray_fresh_grad(mxw_ndarray *arr, int set);
+
 /* ---- runtime ----------------------------------------------------------------------------- */
 MXW_API void mxw_random_seed(uint32_t seed);
 /* Sets training mode (affects Dropout, BatchNorm, ...); returns the previous value. */

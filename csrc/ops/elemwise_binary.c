@@ -21,6 +21,7 @@
  *  5. Shape inference, forwards and the op definitions.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #ifdef __wasm_simd128__
@@ -481,96 +482,206 @@ static int forward_add_n(const mxw_op_call *c) {
   return 0;
 }
 
+
+/* ---- gradients (MXNet's FGradient of each op, elemwise_binary_op_basic.cc, elemwise_binary_broadcast_op_*.cc,
+ * elemwise_binary_scalar_op_*.cc). g = the output's gradient, a/b = lhs/rhs, y = the output. Broadcast ops sum
+ * each input's gradient over the axes it was broadcast along; comparisons and logical ops are
+ * non-differentiable (zero gradients, MakeZeroGradNodes). ---------------------------------------------------- */
+#define GOP(op, ...) mxw_grad_op(g, op, NULL, MXW_GIDS(__VA_ARGS__))
+/* lhs and rhs gradients from full-shape expressions (broadcast ops reduce them to each input) */
+static int set_both(mxw_grad_ctx *g, mxw_gid da, mxw_gid db) {
+  MXW_TRY(mxw_grad_set(g, 0, mxw_grad_reduce_to_input(g, da, 0)));
+  return mxw_grad_set(g, 1, mxw_grad_reduce_to_input(g, db, 1));
+}
+/* the elementwise form of a binary op: broadcast_* on broadcast ops (shapes may differ), elemwise otherwise */
+static const char *bop(const mxw_grad_ctx *g, const char *bname, const char *ename) {
+  return mxw_shape_equal(mxw_grad_in_shape(g, 0), mxw_grad_in_shape(g, 1)) ? ename : bname;
+}
+#define MUL(x, y) GOP(bop(g, "broadcast_mul", "elemwise_mul"), x, y)
+#define DIV(x, y) GOP(bop(g, "broadcast_div", "elemwise_div"), x, y)
+static int grad_add(mxw_grad_ctx *g) { return set_both(g, mxw_grad_ograd(g, 0), mxw_grad_ograd(g, 0)); }
+static int grad_sub(mxw_grad_ctx *g) {
+  mxw_gid og = mxw_grad_ograd(g, 0);
+  return set_both(g, og, GOP("negative", og));
+}
+static int grad_mul(mxw_grad_ctx *g) {
+  mxw_gid og = mxw_grad_ograd(g, 0), a = mxw_grad_in(g, 0), b = mxw_grad_in(g, 1);
+  return set_both(g, MUL(og, b), MUL(og, a));
+}
+static int grad_div(mxw_grad_ctx *g) { /* da = g / b, db = -g * y / b */
+  mxw_gid og = mxw_grad_ograd(g, 0), b = mxw_grad_in(g, 1), y = mxw_grad_out(g, 0);
+  mxw_gid da = DIV(og, b);
+  mxw_gid db = GOP("negative", DIV(GOP("elemwise_mul", og, y), b));
+  return set_both(g, da, db);
+}
+static int grad_power(mxw_grad_ctx *g) { /* da = g * b * a^(b-1), db = g * y * log(a) */
+  mxw_gid og = mxw_grad_ograd(g, 0), a = mxw_grad_in(g, 0), b = mxw_grad_in(g, 1), y = mxw_grad_out(g, 0);
+  mxw_gid bm1 = mxw_grad_op(g, "_minus_scalar", MXW_KV("scalar", "1"), MXW_GIDS(b));
+  mxw_gid da = MUL(og, MUL(b, GOP(bop(g, "broadcast_power", "_power"), a, bm1)));
+  mxw_gid db = MUL(GOP("elemwise_mul", og, y), GOP("log", a));
+  return set_both(g, da, db);
+}
+/* maximum / minimum: the gradient goes to the input that was chosen (lhs on ties, as MXNet's ge/le) */
+static int grad_maxmin(mxw_grad_ctx *g, const char *lhs_cmp_b, const char *lhs_cmp_e, const char *rhs_cmp_b,
+                       const char *rhs_cmp_e) {
+  mxw_gid og = mxw_grad_ograd(g, 0), a = mxw_grad_in(g, 0), b = mxw_grad_in(g, 1);
+  mxw_gid ma = GOP(bop(g, lhs_cmp_b, lhs_cmp_e), a, b), mb = GOP(bop(g, rhs_cmp_b, rhs_cmp_e), a, b);
+  return set_both(g, MUL(og, ma), MUL(og, mb));
+}
+static int grad_maximum(mxw_grad_ctx *g) {
+  return grad_maxmin(g, "broadcast_greater_equal", "_greater_equal", "broadcast_lesser", "_lesser");
+}
+static int grad_minimum(mxw_grad_ctx *g) {
+  return grad_maxmin(g, "broadcast_lesser_equal", "_lesser_equal", "broadcast_greater", "_greater");
+}
+static int grad_mod(mxw_grad_ctx *g) { /* da = g, db = -g * floor(a / b) */
+  mxw_gid og = mxw_grad_ograd(g, 0), a = mxw_grad_in(g, 0), b = mxw_grad_in(g, 1);
+  return set_both(g, og, GOP("negative", MUL(og, GOP("floor", DIV(a, b)))));
+}
+static int grad_hypot(mxw_grad_ctx *g) { /* da = g * a / y, db = g * b / y */
+  mxw_gid og = mxw_grad_ograd(g, 0), a = mxw_grad_in(g, 0), b = mxw_grad_in(g, 1), y = mxw_grad_out(g, 0);
+  mxw_gid gy = GOP("elemwise_div", og, y);
+  return set_both(g, MUL(gy, a), MUL(gy, b));
+}
+
+/* scalar ops: s is the scalar attribute */
+static mxw_gid scalar_op(mxw_grad_ctx *g, const char *op, double scalar, mxw_gid x) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%.17g", scalar);
+  return mxw_grad_op(g, op, MXW_KV("scalar", buf, "is_int", "False"), MXW_GIDS(x));
+}
+static double gscalar(const mxw_grad_ctx *g) { return ((const ScalarParam *)mxw_grad_param(g))->scalar; }
+static int grad_s_same(mxw_grad_ctx *g) { return mxw_grad_set(g, 0, mxw_grad_ograd(g, 0)); }
+static int grad_s_neg(mxw_grad_ctx *g) { return mxw_grad_set(g, 0, GOP("negative", mxw_grad_ograd(g, 0))); }
+static int grad_s_mul(mxw_grad_ctx *g) { return mxw_grad_set(g, 0, scalar_op(g, "_mul_scalar", gscalar(g), mxw_grad_ograd(g, 0))); }
+static int grad_s_div(mxw_grad_ctx *g) { return mxw_grad_set(g, 0, scalar_op(g, "_div_scalar", gscalar(g), mxw_grad_ograd(g, 0))); }
+static int grad_s_rdiv(mxw_grad_ctx *g) { /* y = s / x: dx = -g * y / x */
+  mxw_gid og = mxw_grad_ograd(g, 0), x = mxw_grad_in(g, 0), y = mxw_grad_out(g, 0);
+  return mxw_grad_set(g, 0, GOP("negative", GOP("elemwise_div", GOP("elemwise_mul", og, y), x)));
+}
+static int grad_s_rmod(mxw_grad_ctx *g) { /* y = s mod x: dx = -g * floor(s / x) */
+  mxw_gid og = mxw_grad_ograd(g, 0), x = mxw_grad_in(g, 0);
+  mxw_gid q = GOP("floor", scalar_op(g, "_rdiv_scalar", gscalar(g), x));
+  return mxw_grad_set(g, 0, GOP("negative", GOP("elemwise_mul", og, q)));
+}
+static int grad_s_power(mxw_grad_ctx *g) { /* y = x^s: dx = g * s * x^(s-1) */
+  mxw_gid og = mxw_grad_ograd(g, 0), x = mxw_grad_in(g, 0);
+  mxw_gid d = scalar_op(g, "_mul_scalar", gscalar(g), scalar_op(g, "_power_scalar", gscalar(g) - 1, x));
+  return mxw_grad_set(g, 0, GOP("elemwise_mul", og, d));
+}
+static int grad_s_rpower(mxw_grad_ctx *g) { /* y = s^x: dx = g * y * log(s) */
+  mxw_gid og = mxw_grad_ograd(g, 0), y = mxw_grad_out(g, 0);
+  return mxw_grad_set(g, 0, scalar_op(g, "_mul_scalar", log(gscalar(g)), GOP("elemwise_mul", og, y)));
+}
+static int grad_s_maximum(mxw_grad_ctx *g) { /* dx = g * (x >= s) */
+  mxw_gid og = mxw_grad_ograd(g, 0), x = mxw_grad_in(g, 0);
+  return mxw_grad_set(g, 0, GOP("elemwise_mul", og, scalar_op(g, "_greater_equal_scalar", gscalar(g), x)));
+}
+static int grad_s_minimum(mxw_grad_ctx *g) { /* dx = g * (x <= s) */
+  mxw_gid og = mxw_grad_ograd(g, 0), x = mxw_grad_in(g, 0);
+  return mxw_grad_set(g, 0, GOP("elemwise_mul", og, scalar_op(g, "_lesser_equal_scalar", gscalar(g), x)));
+}
+static int grad_s_hypot(mxw_grad_ctx *g) { /* dx = g * x / y */
+  mxw_gid og = mxw_grad_ograd(g, 0), x = mxw_grad_in(g, 0), y = mxw_grad_out(g, 0);
+  return mxw_grad_set(g, 0, GOP("elemwise_mul", GOP("elemwise_div", og, y), x));
+}
+static int grad_add_n(mxw_grad_ctx *g) {
+  for (int i = 0; i < mxw_grad_num_inputs(g); i++) MXW_TRY(mxw_grad_set(g, i, mxw_grad_ograd(g, 0)));
+  return 0;
+}
+#define NO_GRAD .no_grad = 1
+#define GRAD(fn) .gradient = fn
+
 /* ---- the op definitions --------------------------------------------------------------------------- */
 #define ALIASES(...) ((const char *const[]){__VA_ARGS__, NULL})
 
-#define BROADCAST_OP(NAME, MATH, ALIAS_LIST, DOC)                                                 \
+#define BROADCAST_OP(NAME, MATH, ALIAS_LIST, DOC, GRADSPEC)                                       \
   static int fwd_##NAME(const mxw_op_call *c) { return forward_binary(c, &k_##MATH); }            \
   static const mxw_op_def op_##NAME = {                                                           \
       .name = #NAME, .aliases = ALIAS_LIST, .doc = DOC " (NumPy broadcasting)", .num_inputs = 2,  \
       .input_names = k_lhs_rhs, .num_outputs = 1, .infer_shape = infer_shape_broadcast,           \
-      .forward = fwd_##NAME};
+      .forward = fwd_##NAME, GRADSPEC};
 
-#define ELEMWISE_OP(NAME, MATH, ALIAS_LIST, DOC)                                                  \
+#define ELEMWISE_OP(NAME, MATH, ALIAS_LIST, DOC, GRADSPEC)                                        \
   static int fwd_##NAME(const mxw_op_call *c) { return forward_binary(c, &k_##MATH); }            \
   static const mxw_op_def op_##NAME = {                                                           \
       .name = #NAME, .aliases = ALIAS_LIST, .doc = DOC " (identical shapes)", .num_inputs = 2,    \
       .input_names = k_lhs_rhs, .num_outputs = 1, .infer_shape = infer_shape_identical,           \
-      .forward = fwd_##NAME};
+      .forward = fwd_##NAME, GRADSPEC};
 
-#define SCALAR_OP(NAME, MATH, REVERSED, ALIAS_LIST, DOC)                                          \
+#define SCALAR_OP(NAME, MATH, REVERSED, ALIAS_LIST, DOC, GRADSPEC)                                \
   static int fwd_##NAME(const mxw_op_call *c) { return forward_scalar(c, &k_##MATH, REVERSED); }  \
   static const mxw_op_def op_##NAME = {                                                           \
       .name = #NAME, .aliases = ALIAS_LIST, .doc = DOC, .attrs = k_scalar_attrs, .num_attrs = 2,  \
       .param_size = sizeof(ScalarParam), .num_inputs = 1, .input_names = k_data, .num_outputs = 1, \
-      .infer_shape = mxw_infer_shape_same, .forward = fwd_##NAME};
+      .infer_shape = mxw_infer_shape_same, .forward = fwd_##NAME, GRADSPEC};
 
-BROADCAST_OP(broadcast_add, add, ALIASES("broadcast_plus", "_npi_add", "_sparse_broadcast_add"), "lhs + rhs")
-BROADCAST_OP(broadcast_sub, sub, ALIASES("broadcast_minus", "_npi_subtract"), "lhs - rhs")
-BROADCAST_OP(broadcast_mul, mul, ALIASES("_npi_multiply"), "lhs * rhs")
-BROADCAST_OP(broadcast_div, div, ALIASES("_npi_true_divide"), "lhs / rhs (integers truncate; x / 0 is 0)")
-BROADCAST_OP(broadcast_mod, mod, ALIASES("_npi_mod"), "lhs mod rhs, with the sign of rhs; x mod 0 is 0")
-BROADCAST_OP(broadcast_power, power, ALIASES("_npi_power"), "lhs ^ rhs")
-BROADCAST_OP(broadcast_maximum, maximum, ALIASES("_npi_maximum"), "lhs > rhs ? lhs : rhs; NaN propagates")
-BROADCAST_OP(broadcast_minimum, minimum, ALIASES("_npi_minimum"), "lhs < rhs ? lhs : rhs; NaN propagates")
-BROADCAST_OP(broadcast_hypot, hypot, NULL, "sqrt(lhs^2 + rhs^2)")
-BROADCAST_OP(broadcast_equal, equal, NULL, "1 where lhs == rhs, else 0")
-BROADCAST_OP(broadcast_not_equal, not_equal, NULL, "1 where lhs != rhs, else 0")
-BROADCAST_OP(broadcast_greater, greater, NULL, "1 where lhs > rhs, else 0")
-BROADCAST_OP(broadcast_greater_equal, greater_equal, NULL, "1 where lhs >= rhs, else 0")
-BROADCAST_OP(broadcast_lesser, lesser, NULL, "1 where lhs < rhs, else 0")
-BROADCAST_OP(broadcast_lesser_equal, lesser_equal, NULL, "1 where lhs <= rhs, else 0")
-BROADCAST_OP(broadcast_logical_and, logical_and, NULL, "1 where lhs and rhs are both nonzero, else 0")
-BROADCAST_OP(broadcast_logical_or, logical_or, NULL, "1 where lhs or rhs is nonzero, else 0")
-BROADCAST_OP(broadcast_logical_xor, logical_xor, NULL, "1 where exactly one of lhs, rhs is nonzero, else 0")
+BROADCAST_OP(broadcast_add, add, ALIASES("broadcast_plus", "_npi_add", "_sparse_broadcast_add"), "lhs + rhs", GRAD(grad_add))
+BROADCAST_OP(broadcast_sub, sub, ALIASES("broadcast_minus", "_npi_subtract"), "lhs - rhs", GRAD(grad_sub))
+BROADCAST_OP(broadcast_mul, mul, ALIASES("_npi_multiply"), "lhs * rhs", GRAD(grad_mul))
+BROADCAST_OP(broadcast_div, div, ALIASES("_npi_true_divide"), "lhs / rhs (integers truncate; x / 0 is 0)", GRAD(grad_div))
+BROADCAST_OP(broadcast_mod, mod, ALIASES("_npi_mod"), "lhs mod rhs, with the sign of rhs; x mod 0 is 0", GRAD(grad_mod))
+BROADCAST_OP(broadcast_power, power, ALIASES("_npi_power"), "lhs ^ rhs", GRAD(grad_power))
+BROADCAST_OP(broadcast_maximum, maximum, ALIASES("_npi_maximum"), "lhs > rhs ? lhs : rhs; NaN propagates", GRAD(grad_maximum))
+BROADCAST_OP(broadcast_minimum, minimum, ALIASES("_npi_minimum"), "lhs < rhs ? lhs : rhs; NaN propagates", GRAD(grad_minimum))
+BROADCAST_OP(broadcast_hypot, hypot, NULL, "sqrt(lhs^2 + rhs^2)", GRAD(grad_hypot))
+BROADCAST_OP(broadcast_equal, equal, NULL, "1 where lhs == rhs, else 0", NO_GRAD)
+BROADCAST_OP(broadcast_not_equal, not_equal, NULL, "1 where lhs != rhs, else 0", NO_GRAD)
+BROADCAST_OP(broadcast_greater, greater, NULL, "1 where lhs > rhs, else 0", NO_GRAD)
+BROADCAST_OP(broadcast_greater_equal, greater_equal, NULL, "1 where lhs >= rhs, else 0", NO_GRAD)
+BROADCAST_OP(broadcast_lesser, lesser, NULL, "1 where lhs < rhs, else 0", NO_GRAD)
+BROADCAST_OP(broadcast_lesser_equal, lesser_equal, NULL, "1 where lhs <= rhs, else 0", NO_GRAD)
+BROADCAST_OP(broadcast_logical_and, logical_and, NULL, "1 where lhs and rhs are both nonzero, else 0", NO_GRAD)
+BROADCAST_OP(broadcast_logical_or, logical_or, NULL, "1 where lhs or rhs is nonzero, else 0", NO_GRAD)
+BROADCAST_OP(broadcast_logical_xor, logical_xor, NULL, "1 where exactly one of lhs, rhs is nonzero, else 0", NO_GRAD)
 
-ELEMWISE_OP(elemwise_add, add, ALIASES("_add", "_plus", "_Plus"), "lhs + rhs")
-ELEMWISE_OP(elemwise_sub, sub, ALIASES("_sub", "_minus", "_Minus", "_sparse_elemwise_sub"), "lhs - rhs")
-ELEMWISE_OP(elemwise_mul, mul, ALIASES("_mul", "_Mul", "_sparse_elemwise_mul"), "lhs * rhs")
-ELEMWISE_OP(elemwise_div, div, ALIASES("_div", "_Div", "_sparse_elemwise_div"), "lhs / rhs (integers truncate; x / 0 is 0)")
-ELEMWISE_OP(_power, power, ALIASES("_Power"), "lhs ^ rhs")
-ELEMWISE_OP(_maximum, maximum, ALIASES("_Maximum"), "lhs > rhs ? lhs : rhs; NaN propagates")
-ELEMWISE_OP(_minimum, minimum, ALIASES("_Minimum"), "lhs < rhs ? lhs : rhs; NaN propagates")
-ELEMWISE_OP(_mod, mod, ALIASES("_Mod"), "lhs mod rhs, with the sign of rhs; x mod 0 is 0")
-ELEMWISE_OP(_hypot, hypot, NULL, "sqrt(lhs^2 + rhs^2)")
-ELEMWISE_OP(_equal, equal, ALIASES("_Equal"), "1 where lhs == rhs, else 0")
-ELEMWISE_OP(_not_equal, not_equal, ALIASES("_Not_Equal"), "1 where lhs != rhs, else 0")
-ELEMWISE_OP(_greater, greater, ALIASES("_Greater"), "1 where lhs > rhs, else 0")
-ELEMWISE_OP(_greater_equal, greater_equal, ALIASES("_Greater_Equal"), "1 where lhs >= rhs, else 0")
-ELEMWISE_OP(_lesser, lesser, ALIASES("_Lesser"), "1 where lhs < rhs, else 0")
-ELEMWISE_OP(_lesser_equal, lesser_equal, ALIASES("_Lesser_Equal"), "1 where lhs <= rhs, else 0")
-ELEMWISE_OP(_logical_and, logical_and, NULL, "1 where lhs and rhs are both nonzero, else 0")
-ELEMWISE_OP(_logical_or, logical_or, NULL, "1 where lhs or rhs is nonzero, else 0")
-ELEMWISE_OP(_logical_xor, logical_xor, NULL, "1 where exactly one of lhs, rhs is nonzero, else 0")
+ELEMWISE_OP(elemwise_add, add, ALIASES("_add", "_plus", "_Plus"), "lhs + rhs", GRAD(grad_add))
+ELEMWISE_OP(elemwise_sub, sub, ALIASES("_sub", "_minus", "_Minus", "_sparse_elemwise_sub"), "lhs - rhs", GRAD(grad_sub))
+ELEMWISE_OP(elemwise_mul, mul, ALIASES("_mul", "_Mul", "_sparse_elemwise_mul"), "lhs * rhs", GRAD(grad_mul))
+ELEMWISE_OP(elemwise_div, div, ALIASES("_div", "_Div", "_sparse_elemwise_div"), "lhs / rhs (integers truncate; x / 0 is 0)", GRAD(grad_div))
+ELEMWISE_OP(_power, power, ALIASES("_Power"), "lhs ^ rhs", GRAD(grad_power))
+ELEMWISE_OP(_maximum, maximum, ALIASES("_Maximum"), "lhs > rhs ? lhs : rhs; NaN propagates", GRAD(grad_maximum))
+ELEMWISE_OP(_minimum, minimum, ALIASES("_Minimum"), "lhs < rhs ? lhs : rhs; NaN propagates", GRAD(grad_minimum))
+ELEMWISE_OP(_mod, mod, ALIASES("_Mod"), "lhs mod rhs, with the sign of rhs; x mod 0 is 0", GRAD(grad_mod))
+ELEMWISE_OP(_hypot, hypot, NULL, "sqrt(lhs^2 + rhs^2)", GRAD(grad_hypot))
+ELEMWISE_OP(_equal, equal, ALIASES("_Equal"), "1 where lhs == rhs, else 0", NO_GRAD)
+ELEMWISE_OP(_not_equal, not_equal, ALIASES("_Not_Equal"), "1 where lhs != rhs, else 0", NO_GRAD)
+ELEMWISE_OP(_greater, greater, ALIASES("_Greater"), "1 where lhs > rhs, else 0", NO_GRAD)
+ELEMWISE_OP(_greater_equal, greater_equal, ALIASES("_Greater_Equal"), "1 where lhs >= rhs, else 0", NO_GRAD)
+ELEMWISE_OP(_lesser, lesser, ALIASES("_Lesser"), "1 where lhs < rhs, else 0", NO_GRAD)
+ELEMWISE_OP(_lesser_equal, lesser_equal, ALIASES("_Lesser_Equal"), "1 where lhs <= rhs, else 0", NO_GRAD)
+ELEMWISE_OP(_logical_and, logical_and, NULL, "1 where lhs and rhs are both nonzero, else 0", NO_GRAD)
+ELEMWISE_OP(_logical_or, logical_or, NULL, "1 where lhs or rhs is nonzero, else 0", NO_GRAD)
+ELEMWISE_OP(_logical_xor, logical_xor, NULL, "1 where exactly one of lhs, rhs is nonzero, else 0", NO_GRAD)
 
-SCALAR_OP(_plus_scalar, add, 0, ALIASES("_PlusScalar"), "data + scalar")
-SCALAR_OP(_minus_scalar, sub, 0, ALIASES("_MinusScalar"), "data - scalar")
-SCALAR_OP(_rminus_scalar, sub, 1, ALIASES("_RMinusScalar"), "scalar - data")
-SCALAR_OP(_mul_scalar, mul, 0, ALIASES("_MulScalar"), "data * scalar")
-SCALAR_OP(_div_scalar, div, 0, ALIASES("_DivScalar"), "data / scalar")
-SCALAR_OP(_rdiv_scalar, div, 1, ALIASES("_RDivScalar"), "scalar / data")
-SCALAR_OP(_mod_scalar, mod, 0, ALIASES("_ModScalar"), "data mod scalar, with the sign of scalar")
-SCALAR_OP(_rmod_scalar, mod, 1, ALIASES("_RModScalar"), "scalar mod data, with the sign of data")
-SCALAR_OP(_power_scalar, power, 0, ALIASES("_PowerScalar"), "data ^ scalar")
-SCALAR_OP(_rpower_scalar, power, 1, ALIASES("_RPowerScalar"), "scalar ^ data")
-SCALAR_OP(_maximum_scalar, maximum, 0, ALIASES("_MaximumScalar"), "data > scalar ? data : scalar")
-SCALAR_OP(_minimum_scalar, minimum, 0, ALIASES("_MinimumScalar"), "data < scalar ? data : scalar")
-SCALAR_OP(_hypot_scalar, hypot, 0, ALIASES("_HypotScalar"), "sqrt(data^2 + scalar^2)")
-SCALAR_OP(_equal_scalar, equal, 0, ALIASES("_EqualScalar"), "1 where data == scalar, else 0")
-SCALAR_OP(_not_equal_scalar, not_equal, 0, ALIASES("_NotEqualScalar"), "1 where data != scalar, else 0")
-SCALAR_OP(_greater_scalar, greater, 0, ALIASES("_GreaterScalar"), "1 where data > scalar, else 0")
-SCALAR_OP(_greater_equal_scalar, greater_equal, 0, ALIASES("_GreaterEqualScalar"), "1 where data >= scalar, else 0")
-SCALAR_OP(_lesser_scalar, lesser, 0, ALIASES("_LesserScalar"), "1 where data < scalar, else 0")
-SCALAR_OP(_lesser_equal_scalar, lesser_equal, 0, ALIASES("_LesserEqualScalar"), "1 where data <= scalar, else 0")
-SCALAR_OP(_logical_and_scalar, logical_and, 0, NULL, "1 where data and scalar are both nonzero, else 0")
-SCALAR_OP(_logical_or_scalar, logical_or, 0, NULL, "1 where data or scalar is nonzero, else 0")
-SCALAR_OP(_logical_xor_scalar, logical_xor, 0, NULL, "1 where exactly one of data, scalar is nonzero, else 0")
+SCALAR_OP(_plus_scalar, add, 0, ALIASES("_PlusScalar"), "data + scalar", GRAD(grad_s_same))
+SCALAR_OP(_minus_scalar, sub, 0, ALIASES("_MinusScalar"), "data - scalar", GRAD(grad_s_same))
+SCALAR_OP(_rminus_scalar, sub, 1, ALIASES("_RMinusScalar"), "scalar - data", GRAD(grad_s_neg))
+SCALAR_OP(_mul_scalar, mul, 0, ALIASES("_MulScalar"), "data * scalar", GRAD(grad_s_mul))
+SCALAR_OP(_div_scalar, div, 0, ALIASES("_DivScalar"), "data / scalar", GRAD(grad_s_div))
+SCALAR_OP(_rdiv_scalar, div, 1, ALIASES("_RDivScalar"), "scalar / data", GRAD(grad_s_rdiv))
+SCALAR_OP(_mod_scalar, mod, 0, ALIASES("_ModScalar"), "data mod scalar, with the sign of scalar", GRAD(grad_s_same))
+SCALAR_OP(_rmod_scalar, mod, 1, ALIASES("_RModScalar"), "scalar mod data, with the sign of data", GRAD(grad_s_rmod))
+SCALAR_OP(_power_scalar, power, 0, ALIASES("_PowerScalar"), "data ^ scalar", GRAD(grad_s_power))
+SCALAR_OP(_rpower_scalar, power, 1, ALIASES("_RPowerScalar"), "scalar ^ data", GRAD(grad_s_rpower))
+SCALAR_OP(_maximum_scalar, maximum, 0, ALIASES("_MaximumScalar"), "data > scalar ? data : scalar", GRAD(grad_s_maximum))
+SCALAR_OP(_minimum_scalar, minimum, 0, ALIASES("_MinimumScalar"), "data < scalar ? data : scalar", GRAD(grad_s_minimum))
+SCALAR_OP(_hypot_scalar, hypot, 0, ALIASES("_HypotScalar"), "sqrt(data^2 + scalar^2)", GRAD(grad_s_hypot))
+SCALAR_OP(_equal_scalar, equal, 0, ALIASES("_EqualScalar"), "1 where data == scalar, else 0", NO_GRAD)
+SCALAR_OP(_not_equal_scalar, not_equal, 0, ALIASES("_NotEqualScalar"), "1 where data != scalar, else 0", NO_GRAD)
+SCALAR_OP(_greater_scalar, greater, 0, ALIASES("_GreaterScalar"), "1 where data > scalar, else 0", NO_GRAD)
+SCALAR_OP(_greater_equal_scalar, greater_equal, 0, ALIASES("_GreaterEqualScalar"), "1 where data >= scalar, else 0", NO_GRAD)
+SCALAR_OP(_lesser_scalar, lesser, 0, ALIASES("_LesserScalar"), "1 where data < scalar, else 0", NO_GRAD)
+SCALAR_OP(_lesser_equal_scalar, lesser_equal, 0, ALIASES("_LesserEqualScalar"), "1 where data <= scalar, else 0", NO_GRAD)
+SCALAR_OP(_logical_and_scalar, logical_and, 0, NULL, "1 where data and scalar are both nonzero, else 0", NO_GRAD)
+SCALAR_OP(_logical_or_scalar, logical_or, 0, NULL, "1 where data or scalar is nonzero, else 0", NO_GRAD)
+SCALAR_OP(_logical_xor_scalar, logical_xor, 0, NULL, "1 where exactly one of data, scalar is nonzero, else 0", NO_GRAD)
 
 static const mxw_op_def op_add_n = {
     .name = "add_n", .aliases = ALIASES("ElementWiseSum"), .doc = "the sum of num_args same-shape arrays",
     .attrs = k_add_n_attrs, .num_attrs = 1, .param_size = sizeof(AddNParam), .validate = validate_add_n,
     .num_inputs = MXW_VARIADIC, .input_names = k_args, .num_inputs_fn = num_inputs_add_n, .num_outputs = 1,
-    .infer_shape = mxw_infer_shape_same, .forward = forward_add_n};
+    .infer_shape = mxw_infer_shape_same, .forward = forward_add_n, .gradient = grad_add_n};
 
 MXW_FAMILY(elemwise_binary,
            &op_broadcast_add, &op_broadcast_sub, &op_broadcast_mul, &op_broadcast_div, &op_broadcast_mod,
