@@ -7,6 +7,7 @@ import { attrString } from './format.mjs';
 import { bindArgs, registerType, camelCase } from './signature.mjs';
 import { SIGNATURES } from './signatures.mjs';
 import { onContext } from './context.mjs';
+import { markVariables } from './autograd.mjs';
 import { saveBytes, writeFileSync } from './io.mjs';
 
 const ctxKey = (c) => `${c.deviceType}(${c.deviceId})`;
@@ -65,8 +66,9 @@ export class Parameter {
     if (!this._differentiable) req = 'null';
     if (this._gradReq === req) return;
     this._gradReq = req;
-    if (req === 'null' && this._grad) { this._grad.dispose(); this._grad = null; }
+    if (req === 'null' && this._grad) { this._grad.dispose(); this._grad = null; this._syncCopies(); }
     else if (req !== 'null' && this._data && !this._grad) this._initGrad();
+    else this._markGrads();
   }
   get grad_req() { return this.gradReq; }
   set grad_req(req) { this.gradReq = req; }
@@ -136,12 +138,22 @@ export class Parameter {
   _syncCopies() {
     if (this._copies) for (const c of this._copies) { c.data.dispose(); if (c.grad) c.grad.dispose(); }
     this._copies = null;
-    if (this._ctx.length < 2 || !this._data) return;
-    this._copies = this._ctx.slice(1).map((ctx) => ({
-      ctx,
-      data: onContext(keep(this._data.copy()), ctx),
-      grad: this._grad ? onContext(keep(this._grad.copy()), ctx) : null,
-    }));
+    if (this._ctx.length >= 2 && this._data) {
+      this._copies = this._ctx.slice(1).map((ctx) => ({
+        ctx,
+        data: onContext(keep(this._data.copy()), ctx),
+        grad: this._grad ? onContext(keep(this._grad.copy()), ctx) : null,
+      }));
+    }
+    this._markGrads();
+  }
+  // Each copy of the values is an autograd variable whose gradient is the matching grad buffer
+  // (grad_req 'null': a variable that receives nothing, so no stale history stays attached).
+  _markGrads() {
+    if (!this._data) return;
+    const pairs = [[this._data, this._grad], ...(this._copies ?? []).map((c) => [c.data, c.grad])];
+    for (const [d, g] of pairs) markVariables([d], [g ?? d], this._gradReq === 'null' || !g ? 'null' : this._gradReq);
+    for (const [d, g] of pairs) d._grad = g ?? null;
   }
   _pick(ctx, what) {
     this._checkInitialized();
