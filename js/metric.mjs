@@ -376,8 +376,9 @@ export class TopKAccuracy extends EvalMetric {
       if (pred.shape.length > 2) throw new MXNetError('Predictions should be no more than 2 dims');
       const label = host(labels[i], 'label').data.map(toInt);
       const numSamples = pred.shape[0];
-      // numpy.argpartition(pred, -top_k): the top_k largest last (ties: the lower index ranks higher)
-      const order = (row) => Array.from(row.keys()).sort((x, y) => (row[x] - row[y]) || (y - x));
+      // numpy.argpartition(pred, -top_k) puts the top_k largest last; a stable ascending argsort is
+      // one such partition (among equal scores the later index ranks higher; numpy leaves ties open)
+      const order = (row) => Array.from(row.keys()).sort((x, y) => (row[x] - row[y]) || (x - y));
       if (pred.shape.length === 1) {
         check_label_shapes(label, pred.data);
         const part = order(pred.data);
