@@ -232,6 +232,10 @@ typedef struct mxw_op_def {
   /* MXNet marks the op non-differentiable (argmax, comparisons, random draws, ...): its inputs
    * get zero gradients. */
   int no_grad;
+  /* Params that hold a reference (internal ops such as _CachedOp): called when a copy of the
+   * param struct is made (retain) and when one is freed (release). */
+  void (*param_retain)(void *param);
+  void (*param_release)(void *param);
 } mxw_op_def;
 
 /* ---- gradients (MXNet's FGradient) ----------------------------------------------------------

@@ -241,6 +241,7 @@ int mxw_params_create(int op_id, int num, const char *const *keys, const char *c
 
 int mxw_params_free(mxw_params *p) {
   if (!p) return 0;
+  if (p->op && p->op->param_release && p->param) p->op->param_release(p->param);
   free(p->param);
   free(p);
   return 0;

@@ -56,7 +56,7 @@ void mxw_ag_info_free(mxw_ag_info *ag) {
 
 void mxw_autograd_release(mxw_node *n) { mxw_node_release(n); }
 
-static mxw_params *params_clone(const mxw_params *p, const mxw_op_def *op, int op_id) {
+mxw_params *mxw_params_clone(const mxw_params *p, const mxw_op_def *op, int op_id) {
   mxw_params *q = (mxw_params *)calloc(1, sizeof *q);
   void *param = malloc(op->param_size ? op->param_size : 1);
   if (!q || !param) {
@@ -66,6 +66,7 @@ static mxw_params *params_clone(const mxw_params *p, const mxw_op_def *op, int o
     return NULL;
   }
   if (op->param_size) memcpy(param, p->param, op->param_size);
+  if (op->param_retain) op->param_retain(param);
   q->op = op;
   q->op_id = op_id;
   q->param = param;
@@ -110,7 +111,7 @@ int mxw_autograd_record(const mxw_params *p, int nin, mxw_ndarray *const *inputs
   MXW_CHECK(n != NULL, "out of memory");
   n->op = p->op;
   n->op_id = p->op_id;
-  n->params = params_clone(p, p->op, p->op_id);
+  n->params = mxw_params_clone(p, p->op, p->op_id);
   n->inputs = (mxw_entry *)calloc((size_t)(nin ? nin : 1), sizeof(mxw_entry));
   n->ag = ag_new(nout);
   if (!n->params || !n->inputs || !n->ag) goto oom;
@@ -257,7 +258,7 @@ static mxw_node *new_node(builder *b, const char *name, int op_id, const char *c
       mxw_fail("%s cannot take the params of %s", op->name, copy->op->name);
       return NULL;
     }
-    if (!(n->params = params_clone(copy, op, op_id))) return NULL;
+    if (!(n->params = mxw_params_clone(copy, op, op_id))) return NULL;
     n->op = op;
     n->op_id = op_id;
   } else if (mxw_node_set_op(n, op_id) != 0) {

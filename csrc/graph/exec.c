@@ -335,6 +335,13 @@ struct mxw_executor {
   int *fused_act;  /* per node: activation its op applies to its own output (fusion) */
   uint8_t *skip;   /* per node: an activation fused into its producer */
   char *monitor_info;
+  /* training executors (cached_op.c): nodes [0, split) run forward, [split, n) backward, with
+   * arenas owned by each recorded call; graph outputs stay in the arena (copied out) */
+  int train;
+  int split;
+  int *tie; /* per input: the head whose shape and dtype it takes (output gradients), or -1 */
+  /* the hybridized-training plans of this (forward) executor, cached_op.c */
+  struct mxw_train_plans *plans;
 };
 
 int mxw_exec_free(mxw_executor *ex) {
@@ -356,6 +363,8 @@ int mxw_exec_free(mxw_executor *ex) {
   free(ex->consumers);
   free(ex->fused_act);
   free(ex->skip);
+  free(ex->tie);
+  mxw_train_plans_free(ex->plans);
   graph_free(&ex->g);
   free(ex);
   return 0;
@@ -473,7 +482,7 @@ static int plan_memory(mxw_executor *ex) {
     for (int k = 0; k < nout; k++) {
       int e = g->entry_base[i] + k;
       if (ex->offset[e] >= 0) continue; /* placed in place above */
-      if (ex->last_use[e] == g->num_nodes) continue; /* a graph output: lives in the caller's array */
+      if (ex->last_use[e] == g->num_nodes && !ex->train) continue; /* a graph output: lives in the caller's array */
       size_t bytes = (size_t)mxw_shape_size(&ex->shapes[e]) * (size_t)mxw_dtype_size(ex->types[e]);
       bytes = (bytes + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
       if (bytes == 0) bytes = ARENA_ALIGN;
@@ -530,6 +539,10 @@ static int plan_memory(mxw_executor *ex) {
   }
   free(free_list);
   free(donated);
+  if (ex->train) { /* arenas belong to the recorded calls */
+    ex->arena_bytes = end;
+    return 0;
+  }
   if (end > ex->arena_cap || !ex->arena) {
     size_t cap = end ? end : ARENA_ALIGN;
     uint8_t *a = (uint8_t *)aligned_alloc(ARENA_ALIGN, cap);
@@ -573,6 +586,13 @@ static int bind(mxw_executor *ex, mxw_ndarray *const *inputs) {
         return mxw_fail("input '%s' has dtype %s but the graph needs %s", v->name, mxw_dtype_name(inputs[k]->t.dtype),
                         mxw_dtype_name(ex->types[e]));
       continue;
+    }
+    /* a training graph's output gradient: the shape and dtype of its head */
+    if (ex->tie && ex->tie[k] >= 0) {
+      int he = entry_id(g, &g->heads[ex->tie[k]]);
+      ex->shapes[e] = ex->shapes[he];
+      ex->types[e] = ex->types[he];
+      MXW_TRY(graph_infer(g, ex->shapes, ex->types));
     }
     /* unbound (e.g. a loss head's label): zeros of the inferred shape */
     if (ex->types[e] < 0) ex->types[e] = MXW_FLOAT32;
@@ -671,6 +691,11 @@ int mxw_exec_forward(mxw_executor *ex, int num_inputs, mxw_ndarray *const *input
   exec_graph *g = &ex->g;
   MXW_CHECK(num_inputs == g->num_inputs, "the graph has %d inputs, %d given", g->num_inputs, num_inputs);
   MXW_CHECK(*num_outputs >= g->num_heads, "room for %d outputs given, the graph has %d", *num_outputs, g->num_heads);
+  if (mxw_autograd_is_recording() && !ex->train && !ex->monitor) { /* hybridized training (cached_op.c) */
+    int handled = 0;
+    int rc = mxw_cached_forward_record(ex, num_inputs, inputs, is_train, num_outputs, outputs, &handled);
+    if (rc != 0 || handled) return rc;
+  }
   int rebind = !ex->planned;
   for (int k = 0; k < num_inputs && !rebind; k++) {
     if (inputs[k]) rebind = ex->bound_types[k] != inputs[k]->t.dtype || !mxw_shape_equal(&ex->bound_shapes[k], &inputs[k]->t.shape);
@@ -741,3 +766,90 @@ fail:
   for (int h = 0; h < nh; h++) mxw_ndarray_free(outs[h]);
   return -1;
 }
+
+/* ---- training executors (hybridized backward, cached_op.c) ---------------------------------------- */
+int mxw_exec_train_setup(mxw_executor *ex, int split, const int *tie) {
+  exec_graph *g = &ex->g;
+  MXW_CHECK(split >= 0 && split <= g->num_nodes, "bad split");
+  ex->train = 1;
+  ex->split = split;
+  ex->tie = (int *)malloc(sizeof(int) * (size_t)(g->num_inputs ? g->num_inputs : 1));
+  MXW_CHECK(ex->tie != NULL, "out of memory");
+  memcpy(ex->tie, tie, sizeof(int) * (size_t)g->num_inputs);
+  /* forward values read by the backward stay until the end: a retained graph's backward can run
+   * again on the same values */
+  for (int i = split; i < g->num_nodes; i++)
+    for (int k = 0; k < g->nodes[i]->num_inputs; k++) {
+      mxw_node *src = g->nodes[i]->inputs[k].node;
+      if (src->index < split) ex->last_use[entry_id(g, &g->nodes[i]->inputs[k])] = g->num_nodes;
+    }
+  ex->planned = 0;
+  return 0;
+}
+
+/* Infers and plans for these inputs (output gradients unbound) when their shapes changed. */
+int mxw_exec_train_prepare(mxw_executor *ex, mxw_ndarray *const *inputs) {
+  int rebind = !ex->planned;
+  for (int k = 0; k < ex->g.num_inputs && !rebind; k++) {
+    if (inputs[k]) rebind = ex->bound_types[k] != inputs[k]->t.dtype || !mxw_shape_equal(&ex->bound_shapes[k], &inputs[k]->t.shape);
+    else rebind = ex->bound_types[k] != -1;
+  }
+  if (!rebind) return 0;
+  ex->planned = 0;
+  return bind(ex, inputs);
+}
+
+/* Runs nodes [from, to) on `arena` with the inputs' data (NULL data: the unbound zeros). */
+int mxw_exec_train_run(mxw_executor *ex, uint8_t *arena, void *const *input_data, int from, int to, int is_train) {
+  exec_graph *g = &ex->g;
+  MXW_CHECK(ex->planned, "the training graph is not planned");
+  for (int e = 0; e < g->num_entries; e++) ex->entry_data[e] = ex->offset[e] >= 0 ? arena + ex->offset[e] : NULL;
+  for (int k = 0; k < g->num_inputs; k++)
+    ex->entry_data[g->entry_base[g->inputs[k]]] = input_data[k] ? input_data[k] : ex->unbound[k]->t.data;
+  for (int i = from; i < to; i++) {
+    mxw_node *n = g->nodes[i];
+    if (!n->op || ex->skip[i]) continue;
+    int nin = n->num_inputs, nout = mxw_node_num_outputs(n);
+    for (int k = 0; k < nin; k++) {
+      int e = entry_id(g, &n->inputs[k]);
+      ex->tin[k] = (mxw_tensor){ex->entry_data[e], ex->types[e], ex->shapes[e]};
+    }
+    for (int k = 0; k < nout; k++) {
+      int e = g->entry_base[i] + k;
+      ex->tout[k] = (mxw_tensor){ex->entry_data[e], ex->types[e], ex->shapes[e]};
+    }
+    mxw_op_call call = {n->op, n->params->param, nin, ex->tin, nout, ex->tout, is_train, ex->fused_act[i]};
+    if (n->op->forward(&call) != 0) {
+      mxw_error_prefix("node '%s' (%s): ", n->name, n->op->name);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* Head h's value after a run (entry_data of the last run), its shape and dtype. */
+int mxw_exec_train_head(const mxw_executor *ex, int h, void **data, mxw_shape *shape, int *dtype) {
+  const exec_graph *g = &ex->g;
+  MXW_CHECK(h >= 0 && h < g->num_heads, "no head %d", h);
+  int e = entry_id(g, &g->heads[h]);
+  *data = ex->entry_data[e];
+  *shape = ex->shapes[e];
+  *dtype = ex->types[e];
+  return 0;
+}
+
+/* Shape and dtype the last bind inferred for output `index` of `n` (a node of this graph). */
+int mxw_exec_entry_info(const mxw_executor *ex, const mxw_node *n, int index, mxw_shape *shape, int *dtype) {
+  const exec_graph *g = &ex->g;
+  MXW_CHECK(ex->planned && n->index >= 0 && n->index < g->num_nodes && g->nodes[n->index] == n, "node '%s' is not in this graph",
+            n->name);
+  int e = g->entry_base[n->index] + index;
+  *shape = ex->shapes[e];
+  *dtype = ex->types[e];
+  return 0;
+}
+
+int mxw_exec_num_nodes(const mxw_executor *ex) { return ex->g.num_nodes; }
+const mxw_entry *mxw_exec_heads(const mxw_executor *ex) { return ex->g.heads; }
+int mxw_exec_is_planned(const mxw_executor *ex) { return ex->planned; }
+struct mxw_train_plans **mxw_exec_plans(mxw_executor *ex) { return &ex->plans; }

@@ -74,6 +74,8 @@ typedef struct mxw_ag_info {
   int freed;            /* a backward pass without retain_graph released the values */
 } mxw_ag_info;
 void mxw_ag_info_free(mxw_ag_info *ag);
+/* A copy of p's param struct as params of `op` (same param_size), retaining what it holds. */
+mxw_params *mxw_params_clone(const mxw_params *p, const mxw_op_def *op, int op_id);
 
 /* Builds the gradient graph (MXNet's nnvm Gradient pass) of heads with respect to the variable
  * nodes xs. head_grads[h] is the gradient entry of head h. The value of a forward entry is
@@ -87,6 +89,23 @@ int mxw_gradient_build(const mxw_entry *heads, int num_heads, const mxw_entry *h
 /* The executor's i-th input variable node (exec.c). */
 struct mxw_executor;
 mxw_node *mxw_exec_input_node(const struct mxw_executor *ex, int i);
+
+/* Training executors (exec.c) and hybridized backward (cached_op.c): a graph of forward heads
+ * followed by input gradients, nodes [0, split) forward, the rest backward, arenas per call. */
+struct mxw_train_plans;
+void mxw_train_plans_free(struct mxw_train_plans *p);
+int mxw_exec_train_setup(struct mxw_executor *ex, int split, const int *tie);
+int mxw_exec_train_prepare(struct mxw_executor *ex, struct mxw_ndarray *const *inputs);
+int mxw_exec_train_run(struct mxw_executor *ex, uint8_t *arena, void *const *input_data, int from, int to, int is_train);
+int mxw_exec_train_head(const struct mxw_executor *ex, int h, void **data, mxw_shape *shape, int *dtype);
+int mxw_exec_entry_info(const struct mxw_executor *ex, const mxw_node *n, int index, mxw_shape *shape, int *dtype);
+int mxw_exec_num_nodes(const struct mxw_executor *ex);
+const mxw_entry *mxw_exec_heads(const struct mxw_executor *ex);
+int mxw_exec_is_planned(const struct mxw_executor *ex);
+struct mxw_train_plans **mxw_exec_plans(struct mxw_executor *ex);
+/* The recording forward of a hybridized graph (cached_op.c), called by mxw_exec_forward. */
+int mxw_cached_forward_record(struct mxw_executor *ex, int num_inputs, struct mxw_ndarray *const *inputs, int is_train,
+                              int *num_outputs, struct mxw_ndarray **outputs, int *handled);
 
 /* symbols */
 mxw_symbol *mxw_symbol_alloc(int n);

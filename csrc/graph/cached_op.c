@@ -1,0 +1,440 @@
+/* cached_op.c -- hybridized training (MXNet's CachedOp forward/backward with static_alloc).
+ *
+ * A hybridized graph called while recording, with inputs that need gradients (parameters), runs
+ * through a training executor: one graph holding the forward heads and, after them, the gradient
+ * nodes the gradient pass (autograd.c) builds for the inputs that need gradients. It is indexed,
+ * inferred and memory-planned once per input-shape signature (a "plan"); the forward values the
+ * backward reads stay in the arena, in place and fusion still apply where safe. Each recorded
+ * call owns an arena from the plan's pool (so two calls before one backward do not clash), and is
+ * recorded on the eager tape as one _CachedOp node whose gradient is a _backward_CachedOp node
+ * running the backward half on that arena. Arenas return to the pool when the tape lets go. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../core/ndarray.h"
+#include "graph.h"
+
+#define MAX_PLANS 4
+#define POOL 4
+
+typedef struct train_plan {
+  int refcount;
+  int ninputs;
+  mxw_shape *in_shapes;
+  int *in_types;
+  uint8_t *mask; /* inputs that get gradients */
+  mxw_executor *tex;
+  int split, nfwd, ngrad;
+  int *grad_input; /* gradient head j is input grad_input[j]'s */
+  int ntin;
+  int *tin_src; /* per training-graph input: the forward input index, or -(h + 1) for head h's gradient */
+  mxw_shape *out_shapes;
+  int *out_types;
+  uint8_t *pool[POOL];
+  int npool;
+  size_t bytes;
+} train_plan;
+
+struct mxw_train_plans {
+  train_plan *p[MAX_PLANS];
+  int n;
+};
+
+typedef struct cop_state {
+  int refcount;
+  train_plan *plan;
+  uint8_t *arena;
+  mxw_ndarray **inputs; /* the forward inputs' values (shared handles) */
+} cop_state;
+
+/* The params of _CachedOp and _backward_CachedOp (set by this file, not parsed). */
+typedef struct CachedOpParam {
+  cop_state *st;
+  int num_inputs, num_outputs;
+} CachedOpParam;
+
+static void plan_release(train_plan *p) {
+  if (!p || --p->refcount > 0) return;
+  for (int i = 0; i < p->npool; i++) {
+    mxw_memory_account(-(double)p->bytes);
+    free(p->pool[i]);
+  }
+  mxw_exec_free(p->tex);
+  free(p->in_shapes);
+  free(p->in_types);
+  free(p->mask);
+  free(p->grad_input);
+  free(p->tin_src);
+  free(p->out_shapes);
+  free(p->out_types);
+  free(p);
+}
+
+void mxw_train_plans_free(struct mxw_train_plans *ps) {
+  if (!ps) return;
+  for (int i = 0; i < ps->n; i++) plan_release(ps->p[i]);
+  free(ps);
+}
+
+static void state_release(cop_state *st) {
+  if (!st || --st->refcount > 0) return;
+  train_plan *p = st->plan;
+  for (int k = 0; st->inputs && k < p->ninputs; k++) mxw_ndarray_free(st->inputs[k]);
+  free(st->inputs);
+  if (st->arena) {
+    if (p->npool < POOL) {
+      p->pool[p->npool++] = st->arena;
+    } else {
+      mxw_memory_account(-(double)p->bytes);
+      free(st->arena);
+    }
+  }
+  plan_release(p);
+  free(st);
+}
+
+static void param_retain(void *param) {
+  CachedOpParam *p = (CachedOpParam *)param;
+  if (p->st) p->st->refcount++;
+}
+static void param_release(void *param) { state_release(((CachedOpParam *)param)->st); }
+
+/* ---- building a plan --------------------------------------------------------------------------------- */
+static int fwd_value(void *ud, mxw_node *n, int index, mxw_entry *entry, mxw_shape *shape, int *dtype) {
+  if (entry) *entry = (mxw_entry){n, (uint32_t)index, 0};
+  return mxw_exec_entry_info((const mxw_executor *)ud, n, index, shape, dtype);
+}
+
+static train_plan *build_plan(mxw_executor *ex, mxw_ndarray *const *inputs, const uint8_t *mask) {
+  int n = mxw_exec_num_inputs(ex), nh = mxw_exec_num_outputs(ex);
+  train_plan *p = (train_plan *)calloc(1, sizeof *p);
+  mxw_node **ograd = (mxw_node **)calloc((size_t)(nh ? nh : 1), sizeof *ograd);
+  mxw_entry *hg = (mxw_entry *)calloc((size_t)(nh ? nh : 1), sizeof *hg);
+  mxw_node **xs = (mxw_node **)calloc((size_t)(n ? n : 1), sizeof *xs);
+  mxw_entry *xg = (mxw_entry *)calloc((size_t)(n ? n : 1), sizeof *xg);
+  mxw_symbol *sym = NULL;
+  int ok = 0, nx = 0;
+  if (!p || !ograd || !hg || !xs || !xg) {
+    mxw_fail("out of memory");
+    goto done;
+  }
+  p->refcount = 1;
+  p->ninputs = n;
+  p->in_shapes = (mxw_shape *)calloc((size_t)(n ? n : 1), sizeof(mxw_shape));
+  p->in_types = (int *)calloc((size_t)(n ? n : 1), sizeof(int));
+  p->mask = (uint8_t *)calloc((size_t)(n ? n : 1), 1);
+  p->grad_input = (int *)calloc((size_t)(n ? n : 1), sizeof(int));
+  p->out_shapes = (mxw_shape *)calloc((size_t)(nh ? nh : 1), sizeof(mxw_shape));
+  p->out_types = (int *)calloc((size_t)(nh ? nh : 1), sizeof(int));
+  if (!p->in_shapes || !p->in_types || !p->mask || !p->grad_input || !p->out_shapes || !p->out_types) {
+    mxw_fail("out of memory");
+    goto done;
+  }
+  for (int k = 0; k < n; k++) {
+    p->in_shapes[k] = inputs[k] ? inputs[k]->t.shape : (mxw_shape){-1, {0}};
+    p->in_types[k] = inputs[k] ? inputs[k]->t.dtype : -1;
+    p->mask[k] = mask[k];
+  }
+  /* the forward graph's shapes for these inputs (the gradient pass may branch on them) */
+  if (mxw_exec_train_prepare(ex, inputs) != 0) goto done;
+  const mxw_entry *heads = mxw_exec_heads(ex);
+  for (int h = 0; h < nh; h++) {
+    char name[32];
+    snprintf(name, sizeof name, "ograd%d", h);
+    if (!(ograd[h] = mxw_node_new(name))) goto done;
+    hg[h] = (mxw_entry){ograd[h], 0, 0};
+    if (mxw_exec_entry_info(ex, heads[h].node, (int)heads[h].index, &p->out_shapes[h], &p->out_types[h]) != 0) goto done;
+  }
+  for (int k = 0; k < n; k++)
+    if (mask[k]) {
+      p->grad_input[nx] = k;
+      xs[nx++] = mxw_exec_input_node(ex, k);
+    }
+  p->nfwd = nh;
+  p->ngrad = nx;
+  if (mxw_gradient_build(heads, nh, hg, xs, nx, fwd_value, ex, xg) != 0) goto done;
+  if (!(sym = mxw_symbol_alloc(nh + nx))) goto done;
+  for (int h = 0; h < nh; h++) {
+    sym->outputs[h] = heads[h];
+    mxw_node_retain(heads[h].node);
+  }
+  for (int j = 0; j < nx; j++) {
+    sym->outputs[nh + j] = xg[j];
+    xg[j].node = NULL;
+  }
+  if (mxw_exec_create(sym, &p->tex) != 0) goto done;
+  p->split = mxw_exec_num_nodes(ex);
+  p->ntin = mxw_exec_num_inputs(p->tex);
+  p->tin_src = (int *)calloc((size_t)(p->ntin ? p->ntin : 1), sizeof(int));
+  int *tie = (int *)calloc((size_t)(p->ntin ? p->ntin : 1), sizeof(int));
+  if (!p->tin_src || !tie) {
+    free(tie);
+    mxw_fail("out of memory");
+    goto done;
+  }
+  for (int k = 0; k < p->ntin; k++) {
+    mxw_node *v = mxw_exec_input_node(p->tex, k);
+    tie[k] = -1;
+    p->tin_src[k] = -1000000;
+    for (int h = 0; h < nh; h++)
+      if (v == ograd[h]) {
+        tie[k] = h;
+        p->tin_src[k] = -(h + 1);
+      }
+    for (int i = 0; i < n && p->tin_src[k] == -1000000; i++)
+      if (v == mxw_exec_input_node(ex, i)) p->tin_src[k] = i;
+    if (p->tin_src[k] == -1000000) {
+      free(tie);
+      mxw_fail("internal error: training graph input '%s' is neither a graph input nor an output gradient", v->name);
+      goto done;
+    }
+  }
+  int rc = mxw_exec_train_setup(p->tex, p->split, tie);
+  free(tie);
+  if (rc != 0) goto done;
+  ok = 1;
+done:
+  for (int h = 0; h < nh && ograd; h++) mxw_node_release(ograd[h]);
+  for (int j = 0; xg && j < nx; j++)
+    if (xg[j].node) mxw_node_release(xg[j].node);
+  mxw_sym_free(sym);
+  free(ograd);
+  free(hg);
+  free(xs);
+  free(xg);
+  if (!ok && p) {
+    p->refcount = 1;
+    plan_release(p);
+    p = NULL;
+  }
+  return p;
+}
+
+static int plan_matches(const train_plan *p, mxw_ndarray *const *inputs, const uint8_t *mask) {
+  for (int k = 0; k < p->ninputs; k++) {
+    if (p->mask[k] != mask[k]) return 0;
+    if (!inputs[k]) {
+      if (p->in_types[k] != -1) return 0;
+      continue;
+    }
+    if (p->in_types[k] != inputs[k]->t.dtype || !mxw_shape_equal(&p->in_shapes[k], &inputs[k]->t.shape)) return 0;
+  }
+  return 1;
+}
+
+/* ---- the recording forward ----------------------------------------------------------------------- */
+int mxw_cached_forward_record(mxw_executor *ex, int num_inputs, mxw_ndarray *const *inputs, int is_train, int *num_outputs,
+                              mxw_ndarray **outputs, int *handled) {
+  *handled = 0;
+  uint8_t mask[256];
+  int any = 0;
+  MXW_CHECK(num_inputs <= 256, "too many inputs to record a hybridized call");
+  for (int k = 0; k < num_inputs; k++) {
+    mask[k] = inputs[k] && inputs[k]->ag_node && mxw_dtype_is_float(inputs[k]->t.dtype);
+    any |= mask[k];
+  }
+  if (!any) return 0;
+  *handled = 1;
+  struct mxw_train_plans **pps = mxw_exec_plans(ex);
+  if (!*pps && !(*pps = (struct mxw_train_plans *)calloc(1, sizeof **pps))) return mxw_fail("out of memory");
+  struct mxw_train_plans *ps = *pps;
+  train_plan *p = NULL;
+  for (int i = 0; i < ps->n && !p; i++)
+    if (plan_matches(ps->p[i], inputs, mask)) p = ps->p[i];
+  if (!p) {
+    if (!(p = build_plan(ex, inputs, mask))) return -1;
+    if (ps->n == MAX_PLANS) {
+      plan_release(ps->p[0]);
+      memmove(ps->p, ps->p + 1, sizeof(train_plan *) * (MAX_PLANS - 1));
+      ps->n--;
+    }
+    ps->p[ps->n++] = p;
+  }
+  /* plan the training graph (once per plan) */
+  mxw_ndarray *tin[256];
+  void *tdata[256];
+  MXW_CHECK(p->ntin <= 256, "too many inputs");
+  for (int k = 0; k < p->ntin; k++) {
+    tin[k] = p->tin_src[k] >= 0 ? inputs[p->tin_src[k]] : NULL;
+    tdata[k] = tin[k] ? tin[k]->t.data : NULL;
+  }
+  MXW_TRY(mxw_exec_train_prepare(p->tex, tin));
+  size_t bytes = mxw_exec_arena_bytes(p->tex);
+  if (bytes != p->bytes) { /* first plan: the pool holds arenas of this size */
+    for (int i = 0; i < p->npool; i++) {
+      mxw_memory_account(-(double)p->bytes);
+      free(p->pool[i]);
+    }
+    p->npool = 0;
+    p->bytes = bytes;
+  }
+  cop_state *st = (cop_state *)calloc(1, sizeof *st);
+  MXW_CHECK(st != NULL, "out of memory");
+  st->refcount = 1;
+  st->plan = p;
+  p->refcount++;
+  mxw_ndarray *outs[256] = {0};
+  int nh = p->nfwd, rc = -1;
+  if (p->npool) {
+    st->arena = p->pool[--p->npool];
+  } else {
+    st->arena = (uint8_t *)aligned_alloc(64, bytes ? (bytes + 63) & ~(size_t)63 : 64);
+    if (!st->arena) {
+      mxw_fail("out of memory allocating %zu bytes for a hybridized training step", bytes);
+      goto done;
+    }
+    mxw_memory_account((double)p->bytes);
+  }
+  st->inputs = (mxw_ndarray **)calloc((size_t)(num_inputs ? num_inputs : 1), sizeof(mxw_ndarray *));
+  if (!st->inputs) {
+    mxw_fail("out of memory");
+    goto done;
+  }
+  for (int k = 0; k < num_inputs; k++)
+    if (inputs[k] && !(st->inputs[k] = mxw_ndarray_share(inputs[k]))) goto done;
+  if (mxw_exec_train_run(p->tex, st->arena, tdata, 0, p->split, is_train) != 0) goto done;
+  for (int h = 0; h < nh; h++) {
+    void *data;
+    mxw_shape s;
+    int t;
+    if (mxw_exec_train_head(p->tex, h, &data, &s, &t) != 0) goto done;
+    if (!(outs[h] = mxw_ndarray_alloc(&s, t))) goto done;
+    memcpy(outs[h]->t.data, data, (size_t)mxw_shape_size(&s) * (size_t)mxw_dtype_size(t));
+  }
+  /* the tape node */
+  {
+    int op = mxw_op_find("_CachedOp");
+    if (op < 0) {
+      mxw_fail("_CachedOp is not registered");
+      goto done;
+    }
+    CachedOpParam cp = {st, num_inputs, nh};
+    mxw_params params = {mxw_op_get(op), op, &cp};
+    mxw_ndarray *in_nonnull[256];
+    for (int k = 0; k < num_inputs; k++) {
+      in_nonnull[k] = inputs[k] ? inputs[k] : NULL;
+      if (!in_nonnull[k]) {
+        mxw_fail("a hybridized call recorded for autograd needs every input bound (input %d is not)", k);
+        goto done;
+      }
+    }
+    if (mxw_autograd_record(&params, num_inputs, in_nonnull, nh, outs) != 0) goto done;
+  }
+  for (int h = 0; h < nh; h++) outputs[h] = outs[h];
+  *num_outputs = nh;
+  rc = 0;
+done:
+  if (rc != 0)
+    for (int h = 0; h < nh; h++) mxw_ndarray_free(outs[h]);
+  state_release(st); /* the tape node holds its own reference */
+  return rc;
+}
+
+/* ---- the ops (registered through csrc/ops/cached_op_ops.c) ---------------------------------------------- */
+static int num_inputs_fwd(const void *param) { return ((const CachedOpParam *)param)->num_inputs; }
+static int num_outputs_fwd(const void *param) {
+  const CachedOpParam *p = (const CachedOpParam *)param;
+  return p->st ? p->num_outputs : 1;
+}
+static int num_inputs_bwd(const void *param) { return ((const CachedOpParam *)param)->num_outputs; }
+static int num_outputs_bwd(const void *param) {
+  const CachedOpParam *p = (const CachedOpParam *)param;
+  return p->st ? p->num_inputs : 1;
+}
+static int cached_unbound(const mxw_op_call *c) {
+  (void)c;
+  return mxw_fail("_CachedOp and _backward_CachedOp exist only on the autograd tape of a hybridized block's call");
+}
+static int cached_fwd_shapes(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const cop_state *st = ((const CachedOpParam *)param)->st;
+  MXW_CHECK(st != NULL, "no recorded call");
+  for (int h = 0; h < nout && h < st->plan->nfwd; h++) MXW_TRY(mxw_shape_assign(&out[h], &st->plan->out_shapes[h], "output"));
+  (void)nin;
+  (void)in;
+  return 0;
+}
+
+/* _backward_CachedOp: inputs are the forward outputs' gradients, outputs the forward inputs'. */
+static int cached_backward_shapes(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const cop_state *st = ((const CachedOpParam *)param)->st;
+  MXW_CHECK(st != NULL, "no recorded call");
+  const train_plan *p = st->plan;
+  MXW_CHECK(nin == p->nfwd && nout == p->ninputs, "a recorded call with %d outputs and %d inputs", p->nfwd, p->ninputs);
+  for (int h = 0; h < nin; h++) MXW_TRY(mxw_shape_assign(&in[h], &p->out_shapes[h], "output gradient"));
+  for (int k = 0; k < nout; k++) MXW_TRY(mxw_shape_assign(&out[k], &p->in_shapes[k], "input gradient"));
+  return 0;
+}
+static int cached_backward_types(const void *param, int nin, int *in, int nout, int *out) {
+  const cop_state *st = ((const CachedOpParam *)param)->st;
+  MXW_CHECK(st != NULL, "no recorded call");
+  const train_plan *p = st->plan;
+  for (int h = 0; h < nin; h++) in[h] = p->out_types[h];
+  for (int k = 0; k < nout; k++) out[k] = p->in_types[k];
+  return 0;
+}
+
+static int cached_backward_run(const mxw_op_call *c) {
+  const cop_state *st = ((const CachedOpParam *)c->param)->st;
+  train_plan *p = st->plan;
+  void *tdata[256];
+  for (int k = 0; k < p->ntin; k++) {
+    int src = p->tin_src[k];
+    tdata[k] = src >= 0 ? (st->inputs[src] ? st->inputs[src]->t.data : NULL) : c->inputs[-src - 1].data;
+  }
+  MXW_TRY(mxw_exec_train_run(p->tex, st->arena, tdata, p->split, mxw_exec_num_nodes(p->tex), c->is_train));
+  for (int k = 0; k < c->num_outputs; k++)
+    memset(c->outputs[k].data, 0, (size_t)mxw_tensor_size(&c->outputs[k]) * (size_t)mxw_dtype_size(c->outputs[k].dtype));
+  for (int j = 0; j < p->ngrad; j++) {
+    void *data;
+    mxw_shape s;
+    int t;
+    MXW_TRY(mxw_exec_train_head(p->tex, p->nfwd + j, &data, &s, &t));
+    mxw_tensor *o = &c->outputs[p->grad_input[j]];
+    mxw_convert(data, t, o->data, o->dtype, mxw_shape_size(&s));
+  }
+  return 0;
+}
+
+static int cached_grad(mxw_grad_ctx *g) {
+  const CachedOpParam *cp = (const CachedOpParam *)mxw_grad_param(g);
+  const train_plan *p = cp->st->plan;
+  mxw_gid in[256], out[256];
+  int nh = mxw_grad_num_outputs(g), n = mxw_grad_num_inputs(g);
+  MXW_CHECK(nh <= 256 && n <= 256, "too many inputs or outputs");
+  for (int h = 0; h < nh; h++) in[h] = mxw_grad_ograd(g, h);
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_CachedOp", in, nh, out, n));
+  for (int k = 0; k < n; k++)
+    if (p->mask[k]) MXW_TRY(mxw_grad_set(g, k, out[k]));
+  return 0;
+}
+
+const mxw_op_def mxw_op_cached_op = {
+    .name = "_CachedOp",
+    .doc = "a hybridized block's call on the autograd tape (internal)",
+    .param_size = sizeof(CachedOpParam),
+    .num_inputs = MXW_VARIADIC,
+    .num_inputs_fn = num_inputs_fwd,
+    .num_outputs = 1,
+    .num_outputs_fn = num_outputs_fwd,
+    .infer_shape = cached_fwd_shapes,
+    .forward = cached_unbound,
+    .gradient = cached_grad,
+    .param_retain = param_retain,
+    .param_release = param_release,
+};
+
+const mxw_op_def mxw_op_backward_cached_op = {
+    .name = "_backward_CachedOp",
+    .doc = "the backward half of a recorded hybridized call (internal)",
+    .param_size = sizeof(CachedOpParam),
+    .num_inputs = MXW_VARIADIC,
+    .num_inputs_fn = num_inputs_bwd,
+    .num_outputs = 1,
+    .num_outputs_fn = num_outputs_bwd,
+    .infer_shape = cached_backward_shapes,
+    .infer_type = cached_backward_types,
+    .forward = cached_backward_run,
+    .no_grad = 1,
+    .param_retain = param_retain,
+    .param_release = param_release,
+};
