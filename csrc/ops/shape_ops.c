@@ -11,7 +11,14 @@
  * copies rows (memcpy when both sides are contiguous) or, when the innermost two dims are
  * transposed between source and destination, runs a blocked 2-D transpose with 4x4 SIMD tiles
  * for 4-byte elements. So transpose, SwapAxis, depth_to_space, space_to_depth, Concat, stack,
- * split, slices, broadcasts, tile, repeat and reverse share one tested kernel. */
+ * split, slices, broadcasts, tile, repeat and reverse share one tested kernel.
+ *
+ * Gradients (MXNet's FGradient of each op): reshapes view the gradient under the input's shape,
+ * permutations apply the inverse permutation, Concat/stack/split slice or join the gradient,
+ * slices scatter it into zeros (_backward_slice, _backward_slice_axis, _backward_slice_like),
+ * broadcasts sum it over the broadcast axes, and tile, repeat and Pad add it back onto the
+ * elements each output position copied (_backward_tile, _backward_repeat, _backward_Pad: the
+ * adjoint of the same copy plan). The _backward_* ops take (ograd, data), data for its shape. */
 #include <stdio.h>
 
 #ifdef __wasm_simd128__
@@ -277,6 +284,94 @@ static int fwd_copy_bytes(const mxw_op_call *c) {
   return 0;
 }
 
+/* ---- gradients: shared pieces ------------------------------------------------------------------
+ * The ops here only move elements, so each gradient moves the output's gradient back: a reshape
+ * back to the input's shape, the inverse permutation, a scatter of a slice into zeros, or -- where
+ * the forward repeats elements (tile, repeat, edge/reflect Pad) -- the adjoint of the forward's
+ * copy plan, which adds every output element's gradient into the input element it came from. */
+
+/* A shape as an attribute tuple "(2, 3)". */
+static char *shape_attr(const mxw_shape *s, char *buf, size_t len) {
+  mxw_tuple t;
+  t.ndim = s->ndim;
+  for (int i = 0; i < s->ndim; i++) {
+    t.v[i] = s->dims[i];
+    t.has[i] = 1;
+  }
+  return mxw_tuple_str(&t, buf, len);
+}
+
+/* grad (same size as input `input`) under the input's shape: MXNet's _backward_reshape / _backward_copy.
+ * _view_range with offset 0 is exactly that for every shape (Reshape would read a 0 dim as "copy"). */
+static mxw_gid view_as_input(mxw_grad_ctx *g, mxw_gid grad, int input) {
+  tuple_buf s;
+  shape_attr(mxw_grad_in_shape(g, input), s, sizeof s);
+  return mxw_grad_op(g, "_view_range", MXW_KV("offset", "0", "shape", s), MXW_GIDS(grad));
+}
+
+/* Gradient of the ops whose output is the input's elements in the same order. */
+static int grad_reshape_back(mxw_grad_ctx *g) { return mxw_grad_set(g, 0, view_as_input(g, mxw_grad_ograd(g, 0), 0)); }
+
+/* Inputs/outputs a gradient handles at once (the autograd pass's own limit). */
+#define GRAD_MAX_IO 64
+
+/* Backward ops take (ograd, data): data lends only its shape (and dtype) to the result. */
+static const char *const k_ograd_data[] = {"ograd", "data", NULL};
+static int infer_backward_like_data(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  (void)param;
+  (void)nin;
+  (void)nout;
+  MXW_TRY(mxw_shape_assign(&out[0], &in[1], "output"));
+  return mxw_shape_assign(&in[1], &out[0], "data");
+}
+
+/* The adjoint of plan_run: gin[src offset] += gout[dst offset] for every element the plan moves
+ * (the caller zeroes gin). A source stride 0 (a repeated element) sums a run into one element. */
+#define ACCUM_ROW(T)                                                                              \
+  do {                                                                                            \
+    T *gi_ = (T *)gin + so;                                                                       \
+    const T *go_ = (const T *)gout + dof;                                                         \
+    if (ss == 0) {                                                                                \
+      T acc_ = 0;                                                                                 \
+      for (int64_t i = 0; i < n; i++) acc_ += go_[i * ds];                                        \
+      gi_[0] += acc_;                                                                             \
+    } else {                                                                                      \
+      for (int64_t i = 0; i < n; i++) gi_[i * ss] += go_[i * ds];                                 \
+    }                                                                                             \
+  } while (0)
+
+static void plan_accumulate(const copy_plan *plan, int dtype, const void *gout, void *gin) {
+  copy_plan p = *plan;
+  if (plan_simplify(&p) == 0) return;
+  if (p.ndim == 0) plan_push(&p, 1, 0, 0);
+  const int nd = p.ndim;
+  const int64_t n = p.size[nd - 1], ss = p.src[nd - 1], ds = p.dst[nd - 1];
+  int64_t idx[PLAN_MAX] = {0}, so = 0, dof = 0;
+  for (;;) {
+    if (dtype == MXW_FLOAT32) ACCUM_ROW(float);
+    else if (dtype == MXW_FLOAT64) ACCUM_ROW(double);
+    else
+      for (int64_t i = 0; i < n; i++)
+        mxw_store_f64(gin, dtype, so + i * ss, mxw_load_f64(gin, dtype, so + i * ss) + mxw_load_f64(gout, dtype, dof + i * ds));
+    int d = nd - 2;
+    for (; d >= 0; d--) {
+      idx[d]++;
+      so += p.src[d];
+      dof += p.dst[d];
+      if (idx[d] < p.size[d]) break;
+      so -= p.src[d] * p.size[d];
+      dof -= p.dst[d] * p.size[d];
+      idx[d] = 0;
+    }
+    if (d < 0) break;
+  }
+}
+
+static void zero_tensor(mxw_tensor *t) {
+  size_t n = (size_t)mxw_tensor_size(t) * elsize(t);
+  if (n) memset(t->data, 0, n);
+}
+
 /* ==== Reshape ================================================================================= */
 typedef struct {
   mxw_tuple shape;
@@ -471,7 +566,8 @@ static const mxw_op_def op_Reshape = {
     .doc = "the input's elements under a new shape (special codes 0 copy, -1 infer, -2 copy rest, -3 merge two, "
            "-4 split one)",
     .attrs = k_reshape_attrs, .num_attrs = 4, .param_size = sizeof(ReshapeParam), .num_inputs = 1,
-    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_Reshape, .forward = fwd_copy_bytes};
+    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_Reshape, .forward = fwd_copy_bytes,
+    .gradient = grad_reshape_back};
 
 /* ==== Flatten ================================================================================= */
 static int infer_Flatten(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
@@ -493,7 +589,8 @@ static int infer_Flatten(const void *param, int nin, mxw_shape *in, int nout, mx
 static const mxw_op_def op_Flatten = {
     .name = "Flatten", .aliases = ALIASES("flatten", "_npx_batch_flatten"),
     .doc = "(d0, d1, ..., dn) -> (d0, d1 * ... * dn); a 1-D input becomes (d0, 1)", .num_inputs = 1,
-    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_Flatten, .forward = fwd_copy_bytes};
+    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_Flatten, .forward = fwd_copy_bytes,
+    .gradient = grad_reshape_back};
 
 /* ==== transpose ================================================================================ */
 typedef struct {
@@ -536,11 +633,27 @@ static int fwd_transpose(const mxw_op_call *c) {
   permute_copy(&c->inputs[0], &c->outputs[0], perm);
   return 0;
 }
+/* dx = transpose(dy, inverse axes); the default (reversal) is its own inverse. */
+static int grad_transpose(mxw_grad_ctx *g) {
+  const TransposeParam *p = (const TransposeParam *)mxw_grad_param(g);
+  int nd = mxw_grad_in_shape(g, 0)->ndim, perm[MXW_MAX_NDIM];
+  MXW_TRY(transpose_perm(p, nd, perm));
+  mxw_tuple inv;
+  inv.ndim = nd;
+  for (int i = 0; i < nd; i++) {
+    inv.v[perm[i]] = i;
+    inv.has[perm[i]] = 1;
+  }
+  tuple_buf axes;
+  if (p->axes.ndim <= 0) snprintf(axes, sizeof axes, "()");
+  else TUPLE_STR(&inv, axes);
+  return mxw_grad_set(g, 0, mxw_grad_op(g, "transpose", MXW_KV("axes", axes), MXW_GIDS(mxw_grad_ograd(g, 0))));
+}
 static const mxw_op_def op_transpose = {
     .name = "transpose", .aliases = ALIASES("_npi_transpose"),
     .doc = "permutes the axes: out.shape[i] = in.shape[axes[i]]; default reverses them", .attrs = k_transpose_attrs,
     .num_attrs = 1, .param_size = sizeof(TransposeParam), .num_inputs = 1, .input_names = k_data, .num_outputs = 1,
-    .infer_shape = infer_transpose, .forward = fwd_transpose};
+    .infer_shape = infer_transpose, .forward = fwd_transpose, .gradient = grad_transpose};
 
 /* ==== SwapAxis ================================================================================= */
 typedef struct {
@@ -572,10 +685,17 @@ static int fwd_SwapAxis(const mxw_op_call *c) {
   permute_copy(&c->inputs[0], &c->outputs[0], perm);
   return 0;
 }
+/* Swapping the same two axes again undoes the swap (MXNet's _backward_SwapAxis). */
+static int grad_SwapAxis(mxw_grad_ctx *g) {
+  mxw_gid dx;
+  MXW_TRY(mxw_grad_op_fwd(g, "SwapAxis", MXW_GIDS(mxw_grad_ograd(g, 0)), &dx, 1));
+  return mxw_grad_set(g, 0, dx);
+}
 static const mxw_op_def op_SwapAxis = {
     .name = "SwapAxis", .aliases = ALIASES("swapaxes"), .doc = "swaps axes dim1 and dim2",
     .attrs = k_swapaxis_attrs, .num_attrs = 2, .param_size = sizeof(SwapAxisParam), .num_inputs = 1,
-    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_SwapAxis, .forward = fwd_SwapAxis};
+    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_SwapAxis, .forward = fwd_SwapAxis,
+    .gradient = grad_SwapAxis};
 
 /* ==== expand_dims ============================================================================== */
 typedef struct {
@@ -605,7 +725,8 @@ static int infer_expand_dims(const void *param, int nin, mxw_shape *in, int nout
 static const mxw_op_def op_expand_dims = {
     .name = "expand_dims", .aliases = ALIASES("_npi_expand_dims"), .doc = "inserts a size-1 axis at `axis`",
     .attrs = k_expand_dims_attrs, .num_attrs = 1, .param_size = sizeof(ExpandDimsParam), .num_inputs = 1,
-    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_expand_dims, .forward = fwd_copy_bytes};
+    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_expand_dims, .forward = fwd_copy_bytes,
+    .gradient = grad_reshape_back};
 
 /* ==== squeeze ================================================================================== */
 typedef struct {
@@ -647,7 +768,8 @@ static int infer_squeeze(const void *param, int nin, mxw_shape *in, int nout, mx
 static const mxw_op_def op_squeeze = {
     .name = "squeeze", .aliases = ALIASES("_npi_squeeze"), .doc = "removes size-1 axes (all of them by default)",
     .attrs = k_squeeze_attrs, .num_attrs = 1, .param_size = sizeof(SqueezeParam), .num_inputs = 1,
-    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_squeeze, .forward = fwd_copy_bytes};
+    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_squeeze, .forward = fwd_copy_bytes,
+    .gradient = grad_reshape_back};
 
 /* ==== Concat =================================================================================== */
 typedef struct {
@@ -753,12 +875,32 @@ static int fwd_Concat(const mxw_op_call *c) {
   }
   return 0;
 }
+/* Each input's gradient is its part of dy along dim (MXNet's _backward_Concat). */
+static int grad_Concat(mxw_grad_ctx *g) {
+  const ConcatParam *p = (const ConcatParam *)mxw_grad_param(g);
+  int axis;
+  MXW_TRY(mxw_normalize_axis(p->dim, mxw_grad_out_shape(g, 0)->ndim, &axis));
+  mxw_gid og = mxw_grad_ograd(g, 0);
+  char ax[24], b[24], e[24];
+  snprintf(ax, sizeof ax, "%d", axis);
+  int64_t off = 0;
+  for (int i = 0; i < mxw_grad_num_inputs(g); i++) {
+    int64_t len = mxw_grad_in_shape(g, i)->dims[axis];
+    snprintf(b, sizeof b, "%lld", (long long)off);
+    snprintf(e, sizeof e, "%lld", (long long)(off + len));
+    mxw_gid dx = len == 0 ? mxw_grad_zeros_like(g, mxw_grad_in(g, i))
+                          : mxw_grad_op(g, "slice_axis", MXW_KV("axis", ax, "begin", b, "end", e), MXW_GIDS(og));
+    MXW_TRY(mxw_grad_set(g, i, dx));
+    off += len;
+  }
+  return 0;
+}
 static const mxw_op_def op_Concat = {
     .name = "Concat", .aliases = ALIASES("concat"),
     .doc = "joins arrays along dim; all other dims must agree", .attrs = k_concat_attrs, .num_attrs = 2,
     .param_size = sizeof(ConcatParam), .validate = validate_num_args, .num_inputs = MXW_VARIADIC,
     .input_names = k_variadic, .num_inputs_fn = num_inputs_concat, .num_outputs = 1, .infer_shape = infer_Concat,
-    .forward = fwd_Concat};
+    .forward = fwd_Concat, .gradient = grad_Concat};
 
 /* ==== stack ==================================================================================== */
 typedef struct {
@@ -823,11 +965,27 @@ static int fwd_stack(const mxw_op_call *c) {
   }
   return 0;
 }
+/* Input k's gradient is dy's k-th entry along the new axis: dy split with the axis squeezed
+ * (MXNet's _backward_stack). */
+static int grad_stack(mxw_grad_ctx *g) {
+  const StackParam *p = (const StackParam *)mxw_grad_param(g);
+  int n = mxw_grad_num_inputs(g), axis;
+  MXW_TRY(stack_axis(p, mxw_grad_out_shape(g, 0)->ndim, &axis));
+  char num[24], ax[24];
+  snprintf(num, sizeof num, "%d", n);
+  snprintf(ax, sizeof ax, "%d", axis);
+  mxw_gid dx[GRAD_MAX_IO];
+  MXW_CHECK(n <= (int)(sizeof dx / sizeof dx[0]), "too many inputs (%d) to differentiate", n);
+  MXW_TRY(mxw_grad_op_n(g, "SliceChannel", MXW_KV("num_outputs", num, "axis", ax, "squeeze_axis", "True"),
+                        MXW_GIDS(mxw_grad_ograd(g, 0)), dx, n));
+  for (int i = 0; i < n; i++) MXW_TRY(mxw_grad_set(g, i, dx[i]));
+  return 0;
+}
 static const mxw_op_def op_stack = {
     .name = "stack", .aliases = ALIASES("_npi_stack"), .doc = "joins same-shape arrays along a new axis",
     .attrs = k_stack_attrs, .num_attrs = 2, .param_size = sizeof(StackParam), .validate = validate_num_args,
     .num_inputs = MXW_VARIADIC, .input_names = k_variadic, .num_inputs_fn = num_inputs_stack, .num_outputs = 1,
-    .infer_shape = infer_stack, .forward = fwd_stack};
+    .infer_shape = infer_stack, .forward = fwd_stack, .gradient = grad_stack};
 
 /* ==== SliceChannel ============================================================================= */
 typedef struct {
@@ -899,11 +1057,28 @@ static int fwd_SliceChannel(const mxw_op_call *c) {
   }
   return 0;
 }
+/* The parts' gradients joined again: Concat along the axis, or stack when the axis was squeezed
+ * (outputs without a gradient contribute zeros). */
+static int grad_SliceChannel(mxw_grad_ctx *g) {
+  const SliceChannelParam *p = (const SliceChannelParam *)mxw_grad_param(g);
+  int n = mxw_grad_num_outputs(g), axis;
+  MXW_TRY(mxw_normalize_axis(p->axis, mxw_grad_in_shape(g, 0)->ndim, &axis));
+  mxw_gid og[GRAD_MAX_IO];
+  MXW_CHECK(n <= (int)(sizeof og / sizeof og[0]), "too many outputs (%d) to differentiate", n);
+  for (int i = 0; i < n; i++) og[i] = mxw_grad_ograd(g, i);
+  char num[24], ax[24];
+  snprintf(num, sizeof num, "%d", n);
+  snprintf(ax, sizeof ax, "%d", axis);
+  mxw_gid dx = p->squeeze_axis ? mxw_grad_op(g, "stack", MXW_KV("num_args", num, "axis", ax), og, n)
+                               : mxw_grad_op(g, "Concat", MXW_KV("num_args", num, "dim", ax), og, n);
+  return mxw_grad_set(g, 0, dx);
+}
 static const mxw_op_def op_SliceChannel = {
     .name = "SliceChannel", .aliases = ALIASES("split"), .doc = "splits an axis into num_outputs equal parts",
     .attrs = k_slice_channel_attrs, .num_attrs = 3, .param_size = sizeof(SliceChannelParam),
     .validate = validate_SliceChannel, .num_inputs = 1, .input_names = k_data, .num_outputs = 1,
-    .num_outputs_fn = num_outputs_slice_channel, .infer_shape = infer_SliceChannel, .forward = fwd_SliceChannel};
+    .num_outputs_fn = num_outputs_slice_channel, .infer_shape = infer_SliceChannel, .forward = fwd_SliceChannel,
+    .gradient = grad_SliceChannel};
 
 /* ==== slice ==================================================================================== */
 typedef struct {
@@ -941,6 +1116,24 @@ static void copy_box(const mxw_tensor *in, mxw_tensor *out, const axis_range *r)
   plan_run(&p, es, (const char *)in->data + base * (int64_t)es, out->data);
 }
 
+/* The adjoint of copy_box: zeros of gx's shape with the strided box `r` set to gy (MXNet's
+ * _backward_slice; the box's elements are distinct, so a copy suffices). */
+static void scatter_box(const mxw_tensor *gy, mxw_tensor *gx, const axis_range *r) {
+  zero_tensor(gx);
+  int nd = gx->shape.ndim;
+  int64_t xst[MXW_MAX_NDIM], yst[MXW_MAX_NDIM], base = 0;
+  contiguous_strides(&gx->shape, xst);
+  contiguous_strides(&gy->shape, yst);
+  copy_plan p = {0};
+  for (int d = 0; d < nd; d++) {
+    if (r[d].len == 0) return;
+    base += r[d].begin * xst[d];
+    plan_push(&p, r[d].len, yst[d], r[d].step * xst[d]);
+  }
+  size_t es = elsize(gx);
+  plan_run(&p, es, gy->data, (char *)gx->data + base * (int64_t)es);
+}
+
 static int infer_slice(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
   if (in[0].ndim < 0) return 0;
   axis_range r[MXW_MAX_NDIM];
@@ -955,11 +1148,36 @@ static int fwd_slice(const mxw_op_call *c) {
   copy_box(&c->inputs[0], &c->outputs[0], r);
   return 0;
 }
+/* dx = zeros with dx[begin:end:step] = dy (_backward_slice, which reads data's shape). */
+static int grad_box(mxw_grad_ctx *g, const char *backward_op) {
+  mxw_gid dx;
+  MXW_TRY(mxw_grad_op_fwd(g, backward_op, MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0)), &dx, 1));
+  return mxw_grad_set(g, 0, dx);
+}
+static int grad_slice(mxw_grad_ctx *g) { return grad_box(g, "_backward_slice"); }
 static const mxw_op_def op_slice = {
     .name = "slice", .aliases = ALIASES("crop", "_npx_slice"),
     .doc = "x[begin:end:step] per axis (numpy rules, None entries allowed)", .attrs = k_slice_attrs, .num_attrs = 3,
     .param_size = sizeof(SliceParam), .validate = validate_slice, .num_inputs = 1, .input_names = k_data,
-    .num_outputs = 1, .infer_shape = infer_slice, .forward = fwd_slice};
+    .num_outputs = 1, .infer_shape = infer_slice, .forward = fwd_slice, .gradient = grad_slice};
+
+static int fwd_backward_slice(const mxw_op_call *c) {
+  axis_range r[MXW_MAX_NDIM];
+  MXW_TRY(slice_ranges((const SliceParam *)c->param, &c->outputs[0].shape, r));
+  scatter_box(&c->inputs[0], &c->outputs[0], r);
+  return 0;
+}
+/* _backward_slice is linear in ograd: its own gradient is the slice again. */
+static int grad_backward_slice(mxw_grad_ctx *g) {
+  mxw_gid d;
+  MXW_TRY(mxw_grad_op_fwd(g, "slice", MXW_GIDS(mxw_grad_ograd(g, 0)), &d, 1));
+  return mxw_grad_set(g, 0, d);
+}
+static const mxw_op_def op_backward_slice = {
+    .name = "_backward_slice", .doc = "the gradient of slice: zeros of data's shape with the box set to ograd",
+    .attrs = k_slice_attrs, .num_attrs = 3, .param_size = sizeof(SliceParam), .validate = validate_slice,
+    .num_inputs = 2, .input_names = k_ograd_data, .num_outputs = 1, .infer_shape = infer_backward_like_data,
+    .forward = fwd_backward_slice, .gradient = grad_backward_slice};
 
 /* ==== slice_axis =============================================================================== */
 typedef struct {
@@ -1009,10 +1227,28 @@ static int fwd_slice_axis(const mxw_op_call *c) {
   copy_box(&c->inputs[0], &c->outputs[0], r);
   return 0;
 }
+static int grad_slice_axis(mxw_grad_ctx *g) { return grad_box(g, "_backward_slice_axis"); }
 static const mxw_op_def op_slice_axis = {
     .name = "slice_axis", .doc = "x[begin:end] along one axis", .attrs = k_slice_axis_attrs, .num_attrs = 3,
     .param_size = sizeof(SliceAxisParam), .num_inputs = 1, .input_names = k_data, .num_outputs = 1,
-    .infer_shape = infer_slice_axis, .forward = fwd_slice_axis};
+    .infer_shape = infer_slice_axis, .forward = fwd_slice_axis, .gradient = grad_slice_axis};
+
+static int fwd_backward_slice_axis(const mxw_op_call *c) {
+  axis_range r[MXW_MAX_NDIM];
+  MXW_TRY(slice_axis_ranges((const SliceAxisParam *)c->param, &c->outputs[0].shape, r));
+  scatter_box(&c->inputs[0], &c->outputs[0], r);
+  return 0;
+}
+static int grad_backward_slice_axis(mxw_grad_ctx *g) {
+  mxw_gid d;
+  MXW_TRY(mxw_grad_op_fwd(g, "slice_axis", MXW_GIDS(mxw_grad_ograd(g, 0)), &d, 1));
+  return mxw_grad_set(g, 0, d);
+}
+static const mxw_op_def op_backward_slice_axis = {
+    .name = "_backward_slice_axis", .doc = "the gradient of slice_axis: zeros of data's shape with the range set to ograd",
+    .attrs = k_slice_axis_attrs, .num_attrs = 3, .param_size = sizeof(SliceAxisParam), .num_inputs = 2,
+    .input_names = k_ograd_data, .num_outputs = 1, .infer_shape = infer_backward_like_data,
+    .forward = fwd_backward_slice_axis, .gradient = grad_backward_slice_axis};
 
 /* ==== slice_like =============================================================================== */
 typedef struct {
@@ -1058,11 +1294,31 @@ static int fwd_slice_like(const mxw_op_call *c) {
   copy_box(&c->inputs[0], &c->outputs[0], r);
   return 0;
 }
+/* data gets dy in its leading box; shape_like lends only its shape (no gradient). */
+static int grad_slice_like(mxw_grad_ctx *g) { return grad_box(g, "_backward_slice_like"); }
 static const mxw_op_def op_slice_like = {
     .name = "slice_like", .doc = "data sliced from the start to shape_like's size along `axes`",
     .attrs = k_slice_like_attrs, .num_attrs = 1, .param_size = sizeof(SliceLikeParam), .num_inputs = 2,
     .input_names = k_slice_like_inputs, .num_outputs = 1, .infer_shape = infer_slice_like,
-    .infer_type = infer_type_first, .forward = fwd_slice_like};
+    .infer_type = infer_type_first, .forward = fwd_slice_like, .gradient = grad_slice_like};
+
+static int fwd_backward_slice_like(const mxw_op_call *c) {
+  axis_range r[MXW_MAX_NDIM];
+  for (int d = 0; d < c->inputs[0].shape.ndim; d++) r[d] = (axis_range){0, 1, c->inputs[0].shape.dims[d]};
+  scatter_box(&c->inputs[0], &c->outputs[0], r);
+  return 0;
+}
+/* its gradient: gg sliced like ograd */
+static int grad_backward_slice_like(mxw_grad_ctx *g) {
+  mxw_gid d;
+  MXW_TRY(mxw_grad_op_fwd(g, "slice_like", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0)), &d, 1));
+  return mxw_grad_set(g, 0, d);
+}
+static const mxw_op_def op_backward_slice_like = {
+    .name = "_backward_slice_like", .doc = "the gradient of slice_like: zeros of data's shape with the leading box set to ograd",
+    .attrs = k_slice_like_attrs, .num_attrs = 1, .param_size = sizeof(SliceLikeParam), .num_inputs = 2,
+    .input_names = k_ograd_data, .num_outputs = 1, .infer_shape = infer_backward_like_data,
+    .forward = fwd_backward_slice_like, .gradient = grad_backward_slice_like};
 
 /* ==== broadcast_to / broadcast_like ============================================================ */
 /* Output dims where the input has size 1 repeat its element: source stride 0. */
@@ -1077,6 +1333,10 @@ static int fwd_broadcast(const mxw_op_call *c) {
   plan_run(&p, elsize(in), in->data, out->data);
   return 0;
 }
+
+/* dx = dy summed over the axes lhs was broadcast along (MXNet's _broadcast_backward); broadcast_like's
+ * rhs lends only its shape. */
+static int grad_broadcast(mxw_grad_ctx *g) { return mxw_grad_set(g, 0, mxw_grad_reduce_to_input(g, mxw_grad_ograd(g, 0), 0)); }
 
 typedef struct {
   mxw_tuple shape;
@@ -1107,7 +1367,7 @@ static int infer_broadcast_to(const void *param, int nin, mxw_shape *in, int nou
 static const mxw_op_def op_broadcast_to = {
     .name = "broadcast_to", .doc = "repeats size-1 axes up to `shape`", .attrs = k_broadcast_to_attrs,
     .num_attrs = 1, .param_size = sizeof(BroadcastToParam), .num_inputs = 1, .input_names = k_data,
-    .num_outputs = 1, .infer_shape = infer_broadcast_to, .forward = fwd_broadcast};
+    .num_outputs = 1, .infer_shape = infer_broadcast_to, .forward = fwd_broadcast, .gradient = grad_broadcast};
 
 typedef struct {
   mxw_tuple lhs_axes, rhs_axes;
@@ -1162,7 +1422,8 @@ static const mxw_op_def op_broadcast_like = {
     .name = "broadcast_like", .doc = "broadcasts lhs to rhs's shape (or to rhs's sizes on chosen axes)",
     .attrs = k_broadcast_like_attrs, .num_attrs = 2, .param_size = sizeof(BroadcastLikeParam),
     .validate = validate_broadcast_like, .num_inputs = 2, .input_names = k_lhs_rhs, .num_outputs = 1,
-    .infer_shape = infer_broadcast_like, .infer_type = infer_type_first, .forward = fwd_broadcast};
+    .infer_shape = infer_broadcast_like, .infer_type = infer_type_first, .forward = fwd_broadcast,
+    .gradient = grad_broadcast};
 
 /* ==== reshape_like ============================================================================= */
 typedef struct {
@@ -1213,7 +1474,7 @@ static const mxw_op_def op_reshape_like = {
     .doc = "lhs's elements under rhs's shape (or lhs's axes [lhs_begin, lhs_end) replaced by rhs's [rhs_begin, rhs_end))",
     .attrs = k_reshape_like_attrs, .num_attrs = 4, .param_size = sizeof(ReshapeLikeParam), .num_inputs = 2,
     .input_names = k_lhs_rhs, .num_outputs = 1, .infer_shape = infer_reshape_like, .infer_type = infer_type_first,
-    .forward = fwd_copy_bytes};
+    .forward = fwd_copy_bytes, .gradient = grad_reshape_back}; /* rhs lends only its shape: no gradient */
 
 /* ==== tile ===================================================================================== */
 typedef struct {
@@ -1249,28 +1510,55 @@ static int infer_tile(const void *param, int nin, mxw_shape *in, int nout, mxw_s
   for (int i = 0; i < nd; i++) o.dims[i] = dims[i] * reps[i];
   return mxw_shape_assign(&out[0], &o, "output");
 }
-static int fwd_tile(const mxw_op_call *c) {
-  const mxw_tensor *in = &c->inputs[0];
-  mxw_tensor *out = &c->outputs[0];
+/* The copy from an input of shape x into the tiled output of shape o. */
+static int tile_plan(const TileParam *param, const mxw_shape *x, const mxw_shape *o, copy_plan *p) {
   int nd;
   int64_t dims[MXW_MAX_NDIM], reps[MXW_MAX_NDIM], ist[MXW_MAX_NDIM], ost[MXW_MAX_NDIM];
-  MXW_TRY(tile_dims((const TileParam *)c->param, &in->shape, &nd, dims, reps));
+  MXW_TRY(tile_dims(param, x, &nd, dims, reps));
   mxw_shape xs = mxw_shape_make(nd, dims);
   contiguous_strides(&xs, ist);
-  contiguous_strides(&out->shape, ost);
+  contiguous_strides(o, ost);
   /* output index along axis i = k * dims[i] + j: a repeat dim k (source stride 0) outside j */
-  copy_plan p = {0};
+  memset(p, 0, sizeof *p);
   for (int i = 0; i < nd; i++) {
-    plan_push(&p, reps[i], 0, dims[i] * ost[i]);
-    plan_push(&p, dims[i], ist[i], ost[i]);
+    plan_push(p, reps[i], 0, dims[i] * ost[i]);
+    plan_push(p, dims[i], ist[i], ost[i]);
   }
-  plan_run(&p, elsize(in), in->data, out->data);
   return 0;
+}
+static int fwd_tile(const mxw_op_call *c) {
+  copy_plan p;
+  MXW_TRY(tile_plan((const TileParam *)c->param, &c->inputs[0].shape, &c->outputs[0].shape, &p));
+  plan_run(&p, elsize(&c->inputs[0]), c->inputs[0].data, c->outputs[0].data);
+  return 0;
+}
+/* dx = dy summed over the tiles (MXNet's _backward_tile). */
+static int grad_tile(mxw_grad_ctx *g) {
+  mxw_gid dx;
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_tile", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0)), &dx, 1));
+  return mxw_grad_set(g, 0, dx);
+}
+static int fwd_backward_tile(const mxw_op_call *c) {
+  copy_plan p;
+  MXW_TRY(tile_plan((const TileParam *)c->param, &c->outputs[0].shape, &c->inputs[0].shape, &p));
+  zero_tensor(&c->outputs[0]);
+  plan_accumulate(&p, c->outputs[0].dtype, c->inputs[0].data, c->outputs[0].data);
+  return 0;
+}
+static int grad_backward_tile(mxw_grad_ctx *g) { /* linear in ograd: the tiling again */
+  mxw_gid d;
+  MXW_TRY(mxw_grad_op_fwd(g, "tile", MXW_GIDS(mxw_grad_ograd(g, 0)), &d, 1));
+  return mxw_grad_set(g, 0, d);
 }
 static const mxw_op_def op_tile = {
     .name = "tile", .doc = "repeats the whole array reps[i] times along each axis", .attrs = k_tile_attrs,
     .num_attrs = 1, .param_size = sizeof(TileParam), .validate = validate_tile, .num_inputs = 1,
-    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_tile, .forward = fwd_tile};
+    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_tile, .forward = fwd_tile, .gradient = grad_tile};
+static const mxw_op_def op_backward_tile = {
+    .name = "_backward_tile", .doc = "the gradient of tile: ograd summed over the tiles, in data's shape",
+    .attrs = k_tile_attrs, .num_attrs = 1, .param_size = sizeof(TileParam), .validate = validate_tile,
+    .num_inputs = 2, .input_names = k_ograd_data, .num_outputs = 1, .infer_shape = infer_backward_like_data,
+    .forward = fwd_backward_tile, .gradient = grad_backward_tile};
 
 /* ==== repeat =================================================================================== */
 typedef struct {
@@ -1312,32 +1600,61 @@ static int infer_repeat(const void *param, int nin, mxw_shape *in, int nout, mxw
   }
   return mxw_shape_assign(&out[0], &o, "output");
 }
-static int fwd_repeat(const mxw_op_call *c) {
-  const RepeatParam *p = (const RepeatParam *)c->param;
-  const mxw_tensor *in = &c->inputs[0];
+/* The copy from an input of shape x into the repeated output of shape o (empty when repeats = 0). */
+static int repeat_plan(const RepeatParam *p, const mxw_shape *x, const mxw_shape *o, copy_plan *pl) {
   int axis;
-  MXW_TRY(repeat_axis(p, &in->shape, &axis));
+  MXW_TRY(repeat_axis(p, x, &axis));
   int64_t R = p->repeats, ist[MXW_MAX_NDIM], ost[MXW_MAX_NDIM];
-  copy_plan pl = {0};
-  if (R == 0) return 0;
-  if (axis < 0) { /* flat: element i goes to [i * R, (i + 1) * R) */
-    plan_push(&pl, mxw_tensor_size(in), 1, R);
-    plan_push(&pl, R, 0, 1);
+  memset(pl, 0, sizeof *pl);
+  if (R == 0) {
+    plan_push(pl, 0, 0, 0);
+  } else if (axis < 0) { /* flat: element i goes to [i * R, (i + 1) * R) */
+    plan_push(pl, mxw_shape_size(x), 1, R);
+    plan_push(pl, R, 0, 1);
   } else {
-    contiguous_strides(&in->shape, ist);
-    contiguous_strides(&c->outputs[0].shape, ost);
-    for (int d = 0; d < in->shape.ndim; d++) {
-      plan_push(&pl, in->shape.dims[d], ist[d], d == axis ? ost[d] * R : ost[d]);
-      if (d == axis) plan_push(&pl, R, 0, ost[d]);
+    contiguous_strides(x, ist);
+    contiguous_strides(o, ost);
+    for (int d = 0; d < x->ndim; d++) {
+      plan_push(pl, x->dims[d], ist[d], d == axis ? ost[d] * R : ost[d]);
+      if (d == axis) plan_push(pl, R, 0, ost[d]);
     }
   }
-  plan_run(&pl, elsize(in), in->data, c->outputs[0].data);
   return 0;
+}
+static int fwd_repeat(const mxw_op_call *c) {
+  copy_plan pl;
+  MXW_TRY(repeat_plan((const RepeatParam *)c->param, &c->inputs[0].shape, &c->outputs[0].shape, &pl));
+  plan_run(&pl, elsize(&c->inputs[0]), c->inputs[0].data, c->outputs[0].data);
+  return 0;
+}
+/* dx = dy summed over each element's repeats (MXNet's _backward_repeat). */
+static int grad_repeat(mxw_grad_ctx *g) {
+  mxw_gid dx;
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_repeat", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0)), &dx, 1));
+  return mxw_grad_set(g, 0, dx);
+}
+static int fwd_backward_repeat(const mxw_op_call *c) {
+  copy_plan pl;
+  MXW_TRY(repeat_plan((const RepeatParam *)c->param, &c->outputs[0].shape, &c->inputs[0].shape, &pl));
+  zero_tensor(&c->outputs[0]);
+  plan_accumulate(&pl, c->outputs[0].dtype, c->inputs[0].data, c->outputs[0].data);
+  return 0;
+}
+static int grad_backward_repeat(mxw_grad_ctx *g) { /* linear in ograd: the repeat again */
+  mxw_gid d;
+  MXW_TRY(mxw_grad_op_fwd(g, "repeat", MXW_GIDS(mxw_grad_ograd(g, 0)), &d, 1));
+  return mxw_grad_set(g, 0, d);
 }
 static const mxw_op_def op_repeat = {
     .name = "repeat", .doc = "repeats each element `repeats` times along axis (None: of the flattened array)",
     .attrs = k_repeat_attrs, .num_attrs = 2, .param_size = sizeof(RepeatParam), .validate = validate_repeat,
-    .num_inputs = 1, .input_names = k_data, .num_outputs = 1, .infer_shape = infer_repeat, .forward = fwd_repeat};
+    .num_inputs = 1, .input_names = k_data, .num_outputs = 1, .infer_shape = infer_repeat, .forward = fwd_repeat,
+    .gradient = grad_repeat};
+static const mxw_op_def op_backward_repeat = {
+    .name = "_backward_repeat", .doc = "the gradient of repeat: ograd summed over each element's repeats, in data's shape",
+    .attrs = k_repeat_attrs, .num_attrs = 2, .param_size = sizeof(RepeatParam), .validate = validate_repeat,
+    .num_inputs = 2, .input_names = k_ograd_data, .num_outputs = 1, .infer_shape = infer_backward_like_data,
+    .forward = fwd_backward_repeat, .gradient = grad_backward_repeat};
 
 /* ==== reverse ================================================================================== */
 typedef struct {
@@ -1381,10 +1698,17 @@ static int fwd_reverse(const mxw_op_call *c) {
   plan_run(&p, es, (const char *)in->data + base * (int64_t)es, c->outputs[0].data);
   return 0;
 }
+/* Reversing the same axes again undoes it (MXNet's _backward_reverse). */
+static int grad_reverse(mxw_grad_ctx *g) {
+  mxw_gid dx;
+  MXW_TRY(mxw_grad_op_fwd(g, "reverse", MXW_GIDS(mxw_grad_ograd(g, 0)), &dx, 1));
+  return mxw_grad_set(g, 0, dx);
+}
 static const mxw_op_def op_reverse = {
     .name = "reverse", .aliases = ALIASES("flip"), .doc = "reverses the order of elements along the given axes",
     .attrs = k_reverse_attrs, .num_attrs = 1, .param_size = sizeof(ReverseParam), .num_inputs = 1,
-    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_reverse, .forward = fwd_reverse};
+    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_reverse, .forward = fwd_reverse,
+    .gradient = grad_reverse};
 
 /* ==== depth_to_space / space_to_depth ========================================================== */
 typedef struct {
@@ -1433,11 +1757,22 @@ static int fwd_depth_to_space(const mxw_op_call *c) {
   plan_run(&p, elsize(in), in->data, c->outputs[0].data);
   return 0;
 }
+/* depth_to_space and space_to_depth (same block_size) are each other's inverse and adjoint. */
+static int grad_depth_to_space(mxw_grad_ctx *g) {
+  mxw_gid dx;
+  MXW_TRY(mxw_grad_op_fwd(g, "space_to_depth", MXW_GIDS(mxw_grad_ograd(g, 0)), &dx, 1));
+  return mxw_grad_set(g, 0, dx);
+}
+static int grad_space_to_depth(mxw_grad_ctx *g) {
+  mxw_gid dx;
+  MXW_TRY(mxw_grad_op_fwd(g, "depth_to_space", MXW_GIDS(mxw_grad_ograd(g, 0)), &dx, 1));
+  return mxw_grad_set(g, 0, dx);
+}
 static const mxw_op_def op_depth_to_space = {
     .name = "depth_to_space", .doc = "(N, C, H, W) -> (N, C/b^2, H*b, W*b), channel blocks moved into space (DCR)",
     .attrs = k_block_attrs, .num_attrs = 1, .param_size = sizeof(BlockParam), .validate = validate_block,
     .num_inputs = 1, .input_names = k_data, .num_outputs = 1, .infer_shape = infer_depth_to_space,
-    .forward = fwd_depth_to_space};
+    .forward = fwd_depth_to_space, .gradient = grad_depth_to_space};
 
 static int infer_space_to_depth(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
   const mxw_shape *x = &in[0];
@@ -1471,7 +1806,7 @@ static const mxw_op_def op_space_to_depth = {
     .name = "space_to_depth", .doc = "(N, C, H, W) -> (N, C*b^2, H/b, W/b), the inverse of depth_to_space",
     .attrs = k_block_attrs, .num_attrs = 1, .param_size = sizeof(BlockParam), .validate = validate_block,
     .num_inputs = 1, .input_names = k_data, .num_outputs = 1, .infer_shape = infer_space_to_depth,
-    .forward = fwd_space_to_depth};
+    .forward = fwd_space_to_depth, .gradient = grad_space_to_depth};
 
 /* ==== Pad ====================================================================================== */
 enum { PAD_CONSTANT, PAD_EDGE, PAD_REFLECT };
@@ -1539,6 +1874,19 @@ static int64_t pad_source(int mode, int64_t o, int64_t before, int64_t L) {
   }
 }
 
+/* Per axis d, map[d][o]: the source index of output position o (-1: the fill value). */
+static int pad_maps(const PadParam *p, const mxw_shape *in, const mxw_shape *out, int64_t **map) {
+  int64_t total = 0;
+  for (int d = 0; d < out->ndim; d++) total += out->dims[d];
+  int64_t *maps = (int64_t *)mxw_scratch(0, (size_t)total * sizeof(int64_t));
+  if (!maps) return -1;
+  for (int d = 0; d < out->ndim; d++) {
+    map[d] = d == 0 ? maps : map[d - 1] + out->dims[d - 1];
+    for (int64_t o = 0; o < out->dims[d]; o++) map[d][o] = pad_source(p->mode, o, p->pad_width.v[2 * d], in->dims[d]);
+  }
+  return 0;
+}
+
 static int fwd_Pad(const mxw_op_call *c) {
   const PadParam *p = (const PadParam *)c->param;
   const mxw_tensor *in = &c->inputs[0];
@@ -1547,15 +1895,8 @@ static int fwd_Pad(const mxw_op_call *c) {
   const size_t es = elsize(in);
   const int64_t *pw = p->pad_width.v;
   if (mxw_tensor_size(out) == 0) return 0;
-  /* per axis: the source index of every output position */
-  int64_t total = 0, *map[MXW_MAX_NDIM];
-  for (int d = 0; d < nd; d++) total += out->shape.dims[d];
-  int64_t *maps = (int64_t *)mxw_scratch(0, (size_t)total * sizeof(int64_t));
-  if (!maps) return -1;
-  for (int d = 0; d < nd; d++) {
-    map[d] = d == 0 ? maps : map[d - 1] + out->shape.dims[d - 1];
-    for (int64_t o = 0; o < out->shape.dims[d]; o++) map[d][o] = pad_source(p->mode, o, pw[2 * d], in->shape.dims[d]);
-  }
+  int64_t *map[MXW_MAX_NDIM];
+  MXW_TRY(pad_maps(p, &in->shape, &out->shape, map));
   union {
     uint64_t u;
     char b[8];
@@ -1600,13 +1941,82 @@ static int fwd_Pad(const mxw_op_call *c) {
   }
   return 0;
 }
+/* dx[i] = the sum of dy over the output positions that copy input element i: the interior once
+ * (constant mode: just the interior slice), for edge/reflect also the pads that repeat it
+ * (MXNet's _backward_Pad accumulates them). */
+static int grad_Pad(mxw_grad_ctx *g) {
+  mxw_gid dx;
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_Pad", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0)), &dx, 1));
+  return mxw_grad_set(g, 0, dx);
+}
 static const mxw_op_def op_Pad = {
     .name = "Pad", .aliases = ALIASES("pad"),
     .doc = "pads the spatial axes of a 4-D/5-D array (constant, edge or reflect)", .attrs = k_pad_attrs,
     .num_attrs = 3, .param_size = sizeof(PadParam), .validate = validate_Pad, .num_inputs = 1,
-    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_Pad, .forward = fwd_Pad};
+    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_Pad, .forward = fwd_Pad, .gradient = grad_Pad};
+
+#define PAD_ACCUM_ROW(T)                                                                          \
+  do {                                                                                            \
+    T *gx_ = (T *)gx->data + off;                                                                 \
+    const T *gy_ = (const T *)gy->data + yoff;                                                    \
+    for (int64_t o = 0; o < W; o++)                                                               \
+      if (mlast[o] >= 0) gx_[mlast[o]] += gy_[o];                                                 \
+  } while (0)
+
+static int fwd_backward_Pad(const mxw_op_call *c) {
+  const PadParam *p = (const PadParam *)c->param;
+  const mxw_tensor *gy = &c->inputs[0];
+  mxw_tensor *gx = &c->outputs[0];
+  zero_tensor(gx);
+  if (mxw_tensor_size(gy) == 0 || mxw_tensor_size(gx) == 0) return 0;
+  const int nd = gx->shape.ndim, last = nd - 1;
+  int64_t *map[MXW_MAX_NDIM], xst[MXW_MAX_NDIM], idx[MXW_MAX_NDIM] = {0};
+  MXW_TRY(pad_maps(p, &gx->shape, &gy->shape, map));
+  contiguous_strides(&gx->shape, xst);
+  const int64_t W = gy->shape.dims[last], *mlast = map[last];
+  for (int64_t yoff = 0;; yoff += W) { /* one row of dy (last axis) per step */
+    int64_t off = 0;
+    int filled = 0;
+    for (int d = 0; d < last; d++) {
+      int64_t m = map[d][idx[d]];
+      if (m < 0) filled = 1;
+      else off += m * xst[d];
+    }
+    if (!filled) {
+      if (gx->dtype == MXW_FLOAT32) PAD_ACCUM_ROW(float);
+      else if (gx->dtype == MXW_FLOAT64) PAD_ACCUM_ROW(double);
+      else
+        for (int64_t o = 0; o < W; o++)
+          if (mlast[o] >= 0)
+            mxw_store_f64(gx->data, gx->dtype, off + mlast[o],
+                          mxw_load_f64(gx->data, gx->dtype, off + mlast[o]) + mxw_load_f64(gy->data, gy->dtype, yoff + o));
+    }
+    int d = last - 1;
+    for (; d >= 0; d--) {
+      if (++idx[d] < gy->shape.dims[d]) break;
+      idx[d] = 0;
+    }
+    if (d < 0) break;
+  }
+  return 0;
+}
+/* _backward_Pad is linear in ograd; its adjoint is Pad with a zero fill. */
+static int grad_backward_Pad(mxw_grad_ctx *g) {
+  const PadParam *p = (const PadParam *)mxw_grad_param(g);
+  tuple_buf pw;
+  TUPLE_STR(&p->pad_width, pw);
+  mxw_gid d = mxw_grad_op(g, "Pad", MXW_KV("mode", k_pad_modes[p->mode], "pad_width", pw, "constant_value", "0"),
+                          MXW_GIDS(mxw_grad_ograd(g, 0)));
+  return mxw_grad_set(g, 0, d);
+}
+static const mxw_op_def op_backward_Pad = {
+    .name = "_backward_Pad", .doc = "the gradient of Pad: ograd summed back onto the input elements each position copies",
+    .attrs = k_pad_attrs, .num_attrs = 3, .param_size = sizeof(PadParam), .validate = validate_Pad, .num_inputs = 2,
+    .input_names = k_ograd_data, .num_outputs = 1, .infer_shape = infer_backward_like_data,
+    .forward = fwd_backward_Pad, .gradient = grad_backward_Pad};
 
 MXW_FAMILY(shape_ops, &op_Reshape, &op_Flatten, &op_transpose, &op_SwapAxis, &op_expand_dims, &op_squeeze,
            &op_Concat, &op_stack, &op_SliceChannel, &op_slice, &op_slice_axis, &op_slice_like, &op_broadcast_to,
            &op_broadcast_like, &op_reshape_like, &op_tile, &op_repeat, &op_reverse, &op_depth_to_space,
-           &op_space_to_depth, &op_Pad);
+           &op_space_to_depth, &op_Pad, &op_backward_slice, &op_backward_slice_axis, &op_backward_slice_like,
+           &op_backward_tile, &op_backward_repeat, &op_backward_Pad);
