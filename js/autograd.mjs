@@ -190,3 +190,74 @@ Object.defineProperty(NDArray.prototype, '_freshGrad', {
   set(v) { M._mxw_ndarray_fresh_grad(this.handle, v ? 1 : 0); },
   configurable: true,
 });
+
+// ---- autograd.Function ------------------------------------------------------------------------------
+// class Sigmoid extends autograd.Function {
+//   forward(x) { const y = nd.sigmoid(x); this.saveForBackward(y); return y; }
+//   backward(dy) { const [y] = this.savedTensors; return dy.__mul__(y.__mul__(y.__rsub__(1))); }
+// }
+// const f = new Sigmoid(); const y = f(x);   // (or f.call(x))
+// forward runs with recording paused; while recording, the call is taped as one node whose
+// gradient calls backward (also paused) with the outputs' gradients.
+const functions = new Map(); // id -> {fn, refs}: refs counts the C param structs naming the id
+let nextFunctionId = 1;
+
+export class Function {
+  constructor() {
+    const self = (...xs) => self.call(...xs);
+    delete self.name;
+    delete self.length;
+    Object.setPrototypeOf(self, new.target.prototype);
+    self._saved = [];
+    return self;
+  }
+  saveForBackward(...arrays) { this._saved = arrays; }
+  save_for_backward(...arrays) { this.saveForBackward(...arrays); }
+  get savedTensors() { return this._saved; }
+  get saved_tensors() { return this._saved; }
+  forward() { throw new MXNetError('autograd.Function subclasses implement forward(...inputs)'); }
+  backward() { throw new MXNetError('autograd.Function subclasses implement backward(...outputGrads)'); }
+  call(...inputs) {
+    inputs.forEach((x, i) => { if (!(x instanceof NDArray)) throw new MXNetError(`Function input ${i} must be an NDArray`); });
+    const res = pause(() => this.forward(...inputs), training);
+    const outs = Array.isArray(res) ? res : [res];
+    outs.forEach((o, i) => { if (!(o instanceof NDArray)) throw new MXNetError(`Function.forward must return NDArrays (output ${i} is not)`); });
+    if (recording) {
+      const id = nextFunctionId++;
+      functions.set(id, { fn: this, refs: 1 });
+      const a = args.reset();
+      const st = M._mxw_autograd_record_custom(id, inputs.length, a.i32s(inputs.map((x) => x.handle)), outs.length,
+        a.i32s(outs.map((o) => o.handle)));
+      if (st !== 0) { functions.delete(id); check(st); }
+    }
+    return res;
+  }
+}
+
+M.mxwCustomRefs = (id, delta) => {
+  const e = functions.get(id);
+  if (!e) return;
+  e.refs += delta;
+  if (e.refs <= 0) functions.delete(id);
+};
+M.mxwCustomBackward = (id, nog, ogP, nig, outP, errP, errLen) => {
+  try {
+    const e = functions.get(id);
+    if (!e) throw new MXNetError(`Function ${id} is gone`);
+    const h32 = heap32();
+    const ogH = Array.from(h32.subarray(ogP >> 2, (ogP >> 2) + nog));
+    const outH = Array.from(h32.subarray(outP >> 2, (outP >> 2) + nig));
+    const ograds = ogH.map((h) => new NDArray(h));
+    const res = pause(() => e.fn.backward(...ograds), training);
+    const grads = Array.isArray(res) ? res : [res];
+    if (grads.length !== nig) throw new MXNetError(`backward returned ${grads.length} gradients for ${nig} inputs`);
+    grads.forEach((g, k) => {
+      if (!(g instanceof NDArray)) throw new MXNetError(`backward's gradient ${k} is not an NDArray`);
+      check(M._mxw_ndarray_copy(g.handle, outH[k]));
+    });
+    return 0;
+  } catch (err) {
+    M.stringToUTF8(String(err && err.message ? err.message : err), errP, errLen);
+    return -1;
+  }
+};

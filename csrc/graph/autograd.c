@@ -165,6 +165,26 @@ int mxw_autograd_record_view(mxw_ndarray *arr, mxw_ndarray *view, int64_t offset
   return rc;
 }
 
+/* Records an autograd.Function call (its forward already ran in JS) as a _CustomFunction node. */
+int mxw_autograd_record_custom(int id, int nin, mxw_ndarray *const *inputs, int nout, mxw_ndarray *const *outputs) {
+  MXW_CHECK(nin >= 0 && nout >= 1 && (nin == 0 || inputs) && outputs, "NULL argument");
+  for (int i = 0; i < nin; i++) MXW_CHECK(inputs[i] != NULL, "input %d is NULL", i);
+  for (int k = 0; k < nout; k++) MXW_CHECK(outputs[k] != NULL, "output %d is NULL", k);
+  int op = mxw_op_find("_CustomFunction");
+  MXW_CHECK(op >= 0, "_CustomFunction is not registered");
+  char sid[32], sin[32], sout[32];
+  snprintf(sid, sizeof sid, "%d", id);
+  snprintf(sin, sizeof sin, "%d", nin);
+  snprintf(sout, sizeof sout, "%d", nout);
+  const char *keys[3] = {"id", "num_inputs", "num_outputs"}, *vals[3] = {sid, sin, sout};
+  mxw_params *p = NULL;
+  MXW_TRY(mxw_params_create(op, 3, keys, vals, &p));
+  int rc = mxw_autograd_check_outputs(nin, inputs, nout, outputs);
+  if (rc == 0) rc = mxw_autograd_record(p, nin, inputs, nout, outputs);
+  mxw_params_free(p);
+  return rc;
+}
+
 /* Marks arrays as variables with gradient buffers (attach_grad / mark_variables). */
 int mxw_autograd_mark_variables(int n, mxw_ndarray *const *vars, mxw_ndarray *const *grads, const int32_t *reqs) {
   MXW_CHECK(n >= 0 && (n == 0 || (vars && grads && reqs)), "NULL argument");

@@ -217,6 +217,8 @@ MXW_API int mxw_autograd_backward(int num_heads, mxw_ndarray *const *heads, mxw_
 /* The gradients of heads with respect to vars as new arrays (caller owns grads[0..num_vars-1]). */
 MXW_API int mxw_autograd_grad(int num_heads, mxw_ndarray *const *heads, mxw_ndarray *const *head_grads, int num_vars,
                               mxw_ndarray *const *vars, int retain_graph, int is_train, mxw_ndarray **grads);
+/* Records an autograd.Function call whose forward ran in JS (id: the JS registry's). */
+MXW_API int mxw_autograd_record_custom(int id, int nin, mxw_ndarray *const *inputs, int nout, mxw_ndarray *const *outputs);
 /* A new handle on arr's storage without autograd history. Caller owns *out. */
 MXW_API int mxw_ndarray_detach(mxw_ndarray *arr, mxw_ndarray **out);
 /* Reads (set < 0) or sets the "written by backward since the last update" flag of a gradient. */
