@@ -42,12 +42,19 @@ static int fwd_cast(const mxw_op_call *c) {
   return 0;
 }
 
+/* Cast and amp_cast: MXNet's _backward_cast / _backward_amp_cast (ElemwiseGradUseNone) convert the
+ * output's gradient back to the input's dtype; here that is a Cast to the input dtype. */
+static int grad_cast(mxw_grad_ctx *g) {
+  const char *dt = mxw_dtype_name(mxw_grad_in_dtype(g, 0));
+  return mxw_grad_set(g, 0, mxw_grad_op(g, "Cast", MXW_KV("dtype", dt), MXW_GIDS(mxw_grad_ograd(g, 0))));
+}
+
 static const mxw_op_def op_Cast = {
     .name = "Cast", .aliases = ALIASES("cast", "_npi_cast", "_npx_cast"),
     .doc = "converts every element to dtype (C conversion: float -> int truncates toward zero)",
     .attrs = k_cast_attrs, .num_attrs = 1, .param_size = sizeof(CastParam), .num_inputs = 1,
     .input_names = k_data, .num_outputs = 1, .infer_shape = mxw_infer_shape_same,
-    .infer_type = infer_type_cast, .forward = fwd_cast};
+    .infer_type = infer_type_cast, .forward = fwd_cast, .gradient = grad_cast};
 
 /* ---- amp_cast: Cast for the float32/float16/bfloat16 inputs only, others pass unchanged --------- */
 static int amp_castable(int dtype) {
@@ -68,7 +75,7 @@ static const mxw_op_def op_amp_cast = {
     .doc = "mixed-precision cast: float32/float16/bfloat16 inputs become dtype, other inputs are copied",
     .attrs = k_cast_attrs, .num_attrs = 1, .param_size = sizeof(CastParam), .num_inputs = 1,
     .input_names = k_data, .num_outputs = 1, .infer_shape = mxw_infer_shape_same,
-    .infer_type = infer_type_amp_cast, .forward = fwd_cast};
+    .infer_type = infer_type_amp_cast, .forward = fwd_cast, .gradient = grad_cast};
 
 /* ---- clip ------------------------------------------------------------------------------------- */
 typedef struct {
@@ -121,10 +128,57 @@ static int fwd_clip(const mxw_op_call *c) {
   return 0;
 }
 
+/* _backward_clip(ograd, data): MXNet's clip_grad, ograd where a_min <= x <= a_max (bounds as float32,
+ * NaN data passes the gradient), 0 elsewhere. */
+static int fwd_backward_clip(const mxw_op_call *c) {
+  const ClipParam *p = (const ClipParam *)c->param;
+  const mxw_tensor *gt = &c->inputs[0], *xt = &c->inputs[1];
+  mxw_tensor *out = &c->outputs[0];
+  int64_t n = mxw_tensor_size(out);
+  float lo = (float)p->a_min, hi = (float)p->a_max;
+  if (gt->dtype == MXW_FLOAT32 && xt->dtype == MXW_FLOAT32) {
+    const float *g = (const float *)gt->data, *x = (const float *)xt->data;
+    float *d = (float *)out->data;
+    int64_t i = 0;
+    v128_t vlo = wasm_f32x4_splat(lo), vhi = wasm_f32x4_splat(hi);
+    for (; i + 4 <= n; i += 4) {
+      v128_t xv = wasm_v128_load(x + i);
+      v128_t outside = wasm_v128_or(wasm_f32x4_gt(xv, vhi), wasm_f32x4_lt(xv, vlo));
+      wasm_v128_store(d + i, wasm_v128_andnot(wasm_v128_load(g + i), outside));
+    }
+    for (; i < n; i++) d[i] = (x[i] > hi || x[i] < lo) ? 0.f : g[i];
+    return 0;
+  }
+  if (gt->dtype == MXW_FLOAT64 && xt->dtype == MXW_FLOAT64) {
+    const double *g = (const double *)gt->data, *x = (const double *)xt->data;
+    double *d = (double *)out->data;
+    for (int64_t i = 0; i < n; i++) d[i] = (x[i] > hi || x[i] < lo) ? 0.0 : g[i];
+    return 0;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    double x = mxw_load_f64(xt->data, xt->dtype, i);
+    mxw_store_f64(out->data, out->dtype, i, (x > hi || x < lo) ? 0.0 : mxw_load_f64(gt->data, gt->dtype, i));
+  }
+  return 0;
+}
+
+static int grad_clip(mxw_grad_ctx *g) { /* ElemwiseGradUseIn{"_backward_clip"} */
+  mxw_gid dx;
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_clip", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0)), &dx, 1));
+  return mxw_grad_set(g, 0, dx);
+}
+
 static const mxw_op_def op_clip = {
     .name = "clip", .aliases = ALIASES("_npi_clip", "_sparse_clip"),
     .doc = "limits values to [a_min, a_max]: x > a_max ? a_max : (x < a_min ? a_min : x); NaN passes through",
     .attrs = k_clip_attrs, .num_attrs = 2, .param_size = sizeof(ClipParam), .num_inputs = 1, .input_names = k_data,
-    .num_outputs = 1, .infer_shape = mxw_infer_shape_same, .forward = fwd_clip};
+    .num_outputs = 1, .infer_shape = mxw_infer_shape_same, .forward = fwd_clip, .gradient = grad_clip};
 
-MXW_FAMILY(cast_clip, &op_Cast, &op_amp_cast, &op_clip);
+static const char *const k_ograd_data[] = {"ograd", "data", NULL};
+static const mxw_op_def op_backward_clip = {
+    .name = "_backward_clip", .doc = "the gradient of clip: ograd where a_min <= data <= a_max, else 0",
+    .attrs = k_clip_attrs, .num_attrs = 2, .param_size = sizeof(ClipParam), .num_inputs = 2,
+    .input_names = k_ograd_data, .num_outputs = 1, .infer_shape = mxw_infer_shape_same,
+    .forward = fwd_backward_clip, .inplace = 1};
+
+MXW_FAMILY(cast_clip, &op_Cast, &op_amp_cast, &op_clip, &op_backward_clip);

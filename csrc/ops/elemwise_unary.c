@@ -53,73 +53,205 @@ static inline double sign_d(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0
     return 0;                                                                                     \
   }
 
-#define UNARY_DEF(NAME, OPNAME, ALIASES, DOC, AS_ACT)                                             \
+#define UNARY_DEF(NAME, OPNAME, ALIASES, DOC, AS_ACT, GRADSPEC)                                   \
   static const mxw_op_def op_##NAME = {                                                           \
       .name = OPNAME, .aliases = ALIASES, .doc = DOC, .num_inputs = 1, .input_names = k_data,     \
       .num_outputs = 1, .infer_shape = mxw_infer_shape_same, .forward = fwd_##NAME, .inplace = 1, \
-      .as_activation = AS_ACT};
+      .as_activation = AS_ACT, GRADSPEC};
 
-#define UNARY_OP(NAME, ALIASES, X32, X64, DOC)                                                    \
+#define UNARY_OP(NAME, ALIASES, X32, X64, DOC, GRADSPEC)                                          \
   UNARY_FORWARD(NAME, X32, X64)                                                                   \
-  UNARY_DEF(NAME, #NAME, ALIASES, DOC, NULL)
+  UNARY_DEF(NAME, #NAME, ALIASES, DOC, NULL, GRADSPEC)
 
 /* Activation ops a producer (FullyConnected, Convolution) can apply itself: graph fusion. */
-#define ACT_UNARY_OP(NAME, ALIASES, X32, X64, DOC, ACT)                                           \
+#define ACT_UNARY_OP(NAME, ALIASES, X32, X64, DOC, ACT, GRADSPEC)                                 \
   static int as_act_##NAME(const void *param) {                                                   \
     (void)param;                                                                                  \
     return ACT;                                                                                   \
   }                                                                                               \
   UNARY_FORWARD(NAME, X32, X64)                                                                   \
-  UNARY_DEF(NAME, #NAME, ALIASES, DOC, as_act_##NAME)
+  UNARY_DEF(NAME, #NAME, ALIASES, DOC, as_act_##NAME, GRADSPEC)
 
 #define ALIASES(...) ((const char *const[]){__VA_ARGS__, NULL})
 
-ACT_UNARY_OP(relu, ALIASES("_npx_relu"), relu_f(x), relu_d(x), "max(x, 0); NaN propagates", MXW_ACT_RELU)
-ACT_UNARY_OP(sigmoid, ALIASES("_npx_sigmoid"), sigmoid_f(x), sigmoid_d(x), "1 / (1 + exp(-x))", MXW_ACT_SIGMOID)
-ACT_UNARY_OP(tanh, ALIASES("_npi_tanh"), tanhf(x), tanh(x), "hyperbolic tangent", MXW_ACT_TANH)
-UNARY_OP(exp, ALIASES("_npi_exp"), expf(x), exp(x), "e^x")
-UNARY_OP(expm1, ALIASES("_npi_expm1"), expm1f(x), expm1(x), "e^x - 1")
-UNARY_OP(log, ALIASES("_npi_log"), logf(x), log(x), "natural logarithm")
-UNARY_OP(log1p, ALIASES("_npi_log1p"), log1pf(x), log1p(x), "log(1 + x)")
-UNARY_OP(log2, ALIASES("_npi_log2"), log2f(x), log2(x), "base-2 logarithm")
-UNARY_OP(log10, ALIASES("_npi_log10"), log10f(x), log10(x), "base-10 logarithm")
-UNARY_OP(sqrt, ALIASES("_npi_sqrt"), sqrtf(x), sqrt(x), "square root")
-UNARY_OP(rsqrt, NULL, 1.f / sqrtf(x), 1.0 / sqrt(x), "1 / sqrt(x)")
-UNARY_OP(cbrt, ALIASES("_npi_cbrt"), cbrtf(x), cbrt(x), "cube root")
-UNARY_OP(square, ALIASES("_npi_square"), x * x, x * x, "x * x")
-UNARY_OP(reciprocal, ALIASES("_npi_reciprocal"), 1.f / x, 1.0 / x, "1 / x")
-UNARY_OP(abs, ALIASES("_npi_absolute"), fabsf(x), fabs(x), "|x|")
-UNARY_OP(negative, ALIASES("_npi_negative"), -x, -x, "-x")
-UNARY_OP(sign, ALIASES("_npi_sign"), (float)sign_d(x), sign_d(x), "-1, 0 or 1")
-UNARY_OP(floor, ALIASES("_npi_floor"), floorf(x), floor(x), "round down")
-UNARY_OP(ceil, ALIASES("_npi_ceil"), ceilf(x), ceil(x), "round up")
-UNARY_OP(round, NULL, roundf(x), round(x), "round half away from zero")
-UNARY_OP(rint, ALIASES("_npi_rint"), rintf(x), rint(x), "round half to even")
-UNARY_OP(fix, ALIASES("_npi_fix"), truncf(x), trunc(x), "round toward zero")
-UNARY_OP(trunc, ALIASES("_npi_trunc"), truncf(x), trunc(x), "round toward zero")
-UNARY_OP(erf, ALIASES("_npx_erf"), erff(x), erf(x), "error function")
-ACT_UNARY_OP(softsign, NULL, softsign_f(x), softsign_d(x), "x / (1 + |x|)", MXW_ACT_SOFTSIGN)
-UNARY_OP(sin, ALIASES("_npi_sin"), sinf(x), sin(x), "sine")
-UNARY_OP(cos, ALIASES("_npi_cos"), cosf(x), cos(x), "cosine")
-UNARY_OP(tan, ALIASES("_npi_tan"), tanf(x), tan(x), "tangent")
-UNARY_OP(arcsin, ALIASES("_npi_arcsin"), asinf(x), asin(x), "inverse sine")
-UNARY_OP(arccos, ALIASES("_npi_arccos"), acosf(x), acos(x), "inverse cosine")
-UNARY_OP(arctan, ALIASES("_npi_arctan"), atanf(x), atan(x), "inverse tangent")
-UNARY_OP(sinh, ALIASES("_npi_sinh"), sinhf(x), sinh(x), "hyperbolic sine")
-UNARY_OP(cosh, ALIASES("_npi_cosh"), coshf(x), cosh(x), "hyperbolic cosine")
-UNARY_OP(arcsinh, ALIASES("_npi_arcsinh"), asinhf(x), asinh(x), "inverse hyperbolic sine")
-UNARY_OP(arccosh, ALIASES("_npi_arccosh"), acoshf(x), acosh(x), "inverse hyperbolic cosine")
-UNARY_OP(arctanh, ALIASES("_npi_arctanh"), atanhf(x), atanh(x), "inverse hyperbolic tangent")
-UNARY_OP(gamma, ALIASES("_npi_gamma"), tgammaf(x), tgamma(x), "gamma function")
-UNARY_OP(gammaln, ALIASES("_npi_gammaln"), lgammaf(x), lgamma(x), "log |gamma(x)|")
-UNARY_OP(degrees, ALIASES("_npi_degrees"), x * (float)(180.0 / M_PI), x * (180.0 / M_PI), "radians to degrees")
-UNARY_OP(radians, ALIASES("_npi_radians"), x * (float)(M_PI / 180.0), x * (M_PI / 180.0), "degrees to radians")
-UNARY_OP(logical_not, ALIASES("_npi_logical_not"), (float)(x == 0.f), (double)(x == 0.0), "1 where x == 0, else 0")
-UNARY_OP(_copy, ALIASES("identity", "_npi_copy"), x, x, "a copy of the input")
-UNARY_OP(BlockGrad, ALIASES("stop_gradient"), x, x, "identity forward; no gradient flows back")
-UNARY_OP(make_loss, NULL, x, x, "identity forward; marks a loss for training")
-UNARY_OP(zeros_like, ALIASES("_npi_zeros_like"), 0.f, 0.0, "zeros of the input's shape and dtype")
-UNARY_OP(ones_like, ALIASES("_npi_ones_like"), 1.f, 1.0, "ones of the input's shape and dtype")
+/* ---- gradients (MXNet's FGradient of each op: elemwise_unary_op_{basic,trig,logexp,pow}.cc) ----
+ * Most ops differentiate through a `_backward_<op>` kernel with MXNet's name and inputs
+ * (ograd, x) for ElemwiseGradUseIn or (ograd, y) for ElemwiseGradUseOut, computing
+ * dx = ograd * f'(.) in one pass (float32 and float64 in their own type, other dtypes through
+ * double). exp (dx = ograd * y), negative, _copy and make_loss build from other ops; rounding,
+ * sign, logical_not, BlockGrad and zeros_like/ones_like are non-differentiable (MakeZeroGradNodes;
+ * sign's _backward_sign is all zeros, the same thing). */
+static const char *const k_ograd_data[] = {"ograd", "data", NULL};
+
+/* digamma (psi = d/dx log|gamma(x)|): the recurrence psi(x) = psi(x + 1) - 1/x up to x >= 6, then
+ * the asymptotic series log x - 1/2x - sum B_2k / (2k x^2k); reflection psi(1 - x) - pi cot(pi x)
+ * for x < 0. At the poles (0, -1, -2, ...) MXNet's cephes psi returns the largest double. */
+static double digamma_d(double x) {
+  if (x != x) return x;
+  if (x <= 0 && floor(x) == x) return 1.7976931348623157e308;
+  double reflect = 0;
+  if (x < 0) {
+    /* psi(x) = psi(1 - x) - pi / tan(pi x), with x reduced to (-1/2, 1/2] first for accuracy */
+    double r = x - floor(x + 0.5);
+    reflect = M_PI / tan(M_PI * r);
+    x = 1 - x;
+  }
+  double acc = 0;
+  while (x < 6) {
+    acc -= 1 / x;
+    x += 1;
+  }
+  double z = 1 / (x * x);
+  /* B2/2 = 1/12, B4/4 = -1/120, B6/6 = 1/252, B8/8 = -1/240, B10/10 = 1/132, B12/12 = -691/32760,
+   * B14/14 = 1/12 */
+  double series = z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 -
+                  z * (691.0 / 32760 - z * (1.0 / 12)))))));
+  return acc + log(x) - 0.5 / x - series - reflect;
+}
+static inline double sign_grad_d(double a) { return a > 0 ? 1.0 : (a < 0 ? -1.0 : 0.0); }
+/* relu's derivative at y = relu(x): 1 where y > 0, NaN stays NaN (MXNet's relu_grad) */
+static inline float relu_grad_f(float a) { return a > 0.f ? 1.f : (a == a ? 0.f : a); }
+static inline double relu_grad_d(double a) { return a > 0.0 ? 1.0 : (a == a ? 0.0 : a); }
+
+/* The kernel of `_backward_<NAME>`: dst = expression of g (ograd) and a (x or y). */
+#define UNARY_BACKWARD(NAME, X32, X64)                                                            \
+  static int fwd_backward_##NAME(const mxw_op_call *c) {                                          \
+    const mxw_tensor *gt = &c->inputs[0], *at = &c->inputs[1];                                    \
+    mxw_tensor *out = &c->outputs[0];                                                             \
+    int64_t n = mxw_tensor_size(out);                                                             \
+    if (gt->dtype == MXW_FLOAT32 && at->dtype == MXW_FLOAT32 && out->dtype == MXW_FLOAT32) {      \
+      const float *gs = (const float *)gt->data, *as = (const float *)at->data;                   \
+      float *dst = (float *)out->data; /* may alias gs (in place) */                              \
+      for (int64_t i = 0; i < n; i++) {                                                           \
+        float g = gs[i], a = as[i];                                                               \
+        (void)a;                                                                                  \
+        dst[i] = (X32);                                                                           \
+      }                                                                                           \
+    } else if (gt->dtype == MXW_FLOAT64 && at->dtype == MXW_FLOAT64 && out->dtype == MXW_FLOAT64) { \
+      const double *gs = (const double *)gt->data, *as = (const double *)at->data;                \
+      double *dst = (double *)out->data;                                                          \
+      for (int64_t i = 0; i < n; i++) {                                                           \
+        double g = gs[i], a = as[i];                                                              \
+        (void)a;                                                                                  \
+        dst[i] = (X64);                                                                           \
+      }                                                                                           \
+    } else {                                                                                      \
+      for (int64_t i = 0; i < n; i++) {                                                           \
+        double g = mxw_load_f64(gt->data, gt->dtype, i), a = mxw_load_f64(at->data, at->dtype, i); \
+        (void)a;                                                                                  \
+        mxw_store_f64(out->data, out->dtype, i, (X64));                                           \
+      }                                                                                           \
+    }                                                                                             \
+    return 0;                                                                                     \
+  }                                                                                               \
+  static const mxw_op_def op_backward_##NAME = {                                                  \
+      .name = "_backward_" #NAME, .doc = "the gradient of " #NAME ": ograd * d" #NAME,            \
+      .num_inputs = 2, .input_names = k_ograd_data, .num_outputs = 1,                             \
+      .infer_shape = mxw_infer_shape_same, .forward = fwd_backward_##NAME, .inplace = 1};
+
+static int grad_with(mxw_grad_ctx *g, const char *op, mxw_gid a) {
+  return mxw_grad_set(g, 0, mxw_grad_op(g, op, NULL, MXW_GIDS(mxw_grad_ograd(g, 0), a)));
+}
+/* ElemwiseGradUseIn / ElemwiseGradUseOut{"_backward_<NAME>"} */
+#define GRAD_IN(NAME)                                                                             \
+  static int grad_##NAME(mxw_grad_ctx *g) { return grad_with(g, "_backward_" #NAME, mxw_grad_in(g, 0)); }
+#define GRAD_OUT(NAME)                                                                            \
+  static int grad_##NAME(mxw_grad_ctx *g) { return grad_with(g, "_backward_" #NAME, mxw_grad_out(g, 0)); }
+#define BWD_IN(NAME, X32, X64) UNARY_BACKWARD(NAME, X32, X64) GRAD_IN(NAME)
+#define BWD_OUT(NAME, X32, X64) UNARY_BACKWARD(NAME, X32, X64) GRAD_OUT(NAME)
+
+BWD_OUT(relu, g * relu_grad_f(a), g * relu_grad_d(a))
+BWD_OUT(sigmoid, g * (a * (1.f - a)), g * (a * (1.0 - a)))
+BWD_OUT(tanh, g * (1.f - a * a), g * (1.0 - a * a))
+BWD_IN(expm1, g * expf(a), g * exp(a))
+BWD_IN(log, g / a, g / a)
+BWD_IN(log1p, g / (1.f + a), g / (1.0 + a))
+BWD_IN(log2, g / (a * (float)M_LN2), g / (a * M_LN2))
+BWD_IN(log10, g / (a * (float)M_LN10), g / (a * M_LN10))
+BWD_OUT(sqrt, g * (0.5f / a), g * (0.5 / a))
+BWD_IN(rsqrt, g * (-0.5f / (sqrtf(a) * a)), g * (-0.5 / (sqrt(a) * a)))
+BWD_OUT(cbrt, g * (1.f / (3.f * a * a)), g * (1.0 / (3.0 * a * a)))
+BWD_IN(square, g * (2.f * a), g * (2.0 * a))
+BWD_IN(reciprocal, g * (-1.f / (a * a)), g * (-1.0 / (a * a)))
+BWD_IN(abs, g * (float)sign_grad_d(a), g * sign_grad_d(a))
+BWD_IN(erf, g * (float)(2.0 / sqrt(M_PI)) * expf(-(a * a)), g * (2.0 / sqrt(M_PI)) * exp(-(a * a)))
+BWD_IN(softsign, g * (1.f / ((1.f + fabsf(a)) * (1.f + fabsf(a)))), g * (1.0 / ((1.0 + fabs(a)) * (1.0 + fabs(a)))))
+BWD_IN(sin, g * cosf(a), g * cos(a))
+BWD_IN(cos, g * -sinf(a), g * -sin(a))
+BWD_OUT(tan, g * (a * a + 1.f), g * (a * a + 1.0))
+BWD_IN(arcsin, g * (1.f / sqrtf(1.f - a * a)), g * (1.0 / sqrt(1.0 - a * a)))
+BWD_IN(arccos, g * (-1.f / sqrtf(1.f - a * a)), g * (-1.0 / sqrt(1.0 - a * a)))
+BWD_IN(arctan, g * (1.f / (a * a + 1.f)), g * (1.0 / (a * a + 1.0)))
+BWD_IN(sinh, g * coshf(a), g * cosh(a))
+BWD_IN(cosh, g * sinhf(a), g * sinh(a))
+BWD_IN(arcsinh, g * (1.f / sqrtf(a * a + 1.f)), g * (1.0 / sqrt(a * a + 1.0)))
+BWD_IN(arccosh, g * (1.f / sqrtf(a * a - 1.f)), g * (1.0 / sqrt(a * a - 1.0)))
+BWD_IN(arctanh, g * (1.f / (1.f - a * a)), g * (1.0 / (1.0 - a * a)))
+BWD_IN(gamma, g * (float)(tgamma((double)a) * digamma_d((double)a)), g * (tgamma(a) * digamma_d(a)))
+BWD_IN(gammaln, g * (float)digamma_d((double)a), g * digamma_d(a))
+BWD_IN(degrees, g * (float)(180.0 / M_PI), g * (180.0 / M_PI))
+BWD_IN(radians, g * (float)(M_PI / 180.0), g * (M_PI / 180.0))
+
+static int grad_exp(mxw_grad_ctx *g) { /* ElemwiseGradUseOut{"_mul"}: dx = ograd * y */
+  return mxw_grad_set(g, 0, mxw_grad_mul(g, mxw_grad_ograd(g, 0), mxw_grad_out(g, 0)));
+}
+static int grad_negative(mxw_grad_ctx *g) { /* ElemwiseGradUseNone{"negative"} */
+  return mxw_grad_set(g, 0, mxw_grad_op(g, "negative", NULL, MXW_GIDS(mxw_grad_ograd(g, 0))));
+}
+static int grad_copy(mxw_grad_ctx *g) { return mxw_grad_set(g, 0, mxw_grad_ograd(g, 0)); } /* dx = ograd */
+/* make_loss: the gradient is ones_like(data) whatever flows into the output */
+static int grad_make_loss(mxw_grad_ctx *g) {
+  return mxw_grad_set(g, 0, mxw_grad_op(g, "ones_like", NULL, MXW_GIDS(mxw_grad_in(g, 0))));
+}
+#define GRAD(fn) .gradient = fn
+#define NO_GRAD .no_grad = 1
+
+ACT_UNARY_OP(relu, ALIASES("_npx_relu"), relu_f(x), relu_d(x), "max(x, 0); NaN propagates", MXW_ACT_RELU, GRAD(grad_relu))
+ACT_UNARY_OP(sigmoid, ALIASES("_npx_sigmoid"), sigmoid_f(x), sigmoid_d(x), "1 / (1 + exp(-x))", MXW_ACT_SIGMOID, GRAD(grad_sigmoid))
+ACT_UNARY_OP(tanh, ALIASES("_npi_tanh"), tanhf(x), tanh(x), "hyperbolic tangent", MXW_ACT_TANH, GRAD(grad_tanh))
+UNARY_OP(exp, ALIASES("_npi_exp"), expf(x), exp(x), "e^x", GRAD(grad_exp))
+UNARY_OP(expm1, ALIASES("_npi_expm1"), expm1f(x), expm1(x), "e^x - 1", GRAD(grad_expm1))
+UNARY_OP(log, ALIASES("_npi_log"), logf(x), log(x), "natural logarithm", GRAD(grad_log))
+UNARY_OP(log1p, ALIASES("_npi_log1p"), log1pf(x), log1p(x), "log(1 + x)", GRAD(grad_log1p))
+UNARY_OP(log2, ALIASES("_npi_log2"), log2f(x), log2(x), "base-2 logarithm", GRAD(grad_log2))
+UNARY_OP(log10, ALIASES("_npi_log10"), log10f(x), log10(x), "base-10 logarithm", GRAD(grad_log10))
+UNARY_OP(sqrt, ALIASES("_npi_sqrt"), sqrtf(x), sqrt(x), "square root", GRAD(grad_sqrt))
+UNARY_OP(rsqrt, NULL, 1.f / sqrtf(x), 1.0 / sqrt(x), "1 / sqrt(x)", GRAD(grad_rsqrt))
+UNARY_OP(cbrt, ALIASES("_npi_cbrt"), cbrtf(x), cbrt(x), "cube root", GRAD(grad_cbrt))
+UNARY_OP(square, ALIASES("_npi_square"), x * x, x * x, "x * x", GRAD(grad_square))
+UNARY_OP(reciprocal, ALIASES("_npi_reciprocal"), 1.f / x, 1.0 / x, "1 / x", GRAD(grad_reciprocal))
+UNARY_OP(abs, ALIASES("_npi_absolute"), fabsf(x), fabs(x), "|x|", GRAD(grad_abs))
+UNARY_OP(negative, ALIASES("_npi_negative"), -x, -x, "-x", GRAD(grad_negative))
+UNARY_OP(sign, ALIASES("_npi_sign"), (float)sign_d(x), sign_d(x), "-1, 0 or 1", NO_GRAD)
+UNARY_OP(floor, ALIASES("_npi_floor"), floorf(x), floor(x), "round down", NO_GRAD)
+UNARY_OP(ceil, ALIASES("_npi_ceil"), ceilf(x), ceil(x), "round up", NO_GRAD)
+UNARY_OP(round, NULL, roundf(x), round(x), "round half away from zero", NO_GRAD)
+UNARY_OP(rint, ALIASES("_npi_rint"), rintf(x), rint(x), "round half to even", NO_GRAD)
+UNARY_OP(fix, ALIASES("_npi_fix"), truncf(x), trunc(x), "round toward zero", NO_GRAD)
+UNARY_OP(trunc, ALIASES("_npi_trunc"), truncf(x), trunc(x), "round toward zero", NO_GRAD)
+UNARY_OP(erf, ALIASES("_npx_erf"), erff(x), erf(x), "error function", GRAD(grad_erf))
+ACT_UNARY_OP(softsign, NULL, softsign_f(x), softsign_d(x), "x / (1 + |x|)", MXW_ACT_SOFTSIGN, GRAD(grad_softsign))
+UNARY_OP(sin, ALIASES("_npi_sin"), sinf(x), sin(x), "sine", GRAD(grad_sin))
+UNARY_OP(cos, ALIASES("_npi_cos"), cosf(x), cos(x), "cosine", GRAD(grad_cos))
+UNARY_OP(tan, ALIASES("_npi_tan"), tanf(x), tan(x), "tangent", GRAD(grad_tan))
+UNARY_OP(arcsin, ALIASES("_npi_arcsin"), asinf(x), asin(x), "inverse sine", GRAD(grad_arcsin))
+UNARY_OP(arccos, ALIASES("_npi_arccos"), acosf(x), acos(x), "inverse cosine", GRAD(grad_arccos))
+UNARY_OP(arctan, ALIASES("_npi_arctan"), atanf(x), atan(x), "inverse tangent", GRAD(grad_arctan))
+UNARY_OP(sinh, ALIASES("_npi_sinh"), sinhf(x), sinh(x), "hyperbolic sine", GRAD(grad_sinh))
+UNARY_OP(cosh, ALIASES("_npi_cosh"), coshf(x), cosh(x), "hyperbolic cosine", GRAD(grad_cosh))
+UNARY_OP(arcsinh, ALIASES("_npi_arcsinh"), asinhf(x), asinh(x), "inverse hyperbolic sine", GRAD(grad_arcsinh))
+UNARY_OP(arccosh, ALIASES("_npi_arccosh"), acoshf(x), acosh(x), "inverse hyperbolic cosine", GRAD(grad_arccosh))
+UNARY_OP(arctanh, ALIASES("_npi_arctanh"), atanhf(x), atanh(x), "inverse hyperbolic tangent", GRAD(grad_arctanh))
+UNARY_OP(gamma, ALIASES("_npi_gamma"), tgammaf(x), tgamma(x), "gamma function", GRAD(grad_gamma))
+UNARY_OP(gammaln, ALIASES("_npi_gammaln"), lgammaf(x), lgamma(x), "log |gamma(x)|", GRAD(grad_gammaln))
+UNARY_OP(degrees, ALIASES("_npi_degrees"), x * (float)(180.0 / M_PI), x * (180.0 / M_PI), "radians to degrees", GRAD(grad_degrees))
+UNARY_OP(radians, ALIASES("_npi_radians"), x * (float)(M_PI / 180.0), x * (M_PI / 180.0), "degrees to radians", GRAD(grad_radians))
+UNARY_OP(logical_not, ALIASES("_npi_logical_not"), (float)(x == 0.f), (double)(x == 0.0), "1 where x == 0, else 0", NO_GRAD)
+UNARY_OP(_copy, ALIASES("identity", "_npi_copy"), x, x, "a copy of the input", GRAD(grad_copy))
+UNARY_OP(BlockGrad, ALIASES("stop_gradient"), x, x, "identity forward; no gradient flows back", NO_GRAD)
+UNARY_OP(make_loss, NULL, x, x, "identity forward; marks a loss for training", GRAD(grad_make_loss))
+UNARY_OP(zeros_like, ALIASES("_npi_zeros_like"), 0.f, 0.0, "zeros of the input's shape and dtype", NO_GRAD)
+UNARY_OP(ones_like, ALIASES("_npi_ones_like"), 1.f, 1.0, "ones of the input's shape and dtype", NO_GRAD)
 
 /* ---- hard_sigmoid (alpha, beta) ------------------------------------------------------------- */
 typedef struct {
@@ -140,11 +272,43 @@ static int fwd_hard_sigmoid(const mxw_op_call *c) {
   }
   return 0;
 }
+/* _backward_hard_sigmoid(ograd, x): ograd * alpha where 0 < alpha * x + beta < 1 (computed in the
+ * data type, as MXNet), else 0 */
+static int fwd_backward_hard_sigmoid(const mxw_op_call *c) {
+  const HardSigmoidParam *p = (const HardSigmoidParam *)c->param;
+  const mxw_tensor *gt = &c->inputs[0], *xt = &c->inputs[1];
+  mxw_tensor *out = &c->outputs[0];
+  int64_t n = mxw_tensor_size(out);
+  if (gt->dtype == MXW_FLOAT32 && xt->dtype == MXW_FLOAT32) {
+    const float *gs = (const float *)gt->data, *xs = (const float *)xt->data;
+    float *dst = (float *)out->data, al = (float)p->alpha, be = (float)p->beta;
+    for (int64_t i = 0; i < n; i++) {
+      float v = al * xs[i] + be;
+      dst[i] = (v > 0.f && v < 1.f) ? gs[i] * al : 0.f;
+    }
+    return 0;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    double v = p->alpha * mxw_load_f64(xt->data, xt->dtype, i) + p->beta;
+    mxw_store_f64(out->data, out->dtype, i, (v > 0 && v < 1) ? mxw_load_f64(gt->data, gt->dtype, i) * p->alpha : 0.0);
+  }
+  return 0;
+}
+static int grad_hard_sigmoid(mxw_grad_ctx *g) { /* ElemwiseGradUseIn{"_backward_hard_sigmoid"} */
+  mxw_gid dx;
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_hard_sigmoid", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0)), &dx, 1));
+  return mxw_grad_set(g, 0, dx);
+}
 static const mxw_op_def op_hard_sigmoid = {
     .name = "hard_sigmoid", .aliases = ALIASES("_npx_hard_sigmoid"), .doc = "max(0, min(1, alpha * x + beta))",
     .attrs = k_hard_sigmoid_attrs, .num_attrs = 2, .param_size = sizeof(HardSigmoidParam), .num_inputs = 1,
     .input_names = k_data, .num_outputs = 1, .infer_shape = mxw_infer_shape_same, .forward = fwd_hard_sigmoid,
-    .inplace = 1};
+    .inplace = 1, .gradient = grad_hard_sigmoid};
+static const mxw_op_def op_backward_hard_sigmoid = {
+    .name = "_backward_hard_sigmoid", .doc = "the gradient of hard_sigmoid: ograd * alpha inside the linear part",
+    .attrs = k_hard_sigmoid_attrs, .num_attrs = 2, .param_size = sizeof(HardSigmoidParam), .num_inputs = 2,
+    .input_names = k_ograd_data, .num_outputs = 1, .infer_shape = mxw_infer_shape_same,
+    .forward = fwd_backward_hard_sigmoid, .inplace = 1};
 
 /* ---- Activation ------------------------------------------------------------------------------ */
 enum { ACT_RELU, ACT_SIGMOID, ACT_TANH, ACT_SOFTRELU, ACT_SOFTSIGN };
@@ -210,16 +374,84 @@ static int fwd_Activation(const mxw_op_call *c) {
   return 0;
 }
 
+/* _backward_Activation(ograd, y[, x]) as MXNet's ActivationGrad: relu takes (ograd, y); the others
+ * (ograd, y, x): sigmoid ograd * y (1 - y), tanh ograd * (1 - y^2), softrelu ograd * -expm1(-y)
+ * (= sigmoid(x)), softsign ograd / (1 + |x|)^2. */
+static int act_grad_num_inputs(const void *param) {
+  return ((const ActivationParam *)param)->act_type == ACT_RELU ? 2 : 3;
+}
+static const char *const k_act_grad_inputs[] = {"ograd", "output", "data", NULL};
+
+static int fwd_backward_Activation(const mxw_op_call *c) {
+  int act = ((const ActivationParam *)c->param)->act_type;
+  const mxw_tensor *gt = &c->inputs[0], *yt = &c->inputs[1], *xt = act == ACT_RELU ? yt : &c->inputs[2];
+  mxw_tensor *out = &c->outputs[0];
+  int64_t n = mxw_tensor_size(out);
+  if (gt->dtype == MXW_FLOAT32 && yt->dtype == MXW_FLOAT32) {
+    const float *g = (const float *)gt->data, *y = (const float *)yt->data, *x = (const float *)xt->data;
+    float *d = (float *)out->data;
+    switch (act) {
+      case ACT_RELU: for (int64_t i = 0; i < n; i++) d[i] = g[i] * relu_grad_f(y[i]); break;
+      case ACT_SIGMOID: for (int64_t i = 0; i < n; i++) d[i] = g[i] * (y[i] * (1.f - y[i])); break;
+      case ACT_TANH: for (int64_t i = 0; i < n; i++) d[i] = g[i] * (1.f - y[i] * y[i]); break;
+      case ACT_SOFTRELU: for (int64_t i = 0; i < n; i++) d[i] = g[i] * -expm1f(-y[i]); break;
+      default:
+        for (int64_t i = 0; i < n; i++) d[i] = g[i] * (1.f / ((1.f + fabsf(x[i])) * (1.f + fabsf(x[i]))));
+        break;
+    }
+    return 0;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    double g = mxw_load_f64(gt->data, gt->dtype, i), y = mxw_load_f64(yt->data, yt->dtype, i), d;
+    switch (act) {
+      case ACT_RELU: d = g * relu_grad_d(y); break;
+      case ACT_SIGMOID: d = g * (y * (1.0 - y)); break;
+      case ACT_TANH: d = g * (1.0 - y * y); break;
+      case ACT_SOFTRELU: d = g * -expm1(-y); break;
+      default: {
+        double x = fabs(mxw_load_f64(xt->data, xt->dtype, i));
+        d = g * (1.0 / ((1.0 + x) * (1.0 + x)));
+        break;
+      }
+    }
+    mxw_store_f64(out->data, out->dtype, i, d);
+  }
+  return 0;
+}
+
+static int grad_Activation(mxw_grad_ctx *g) {
+  mxw_gid dx;
+  if (((const ActivationParam *)mxw_grad_param(g))->act_type == ACT_RELU) {
+    MXW_TRY(mxw_grad_op_fwd(g, "_backward_Activation", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_out(g, 0)), &dx, 1));
+  } else {
+    MXW_TRY(mxw_grad_op_fwd(g, "_backward_Activation",
+                            MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_out(g, 0), mxw_grad_in(g, 0)), &dx, 1));
+  }
+  return mxw_grad_set(g, 0, dx);
+}
+
 static const mxw_op_def op_Activation = {
     .name = "Activation", .aliases = ALIASES("_npx_activation"),
     .doc = "relu, sigmoid, tanh, softrelu (log(1 + e^x)) or softsign, elementwise",
     .attrs = k_activation_attrs, .num_attrs = 1, .param_size = sizeof(ActivationParam), .num_inputs = 1,
     .input_names = k_data, .num_outputs = 1, .infer_shape = mxw_infer_shape_same, .forward = fwd_Activation,
-    .inplace = 1, .as_activation = as_act_Activation};
+    .inplace = 1, .as_activation = as_act_Activation, .gradient = grad_Activation};
+static const mxw_op_def op_backward_Activation = {
+    .name = "_backward_Activation", .doc = "the gradient of Activation from (ograd, output[, data])",
+    .attrs = k_activation_attrs, .num_attrs = 1, .param_size = sizeof(ActivationParam), .num_inputs = 3,
+    .input_names = k_act_grad_inputs, .num_inputs_fn = act_grad_num_inputs, .num_outputs = 1,
+    .infer_shape = mxw_infer_shape_same, .forward = fwd_backward_Activation, .inplace = 1};
 
 MXW_FAMILY(elemwise_unary, &op_relu, &op_sigmoid, &op_tanh, &op_exp, &op_expm1, &op_log, &op_log1p, &op_log2,
            &op_log10, &op_sqrt, &op_rsqrt, &op_cbrt, &op_square, &op_reciprocal, &op_abs, &op_negative, &op_sign,
            &op_floor, &op_ceil, &op_round, &op_rint, &op_fix, &op_trunc, &op_erf, &op_softsign, &op_sin, &op_cos,
            &op_tan, &op_arcsin, &op_arccos, &op_arctan, &op_sinh, &op_cosh, &op_arcsinh, &op_arccosh,
            &op_arctanh, &op_gamma, &op_gammaln, &op_degrees, &op_radians, &op_logical_not, &op__copy,
-           &op_BlockGrad, &op_make_loss, &op_zeros_like, &op_ones_like, &op_hard_sigmoid, &op_Activation);
+           &op_BlockGrad, &op_make_loss, &op_zeros_like, &op_ones_like, &op_hard_sigmoid, &op_Activation,
+           &op_backward_relu, &op_backward_sigmoid, &op_backward_tanh, &op_backward_expm1, &op_backward_log,
+           &op_backward_log1p, &op_backward_log2, &op_backward_log10, &op_backward_sqrt, &op_backward_rsqrt,
+           &op_backward_cbrt, &op_backward_square, &op_backward_reciprocal, &op_backward_abs, &op_backward_erf,
+           &op_backward_softsign, &op_backward_sin, &op_backward_cos, &op_backward_tan, &op_backward_arcsin,
+           &op_backward_arccos, &op_backward_arctan, &op_backward_sinh, &op_backward_cosh, &op_backward_arcsinh,
+           &op_backward_arccosh, &op_backward_arctanh, &op_backward_gamma, &op_backward_gammaln,
+           &op_backward_degrees, &op_backward_radians, &op_backward_hard_sigmoid, &op_backward_Activation);
