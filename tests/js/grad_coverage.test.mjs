@@ -1,0 +1,45 @@
+// Every registered operator either has a gradient (FGradient) that some test checks against
+// finite differences (a `checkGrad('<name>'` call in tests/js), or carries MXNet's
+// non-differentiable mark (zero gradients). The registry reports both flags (dist/OPS.md's
+// "gradient" column is generated from them).
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { registry } from '../../dist/core.mjs';
+
+const dir = path.dirname(fileURLToPath(import.meta.url));
+const sources = readdirSync(dir).filter((f) => f.endsWith('.test.mjs')).map((f) => readFileSync(path.join(dir, f), 'utf8')).join('\n');
+const checkedNames = new Set([...sources.matchAll(/checkGrad\(\s*['"`]([\w.]+)['"`]/g)].map((m) => m[1]));
+
+// Ops whose gradient is tested through their own path rather than checkGrad: the tape ops of a
+// hybridized call and of autograd.Function (hybridized-vs-imperative and Function tests), and
+// the `_backward_*` ops, which are gradients themselves (first-order autograd, as MXNet's).
+const OWN_TESTS = { _CachedOp: 'hybrid_backward.test.mjs', _CustomFunction: 'autograd_semantics.test.mjs' };
+
+test('every op has a gradient with a finite-difference test, or MXNet\'s non-differentiable mark', () => {
+  const missingTest = [], unmarked = [];
+  for (const op of registry.ops) {
+    if (op.name.startsWith('_backward_')) continue;
+    if (op.name in OWN_TESTS) {
+      assert.ok(op.gradient, `${op.name} has a gradient`);
+      continue;
+    }
+    if (op.gradient) {
+      if (![op.name, ...op.aliases].some((n) => checkedNames.has(n))) missingTest.push(op.name);
+    } else if (!op.no_grad) {
+      unmarked.push(op.name);
+    }
+  }
+  assert.deepEqual(unmarked, [], `ops with neither a gradient nor the non-differentiable mark: ${unmarked.join(', ')}`);
+  assert.deepEqual(missingTest, [], `ops whose gradient no checkGrad test covers: ${missingTest.join(', ')}`);
+});
+
+test('the registry reports the flags the docs table shows', () => {
+  const exp = registry.ops.find((o) => o.name === 'broadcast_mul');
+  assert.equal(exp.gradient, true);
+  const eq = registry.ops.find((o) => o.name === 'broadcast_equal');
+  assert.equal(eq.gradient, false);
+  assert.equal(eq.no_grad, true);
+});
