@@ -2,7 +2,12 @@
  * Semantics: ../shared/spec/ops.md §7 (MXNet 1.9.1 indexing_op.h, control_flow_op.h,
  * ordering_op-inl.h). Indices may come in any dtype: integers are used exactly, floats are
  * truncated toward zero (int64(idx), as MXNet's static_cast). Data is moved as raw elements, so
- * every dtype is supported; sorting compares values as double. */
+ * every dtype is supported; sorting compares values as double.
+ *
+ * Gradients (MXNet's FGradient): take, gather_nd, topk (values) and sort add the output's
+ * gradient back at the positions each element was read from (_backward_take, _backward_gather_nd,
+ * _backward_topk: scatter-adds, so repeated indices accumulate); where routes it by the
+ * condition; index inputs, argsort, one_hot and topk's indices/mask get none. */
 #include <math.h>
 #include <stdio.h>
 
@@ -30,10 +35,49 @@ static int64_t load_index(const mxw_tensor *t, int64_t i) {
   return (int64_t)v;
 }
 
+static mxw_shape unknown_rank(void) {
+  mxw_shape s;
+  memset(&s, 0, sizeof s);
+  s.ndim = -1;
+  return s;
+}
+
 static int64_t prod_dims(const mxw_shape *s, int from, int to) {
   int64_t n = 1;
   for (int d = from; d < to; d++) n *= s->dims[d];
   return n;
+}
+
+/* dst[di + i] += src[si + i] for i < n (gradients: float32/float64 directly, other dtypes through double). */
+static void add_row(int dtype, void *dst, int64_t di, const void *src, int64_t si, int64_t n) {
+  if (dtype == MXW_FLOAT32) {
+    float *d = (float *)dst + di;
+    const float *s = (const float *)src + si;
+    for (int64_t i = 0; i < n; i++) d[i] += s[i];
+  } else if (dtype == MXW_FLOAT64) {
+    double *d = (double *)dst + di;
+    const double *s = (const double *)src + si;
+    for (int64_t i = 0; i < n; i++) d[i] += s[i];
+  } else {
+    for (int64_t i = 0; i < n; i++)
+      mxw_store_f64(dst, dtype, di + i, mxw_load_f64(dst, dtype, di + i) + mxw_load_f64(src, dtype, si + i));
+  }
+}
+
+static void zero_tensor(mxw_tensor *t) {
+  size_t n = (size_t)mxw_tensor_size(t) * (size_t)mxw_dtype_size(t->dtype);
+  if (n) memset(t->data, 0, n);
+}
+
+/* A shape as an attribute tuple "(2, 3)". */
+static char *shape_attr(const mxw_shape *s, char *buf, size_t len) {
+  mxw_tuple t;
+  t.ndim = s->ndim;
+  for (int i = 0; i < s->ndim; i++) {
+    t.v[i] = s->dims[i];
+    t.has[i] = 1;
+  }
+  return mxw_tuple_str(&t, buf, len);
 }
 
 /* The dtype flag of an entry of a dtype-name enum. */
@@ -84,6 +128,15 @@ static int infer_type_first_out(const void *param, int nin, int *in, int nout, i
   return mxw_infer_type_same(param, 1, in, nout, out);
 }
 
+/* The row of an index k along an axis of size n (n > 0): wrapped, or clipped (raise checked k before). */
+static int64_t take_index(const TakeParam *p, int64_t k, int64_t n) {
+  if (p->mode == TAKE_WRAP) {
+    k %= n;
+    return k < 0 ? k + n : k;
+  }
+  return k < 0 ? 0 : (k >= n ? n - 1 : k);
+}
+
 static int fwd_take(const mxw_op_call *c) {
   const TakeParam *p = (const TakeParam *)c->param;
   const mxw_tensor *a = &c->inputs[0], *idx = &c->inputs[1];
@@ -105,17 +158,19 @@ static int fwd_take(const mxw_op_call *c) {
   const char *src = (const char *)a->data;
   char *dst = (char *)out->data;
   for (int64_t j = 0; j < m; j++) {
-    int64_t k = load_index(idx, j);
-    if (p->mode == TAKE_WRAP) {
-      k %= n;
-      if (k < 0) k += n;
-    } else {
-      k = k < 0 ? 0 : (k >= n ? n - 1 : k);
-    }
+    int64_t k = take_index(p, load_index(idx, j), n);
     for (int64_t o = 0; o < outer; o++)
       memcpy(dst + (size_t)(o * m + j) * row, src + (size_t)(o * n + k) * row, row);
   }
   return 0;
+}
+
+/* da = ograd added into zeros of a's shape at the (clipped or wrapped) indices: repeated indices
+ * accumulate (MXNet's _backward_take); the indices get no gradient. */
+static int grad_take(mxw_grad_ctx *g) {
+  mxw_gid da;
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_take", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 1), mxw_grad_in(g, 0)), &da, 1));
+  return mxw_grad_set(g, 0, da);
 }
 
 static const mxw_op_def op_take = {
@@ -131,6 +186,57 @@ static const mxw_op_def op_take = {
     .infer_shape = infer_take,
     .infer_type = infer_type_first_out,
     .forward = fwd_take,
+    .gradient = grad_take,
+};
+
+/* _backward_take(ograd, indices, a): a's shape, ograd's dtype */
+static const char *const k_backward_take_inputs[] = {"ograd", "indices", "a", NULL};
+static int infer_backward_take(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  MXW_TRY(mxw_shape_assign(&out[0], &in[2], "output"));
+  return mxw_shape_assign(&in[2], &out[0], "a");
+}
+static int infer_type_backward_take(const void *param, int nin, int *in, int nout, int *out) {
+  int t[2] = {in[0], in[2]};
+  MXW_TRY(mxw_infer_type_same(param, 2, t, nout, out));
+  in[0] = t[0];
+  in[2] = t[1];
+  return 0;
+}
+static int fwd_backward_take(const mxw_op_call *c) {
+  const TakeParam *p = (const TakeParam *)c->param;
+  const mxw_tensor *gy = &c->inputs[0], *idx = &c->inputs[1];
+  mxw_tensor *ga = &c->outputs[0];
+  int ax;
+  MXW_TRY(mxw_normalize_axis(p->axis, ga->shape.ndim, &ax));
+  int64_t outer = prod_dims(&ga->shape, 0, ax), n = ga->shape.dims[ax];
+  int64_t inner = prod_dims(&ga->shape, ax + 1, ga->shape.ndim), m = mxw_tensor_size(idx);
+  zero_tensor(ga);
+  if (outer * m * inner == 0 || n == 0) return 0;
+  for (int64_t j = 0; j < m; j++) {
+    int64_t k = take_index(p, load_index(idx, j), n);
+    for (int64_t o = 0; o < outer; o++) add_row(ga->dtype, ga->data, (o * n + k) * inner, gy->data, (o * m + j) * inner, inner);
+  }
+  return 0;
+}
+/* linear in ograd: its gradient is take again */
+static int grad_backward_take(mxw_grad_ctx *g) {
+  mxw_gid d;
+  MXW_TRY(mxw_grad_op_fwd(g, "take", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 1)), &d, 1));
+  return mxw_grad_set(g, 0, d);
+}
+static const mxw_op_def op_backward_take = {
+    .name = "_backward_take",
+    .doc = "the gradient of take: ograd added into zeros of a's shape at the indices",
+    .attrs = k_take_attrs,
+    .num_attrs = (int)(sizeof k_take_attrs / sizeof k_take_attrs[0]),
+    .param_size = sizeof(TakeParam),
+    .num_inputs = 3,
+    .input_names = k_backward_take_inputs,
+    .num_outputs = 1,
+    .infer_shape = infer_backward_take,
+    .infer_type = infer_type_backward_take,
+    .forward = fwd_backward_take,
+    .gradient = grad_backward_take,
 };
 
 /* ==== where ===================================================================================== */
@@ -192,6 +298,14 @@ static int fwd_where(const mxw_op_call *c) {
   return 0;
 }
 
+/* dx = ograd where condition, dy = ograd elsewhere; the condition gets none (MXNet's _backward_where). */
+static int grad_where(mxw_grad_ctx *g) {
+  mxw_gid og = mxw_grad_ograd(g, 0), cond = mxw_grad_in(g, 0);
+  mxw_gid zero = mxw_grad_zeros_like(g, og);
+  MXW_TRY(mxw_grad_set(g, 1, mxw_grad_op(g, "where", NULL, MXW_GIDS(cond, og, zero))));
+  return mxw_grad_set(g, 2, mxw_grad_op(g, "where", NULL, MXW_GIDS(cond, zero, og)));
+}
+
 static const mxw_op_def op_where = {
     .name = "where",
     .aliases = ALIASES("_sparse_where"),
@@ -202,6 +316,7 @@ static const mxw_op_def op_where = {
     .infer_shape = infer_where,
     .infer_type = infer_type_where,
     .forward = fwd_where,
+    .gradient = grad_where,
 };
 
 /* ==== ordering: topk, sort, argsort ============================================================= */
@@ -452,6 +567,16 @@ static int fwd_topk(const mxw_op_call *c) {
   }
 }
 
+/* ret_typ value / both: ograd of the values added back at the positions they came from
+ * (MXNet's _backward_topk); indices / mask: no gradient (MXNet's MakeZeroGradNodes). */
+static int grad_topk(mxw_grad_ctx *g) {
+  int r = ((const TopKParam *)mxw_grad_param(g))->ret_typ;
+  if (r == RET_INDICES || r == RET_MASK) return 0;
+  mxw_gid dx;
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_topk", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_out(g, 1), mxw_grad_in(g, 0)), &dx, 1));
+  return mxw_grad_set(g, 0, dx);
+}
+
 static const mxw_op_def op_topk = {
     .name = "topk",
     .aliases = ALIASES("_npx_topk"),
@@ -467,6 +592,45 @@ static const mxw_op_def op_topk = {
     .infer_shape = infer_topk,
     .infer_type = infer_type_topk,
     .forward = fwd_topk,
+    .gradient = grad_topk,
+};
+
+/* _backward_topk(ograd, indices, data): data's shape and ograd's dtype; ograd (the values'
+ * gradient, shape of the selection) added into zeros at data[..., indices[j], ...]. */
+static const char *const k_backward_topk_inputs[] = {"ograd", "indices", "data", NULL};
+static int infer_backward_topk(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  MXW_TRY(mxw_shape_assign(&out[0], &in[2], "output"));
+  return mxw_shape_assign(&in[2], &out[0], "data");
+}
+static int fwd_backward_topk(const mxw_op_call *c) {
+  const TopKParam *p = (const TopKParam *)c->param;
+  const mxw_tensor *gy = &c->inputs[0], *ind = &c->inputs[1];
+  mxw_tensor *gx = &c->outputs[0];
+  order_geom g;
+  MXW_TRY(order_geometry(&p->axis, p->k, &gx->shape, &g));
+  zero_tensor(gx);
+  for (int64_t o = 0; o < g.outer; o++)
+    for (int64_t i = 0; i < g.inner; i++) {
+      int64_t base = o * g.n * g.inner + i, obase = o * g.k * g.inner + i;
+      for (int64_t j = 0; j < g.k; j++) {
+        int64_t t = load_index(ind, obase + j * g.inner);
+        if (t >= 0 && t < g.n) add_row(gx->dtype, gx->data, base + t * g.inner, gy->data, obase + j * g.inner, 1);
+      }
+    }
+  return 0;
+}
+static const mxw_op_def op_backward_topk = {
+    .name = "_backward_topk",
+    .doc = "the gradient of topk (values) and sort: ograd added into zeros of data's shape at the selected indices",
+    .attrs = k_topk_attrs,
+    .num_attrs = (int)(sizeof k_topk_attrs / sizeof k_topk_attrs[0]),
+    .param_size = sizeof(TopKParam),
+    .num_inputs = 3,
+    .input_names = k_backward_topk_inputs,
+    .num_outputs = 1,
+    .infer_shape = infer_backward_topk,
+    .infer_type = infer_type_backward_take,
+    .forward = fwd_backward_topk,
 };
 
 /* sort: values (visible) and their int32 indices (hidden), the whole axis sorted */
@@ -491,6 +655,19 @@ static int fwd_sort(const mxw_op_call *c) {
   MXW_TRY(order_geometry(&p->axis, 0, &c->inputs[0].shape, &g));
   return order_run(&c->inputs[0], &g, p->is_ascend, &c->outputs[0], &c->outputs[1], NULL);
 }
+/* Each sorted value's gradient goes back to where it came from (MXNet: _backward_topk with k=0,
+ * ret_typ='value', through the hidden indices output). */
+static int grad_sort(mxw_grad_ctx *g) {
+  const SortParam *p = (const SortParam *)mxw_grad_param(g);
+  char axis[32];
+  if (p->axis.has) snprintf(axis, sizeof axis, "%lld", (long long)p->axis.v);
+  else snprintf(axis, sizeof axis, "None");
+  mxw_gid dx = mxw_grad_op(g, "_backward_topk",
+                           MXW_KV("axis", axis, "k", "0", "ret_typ", "value", "is_ascend", p->is_ascend ? "True" : "False"),
+                           MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_out(g, 1), mxw_grad_in(g, 0)));
+  return mxw_grad_set(g, 0, dx);
+}
+
 static const mxw_op_def op_sort = {
     .name = "sort",
     .aliases = ALIASES("_npi_sort"),
@@ -505,6 +682,7 @@ static const mxw_op_def op_sort = {
     .infer_shape = infer_sort,
     .infer_type = infer_type_sort,
     .forward = fwd_sort,
+    .gradient = grad_sort,
 };
 
 static int infer_argsort(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
@@ -542,6 +720,7 @@ static const mxw_op_def op_argsort = {
     .infer_shape = infer_argsort,
     .infer_type = infer_type_argsort,
     .forward = fwd_argsort,
+    .no_grad = 1, /* MXNet: MakeZeroGradNodes */
 };
 
 /* ==== one_hot =================================================================================== */
@@ -616,6 +795,7 @@ static const mxw_op_def op_one_hot = {
     .infer_shape = infer_one_hot,
     .infer_type = infer_type_one_hot,
     .forward = fwd_one_hot,
+    .no_grad = 1, /* MXNet: MakeZeroGradNodes */
 };
 
 /* ==== gather_nd ================================================================================= */
@@ -680,6 +860,15 @@ static int fwd_gather_nd(const mxw_op_call *c) {
   return 0;
 }
 
+/* data gets ograd added at the addressed positions (MXNet's _backward_gather_nd, a scatter_nd that
+ * accumulates repeated indices); the indices get none. */
+static int grad_gather_nd(mxw_grad_ctx *g) {
+  char shape[512];
+  shape_attr(mxw_grad_in_shape(g, 0), shape, sizeof shape);
+  mxw_gid dx = mxw_grad_op(g, "_backward_gather_nd", MXW_KV("shape", shape), MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 1)));
+  return mxw_grad_set(g, 0, dx);
+}
+
 static const mxw_op_def op_gather_nd = {
     .name = "gather_nd",
     .aliases = ALIASES("_npi_gather_nd", "_npx_gather_nd"),
@@ -690,6 +879,79 @@ static const mxw_op_def op_gather_nd = {
     .infer_shape = infer_gather_nd,
     .infer_type = infer_type_first_out,
     .forward = fwd_gather_nd,
+    .gradient = grad_gather_nd,
 };
 
-MXW_FAMILY(indexing, &op_take, &op_where, &op_topk, &op_sort, &op_argsort, &op_one_hot, &op_gather_nd);
+/* _backward_gather_nd(data, indices; shape): zeros of `shape` with out[indices[:, y...], ...] +=
+ * data[y..., ...] (MXNet's op of that name; data has gather_nd's output shape). */
+typedef struct {
+  mxw_tuple shape;
+} ScatterNDParam;
+static const mxw_attr_spec k_scatter_nd_attrs[] = {
+    MXW_A_SHAPE("shape", ScatterNDParam, shape, NULL, "shape of the output"),
+};
+static int infer_backward_gather_nd(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const ScatterNDParam *p = (const ScatterNDParam *)param;
+  MXW_CHECK(p->shape.ndim >= 1 && p->shape.ndim <= MXW_MAX_NDIM, "shape must have 1 to %d dims", MXW_MAX_NDIM);
+  mxw_shape s = mxw_shape_make(p->shape.ndim, p->shape.v);
+  MXW_TRY(mxw_shape_assign(&out[0], &s, "output"));
+  mxw_shape o[1] = {unknown_rank()};
+  mxw_shape ins[2] = {s, in[1]};
+  MXW_TRY(infer_gather_nd(NULL, 2, ins, 1, o)); /* data must have gather_nd's output shape */
+  if (o[0].ndim >= 0) MXW_TRY(mxw_shape_assign(&in[0], &o[0], "data"));
+  return 0;
+}
+static int fwd_backward_gather_nd(const mxw_op_call *c) {
+  const mxw_tensor *gy = &c->inputs[0], *idx = &c->inputs[1];
+  mxw_tensor *gx = &c->outputs[0];
+  int m = (int)idx->shape.dims[0];
+  int64_t n = prod_dims(&idx->shape, 1, idx->shape.ndim);
+  int64_t inner = prod_dims(&gx->shape, m, gx->shape.ndim), stride[MXW_MAX_NDIM], acc = inner;
+  for (int j = m - 1; j >= 0; j--) {
+    stride[j] = acc;
+    acc *= gx->shape.dims[j];
+  }
+  for (int j = 0; j < m; j++) {
+    int64_t size = gx->shape.dims[j];
+    for (int64_t i = 0; i < n; i++) {
+      double v = load_index_f64(idx, (int64_t)j * n + i);
+      if (!(v >= (double)-size && v <= (double)(size - 1)))
+        return mxw_fail("index %g is out of bounds for axis %d with size %lld", v, j, (long long)size);
+    }
+  }
+  zero_tensor(gx);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t off = 0;
+    for (int j = 0; j < m; j++) {
+      int64_t size = gx->shape.dims[j], e = (int64_t)j * n + i, v;
+      if (mxw_dtype_is_float(idx->dtype)) /* as gather_nd */
+        v = (int64_t)(mxw_load_f64(idx->data, idx->dtype, e) + (double)size) % size;
+      else
+        v = (load_index(idx, e) + size) % size;
+      off += v * stride[j];
+    }
+    add_row(gx->dtype, gx->data, off, gy->data, i * inner, inner);
+  }
+  return 0;
+}
+/* linear in data: its gradient is gather_nd (as MXNet registers) */
+static int grad_backward_gather_nd(mxw_grad_ctx *g) {
+  return mxw_grad_set(g, 0, mxw_grad_op(g, "gather_nd", NULL, MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 1))));
+}
+static const mxw_op_def op_backward_gather_nd = {
+    .name = "_backward_gather_nd",
+    .doc = "zeros of `shape` with data added at the positions indices (M, ...) address (gather_nd's gradient)",
+    .attrs = k_scatter_nd_attrs,
+    .num_attrs = 1,
+    .param_size = sizeof(ScatterNDParam),
+    .num_inputs = 2,
+    .input_names = k_data_indices,
+    .num_outputs = 1,
+    .infer_shape = infer_backward_gather_nd,
+    .infer_type = infer_type_first_out,
+    .forward = fwd_backward_gather_nd,
+    .gradient = grad_backward_gather_nd,
+};
+
+MXW_FAMILY(indexing, &op_take, &op_where, &op_topk, &op_sort, &op_argsort, &op_one_hot, &op_gather_nd, &op_backward_take,
+           &op_backward_topk, &op_backward_gather_nd);

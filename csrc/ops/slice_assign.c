@@ -14,7 +14,14 @@
  * negative values from the end, clamping); rhs has exactly the sliced shape. _scatter_set_nd's
  * indices are (M, Y...) as gather_nd's: column i addresses out[idx0, ..., idx{M-1}, ...] and
  * rhs[i...] (shape Y... followed by out's dims from M) is written there; negative indices count
- * from the end, and every index is checked before anything is written. */
+ * from the end, and every index is checked before anything is written.
+ *
+ * Gradients: the overwritten part of the first input gets none (ograd with the part zeroed: the
+ * same assign of 0), the assigned values get ograd's part (slice / gather_nd). MXNet 1.9.1
+ * registers no FGradient for these (x[key] = v under autograd.record is an error there when x is
+ * in the graph, as here); they are differentiable as functions of their inputs, so we give them
+ * their gradients. With repeated indices _scatter_set_nd keeps one write, but every duplicate's
+ * rhs element gets ograd (as MXNet's scatter_nd gradient). */
 #include <math.h>
 #include <stdio.h>
 
@@ -97,6 +104,23 @@ static void put_strided(char *dst, int64_t step, const char *src, int64_t n, siz
   }
 }
 
+/* The box's begin/end/step as attribute strings, for building slice / _slice_assign_scalar nodes. */
+typedef struct {
+  tuple_buf begin, end, step;
+} box_strs;
+static void box_attrs(const SliceBox *p, box_strs *s) {
+  TUPLE_STR(&p->begin, s->begin);
+  TUPLE_STR(&p->end, s->end);
+  TUPLE_STR(&p->step, s->step);
+}
+/* ograd with the box set to 0: what flows to the first input (its box was overwritten). */
+static mxw_gid zero_box(mxw_grad_ctx *g, const SliceBox *p) {
+  box_strs b;
+  box_attrs(p, &b);
+  return mxw_grad_op(g, "_slice_assign_scalar", MXW_KV("scalar", "0", "begin", b.begin, "end", b.end, "step", b.step),
+                     MXW_GIDS(mxw_grad_ograd(g, 0)));
+}
+
 /* ==== _slice_assign ============================================================================ */
 static const mxw_attr_spec k_slice_assign_attrs[] = {
     MXW_A_OPT_TUPLE("begin", SliceBox, begin, NULL, "start index per axis (None: from the start)"),
@@ -138,6 +162,16 @@ static int fwd_slice_assign(const mxw_op_call *c) {
   return 0;
 }
 
+/* d lhs = ograd with the box zeroed, d rhs = ograd[begin:end:step]. */
+static int grad_slice_assign(mxw_grad_ctx *g) {
+  const SliceBox *p = (const SliceBox *)mxw_grad_param(g);
+  box_strs b;
+  box_attrs(p, &b);
+  MXW_TRY(mxw_grad_set(g, 0, zero_box(g, p)));
+  return mxw_grad_set(g, 1, mxw_grad_op(g, "slice", MXW_KV("begin", b.begin, "end", b.end, "step", b.step),
+                                        MXW_GIDS(mxw_grad_ograd(g, 0))));
+}
+
 static const mxw_op_def op_slice_assign = {
     .name = "_slice_assign",
     .aliases = ALIASES("_crop_assign", "_npi_slice_assign"),
@@ -152,6 +186,7 @@ static const mxw_op_def op_slice_assign = {
     .infer_shape = infer_slice_assign,
     .forward = fwd_slice_assign,
     .inplace = 1,
+    .gradient = grad_slice_assign,
 };
 
 /* ==== _slice_assign_scalar ===================================================================== */
@@ -204,6 +239,11 @@ static int fwd_slice_assign_scalar(const mxw_op_call *c) {
   return 0;
 }
 
+/* d data = ograd with the box zeroed. */
+static int grad_slice_assign_scalar(mxw_grad_ctx *g) {
+  return mxw_grad_set(g, 0, zero_box(g, &((const SliceAssignScalarParam *)mxw_grad_param(g))->box));
+}
+
 static const mxw_op_def op_slice_assign_scalar = {
     .name = "_slice_assign_scalar",
     .aliases = ALIASES("_crop_assign_scalar", "_npi_slice_assign_scalar"),
@@ -218,6 +258,7 @@ static const mxw_op_def op_slice_assign_scalar = {
     .infer_shape = infer_slice_assign_scalar,
     .forward = fwd_slice_assign_scalar,
     .inplace = 1,
+    .gradient = grad_slice_assign_scalar,
 };
 
 /* ==== _scatter_set_nd ========================================================================== */
@@ -302,6 +343,18 @@ static int fwd_scatter_set_nd(const mxw_op_call *c) {
   return 0;
 }
 
+/* d lhs = ograd with the addressed positions zeroed (the same scatter of zeros), d rhs =
+ * gather_nd(ograd, indices); the indices get none. */
+static int grad_scatter_set_nd(mxw_grad_ctx *g) {
+  const ScatterNDParam *p = (const ScatterNDParam *)mxw_grad_param(g);
+  tuple_buf shape;
+  TUPLE_STR(&p->shape, shape);
+  mxw_gid og = mxw_grad_ograd(g, 0), idx = mxw_grad_in(g, 2);
+  mxw_gid zeros = mxw_grad_zeros_like(g, mxw_grad_in(g, 1));
+  MXW_TRY(mxw_grad_set(g, 0, mxw_grad_op(g, "_scatter_set_nd", MXW_KV("shape", shape), MXW_GIDS(og, zeros, idx))));
+  return mxw_grad_set(g, 1, mxw_grad_op(g, "gather_nd", NULL, MXW_GIDS(og, idx)));
+}
+
 static const mxw_op_def op_scatter_set_nd = {
     .name = "_scatter_set_nd",
     .aliases = ALIASES("_npi_scatter_set_nd"),
@@ -317,6 +370,7 @@ static const mxw_op_def op_scatter_set_nd = {
     .infer_type = infer_type_scatter_set_nd,
     .forward = fwd_scatter_set_nd,
     .inplace = 1,
+    .gradient = grad_scatter_set_nd,
 };
 
 MXW_FAMILY(slice_assign, &op_slice_assign, &op_slice_assign_scalar, &op_scatter_set_nd);
