@@ -130,7 +130,7 @@ static int fwd_full(const mxw_op_call *c) {
   static const mxw_op_def VAR = {                                                                     \
       .name = NAME, .aliases = ALIAS_LIST, .doc = DOC, .attrs = k_init_attrs, .num_attrs = NATTRS,    \
       .param_size = sizeof(InitParam), .num_inputs = 0, .input_names = k_no_inputs, .num_outputs = 1, \
-      .infer_shape = infer_shape_init, .infer_type = infer_type_init, .forward = FWD};
+      .infer_shape = infer_shape_init, .infer_type = infer_type_init, .forward = FWD, .no_grad = 1};
 
 INIT_OP(op_zeros, "_zeros", ALIASES("_npi_zeros"), 3, fwd_zeros, "an array of zeros (attrs shape, dtype)")
 INIT_OP(op_ones, "_ones", ALIASES("_npi_ones"), 3, fwd_ones, "an array of ones (attrs shape, dtype)")
@@ -254,7 +254,7 @@ static const mxw_op_def op_arange = {
     .doc = "evenly spaced values in [start, stop) by step, each repeated `repeat` times; arange(n) is [0, n)",
     .attrs = k_range_attrs, .num_attrs = 7, .param_size = sizeof(RangeParam), .validate = validate_range,
     .num_inputs = 0, .input_names = k_no_inputs, .num_outputs = 1, .infer_shape = infer_shape_range,
-    .infer_type = infer_type_range, .forward = fwd_arange};
+    .infer_type = infer_type_range, .forward = fwd_arange, .no_grad = 1};
 
 /* ---- _linspace -------------------------------------------------------------------------------- */
 typedef struct {
@@ -311,7 +311,7 @@ static const mxw_op_def op_linspace = {
     .doc = "num evenly spaced values from start to stop (stop included when endpoint)",
     .attrs = k_linspace_attrs, .num_attrs = 6, .param_size = sizeof(LinspaceParam), .validate = validate_linspace,
     .num_inputs = 0, .input_names = k_no_inputs, .num_outputs = 1, .infer_shape = infer_shape_linspace,
-    .infer_type = infer_type_linspace, .forward = fwd_linspace};
+    .infer_type = infer_type_linspace, .forward = fwd_linspace, .no_grad = 1};
 
 /* ---- _eye ------------------------------------------------------------------------------------- */
 typedef struct {
@@ -362,6 +362,6 @@ static const mxw_op_def op_eye = {
     .name = "_eye", .aliases = NULL, .doc = "an N x M matrix with ones on diagonal k and zeros elsewhere",
     .attrs = k_eye_attrs, .num_attrs = 5, .param_size = sizeof(EyeParam), .validate = validate_eye,
     .num_inputs = 0, .input_names = k_no_inputs, .num_outputs = 1, .infer_shape = infer_shape_eye,
-    .infer_type = infer_type_eye, .forward = fwd_eye};
+    .infer_type = infer_type_eye, .forward = fwd_eye, .no_grad = 1};
 
 MXW_FAMILY(init_ops, &op_zeros, &op_ones, &op_full, &op_arange, &op_linspace, &op_eye);

@@ -282,7 +282,7 @@ SCALAR_FORWARD(generalized_negative_binomial)
       .name = NAME, .aliases = ALIAS_LIST, .doc = DOC, .attrs = ATTRS,                                  \
       .num_attrs = (int)(sizeof ATTRS / sizeof ATTRS[0]), .param_size = sizeof(SampleParam),            \
       .validate = VALIDATE, .num_inputs = 0, .input_names = k_no_inputs, .num_outputs = 1,              \
-      .infer_shape = infer_shape_sample, .infer_type = infer_type_sample, .forward = FWD};
+      .infer_shape = infer_shape_sample, .infer_type = infer_type_sample, .forward = FWD, .no_grad = 1};
 
 SAMPLE_OP(op_random_uniform, "_random_uniform", ALIASES("uniform", "random_uniform"), k_uniform_attrs,
           validate_uniform, fwd_random_uniform, "uniform samples in [low, high)")
@@ -362,7 +362,8 @@ static const mxw_op_def op_random_randint = {
     .name = "_random_randint", .aliases = ALIASES("random_randint", "_npi_random_randint"),
     .doc = "uniform integers in [low, high)", .attrs = k_randint_attrs, .num_attrs = 5,
     .param_size = sizeof(RandIntParam), .validate = validate_randint, .num_inputs = 0, .input_names = k_no_inputs,
-    .num_outputs = 1, .infer_shape = infer_shape_randint, .infer_type = infer_type_randint, .forward = fwd_randint};
+    .num_outputs = 1, .infer_shape = infer_shape_randint, .infer_type = infer_type_randint, .forward = fwd_randint,
+    .no_grad = 1};
 
 /* ==== samplers with per-element parameter arrays (_sample_*) ===================================== */
 static const char *const k_multi_dtypes[] = {"None", "float16", "float32", "float64", NULL};
@@ -455,7 +456,8 @@ MULTI_FORWARD(generalized_negative_binomial)
       .name = "_sample_" DISTR, .aliases = ALIASES("sample_" DISTR), .doc = DOC, .attrs = k_multi_attrs, \
       .num_attrs = 2, .param_size = sizeof(MultiSampleParam), .validate = validate_multi,                \
       .num_inputs = (int)(sizeof k_in_##VAR / sizeof k_in_##VAR[0]) - 1, .input_names = k_in_##VAR,      \
-      .num_outputs = 1, .infer_shape = infer_shape_multi, .infer_type = infer_type_multi, .forward = FWD};
+      .num_outputs = 1, .infer_shape = infer_shape_multi, .infer_type = infer_type_multi, .forward = FWD,  \
+      .no_grad = 1};
 #define PAIR(a, b) a, b
 
 MULTI_OP(op_sample_uniform, "uniform", PAIR("low", "high"), fwd_sample_uniform,
@@ -589,13 +591,61 @@ static int fwd_mn(const mxw_op_call *c) {
   return 0;
 }
 
+/* The gradient (MXNet's FGradient of _sample_multinomial): with get_prob, the log probabilities
+ * log data[i, k] of the drawn outcomes differentiate into data (REINFORCE-style: the reward is
+ * the head gradient of that output), through _backward_sample_multinomial(ograd of the log
+ * probabilities, data, samples): dx[i, k] = sum over draws j of sample k of ograd[i, j] / data[i, k].
+ * Without get_prob the op is non-differentiable (MakeZeroGradNodes). */
+static int infer_shape_mn_backward(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  return mxw_shape_assign(&out[0], &in[1], "output");
+}
+static int infer_type_mn_backward(const void *param, int nin, int *in, int nout, int *out) {
+  if (in[1] >= 0) out[0] = in[1];
+  return 0;
+}
+static int fwd_mn_backward(const mxw_op_call *c) {
+  const mxw_tensor *og = &c->inputs[0], *x = &c->inputs[1], *s = &c->inputs[2];
+  mxw_tensor *dx = &c->outputs[0];
+  int64_t n = mxw_tensor_size(dx);
+  int64_t K = x->shape.ndim ? x->shape.dims[x->shape.ndim - 1] : 1;
+  int64_t N = K ? n / K : 0;
+  memset(dx->data, 0, (size_t)n * (size_t)mxw_dtype_size(dx->dtype));
+  if (N == 0) return 0;
+  int64_t M = mxw_tensor_size(s) / N;
+  for (int64_t i = 0; i < N; i++) {
+    for (int64_t j = 0; j < M; j++) {
+      int64_t k = (int64_t)mxw_load_f64(s->data, s->dtype, i * M + j);
+      if (k < 0 || k >= K) continue;
+      double v = mxw_load_f64(dx->data, dx->dtype, i * K + k) +
+                 mxw_load_f64(og->data, og->dtype, i * M + j) / mxw_load_f64(x->data, x->dtype, i * K + k);
+      mxw_store_f64(dx->data, dx->dtype, i * K + k, v);
+    }
+  }
+  return 0;
+}
+static int grad_mn(mxw_grad_ctx *g) {
+  if (!((const MultinomialParam *)mxw_grad_param(g))->get_prob) return 0;
+  mxw_gid dx;
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_sample_multinomial",
+                          MXW_GIDS(mxw_grad_ograd(g, 1), mxw_grad_in(g, 0), mxw_grad_out(g, 0)), &dx, 1));
+  return mxw_grad_set(g, 0, dx);
+}
+
 static const mxw_op_def op_sample_multinomial = {
     .name = "_sample_multinomial", .aliases = ALIASES("sample_multinomial"),
     .doc = "samples outcome indices from the distributions on data's last axis (probabilities summing to 1); "
            "get_prob also returns their log probabilities",
     .attrs = k_mn_attrs, .num_attrs = 3, .param_size = sizeof(MultinomialParam), .validate = validate_mn,
     .num_inputs = 1, .input_names = k_data, .num_outputs = 1, .num_outputs_fn = mn_num_outputs,
-    .infer_shape = infer_shape_mn, .infer_type = infer_type_mn, .forward = fwd_mn};
+    .infer_shape = infer_shape_mn, .infer_type = infer_type_mn, .forward = fwd_mn, .gradient = grad_mn};
+
+static const char *const k_mn_backward_inputs[] = {"ograd", "data", "sample", NULL};
+static const mxw_op_def op_backward_sample_multinomial = {
+    .name = "_backward_sample_multinomial",
+    .doc = "the gradient of _sample_multinomial's log probabilities: ograd / data scattered to the drawn outcomes",
+    .attrs = k_mn_attrs, .num_attrs = 3, .param_size = sizeof(MultinomialParam), .num_inputs = 3,
+    .input_names = k_mn_backward_inputs, .num_outputs = 1, .infer_shape = infer_shape_mn_backward,
+    .infer_type = infer_type_mn_backward, .forward = fwd_mn_backward};
 
 /* ==== _shuffle ======================================================================================== */
 /* A copy of data with the entries along the first axis in random order (Fisher-Yates); each
@@ -626,10 +676,11 @@ static const mxw_op_def op_shuffle = {
     .name = "_shuffle", .aliases = ALIASES("shuffle", "_npi_shuffle"),
     .doc = "a copy of data with its entries along the first axis randomly permuted",
     .attrs = NULL, .num_attrs = 0, .param_size = 0, .num_inputs = 1, .input_names = k_data, .num_outputs = 1,
-    .infer_shape = mxw_infer_shape_same, .infer_type = NULL, .forward = fwd_shuffle, .inplace = 1};
+    .infer_shape = mxw_infer_shape_same, .infer_type = NULL, .forward = fwd_shuffle, .inplace = 1,
+    .no_grad = 1 /* MXNet registers no FGradient: a random permutation is not differentiated */};
 
 MXW_FAMILY(random, &op_random_uniform, &op_random_normal, &op_random_exponential, &op_random_gamma,
            &op_random_poisson, &op_random_negative_binomial, &op_random_generalized_negative_binomial,
            &op_random_randint, &op_sample_uniform, &op_sample_normal, &op_sample_gamma, &op_sample_exponential,
            &op_sample_poisson, &op_sample_negative_binomial, &op_sample_generalized_negative_binomial,
-           &op_sample_multinomial, &op_shuffle);
+           &op_sample_multinomial, &op_shuffle, &op_backward_sample_multinomial);
