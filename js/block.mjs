@@ -626,6 +626,7 @@ export class HybridBlock extends Block {
       const [outFlat, outFmt] = flatten(out, 'output');
       this._outFormat = outFmt;
       this._cachedGraph = [vars.filter((v) => v !== null), outFlat.length === 1 && outFlat[0].numOutputs === 1 ? Group([outFlat[0]]) : Group(outFlat)];
+      this._numTraces = (this._numTraces ?? 0) + 1; // hybridForward traced with Symbols
     }
     return this._cachedGraph;
   }

@@ -82,6 +82,16 @@ export class CachedOp {
       try { callback(e.name, e.op, arr); } finally { arr.dispose(); }
     }
   }
+  // {forwardPlans, trainingGraphs, trainingPlans}: how often the graph was inferred and planned
+  // for inference, and (hybridized training) how often its gradient graph was built and planned.
+  get stats() {
+    if (!this._h) return { forwardPlans: 0, trainingGraphs: 0, trainingPlans: 0 };
+    const a = args.reset();
+    const out = a.alloc(12);
+    check(M._mxw_exec_stats(this._h, out));
+    const h = heap32();
+    return { forwardPlans: h[out >> 2], trainingGraphs: h[(out >> 2) + 1], trainingPlans: h[(out >> 2) + 2] };
+  }
   get arenaBytes() { return this._h ? M._mxw_exec_arena_bytes(this._h) : 0; }
   // Activation nodes the current plan fused into their producers (FullyConnected, Convolution).
   get fusedNodes() { return this._h ? M._mxw_exec_num_fused(this._h) : 0; }

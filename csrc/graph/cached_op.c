@@ -38,7 +38,14 @@ typedef struct train_plan {
 struct mxw_train_plans {
   train_plan *p[MAX_PLANS];
   int n;
+  int built, evicted_binds;
 };
+
+void mxw_train_plans_stats(const struct mxw_train_plans *ps, int32_t *out) {
+  out[0] = ps ? ps->built : 0;
+  out[1] = ps ? ps->evicted_binds : 0;
+  for (int i = 0; ps && i < ps->n; i++) out[1] += mxw_exec_binds(ps->p[i]->tex);
+}
 
 typedef struct cop_state {
   int refcount;
@@ -243,7 +250,9 @@ int mxw_cached_forward_record(mxw_executor *ex, int num_inputs, mxw_ndarray *con
     if (plan_matches(ps->p[i], inputs, mask)) p = ps->p[i];
   if (!p) {
     if (!(p = build_plan(ex, inputs, mask))) return -1;
+    ps->built++;
     if (ps->n == MAX_PLANS) {
+      ps->evicted_binds += mxw_exec_binds(ps->p[0]->tex);
       plan_release(ps->p[0]);
       memmove(ps->p, ps->p + 1, sizeof(train_plan *) * (MAX_PLANS - 1));
       ps->n--;
@@ -310,15 +319,20 @@ int mxw_cached_forward_record(mxw_executor *ex, int num_inputs, mxw_ndarray *con
     }
     CachedOpParam cp = {st, num_inputs, nh};
     mxw_params params = {mxw_op_get(op), op, &cp};
-    mxw_ndarray *in_nonnull[256];
-    for (int k = 0; k < num_inputs; k++) {
-      in_nonnull[k] = inputs[k] ? inputs[k] : NULL;
-      if (!in_nonnull[k]) {
-        mxw_fail("a hybridized call recorded for autograd needs every input bound (input %d is not)", k);
-        goto done;
-      }
+    mxw_ndarray *in_nonnull[256], *zeros[256] = {0};
+    int zrc = 0;
+    for (int k = 0; k < num_inputs && zrc == 0; k++) {
+      in_nonnull[k] = inputs[k];
+      if (inputs[k]) continue;
+      /* an unbound input (a loss head's label at inference): zeros of its inferred shape */
+      mxw_shape s;
+      int t;
+      zrc = mxw_exec_entry_info(ex, mxw_exec_input_node(ex, k), 0, &s, &t);
+      if (zrc == 0 && !(zeros[k] = in_nonnull[k] = mxw_ndarray_alloc(&s, t < 0 ? MXW_FLOAT32 : t))) zrc = -1;
     }
-    if (mxw_autograd_record(&params, num_inputs, in_nonnull, nh, outs) != 0) goto done;
+    if (zrc == 0) zrc = mxw_autograd_record(&params, num_inputs, in_nonnull, nh, outs);
+    for (int k = 0; k < num_inputs; k++) mxw_ndarray_free(zeros[k]);
+    if (zrc != 0) goto done;
   }
   for (int h = 0; h < nh; h++) outputs[h] = outs[h];
   *num_outputs = nh;

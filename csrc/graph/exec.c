@@ -342,6 +342,7 @@ struct mxw_executor {
   int *tie; /* per input: the head whose shape and dtype it takes (output gradients), or -1 */
   /* the hybridized-training plans of this (forward) executor, cached_op.c */
   struct mxw_train_plans *plans;
+  int binds; /* how many times infer + plan ran */
 };
 
 int mxw_exec_free(mxw_executor *ex) {
@@ -617,6 +618,7 @@ static int bind(mxw_executor *ex, mxw_ndarray *const *inputs) {
     }
   }
   MXW_TRY(plan_memory(ex));
+  ex->binds++;
   for (int k = 0; k < g->num_inputs; k++) {
     ex->bound_shapes[k] = inputs[k] ? inputs[k]->t.shape : (mxw_shape){-1, {0}};
     ex->bound_types[k] = inputs[k] ? inputs[k]->t.dtype : -1;
@@ -853,3 +855,11 @@ int mxw_exec_num_nodes(const mxw_executor *ex) { return ex->g.num_nodes; }
 const mxw_entry *mxw_exec_heads(const mxw_executor *ex) { return ex->g.heads; }
 int mxw_exec_is_planned(const mxw_executor *ex) { return ex->planned; }
 struct mxw_train_plans **mxw_exec_plans(mxw_executor *ex) { return &ex->plans; }
+
+int mxw_exec_binds(const mxw_executor *ex) { return ex ? ex->binds : 0; }
+int mxw_exec_stats(mxw_executor *ex, int32_t *out) {
+  MXW_CHECK(ex && out, "NULL argument");
+  out[0] = ex->binds;
+  mxw_train_plans_stats(ex->plans, out + 1);
+  return 0;
+}

@@ -94,6 +94,8 @@ mxw_node *mxw_exec_input_node(const struct mxw_executor *ex, int i);
  * followed by input gradients, nodes [0, split) forward, the rest backward, arenas per call. */
 struct mxw_train_plans;
 void mxw_train_plans_free(struct mxw_train_plans *p);
+void mxw_train_plans_stats(const struct mxw_train_plans *p, int32_t *out); /* [plans built, their binds] */
+int mxw_exec_binds(const struct mxw_executor *ex);
 int mxw_exec_train_setup(struct mxw_executor *ex, int split, const int *tie);
 int mxw_exec_train_prepare(struct mxw_executor *ex, struct mxw_ndarray *const *inputs);
 int mxw_exec_train_run(struct mxw_executor *ex, uint8_t *arena, void *const *input_data, int from, int to, int is_train);

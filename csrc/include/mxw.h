@@ -188,6 +188,9 @@ MXW_API const char *mxw_exec_input_name(const mxw_executor *ex, int i);
 MXW_API int mxw_exec_num_outputs(const mxw_executor *ex);
 /* Bytes of the planned intermediate arena (after the first forward). */
 MXW_API size_t mxw_exec_arena_bytes(const mxw_executor *ex);
+/* Counters: out[0] = forward plans made (infer + plan runs), out[1] = hybridized-training
+ * graphs built (gradient pass + index), out[2] = their plans made. */
+MXW_API int mxw_exec_stats(mxw_executor *ex, int32_t *out);
 /* How many activation nodes the current plan fused into their producers. */
 MXW_API int mxw_exec_num_fused(const mxw_executor *ex);
 /* Runs the graph. inputs[i] binds input i (NULL: unbound, filled with zeros of the inferred
