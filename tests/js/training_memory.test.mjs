@@ -1,0 +1,65 @@
+// Memory under training (acceptance: memory stays flat): 1,000 LeNet training steps leave
+// mx.memory() where it was after the first step, imperatively and hybridized; a hybridized step's
+// working memory (peak bytes above the resting state) is below the imperative one's.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import * as mx from 'mxnet-wasm';
+import { rng } from './oracle.mjs';
+
+const { nd, autograd, gluon } = mx;
+const { nn } = gluon;
+
+function lenet() {
+  const net = new nn.HybridSequential();
+  net.add(new nn.Conv2D(6, 5, { activation: 'relu' }), new nn.MaxPool2D(2, 2), new nn.Conv2D(16, 3, { activation: 'relu' }),
+    new nn.MaxPool2D(2, 2), new nn.Flatten(), new nn.Dense(120, { activation: 'relu' }), new nn.Dense(84, { activation: 'relu' }),
+    new nn.Dense(10));
+  return net;
+}
+
+function setup(hybrid) {
+  mx.random.seed(1);
+  const net = lenet();
+  net.initialize(new mx.init.Xavier());
+  if (hybrid) net.hybridize();
+  const trainer = new gluon.Trainer(net.collectParams(), 'sgd', { learning_rate: 0.05, momentum: 0.9 });
+  const loss = new gluon.loss.SoftmaxCrossEntropyLoss();
+  const x = mx.keep(nd.array(Array.from(rng(2).uniform(8 * 28 * 28, 0, 1))).reshape([8, 1, 28, 28]));
+  const y = mx.keep(nd.array([0, 1, 2, 3, 4, 5, 6, 7]));
+  const step = () => mx.tidy(() => {
+    const l = autograd.record(() => loss(net(x), y));
+    l.backward();
+    trainer.step(8);
+    return l.mean().asscalar();
+  });
+  return { step };
+}
+
+for (const hybrid of [false, true]) {
+  test(`1,000 LeNet training steps (${hybrid ? 'hybridized' : 'imperative'}): memory flat after the first step`, () => {
+    const { step } = setup(hybrid);
+    const first = step();
+    step();
+    const after = mx.memory();
+    let last = first;
+    for (let i = 0; i < 998; i++) last = step();
+    const end = mx.memory();
+    assert.equal(end.numArrays, after.numArrays, 'live arrays');
+    assert.equal(end.bytes, after.bytes, 'bytes held');
+    assert.ok(last < first, `the loss fell (${first} -> ${last})`);
+  });
+}
+
+test('a hybridized training step uses less working memory than an imperative one', () => {
+  const peak = {};
+  for (const hybrid of [false, true]) {
+    const { step } = setup(hybrid);
+    step();
+    step();
+    const rest = mx.memory({ resetPeak: true }).bytes;
+    step();
+    peak[hybrid] = mx.memory().peakBytes - rest;
+  }
+  console.log(`working memory per LeNet step (batch 8): imperative ${peak.false} B, hybridized ${peak.true} B`);
+  assert.ok(peak.true < peak.false, `hybridized ${peak.true} < imperative ${peak.false}`);
+});
