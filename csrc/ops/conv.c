@@ -925,14 +925,18 @@ static int forward_common(const mxw_op_call *c, int deconv) {
   return rc;
 }
 
-/* float16 / bfloat16: computed in float32 on converted copies, rounded back at the end. */
-static int forward_halves(const mxw_op_call *c, int deconv) {
-  const int nin = c->num_inputs;
-  mxw_tensor in[3], out = c->outputs[0];
-  int64_t total = mxw_tensor_size(&out);
+/* float16 / bfloat16: `fn` computed in float32 on converted copies of every input and output,
+ * the outputs rounded back at the end. */
+typedef int conv_fn(const mxw_op_call *c, int deconv);
+static int run_halves(const mxw_op_call *c, int deconv, conv_fn *fn) {
+  const int nin = c->num_inputs, nout = c->num_outputs;
+  mxw_tensor in[4], out[4];
+  MXW_CHECK(nin <= 4 && nout <= 4, "internal: too many operands");
+  int64_t total = 0;
   for (int i = 0; i < nin; i++) total += mxw_tensor_size(&c->inputs[i]);
+  for (int i = 0; i < nout; i++) total += mxw_tensor_size(&c->outputs[i]);
   float *buf = (float *)malloc(sizeof(float) * (size_t)(total ? total : 1));
-  MXW_CHECK(buf != NULL, "out of memory converting %s data to float32", mxw_dtype_name(out.dtype));
+  MXW_CHECK(buf != NULL, "out of memory converting %s data to float32", mxw_dtype_name(c->inputs[0].dtype));
   float *at = buf;
   for (int i = 0; i < nin; i++) {
     in[i] = c->inputs[i];
@@ -941,22 +945,316 @@ static int forward_halves(const mxw_op_call *c, int deconv) {
     in[i].dtype = MXW_FLOAT32;
     at += mxw_tensor_size(&c->inputs[i]);
   }
-  out.data = at;
-  out.dtype = MXW_FLOAT32;
+  for (int i = 0; i < nout; i++) {
+    out[i] = c->outputs[i];
+    out[i].data = at;
+    out[i].dtype = MXW_FLOAT32;
+    at += mxw_tensor_size(&c->outputs[i]);
+  }
   mxw_op_call c32 = *c;
   c32.inputs = in;
-  c32.outputs = &out;
-  const int rc = forward_common(&c32, deconv);
-  if (rc == 0) mxw_convert(out.data, MXW_FLOAT32, c->outputs[0].data, c->outputs[0].dtype, mxw_tensor_size(&out));
+  c32.outputs = out;
+  const int rc = fn(&c32, deconv);
+  for (int i = 0; rc == 0 && i < nout; i++)
+    mxw_convert(out[i].data, MXW_FLOAT32, c->outputs[i].data, c->outputs[i].dtype, mxw_tensor_size(&out[i]));
   free(buf);
   return rc;
 }
+static int is_half(int t) { return t == MXW_FLOAT16 || t == MXW_BFLOAT16; }
 static int forward_dispatch(const mxw_op_call *c, int deconv) {
-  const int t = c->inputs[0].dtype;
-  return t == MXW_FLOAT16 || t == MXW_BFLOAT16 ? forward_halves(c, deconv) : forward_common(c, deconv);
+  return is_half(c->inputs[0].dtype) ? run_halves(c, deconv, forward_common) : forward_common(c, deconv);
 }
 static int forward_conv(const mxw_op_call *c) { return forward_dispatch(c, 0); }
 static int forward_deconv(const mxw_op_call *c) { return forward_dispatch(c, 1); }
+
+/* ---- gradients ------------------------------------------------------------------------------------
+ * MXNet's _backward_Convolution / _backward_Deconvolution give the data, weight and bias gradients
+ * from one node. Here the data gradient is its own node -- of a Convolution the transposed
+ * convolution of the output gradient with the same weight (Deconvolution, `adj` restoring the
+ * input size), of a Deconvolution the convolution -- so that the executor drops it when the data
+ * needs no gradient (the first layer), and the weight and bias gradients are the internal ops
+ * _backward_Convolution_weight / _backward_Deconvolution_weight (inputs: ograd, data):
+ *   dW[g] (Fg, Cg*taps) = sum over n of grid[n,g] (Fg, grid) * im2col(image[n,g])^T (grid, Cg*taps)
+ * with image = data, grid = ograd for Convolution and image = ograd, grid = data for Deconvolution
+ * (its weight (C, F/G, taps) is the weight of that convolution), one packed GEMM per batch item
+ * and band of grid rows; the bias gradient sums ograd per channel. */
+
+/* C (M, N) (+)= A (M, K) * B^T, B (N, K), in the operands' dtype. */
+static int gemm_bt(int dtype, int64_t M, int64_t N, int64_t K, const void *A, int64_t lda, const void *B, int64_t ldb,
+                   int accumulate, void *C, int64_t ldc) {
+  if (dtype == MXW_FLOAT32)
+    return mxw_sgemm(0, 1, M, N, K, 1.f, (const float *)A, lda, (const float *)B, ldb, accumulate ? 1.f : 0.f,
+                     (float *)C, ldc);
+  return mxw_dgemm(0, 1, M, N, K, 1.0, (const double *)A, lda, (const double *)B, ldb, accumulate ? 1.0 : 0.0,
+                   (double *)C, ldc);
+}
+
+/* img (N, C, image), grid (N, F, grid) -> dw (F, C/G, taps) (written). */
+static int wgrad_run(const window *w, int dtype, const void *img, const void *gridv, void *dw, int64_t N, int64_t C,
+                     int64_t F, int64_t G) {
+  const size_t esize = (size_t)mxw_dtype_size(dtype);
+  const int64_t Cg = C / G, Fg = F / G, taps = prod3(w->k), isz = prod3(w->img), grid = prod3(w->grid);
+  const int64_t rows = Cg * taps;
+  memset(dw, 0, (size_t)(F * rows) * esize);
+  if (N == 0 || grid == 0) return 0;
+  const int pointwise = is_pointwise(w);
+  const int64_t band = band_rows(w, rows, esize), total_rows = w->grid[0] * w->grid[1], gw = w->grid[2];
+  void *col = NULL;
+  if (!pointwise && !(col = mxw_scratch(0, (size_t)(rows * band * gw) * esize + 1))) return -1;
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t g = 0; g < G; g++) {
+      const char *x = (const char *)img + (size_t)((n * C + g * Cg) * isz) * esize;
+      const char *dy = (const char *)gridv + (size_t)((n * F + g * Fg) * grid) * esize;
+      char *dwg = (char *)dw + (size_t)(g * Fg * rows) * esize;
+      if (pointwise) {
+        MXW_TRY(gemm_bt(dtype, Fg, Cg, grid, dy, grid, x, isz, 1, dwg, rows));
+        continue;
+      }
+      for (int64_t r0 = 0; r0 < total_rows; r0 += band) {
+        const int64_t nr = band < total_rows - r0 ? band : total_rows - r0;
+        im2col(w, esize, x, Cg, r0, nr, col);
+        MXW_TRY(gemm_bt(dtype, Fg, rows, nr * gw, dy + (size_t)(r0 * gw) * esize, grid, col, nr * gw, 1, dwg, rows));
+      }
+    }
+  return 0;
+}
+
+/* db[f] = sum over n and the `per` positions of dy (N, F, per). */
+static void bias_grad(int dtype, const void *dy, void *db, int64_t N, int64_t F, int64_t per) {
+  for (int64_t f = 0; f < F; f++) {
+    double s = 0.0;
+    for (int64_t n = 0; n < N; n++) {
+      const int64_t base = (n * F + f) * per;
+      if (dtype == MXW_FLOAT32) {
+        const float *y = (const float *)dy + base;
+        v128_t a0 = wasm_f32x4_splat(0.f), a1 = a0;
+        int64_t i = 0;
+        for (; i + 8 <= per; i += 8) {
+          a0 = wasm_f32x4_add(a0, wasm_v128_load(y + i));
+          a1 = wasm_f32x4_add(a1, wasm_v128_load(y + i + 4));
+        }
+        a0 = wasm_f32x4_add(a0, a1);
+        double part = ((double)wasm_f32x4_extract_lane(a0, 0) + (double)wasm_f32x4_extract_lane(a0, 1)) +
+                      ((double)wasm_f32x4_extract_lane(a0, 2) + (double)wasm_f32x4_extract_lane(a0, 3));
+        for (; i < per; i++) part += y[i];
+        s += part;
+      } else {
+        const double *y = (const double *)dy + base;
+        for (int64_t i = 0; i < per; i++) s += y[i];
+      }
+    }
+    mxw_store_f64(db, dtype, f, s);
+  }
+}
+
+/* Product of dims 2.. of a channel-first shape: the spatial size. */
+static int64_t spatial_size(const mxw_shape *s) {
+  int64_t n = 1;
+  for (int i = 2; i < s->ndim; i++) n *= s->dims[i];
+  return n;
+}
+
+/* _backward_(De)Convolution_weight: inputs ograd, data; outputs dweight (the weight's shape and
+ * layout) and, unless no_bias, dbias (num_filter,). */
+static int wgrad_common(const mxw_op_call *c, int deconv) {
+  const ConvParam *p = (const ConvParam *)c->param;
+  const mxw_tensor *dy = &c->inputs[0], *x = &c->inputs[1];
+  mxw_tensor *dw = &c->outputs[0];
+  const int dtype = dy->dtype;
+  const size_t esize = (size_t)mxw_dtype_size(dtype);
+  int64_t pad[3], adj[3], spatial[3];
+  if (deconv) {
+    MXW_TRY(deconv_geometry(p, &x->shape, pad, adj, spatial));
+  } else {
+    for (int i = 0; i < p->nsp; i++) pad[i] = p->pad.v[i];
+  }
+  mxw_shape dys = dy->shape, xs = x->shape, ws = dw->shape;
+  const void *dyc = dy->data, *xc = x->data;
+  void *dwc = dw->data;
+  char *buf = NULL;
+  if (p->chan_last) { /* channel-first copies of ograd and data, and a channel-first dweight */
+    dys = channel_first(&dy->shape);
+    xs = channel_first(&x->shape);
+    ws = channel_first(&dw->shape);
+    const int64_t ny = mxw_shape_size(&dys), nx = mxw_shape_size(&xs), nw = mxw_shape_size(&ws);
+    buf = (char *)malloc((size_t)(ny + nx + nw) * esize + 1);
+    MXW_CHECK(buf != NULL, "out of memory for the channel-first copies (%lld bytes)",
+              (long long)((ny + nx + nw) * (int64_t)esize));
+    mxw_swap_last2(dy->data, buf, dys.dims[0], spatial_size(&dys), dys.dims[1], esize); /* (N, grid, F) -> (N, F, grid) */
+    mxw_swap_last2(x->data, buf + (size_t)ny * esize, xs.dims[0], spatial_size(&xs), xs.dims[1], esize);
+    dyc = buf;
+    xc = buf + (size_t)ny * esize;
+    dwc = buf + (size_t)(ny + nx) * esize;
+  }
+  window w;
+  int rc;
+  if (deconv) {
+    window_set(&w, p, &dys, &xs, pad);
+    rc = wgrad_run(&w, dtype, dyc, xc, dwc, xs.dims[0], dys.dims[1], xs.dims[1], p->num_group);
+  } else {
+    window_set(&w, p, &xs, &dys, pad);
+    rc = wgrad_run(&w, dtype, xc, dyc, dwc, xs.dims[0], xs.dims[1], dys.dims[1], p->num_group);
+  }
+  if (rc == 0 && !p->no_bias) bias_grad(dtype, dyc, c->outputs[1].data, dys.dims[0], dys.dims[1], spatial_size(&dys));
+  if (rc == 0 && p->chan_last) /* (lead, second, taps) -> (lead, taps, second) */
+    mxw_swap_last2(dwc, dw->data, ws.dims[0], ws.dims[1], spatial_size(&ws), esize);
+  free(buf);
+  return rc;
+}
+static int forward_wgrad_dispatch(const mxw_op_call *c, int deconv) {
+  return is_half(c->inputs[0].dtype) ? run_halves(c, deconv, wgrad_common) : wgrad_common(c, deconv);
+}
+static int forward_conv_wgrad(const mxw_op_call *c) { return forward_wgrad_dispatch(c, 0); }
+static int forward_deconv_wgrad(const mxw_op_call *c) { return forward_wgrad_dispatch(c, 1); }
+
+static int num_outputs_wgrad(const void *param) { return ((const ConvParam *)param)->no_bias ? 1 : 2; }
+
+/* dweight: the forward's weight shape for this data (Convolution (F, C/G, k...), Deconvolution
+ * (C, F/G, k...), channel-last (lead, k..., second)); dbias (num_filter,). */
+static int infer_shape_wgrad_common(const ConvParam *p, int deconv, mxw_shape *in, int nout, mxw_shape *out) {
+  mxw_shape *data = &in[1];
+  MXW_TRY(check_data_rank(p, data));
+  if (data->ndim < 0) return 0;
+  const int64_t C = data->dims[chan_axis(p)], G = p->num_group;
+  int64_t dims[MXW_MAX_NDIM] = {deconv ? C : p->num_filter};
+  dims[chan_axis(p)] = deconv ? p->num_filter / G : (C >= 0 ? C / G : -1);
+  for (int i = 0; i < p->nsp; i++) dims[spatial_axis(p, i)] = p->kernel.v[i];
+  const mxw_shape want = mxw_shape_make(p->nsp + 2, dims);
+  MXW_TRY(mxw_shape_unify(&out[0], &want, "weight gradient", ""));
+  if (nout > 1) {
+    const mxw_shape b = mxw_shape_make(1, &p->num_filter);
+    MXW_TRY(mxw_shape_unify(&out[1], &b, "bias gradient", " = (num_filter,)"));
+  }
+  return 0;
+}
+static int infer_shape_conv_wgrad(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  (void)nin;
+  return infer_shape_wgrad_common((const ConvParam *)param, 0, in, nout, out);
+}
+static int infer_shape_deconv_wgrad(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  (void)nin;
+  return infer_shape_wgrad_common((const ConvParam *)param, 1, in, nout, out);
+}
+
+/* Attributes of the Convolution / Deconvolution computing a data gradient: the window of p with
+ * pad `pad` (and `adj`), num_filter, the groups and layout of p, no bias. kv gets the list. */
+typedef struct {
+  char kernel[128], stride[128], dilate[128], pad[128], adj[128], nf[32], ng[32];
+  const char *kv[24];
+} conv_attrs;
+static const char *const *make_conv_attrs(conv_attrs *a, const ConvParam *p, const int64_t *pad, const int64_t *adj,
+                                          int64_t num_filter) {
+  mxw_tuple t = p->kernel;
+  int k = 0;
+  a->kv[k++] = "kernel";
+  a->kv[k++] = tuple_str(&p->kernel, a->kernel, sizeof a->kernel);
+  a->kv[k++] = "stride";
+  a->kv[k++] = tuple_str(&p->stride, a->stride, sizeof a->stride);
+  a->kv[k++] = "dilate";
+  a->kv[k++] = tuple_str(&p->dilate, a->dilate, sizeof a->dilate);
+  for (int i = 0; i < p->nsp; i++) t.v[i] = pad[i];
+  a->kv[k++] = "pad";
+  a->kv[k++] = tuple_str(&t, a->pad, sizeof a->pad);
+  if (adj) {
+    for (int i = 0; i < p->nsp; i++) t.v[i] = adj[i];
+    a->kv[k++] = "adj";
+    a->kv[k++] = tuple_str(&t, a->adj, sizeof a->adj);
+  }
+  snprintf(a->nf, sizeof a->nf, "%lld", (long long)num_filter);
+  snprintf(a->ng, sizeof a->ng, "%lld", (long long)p->num_group);
+  a->kv[k++] = "num_filter";
+  a->kv[k++] = a->nf;
+  a->kv[k++] = "num_group";
+  a->kv[k++] = a->ng;
+  a->kv[k++] = "no_bias";
+  a->kv[k++] = "True";
+  if (p->layout.has) {
+    a->kv[k++] = "layout";
+    a->kv[k++] = k_layouts[p->layout.v];
+  }
+  a->kv[k] = NULL;
+  return a->kv;
+}
+
+/* Sets the weight (and bias) gradients from a _backward_*_weight node. */
+static int set_weight_grads(mxw_grad_ctx *g, const char *op, const ConvParam *p) {
+  mxw_gid wb[2] = {-1, -1};
+  MXW_TRY(mxw_grad_op_fwd(g, op, MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0)), wb, p->no_bias ? 1 : 2));
+  MXW_TRY(mxw_grad_set(g, 1, wb[0]));
+  return p->no_bias ? 0 : mxw_grad_set(g, 2, wb[1]);
+}
+
+/* Convolution: data gradient = Deconvolution(ograd, weight) with the same window; adj = the rows
+ * the convolution's floor division left out, so that the result has the data's size. */
+static int grad_conv(mxw_grad_ctx *g) {
+  const ConvParam *p = (const ConvParam *)mxw_grad_param(g);
+  const mxw_shape *xs = mxw_grad_in_shape(g, 0), *ys = mxw_grad_out_shape(g, 0);
+  int64_t pad[3], adj[3];
+  for (int i = 0; i < p->nsp; i++) {
+    const int64_t in = xs->dims[spatial_axis(p, i)], out = ys->dims[spatial_axis(p, i)];
+    const int64_t dk = p->dilate.v[i] * (p->kernel.v[i] - 1) + 1;
+    pad[i] = p->pad.v[i];
+    adj[i] = in + 2 * pad[i] - dk - p->stride.v[i] * (out - 1);
+  }
+  conv_attrs a;
+  const char *const *kv = make_conv_attrs(&a, p, pad, adj, xs->dims[chan_axis(p)]);
+  mxw_gid dx = mxw_grad_op(g, "Deconvolution", kv, MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 1)));
+  MXW_TRY(mxw_grad_set(g, 0, dx));
+  return set_weight_grads(g, "_backward_Convolution_weight", p);
+}
+
+/* Deconvolution: data gradient = Convolution(ograd, weight) with the same window (the effective
+ * pad when target_shape set it), num_filter = the data's channels. */
+static int grad_deconv(mxw_grad_ctx *g) {
+  const ConvParam *p = (const ConvParam *)mxw_grad_param(g);
+  const mxw_shape *xs = mxw_grad_in_shape(g, 0);
+  int64_t pad[3], adj[3], size[3];
+  MXW_TRY(deconv_geometry(p, xs, pad, adj, size));
+  conv_attrs a;
+  const char *const *kv = make_conv_attrs(&a, p, pad, NULL, xs->dims[chan_axis(p)]);
+  mxw_gid dx = mxw_grad_op(g, "Convolution", kv, MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 1)));
+  MXW_TRY(mxw_grad_set(g, 0, dx));
+  return set_weight_grads(g, "_backward_Deconvolution_weight", p);
+}
+
+static const char *const k_wgrad_inputs[] = {"ograd", "data", NULL};
+static const char *const k_wgrad_outputs[] = {"weight_grad", "bias_grad", NULL};
+
+static const mxw_op_def op_backward_Convolution_weight = {
+    .name = "_backward_Convolution_weight",
+    .doc = "internal: the weight and bias gradients of Convolution from its output gradient and data "
+           "(the weight/bias half of MXNet's _backward_Convolution)",
+    .attrs = k_conv_attrs,
+    .num_attrs = (int)(sizeof k_conv_attrs / sizeof k_conv_attrs[0]),
+    .param_size = sizeof(ConvParam),
+    .validate = validate_conv,
+    .num_inputs = 2,
+    .input_names = k_wgrad_inputs,
+    .num_outputs = 2,
+    .num_outputs_fn = num_outputs_wgrad,
+    .output_names = k_wgrad_outputs,
+    .infer_shape = infer_shape_conv_wgrad,
+    .infer_type = infer_type_f32_f64,
+    .forward = forward_conv_wgrad,
+};
+
+static const mxw_op_def op_backward_Deconvolution_weight = {
+    .name = "_backward_Deconvolution_weight",
+    .doc = "internal: the weight and bias gradients of Deconvolution from its output gradient and data "
+           "(the weight/bias half of MXNet's _backward_Deconvolution)",
+    .attrs = k_deconv_attrs,
+    .num_attrs = (int)(sizeof k_deconv_attrs / sizeof k_deconv_attrs[0]),
+    .param_size = sizeof(ConvParam),
+    .validate = validate_deconv,
+    .num_inputs = 2,
+    .input_names = k_wgrad_inputs,
+    .num_outputs = 2,
+    .num_outputs_fn = num_outputs_wgrad,
+    .output_names = k_wgrad_outputs,
+    .infer_shape = infer_shape_deconv_wgrad,
+    .infer_type = infer_type_f32_f64,
+    .forward = forward_deconv_wgrad,
+};
 
 static const mxw_op_def op_Convolution = {
     .name = "Convolution",
@@ -976,6 +1274,7 @@ static const mxw_op_def op_Convolution = {
     .infer_type = infer_type_f32_f64,
     .forward = forward_conv,
     .fusable_act = 1,
+    .gradient = grad_conv,
 };
 
 static const mxw_op_def op_Deconvolution = {
@@ -995,6 +1294,7 @@ static const mxw_op_def op_Deconvolution = {
     .infer_type = infer_type_f32_f64,
     .forward = forward_deconv,
     .fusable_act = 1,
+    .gradient = grad_deconv,
 };
 
 /* ---- UpSampling ---------------------------------------------------------------------------------- */
@@ -1160,6 +1460,86 @@ static int forward_upsampling(const mxw_op_call *c) {
   return 0;
 }
 
+/* ---- UpSampling's gradient ---------------------------------------------------------------------
+ * nearest: each input's gradient sums the output gradient over its f x f blocks (f = its own
+ * factor), in its channel range of the output (concat) or over all of it (sum): the
+ * _backward_UpSampling op, whose inputs after ograd are the forward inputs (for their shapes).
+ * bilinear: the gradients of the depthwise Deconvolution it is -- data: a depthwise Convolution of
+ * the output gradient with the weight; weight: _backward_Deconvolution_weight. */
+static int num_inputs_upsampling_grad(const void *param) { return (int)((const UpSamplingParam *)param)->num_args + 1; }
+static int num_outputs_upsampling_grad(const void *param) { return (int)((const UpSamplingParam *)param)->num_args; }
+
+static int infer_shape_upsampling_grad(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  (void)param;
+  for (int i = 0; i < nout && i + 1 < nin; i++) MXW_TRY(mxw_shape_assign(&out[i], &in[i + 1], "input gradient"));
+  return 0;
+}
+
+/* dx[n, c, y, x] = sum over the f x f block of dy[n, cofs + c, y*f .., x*f ..] (accumulated in
+ * double for every dtype but float32, which sums in float as the forward replicates). */
+static int forward_upsampling_grad(const mxw_op_call *c) {
+  const UpSamplingParam *p = (const UpSamplingParam *)c->param;
+  const mxw_tensor *dy = &c->inputs[0];
+  const int64_t N = dy->shape.dims[0], Cout = dy->shape.dims[1], OH = dy->shape.dims[2], OW = dy->shape.dims[3];
+  int64_t cofs = 0;
+  for (int i = 0; i < c->num_outputs; i++) {
+    mxw_tensor *dx = &c->outputs[i];
+    const int64_t C = dx->shape.dims[1], H = dx->shape.dims[2], W = dx->shape.dims[3], f = H > 0 ? OH / H : 1;
+    for (int64_t n = 0; n < N; n++)
+      for (int64_t ch = 0; ch < C; ch++) {
+        const int64_t src = (n * Cout + cofs + ch) * OH * OW, dst = (n * C + ch) * H * W;
+        if (dy->dtype == MXW_FLOAT32) {
+          const float *g = (const float *)dy->data + src;
+          float *o = (float *)dx->data + dst;
+          for (int64_t y = 0; y < H; y++) {
+            float *orow = o + y * W;
+            for (int64_t x = 0; x < W; x++) orow[x] = 0.f;
+            for (int64_t a = 0; a < f; a++) {
+              const float *grow = g + (y * f + a) * OW;
+              for (int64_t x = 0; x < W; x++)
+                for (int64_t b = 0; b < f; b++) orow[x] += grow[x * f + b];
+            }
+          }
+        } else {
+          for (int64_t y = 0; y < H; y++)
+            for (int64_t x = 0; x < W; x++) {
+              double s = 0.0;
+              for (int64_t a = 0; a < f; a++)
+                for (int64_t b = 0; b < f; b++) s += mxw_load_f64(dy->data, dy->dtype, src + (y * f + a) * OW + x * f + b);
+              mxw_store_f64(dx->data, dx->dtype, dst + y * W + x, s);
+            }
+        }
+      }
+    if (p->multi_input_mode == UP_CONCAT) cofs += C;
+  }
+  (void)OW;
+  return 0;
+}
+
+static int grad_upsampling(mxw_grad_ctx *g) {
+  const UpSamplingParam *p = (const UpSamplingParam *)mxw_grad_param(g);
+  const int nin = mxw_grad_num_inputs(g);
+  if (p->sample_type == UP_NEAREST) {
+    mxw_gid ins[MXW_MAX_TUPLE + 1], outs[MXW_MAX_TUPLE];
+    MXW_CHECK(nin <= MXW_MAX_TUPLE, "UpSampling gradient: too many inputs (%d)", nin);
+    ins[0] = mxw_grad_ograd(g, 0);
+    for (int i = 0; i < nin; i++) ins[i + 1] = mxw_grad_in(g, i);
+    MXW_TRY(mxw_grad_op_fwd(g, "_backward_UpSampling", ins, nin + 1, outs, nin));
+    for (int i = 0; i < nin; i++) MXW_TRY(mxw_grad_set(g, i, outs[i]));
+    return 0;
+  }
+  const int64_t s = p->scale, k = 2 * s - s % 2, pad = s / 2, C = mxw_grad_in_shape(g, 0)->dims[1];
+  char ks[64], ss[64], ps[64], cs[32];
+  snprintf(ks, sizeof ks, "(%lld, %lld)", (long long)k, (long long)k);
+  snprintf(ss, sizeof ss, "(%lld, %lld)", (long long)s, (long long)s);
+  snprintf(ps, sizeof ps, "(%lld, %lld)", (long long)pad, (long long)pad);
+  snprintf(cs, sizeof cs, "%lld", (long long)C);
+  const char *const *kv = MXW_KV("kernel", ks, "stride", ss, "pad", ps, "num_filter", cs, "num_group", cs, "no_bias", "True");
+  mxw_gid og = mxw_grad_ograd(g, 0);
+  MXW_TRY(mxw_grad_set(g, 0, mxw_grad_op(g, "Convolution", kv, MXW_GIDS(og, mxw_grad_in(g, 1)))));
+  return mxw_grad_set(g, 1, mxw_grad_op(g, "_backward_Deconvolution_weight", kv, MXW_GIDS(og, mxw_grad_in(g, 0))));
+}
+
 /* As MXNet's FSetInputVarAttrOnCompose: a variable composed as input 1 (bilinear's weight) is
  * initialised by the bilinear initializer unless it has its own __init__ (the core checks that). */
 static const char *input_var_init_upsampling(const void *param, int index) {
@@ -1189,6 +1569,30 @@ static const mxw_op_def op_UpSampling = {
     .forward = forward_upsampling,
     .input_var_init = input_var_init_upsampling,
     .input_name_fn = input_name_upsampling,
+    .gradient = grad_upsampling,
 };
 
-MXW_FAMILY(conv, &op_Convolution, &op_Deconvolution, &op_UpSampling);
+static const char *input_name_upsampling_grad(const void *param, int index) {
+  (void)param;
+  return index == 0 ? "ograd" : NULL;
+}
+
+static const mxw_op_def op_backward_UpSampling = {
+    .name = "_backward_UpSampling",
+    .doc = "the gradient of nearest UpSampling: each input's gradient sums ograd over its blocks; inputs "
+           "ograd and the forward inputs (their shapes)",
+    .attrs = k_upsampling_attrs,
+    .num_attrs = (int)(sizeof k_upsampling_attrs / sizeof k_upsampling_attrs[0]),
+    .param_size = sizeof(UpSamplingParam),
+    .validate = validate_upsampling,
+    .num_inputs = MXW_VARIADIC,
+    .num_inputs_fn = num_inputs_upsampling_grad,
+    .num_outputs = 1,
+    .num_outputs_fn = num_outputs_upsampling_grad,
+    .infer_shape = infer_shape_upsampling_grad,
+    .forward = forward_upsampling_grad,
+    .input_name_fn = input_name_upsampling_grad,
+};
+
+MXW_FAMILY(conv, &op_Convolution, &op_Deconvolution, &op_UpSampling, &op_backward_Convolution_weight,
+           &op_backward_Deconvolution_weight, &op_backward_UpSampling);
