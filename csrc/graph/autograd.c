@@ -629,54 +629,47 @@ done:
 
 /* ---- eager backward --------------------------------------------------------------------------------- */
 typedef struct tape_ud {
-  mxw_node **vars; /* value variables created for saved values: node -> (forward node, index) */
-  mxw_node **src;
-  int *src_index;
+  mxw_ag_info **touched; /* infos whose vvar this pass filled (cleared at the end) */
   int n, cap;
 } tape_ud;
 
-/* The value of a tape entry: a variable bound to the saved array (one per entry). */
+/* The value of a tape entry: a variable bound to the saved array (one per entry and pass). */
 static int tape_value(void *ud_, mxw_node *n, int index, mxw_entry *entry, mxw_shape *shape, int *dtype) {
   tape_ud *ud = (tape_ud *)ud_;
-  if (!n->ag || index >= n->ag->num_values || !n->ag->values[index])
+  mxw_ag_info *ag = n->ag;
+  if (!ag || index >= ag->num_values || !ag->values[index])
     return mxw_fail("cannot differentiate through node '%s': its values were freed by an earlier backward pass "
                     "(pass retain_graph=True to the first backward to differentiate the same graph twice)",
                     n->name);
-  const mxw_ndarray *arr = n->ag->values[index];
+  const mxw_ndarray *arr = ag->values[index];
   *shape = arr->t.shape;
   *dtype = arr->t.dtype;
   if (!entry) return 0;
-  for (int i = 0; i < ud->n; i++)
-    if (ud->src[i] == n && ud->src_index[i] == index) {
-      *entry = (mxw_entry){ud->vars[i], 0, 0};
-      return 0;
+  if (!ag->vvar) {
+    if (ud->n == ud->cap) {
+      int nc = ud->cap * 2 + 16;
+      mxw_ag_info **t = (mxw_ag_info **)realloc(ud->touched, sizeof *t * (size_t)nc);
+      if (!t) return mxw_fail("out of memory");
+      ud->touched = t;
+      ud->cap = nc;
     }
-  if (ud->n == ud->cap) {
-    int nc = ud->cap * 2 + 16;
-    mxw_node **v = (mxw_node **)realloc(ud->vars, sizeof *v * (size_t)nc);
-    if (v) ud->vars = v;
-    mxw_node **s = (mxw_node **)realloc(ud->src, sizeof *s * (size_t)nc);
-    if (s) ud->src = s;
-    int *si = (int *)realloc(ud->src_index, sizeof *si * (size_t)nc);
-    if (si) ud->src_index = si;
-    if (!v || !s || !si) return mxw_fail("out of memory");
-    ud->cap = nc;
+    ag->vvar = (mxw_node **)calloc((size_t)ag->num_values, sizeof(mxw_node *));
+    if (!ag->vvar) return mxw_fail("out of memory");
+    ud->touched[ud->n++] = ag;
   }
-  mxw_node *var = value_node("value", arr);
-  if (!var) return -1;
-  ud->vars[ud->n] = var;
-  ud->src[ud->n] = n;
-  ud->src_index[ud->n] = index;
-  ud->n++;
-  *entry = (mxw_entry){var, 0, 0};
+  if (!ag->vvar[index] && !(ag->vvar[index] = value_node("value", arr))) return -1;
+  *entry = (mxw_entry){ag->vvar[index], 0, 0};
   return 0;
 }
 
 static void tape_ud_free(tape_ud *ud) {
-  for (int i = 0; i < ud->n; i++) mxw_node_release(ud->vars[i]);
-  free(ud->vars);
-  free(ud->src);
-  free(ud->src_index);
+  for (int i = 0; i < ud->n; i++) {
+    mxw_ag_info *ag = ud->touched[i];
+    for (int k = 0; k < ag->num_values; k++) mxw_node_release(ag->vvar[k]);
+    free(ag->vvar);
+    ag->vvar = NULL;
+  }
+  free(ud->touched);
 }
 
 static void accumulate(mxw_ndarray *dst, const mxw_ndarray *src) {

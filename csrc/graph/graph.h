@@ -72,6 +72,7 @@ typedef struct mxw_ag_info {
   mxw_ndarray *grad;    /* variables: the gradient buffer (shares the user's grad storage) */
   int grad_req;         /* variables: 0 null, 1 write, 2 add */
   int freed;            /* a backward pass without retain_graph released the values */
+  struct mxw_node **vvar; /* during one backward pass: the variable standing for each value */
 } mxw_ag_info;
 void mxw_ag_info_free(mxw_ag_info *ag);
 /* A copy of p's param struct as params of `op` (same param_size), retaining what it holds. */
