@@ -489,26 +489,181 @@ static int infer_reduce_minmax(const void *param, int nin, mxw_shape *in, int no
   return infer_reduce(param, nin, in, nout, out);
 }
 
-#define REDUCE_OP(NAME, ALIAS_LIST, COMB, MAP, POST, INFER, DOC)                                  \
+/* ==== gradients of the reductions ==============================================================
+ * MXNet's FGradients (broadcast_reduce_*_value.cc): sum and mean broadcast the output's gradient
+ * back over the reduced axes (ElemwiseGradUseNone; mean divides by the reduced count), the others
+ * read the input and the output (ReduceAxesBackwardUseInOut): max/min pass it where x == y (every
+ * tied element gets it), prod multiplies by y / x, nansum/nanprod give NaN inputs 0, norm multiplies
+ * by x / y (ord 2) or sign(x) (ord 1). One kernel runs them all: `_backward_<op>(ograd, data[, out])`
+ * walks the input with the flat index of its output element (the kept dims' strides, 0 along the
+ * reduced ones), writing each input element's gradient once. */
+typedef enum { BW_SUM, BW_MEAN, BW_EQ, BW_PROD, BW_NANSUM, BW_NANPROD, BW_NORM1, BW_NORM2 } backward_kind;
+
+/* The input dims merged into blocks as in plan_stages, each with its output stride (0 when
+ * reduced). At least one block. */
+typedef struct {
+  int nb;
+  int64_t size[MXW_MAX_NDIM], ostride[MXW_MAX_NDIM];
+} bcast_map;
+
+static void make_bcast_map(const mxw_shape *s, const uint8_t *reduced, bcast_map *m) {
+  uint8_t kind[MXW_MAX_NDIM];
+  m->nb = 0;
+  for (int i = 0; i < s->ndim; i++) {
+    if (s->dims[i] == 1) continue;
+    if (m->nb > 0 && kind[m->nb - 1] == reduced[i]) {
+      m->size[m->nb - 1] *= s->dims[i];
+    } else {
+      m->size[m->nb] = s->dims[i];
+      kind[m->nb] = reduced[i];
+      m->nb++;
+    }
+  }
+  if (m->nb == 0) {
+    m->nb = 1;
+    m->size[0] = 1;
+    kind[0] = 1;
+  }
+  int64_t st = 1;
+  for (int b = m->nb - 1; b >= 0; b--) {
+    m->ostride[b] = kind[b] ? 0 : st;
+    if (!kind[b]) st *= m->size[b];
+  }
+}
+
+/* Calls BODY(i, o) for every input element i (in order) with its output element o. */
+#define BCAST_FOR(m, n, ...)                                                                     \
+  do {                                                                                            \
+    int64_t idx_[MXW_MAX_NDIM] = {0}, o_ = 0;                                                     \
+    const int last_ = (m)->nb - 1;                                                                \
+    const int64_t inner_ = (m)->size[last_], istr_ = (m)->ostride[last_];                         \
+    for (int64_t i0_ = 0; i0_ < (n); i0_ += inner_) {                                             \
+      if (istr_) {                                                                                \
+        for (int64_t j_ = 0; j_ < inner_; j_++) {                                                 \
+          const int64_t i = i0_ + j_, o = o_ + j_;                                                \
+          __VA_ARGS__;                                                                            \
+        }                                                                                         \
+      } else {                                                                                    \
+        for (int64_t j_ = 0; j_ < inner_; j_++) {                                                 \
+          const int64_t i = i0_ + j_, o = o_;                                                     \
+          __VA_ARGS__;                                                                            \
+        }                                                                                         \
+      }                                                                                           \
+      for (int b_ = last_ - 1; b_ >= 0; b_--) {                                                   \
+        o_ += (m)->ostride[b_];                                                                   \
+        if (++idx_[b_] < (m)->size[b_]) break;                                                    \
+        o_ -= (m)->ostride[b_] * (m)->size[b_];                                                   \
+        idx_[b_] = 0;                                                                             \
+      }                                                                                           \
+    }                                                                                             \
+  } while (0)
+
+#define BACKWARD_VALUE(T, k, x, y, g, count)                                                      \
+  ((k) == BW_SUM      ? (g)                                                                        \
+   : (k) == BW_MEAN   ? (g) / (count)                                                              \
+   : (k) == BW_EQ     ? ((x) == (y) ? (g) : (T)0)                                                  \
+   : (k) == BW_PROD   ? (g) * ((y) / (x))                                                          \
+   : (k) == BW_NANSUM ? ((x) != (x) ? (T)0 : (g))                                                  \
+   : (k) == BW_NANPROD ? ((x) != (x) ? (T)0 : (g) * ((y) / (x)))                                   \
+   : (k) == BW_NORM1  ? (g) * (T)((x) > 0 ? 1 : ((x) < 0 ? -1 : 0))                                \
+                      : (g) * ((x) / (y)))
+
+static int reduce_backward(const mxw_op_call *c, backward_kind k, const mxw_tuple *axis, int exclude) {
+  const mxw_tensor *og = &c->inputs[0], *x = &c->inputs[1], *y = c->num_inputs > 2 ? &c->inputs[2] : NULL;
+  mxw_tensor *dx = &c->outputs[0];
+  int64_t n = mxw_tensor_size(dx), n_out = mxw_tensor_size(og);
+  if (n == 0) return 0;
+  uint8_t reduced[MXW_MAX_NDIM];
+  MXW_TRY(resolve_axes(axis, exclude, &x->shape, reduced));
+  bcast_map m;
+  make_bcast_map(&x->shape, reduced, &m);
+  int64_t count_i = n_out ? n / n_out : 1;
+  int dt = dx->dtype;
+  int same = og->dtype == dt && x->dtype == dt && (!y || y->dtype == dt);
+  if (same && dt == MXW_FLOAT32) {
+    const float *g = (const float *)og->data, *xs = (const float *)x->data;
+    const float *ys = y ? (const float *)y->data : NULL;
+    float *d = (float *)dx->data, count = (float)count_i;
+    switch (k) {
+      case BW_SUM: BCAST_FOR(&m, n, d[i] = g[o]); break;
+      case BW_MEAN: BCAST_FOR(&m, n, d[i] = g[o] / count); break;
+      default: BCAST_FOR(&m, n, d[i] = BACKWARD_VALUE(float, k, xs[i], ys ? ys[o] : 0.f, g[o], count)); break;
+    }
+    return 0;
+  }
+  if (same && dt == MXW_FLOAT64) {
+    const double *g = (const double *)og->data, *xs = (const double *)x->data;
+    const double *ys = y ? (const double *)y->data : NULL;
+    double *d = (double *)dx->data, count = (double)count_i;
+    BCAST_FOR(&m, n, d[i] = BACKWARD_VALUE(double, k, xs[i], ys ? ys[o] : 0.0, g[o], count));
+    return 0;
+  }
+  /* other dtype combinations (norm's out_dtype, float16, integers) through double */
+  double count = (double)count_i;
+  BCAST_FOR(&m, n, {
+    double xv = mxw_load_f64(x->data, x->dtype, i), yv = y ? mxw_load_f64(y->data, y->dtype, o) : 0.0;
+    double gv = mxw_load_f64(og->data, og->dtype, o);
+    mxw_store_f64(dx->data, dt, i, BACKWARD_VALUE(double, k, xv, yv, gv, count));
+  });
+  return 0;
+}
+
+/* dx has data's shape and dtype (input 1). */
+static int infer_reduce_backward(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  return mxw_shape_assign(&out[0], &in[1], "output");
+}
+static int infer_type_reduce_backward(const void *param, int nin, int *in, int nout, int *out) {
+  if (in[1] >= 0) {
+    MXW_CHECK(out[0] < 0 || out[0] == in[1], "output dtype %s does not match the data's %s", mxw_dtype_name(out[0]),
+              mxw_dtype_name(in[1]));
+    out[0] = in[1];
+  }
+  return 0;
+}
+static const char *const k_backward_inputs[] = {"ograd", "data", "output", NULL};
+
+/* The gradient node: _backward_<op>(ograd, data) or (ograd, data, output). */
+static int grad_reduce_with(mxw_grad_ctx *g, const char *op, int use_out) {
+  mxw_gid dx;
+  if (use_out)
+    MXW_TRY(mxw_grad_op_fwd(g, op, MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0), mxw_grad_out(g, 0)), &dx, 1));
+  else
+    MXW_TRY(mxw_grad_op_fwd(g, op, MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0)), &dx, 1));
+  return mxw_grad_set(g, 0, dx);
+}
+
+#define REDUCE_OP(NAME, ALIAS_LIST, COMB, MAP, POST, INFER, DOC, BWKIND, USE_OUT)                 \
   static int fwd_##NAME(const mxw_op_call *c) {                                                   \
     const ReduceAxesParam *p = (const ReduceAxesParam *)c->param;                                 \
     return reduce_forward(c, (reduce_kind){COMB, MAP, POST}, &p->axis, p->exclude);               \
   }                                                                                               \
+  static int fwd_backward_##NAME(const mxw_op_call *c) {                                          \
+    const ReduceAxesParam *p = (const ReduceAxesParam *)c->param;                                 \
+    return reduce_backward(c, BWKIND, &p->axis, p->exclude);                                      \
+  }                                                                                               \
+  static int grad_##NAME(mxw_grad_ctx *g) { return grad_reduce_with(g, "_backward_" #NAME, USE_OUT); } \
   static const mxw_op_def op_##NAME = {                                                           \
       .name = #NAME, .aliases = ALIAS_LIST, .doc = DOC, .attrs = k_reduce_attrs, .num_attrs = 3,  \
       .param_size = sizeof(ReduceAxesParam), .num_inputs = 1, .input_names = k_data,              \
-      .num_outputs = 1, .infer_shape = INFER, .forward = fwd_##NAME};
+      .num_outputs = 1, .infer_shape = INFER, .forward = fwd_##NAME, .gradient = grad_##NAME};     \
+  static const mxw_op_def op_backward_##NAME = {                                                  \
+      .name = "_backward_" #NAME, .doc = "the gradient of " #NAME " (ograd, data[, output])",     \
+      .attrs = k_reduce_attrs, .num_attrs = 3, .param_size = sizeof(ReduceAxesParam),             \
+      .num_inputs = (USE_OUT) ? 3 : 2, .input_names = k_backward_inputs, .num_outputs = 1,        \
+      .infer_shape = infer_reduce_backward, .infer_type = infer_type_reduce_backward,             \
+      .forward = fwd_backward_##NAME};
 
-REDUCE_OP(sum, ALIASES("sum_axis"), COMB_SUM, MAP_ID, POST_NONE, infer_reduce, "sum over the given axes")
-REDUCE_OP(mean, NULL, COMB_SUM, MAP_ID, POST_MEAN, infer_reduce, "mean over the given axes")
+REDUCE_OP(sum, ALIASES("sum_axis"), COMB_SUM, MAP_ID, POST_NONE, infer_reduce, "sum over the given axes", BW_SUM, 0)
+REDUCE_OP(mean, NULL, COMB_SUM, MAP_ID, POST_MEAN, infer_reduce, "mean over the given axes", BW_MEAN, 0)
 REDUCE_OP(max, ALIASES("max_axis"), COMB_MAX, MAP_ID, POST_NONE, infer_reduce_minmax,
-          "maximum over the given axes (NaN propagates)")
+          "maximum over the given axes (NaN propagates)", BW_EQ, 1)
 REDUCE_OP(min, ALIASES("min_axis"), COMB_MIN, MAP_ID, POST_NONE, infer_reduce_minmax,
-          "minimum over the given axes (NaN propagates)")
-REDUCE_OP(prod, NULL, COMB_PROD, MAP_ID, POST_NONE, infer_reduce, "product over the given axes")
-REDUCE_OP(nansum, NULL, COMB_SUM, MAP_NAN_TO_0, POST_NONE, infer_reduce, "sum over the given axes, NaN counted as 0")
+          "minimum over the given axes (NaN propagates)", BW_EQ, 1)
+REDUCE_OP(prod, NULL, COMB_PROD, MAP_ID, POST_NONE, infer_reduce, "product over the given axes", BW_PROD, 1)
+REDUCE_OP(nansum, NULL, COMB_SUM, MAP_NAN_TO_0, POST_NONE, infer_reduce, "sum over the given axes, NaN counted as 0",
+          BW_NANSUM, 0)
 REDUCE_OP(nanprod, NULL, COMB_PROD, MAP_NAN_TO_1, POST_NONE, infer_reduce,
-          "product over the given axes, NaN counted as 1")
+          "product over the given axes, NaN counted as 1", BW_NANPROD, 1)
 
 /* ==== norm ==================================================================================== */
 typedef struct {
@@ -556,11 +711,22 @@ static int fwd_norm(const mxw_op_call *c) {
   return reduce_forward(c, k, &p->axis, 0);
 }
 
+static int fwd_backward_norm(const mxw_op_call *c) {
+  const NormParam *p = (const NormParam *)c->param;
+  return reduce_backward(c, p->ord == 1 ? BW_NORM1 : BW_NORM2, &p->axis, 0);
+}
+static int grad_norm(mxw_grad_ctx *g) { return grad_reduce_with(g, "_backward_norm", 1); }
+
 static const mxw_op_def op_norm = {
     .name = "norm", .doc = "L1 or L2 norm over the given axes (all by default)", .attrs = k_norm_attrs,
     .num_attrs = 4, .param_size = sizeof(NormParam), .validate = validate_norm, .num_inputs = 1,
     .input_names = k_data, .num_outputs = 1, .infer_shape = infer_norm, .infer_type = infer_norm_type,
-    .forward = fwd_norm};
+    .forward = fwd_norm, .gradient = grad_norm};
+static const mxw_op_def op_backward_norm = {
+    .name = "_backward_norm", .doc = "the gradient of norm: ograd * x / y (ord 2) or ograd * sign(x) (ord 1)",
+    .attrs = k_norm_attrs, .num_attrs = 4, .param_size = sizeof(NormParam), .num_inputs = 3,
+    .input_names = k_backward_inputs, .num_outputs = 1, .infer_shape = infer_reduce_backward,
+    .infer_type = infer_type_reduce_backward, .forward = fwd_backward_norm};
 
 /* ==== argmax, argmin ========================================================================== */
 typedef struct {
@@ -683,11 +849,11 @@ static int fwd_argmin(const mxw_op_call *c) { return argreduce_forward(c, 0); }
 static const mxw_op_def op_argmax = {
     .name = "argmax", .doc = "index of the maximum along an axis (flattened when axis=None), as the input dtype",
     .attrs = k_reduce_axis_attrs, .num_attrs = 2, .param_size = sizeof(ReduceAxisParam), .num_inputs = 1,
-    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_argreduce, .forward = fwd_argmax};
+    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_argreduce, .forward = fwd_argmax, .no_grad = 1};
 static const mxw_op_def op_argmin = {
     .name = "argmin", .doc = "index of the minimum along an axis (flattened when axis=None), as the input dtype",
     .attrs = k_reduce_axis_attrs, .num_attrs = 2, .param_size = sizeof(ReduceAxisParam), .num_inputs = 1,
-    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_argreduce, .forward = fwd_argmin};
+    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_argreduce, .forward = fwd_argmin, .no_grad = 1};
 
 /* ==== pick ===================================================================================== */
 enum { PICK_WRAP, PICK_CLIP };
@@ -758,11 +924,64 @@ static int fwd_pick(const mxw_op_call *c) {
   return 0;
 }
 
+/* pick's gradient (MXNet's _backward_pick): zeros of data's shape with ograd at the picked
+ * positions (the same clip/wrap of the index as the forward); the index gets none. Inputs
+ * (ograd, index, data): data only gives the shape. */
+static int fwd_backward_pick(const mxw_op_call *c) {
+  const PickParam *p = (const PickParam *)c->param;
+  const mxw_tensor *og = &c->inputs[0], *index = &c->inputs[1];
+  mxw_tensor *dx = &c->outputs[0];
+  int64_t outer, n, inner;
+  int ax;
+  MXW_TRY(axis_view(&p->axis, &dx->shape, &outer, &n, &inner, &ax));
+  size_t es = (size_t)mxw_dtype_size(dx->dtype);
+  memset(dx->data, 0, (size_t)mxw_tensor_size(dx) * es);
+  if (outer * inner == 0 || n == 0) return 0;
+  for (int64_t o = 0; o < outer; o++) {
+    for (int64_t i = 0; i < inner; i++) {
+      int64_t k = o * inner + i;
+      double v = mxw_load_f64(index->data, index->dtype, k);
+      int64_t j = is_nan_d(v) ? 0 : v > 4e18 ? (int64_t)4e18 : v < -4e18 ? -(int64_t)4e18 : (int64_t)v;
+      if (p->mode == PICK_CLIP) {
+        j = j < 0 ? 0 : (j >= n ? n - 1 : j);
+      } else {
+        j %= n;
+        if (j < 0) j += n;
+      }
+      int64_t at = (o * n + j) * inner + i;
+      if (dx->dtype == og->dtype) memcpy((char *)dx->data + (size_t)at * es, (const char *)og->data + (size_t)k * es, es);
+      else mxw_store_f64(dx->data, dx->dtype, at, mxw_load_f64(og->data, og->dtype, k));
+    }
+  }
+  return 0;
+}
+static int infer_backward_pick(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  return mxw_shape_assign(&out[0], &in[2], "output");
+}
+static int infer_type_backward_pick(const void *param, int nin, int *in, int nout, int *out) {
+  if (in[2] >= 0) out[0] = in[2];
+  return 0;
+}
+static int grad_pick(mxw_grad_ctx *g) {
+  mxw_gid dx;
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_pick", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 1), mxw_grad_in(g, 0)),
+                          &dx, 1));
+  return mxw_grad_set(g, 0, dx);
+}
+
 static const mxw_op_def op_pick = {
     .name = "pick", .aliases = ALIASES("choose_element_0index"),
     .doc = "out[..] = data[.., index[..], ..] along an axis (indices clipped or wrapped)", .attrs = k_pick_attrs,
     .num_attrs = 3, .param_size = sizeof(PickParam), .num_inputs = 2, .input_names = k_pick_inputs,
-    .num_outputs = 1, .infer_shape = infer_pick, .infer_type = infer_pick_type, .forward = fwd_pick};
+    .num_outputs = 1, .infer_shape = infer_pick, .infer_type = infer_pick_type, .forward = fwd_pick,
+    .gradient = grad_pick};
+static const char *const k_backward_pick_inputs[] = {"ograd", "index", "data", NULL};
+static const mxw_op_def op_backward_pick = {
+    .name = "_backward_pick", .doc = "the gradient of pick: ograd scattered into zeros of data's shape",
+    .attrs = k_pick_attrs, .num_attrs = 3, .param_size = sizeof(PickParam), .num_inputs = 3,
+    .input_names = k_backward_pick_inputs, .num_outputs = 1, .infer_shape = infer_backward_pick,
+    .infer_type = infer_type_backward_pick, .forward = fwd_backward_pick};
 
 MXW_FAMILY(reduce, &op_sum, &op_mean, &op_max, &op_min, &op_prod, &op_nansum, &op_nanprod, &op_norm, &op_argmax,
-           &op_argmin, &op_pick);
+           &op_argmin, &op_pick, &op_backward_sum, &op_backward_mean, &op_backward_max, &op_backward_min,
+           &op_backward_prod, &op_backward_nansum, &op_backward_nanprod, &op_backward_norm, &op_backward_pick);
