@@ -14,7 +14,7 @@
 // the same batches, in order, in the calling thread). Datasets whose samples are Promises (lazy
 // reads) iterate with `for await (const batch of loader)`.
 import { MXNetError } from './core.mjs';
-import { NDArray, invokeVisible, opId, array as ndArray } from './ndarray.mjs';
+import { NDArray, invokeVisible, opId, array as ndArray, tidy } from './ndarray.mjs';
 import { REQUIRED as R, bindArgs, defineSignature } from './signature.mjs';
 import * as transforms from './data/transforms.mjs';
 
@@ -423,10 +423,13 @@ export class DataLoader {
   // Python's clean(): forget the prepared pass.
   clean() { this._iter = null; }
 
+  // Each batch is made inside mx.tidy: the arrays the dataset creates for it (views, transform
+  // intermediates, per-sample results) are freed once batched; arrays that existed before (a
+  // dataset's own content) are untouched. (A dataset that caches arrays it creates in get()
+  // should keep() them.) pin_memory would copy to cpu_pinned: a no-op on this one CPU device.
   *_sameProcessIter() {
     for (const batch of this._batchSampler) {
-      // pin_memory would copy to cpu_pinned: a no-op on this single CPU device
-      yield this._batchifyFn(batch.map((idx) => syncSample(this._dataset, idx)));
+      yield tidy(() => this._batchifyFn(batch.map((idx) => syncSample(this._dataset, idx))));
     }
   }
 
@@ -439,7 +442,8 @@ export class DataLoader {
   }
 
   // for await: samples (or their fields) may be Promises; each batch's samples are awaited
-  // together, then batchified.
+  // together, then batchified (no tidy scope can span the awaits: the samples' arrays are left
+  // to the garbage collector's finalizers).
   async *[Symbol.asyncIterator]() {
     if (this._iter === null) this.refresh();
     this._iter = null;

@@ -671,8 +671,9 @@ static void hls_to_rgb(float h, float l, float s, float *r, float *g, float *b) 
   if (s != 0) {
     float p2 = l <= 0.5f ? l * (1 + s) : l + s - l * s, p1 = 2 * l - p2;
     h *= 1.f / 60.f;
-    while (h < 0) h += 6;
-    while (h >= 6) h -= 6;
+    h = isfinite(h) ? fmodf(h, 6.f) : 0.f; /* MXNet loops adding/subtracting 6; same value, no hang */
+    if (h < 0) h += 6.f;
+    if (h >= 6.f) h = 0.f; /* a tiny negative h rounds up to 6 */
     int sector = (int)h;
     h -= (float)sector;
     float tab[4] = {p2, p1, p1 + (p2 - p1) * (1 - h), p1 + (p2 - p1) * h};

@@ -258,3 +258,18 @@ test('lazy datasets: Promise samples batch under for await; plain for...of says 
   for await (const b of new data.DataLoader(new data.SimpleDataset([4, 5, 6]), 2)) sync.push(vals(b));
   assert.deepEqual(sync, [[4, 5], [6]]);
 });
+
+test('DataLoader frees what it creates per batch, never the dataset\'s own arrays', () => {
+  const own = [nd.array([1, 2]), nd.array([3, 4]), nd.array([5, 6])];
+  const loader = new data.DataLoader(new data.SimpleDataset(own).transform((x) => x.mul(10)), 2);
+  const before = mx.memory().numArrays;
+  for (const b of loader) b.dispose();
+  assert.equal(mx.memory().numArrays, before, 'views, transform results and stacked inputs are freed');
+  assert.deepEqual(own.map(vals), [[1, 2], [3, 4], [5, 6]], 'the dataset\'s arrays are still usable');
+  const X = nd.array([[1, 2], [3, 4], [5, 6]]);
+  const ad = new data.DataLoader(new data.ArrayDataset(X, [7, 8, 9]), { batchSize: 2 });
+  const n0 = mx.memory().numArrays;
+  for (const [d, l] of ad) { d.dispose(); l.dispose(); }
+  assert.equal(mx.memory().numArrays, n0);
+  assert.deepEqual(vals(X), [1, 2, 3, 4, 5, 6]);
+});
