@@ -51,6 +51,17 @@ const batchNorm = [
   ['running_variance_initializer', 'ones', INIT], ['in_channels', 0, 'int'],
 ];
 
+// lr_scheduler.py: LRScheduler's parameters, which every scheduler takes after its own.
+const WARMUP = [['base_lr', 0.01, 'number'], ['warmup_steps', 0, 'int'], ['warmup_begin_lr', 0, 'number'],
+  ['warmup_mode', 'linear', 'str']];
+// optimizer.py: Optimizer.__init__'s parameters; a subclass passes them on as **kwargs (by name
+// only), except those it declares itself (learning_rate for Adam, ...).
+const OPT_BASE = [['rescale_grad', 1.0, 'number'], ['param_idx2name', null, 'dict'], ['wd', 0.0, 'number'],
+  ['clip_gradient', null, 'number'], ['learning_rate', null, 'number'], ['lr_scheduler', null, 'any'], ['sym', null, 'any'],
+  ['begin_num_update', 0, 'int'], ['multi_precision', false, 'bool'], ['param_dict', null, 'dict']];
+const opt = (name, params) => [`optimizer.${name}`, params, {
+  kwargs: OPT_BASE.filter(([n]) => !params.some(([m]) => m === n)) }];
+
 const ENTRIES = [
   // ---- gluon (block.py, parameter.py) ----
   ['Block', [['prefix', null, 'str'], ['params', null, 'params']]],
@@ -173,6 +184,43 @@ const ENTRIES = [
     ['dtype', 'int32', 'dtype']]],
   ['random.shuffle', [['data', R, 'ndarray']]],
   ['random.seed', [['seed_state', R, 'int'], ['ctx', 'all', 'str|ctx']]],
+
+  // ---- mx.lr_scheduler (lr_scheduler.py) ----
+  ['lr_scheduler.LRScheduler', WARMUP],
+  ['lr_scheduler.FactorScheduler', [['step', R, 'int'], ['factor', 1, 'number'], ['stop_factor_lr', 1e-8, 'number'], ...WARMUP]],
+  ['lr_scheduler.MultiFactorScheduler', [['step', R, 'array'], ['factor', 1, 'number'], ...WARMUP]],
+  ['lr_scheduler.PolyScheduler', [['max_update', R, 'int'], WARMUP[0], ['pwr', 2, 'number'], ['final_lr', 0, 'number'],
+    ...WARMUP.slice(1)]],
+  ['lr_scheduler.CosineScheduler', [['max_update', R, 'int'], WARMUP[0], ['final_lr', 0, 'number'], ...WARMUP.slice(1)]],
+
+  // ---- mx.optimizer (optimizer/optimizer.py): each class's own parameters, then Optimizer's
+  // (Python's **kwargs passed on to Optimizer.__init__) by name only ----
+  ['optimizer.Optimizer', OPT_BASE],
+  opt('SGD', [['momentum', 0.0, 'number'], ['lazy_update', true, 'bool']]),
+  opt('Signum', [['learning_rate', 0.01, 'number'], ['momentum', 0.9, 'number'], ['wd_lh', 0.0, 'number']]),
+  opt('FTML', [['beta1', 0.6, 'number'], ['beta2', 0.999, 'number'], ['epsilon', 1e-8, 'number']]),
+  opt('LAMB', [['learning_rate', 0.001, 'number'], ['beta1', 0.9, 'number'], ['beta2', 0.999, 'number'],
+    ['epsilon', 1e-6, 'number'], ['lower_bound', null, 'number'], ['upper_bound', null, 'number'], ['bias_correction', true, 'bool']]),
+  opt('DCASGD', [['momentum', 0.0, 'number'], ['lamda', 0.04, 'number']]),
+  opt('NAG', [['momentum', 0.0, 'number']]),
+  opt('SGLD', []),
+  opt('Adam', [['learning_rate', 0.001, 'number'], ['beta1', 0.9, 'number'], ['beta2', 0.999, 'number'],
+    ['epsilon', 1e-8, 'number'], ['lazy_update', true, 'bool']]),
+  opt('AdaGrad', [['eps', 1e-7, 'number']]),
+  opt('RMSProp', [['learning_rate', 0.001, 'number'], ['gamma1', 0.9, 'number'], ['gamma2', 0.9, 'number'],
+    ['epsilon', 1e-8, 'number'], ['centered', false, 'bool'], ['clip_weights', null, 'number']]),
+  opt('AdaDelta', [['rho', 0.90, 'number'], ['epsilon', 1e-5, 'number']]),
+  opt('Ftrl', [['lamda1', 0.01, 'number'], ['learning_rate', 0.1, 'number'], ['beta', 1, 'number']]),
+  opt('Adamax', [['learning_rate', 0.002, 'number'], ['beta1', 0.9, 'number'], ['beta2', 0.999, 'number']]),
+  opt('Nadam', [['learning_rate', 0.001, 'number'], ['beta1', 0.9, 'number'], ['beta2', 0.999, 'number'],
+    ['epsilon', 1e-8, 'number'], ['schedule_decay', 0.004, 'number']]),
+  opt('Test', []),
+
+  // ---- gluon.Trainer (gluon/trainer.py) ----
+  ['Trainer', [['params', R, 'any'], ['optimizer', R, 'str|optimizer'], ['optimizer_params', null, 'dict'],
+    ['kvstore', 'device', 'any'], ['compression_params', null, 'dict'], ['update_on_kvstore', null, 'bool']]],
+  ['Trainer.step', [['batch_size', R, 'number'], ['ignore_stale_grad', false, 'bool']]],
+  ['Trainer.update', [['batch_size', R, 'number'], ['ignore_stale_grad', false, 'bool']]],
 ];
 
 export const SIGNATURES = Object.freeze(Object.fromEntries(
