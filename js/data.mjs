@@ -31,14 +31,16 @@ const SIG = Object.fromEntries([
   ['RandomSampler', [['length', R, 'int']]],
   ['FilterSampler', [['fn', R, 'function'], ['dataset', R, 'any']]],
   ['BatchSampler', [['sampler', R, 'any'], ['batch_size', R, 'int'], ['last_batch', 'keep', 'str']]],
-  ['DataLoader', [['dataset', R, 'any'], ['batch_size', null, 'int'], ['shuffle', false, 'bool'], ['sampler', null, 'any'],
-    ['last_batch', null, 'str'], ['batch_sampler', null, 'any'], ['batchify_fn', null, 'function'], ['num_workers', 0, 'int'],
-    ['pin_memory', false, 'bool'], ['pin_device_id', 0, 'int'], ['prefetch', null, 'int'], ['thread_pool', false, 'bool'],
+  ['DataLoader', [['dataset', R, 'any'], ['batch_size', null, 'int'], ['shuffle', false, 'bool'],
+    ['sampler', null, 'any'], ['last_batch', null, 'str'], ['batch_sampler', null, 'any'],
+    ['batchify_fn', null, 'function'], ['num_workers', 0, 'int'], ['pin_memory', false, 'bool'],
+    ['pin_device_id', 0, 'int'], ['prefetch', null, 'int'], ['thread_pool', false, 'bool'],
     ['timeout', 120, 'number'], ['auto_reload', false, 'bool']]],
 ].map(([name, params]) => [name, defineSignature(name, params)]));
 const bind = (name, args) => bindArgs(SIG[name], args);
 
-const isThenable = (v) => v !== null && (typeof v === 'object' || typeof v === 'function') && typeof v.then === 'function';
+const isThenable = (v) => v !== null && (typeof v === 'object' || typeof v === 'function')
+  && typeof v.then === 'function';
 function typeName(v) {
   if (v === null) return 'null';
   if (typeof v === 'object' || typeof v === 'function') return v.constructor?.name ?? typeof v;
@@ -56,7 +58,9 @@ export function itemAt(x, i) {
   if (Array.isArray(x) || ArrayBuffer.isView(x)) {
     const n = x.length;
     const k = i < 0 ? i + n : i;
-    if (!Number.isInteger(k) || k < 0 || k >= n) throw new MXNetError(`index ${i} is out of range for a sequence of length ${n}`);
+    if (!Number.isInteger(k) || k < 0 || k >= n) {
+      throw new MXNetError(`index ${i} is out of range for a sequence of length ${n}`);
+    }
     return x[k];
   }
   if (x !== null && x !== undefined && typeof x.get === 'function') return x.get(i);
@@ -67,7 +71,9 @@ export function itemAt(x, i) {
 function lengthAccessor(what) {
   return {
     get() { throw new MXNetError(`${this.constructor.name} must define length (Python's __len__) as a ${what}`); },
-    set(v) { Object.defineProperty(this, 'length', { value: v, writable: true, configurable: true, enumerable: true }); },
+    set(v) {
+      Object.defineProperty(this, 'length', { value: v, writable: true, configurable: true, enumerable: true });
+    },
     configurable: true,
   };
 }
@@ -127,7 +133,10 @@ export class Dataset {
     const trans = new LazyTransformDataset(this, fn);
     if (lazy) return trans;
     const all = [...trans];
-    if (all.some(isThenable)) throw new MXNetError('transform(fn, lazy=false) needs synchronous samples; use lazy=true for a dataset whose samples are Promises');
+    if (all.some(isThenable)) {
+      throw new MXNetError('transform(fn, lazy=false) needs synchronous samples; use lazy=true for a dataset whose '
+        + 'samples are Promises');
+    }
     return new SimpleDataset(all);
   }
 
@@ -198,7 +207,8 @@ export class ArrayDataset extends Dataset {
       const n = lengthOf(data);
       if (n !== this._length) {
         // (the message numbers the arrays as MXNet 1.9.1's does)
-        throw new MXNetError(`All arrays must have the same length; array[0] has length ${this._length} while array[${i + 1}] has ${n}.`);
+        throw new MXNetError(`All arrays must have the same length; array[0] has length ${this._length} `
+          + `while array[${i + 1}] has ${n}.`);
       }
       return data instanceof NDArray && data.ndim === 1 ? data.toTypedArray() : data;
     });
@@ -213,7 +223,9 @@ export class ArrayDataset extends Dataset {
 // ---- samplers (sampler.py) -----------------------------------------------------------------------
 // Abstract sampler: subclasses define [Symbol.iterator]() and length.
 export class Sampler {
-  [Symbol.iterator]() { throw new MXNetError(`${this.constructor.name} must implement [Symbol.iterator]() (Python's __iter__)`); }
+  [Symbol.iterator]() {
+    throw new MXNetError(`${this.constructor.name} must implement [Symbol.iterator]() (Python's __iter__)`);
+  }
 }
 Object.defineProperty(Sampler.prototype, 'length', lengthAccessor('getter'));
 
@@ -266,7 +278,7 @@ export class FilterSampler extends Sampler {
     const n = lengthOf(dataset);
     for (let i = 0; i < n; i++) {
       const sample = itemAt(dataset, i);
-      if (isThenable(sample)) throw new MXNetError('filter needs synchronous samples: sample 0 of the dataset is a Promise');
+      if (isThenable(sample)) throw new MXNetError(`filter needs synchronous samples: sample ${i} is a Promise`);
       if (fn(sample)) this._indices.push(i);
     }
   }
@@ -274,7 +286,8 @@ export class FilterSampler extends Sampler {
   get length() { return this._indices.length; }
 }
 
-const lastBatchError = (v) => new MXNetError(`last_batch must be one of 'keep', 'discard', or 'rollover', but got ${v}`);
+const lastBatchError = (v) => new MXNetError(
+  `last_batch must be one of 'keep', 'discard', or 'rollover', but got ${v}`);
 
 // Mini-batches (arrays of indices) of another sampler. last_batch: 'keep' yields a short last
 // batch, 'discard' drops it, 'rollover' carries its indices into the next pass's first batch.
@@ -348,14 +361,17 @@ function asBatchArray(data) {
 }
 function batchTypeError(data) {
   const kinds = [...new Set(data.map(typeName))].join(', ');
-  return new MXNetError(`default_batchify_fn: cannot batch samples of type ${kinds} (NDArrays, numbers, BigInts, booleans, typed arrays and arrays of those batch)`);
+  return new MXNetError(`default_batchify_fn: cannot batch samples of type ${kinds} (NDArrays, numbers, BigInts, `
+    + 'booleans, typed arrays and arrays of those batch)');
 }
 
 // default_batchify_fn(data): NDArrays are stacked along a new first axis (nd.stack); samples
 // that are arrays (tuples) are batched field by field into an array of batches; numbers become
 // one nd.array.
 export function defaultBatchifyFn(data) {
-  if (!Array.isArray(data) || data.length === 0) throw new MXNetError('default_batchify_fn takes a non-empty array of samples');
+  if (!Array.isArray(data) || data.length === 0) {
+    throw new MXNetError('default_batchify_fn takes a non-empty array of samples');
+  }
   const first = data[0];
   if (first instanceof NDArray) {
     if (!data.every((d) => d instanceof NDArray)) throw batchTypeError(data);
@@ -379,7 +395,8 @@ async function resolveSample(s) {
 function syncSample(dataset, idx) {
   const s = itemAt(dataset, idx);
   if (isThenable(s) || (Array.isArray(s) && s.some(isThenable))) {
-    throw new MXNetError(`sample ${idx} of the dataset is a Promise (a lazily read dataset): iterate with for await (const batch of loader)`);
+    throw new MXNetError(`sample ${idx} of the dataset is a Promise (a lazily read dataset): iterate with `
+      + 'for await (const batch of loader)');
   }
   return s;
 }
@@ -406,7 +423,8 @@ export class DataLoader {
       }
       batchSampler = new BatchSampler(sampler, a.batchSize, a.lastBatch ? a.lastBatch : 'keep');
     } else if (a.batchSize !== null || a.shuffle || sampler !== null || a.lastBatch !== null) {
-      throw new MXNetError('batch_size, shuffle, sampler and last_batch must not be specified if batch_sampler is specified.');
+      throw new MXNetError('batch_size, shuffle, sampler and last_batch must not be specified if batch_sampler '
+        + 'is specified.');
     }
     this._batchSampler = batchSampler;
     // Worker processes: none here; num_workers > 0 is accepted and loads in-process, in order.

@@ -213,7 +213,8 @@ static int fwd_normalize(const mxw_op_call *c) {
         else if (in->dtype == MXW_FLOAT64)
           ((double *)out->data)[k] = (((const double *)in->data)[k] - mean[ci]) / sd[ci];
         else
-          mxw_store_f64(out->data, out->dtype, k, (float)((float)mxw_load_f64(in->data, in->dtype, k) - mean[ci]) / sd[ci]);
+          mxw_store_f64(out->data, out->dtype, k,
+                        (float)((float)mxw_load_f64(in->data, in->dtype, k) - mean[ci]) / sd[ci]);
       }
   return 0;
 }
@@ -368,7 +369,8 @@ static void resize_linear_u8(const uint8_t *src, uint8_t *dst, int64_t H, int64_
     }
     int32_t b0 = (int32_t)lrintf((1.f - yf[y]) * 2048.f), b1 = (int32_t)lrintf(yf[y] * 2048.f);
     uint8_t *o = dst + (size_t)(y * rw);
-    for (int64_t i = 0; i < rw; i++) o[i] = (uint8_t)((((b0 * (r0[i] >> 4)) >> 16) + ((b1 * (r1[i] >> 4)) >> 16) + 2) >> 2);
+    for (int64_t i = 0; i < rw; i++)
+      o[i] = (uint8_t)((((b0 * (r0[i] >> 4)) >> 16) + ((b1 * (r1[i] >> 4)) >> 16) + 2) >> 2);
   }
 }
 
@@ -427,9 +429,12 @@ static int fwd_resize(const mxw_op_call *c) {
     const char *s = (const char *)in->data + (size_t)b * in_step;
     char *d = (char *)out->data + (size_t)b * out_step;
     if (p->interp == 0) resize_nearest(s, d, H, W, C, OH, OW, es, xo, yo);
-    else if (dt == MXW_UINT8) resize_linear_u8((const uint8_t *)s, (uint8_t *)d, H, W, C, OH, OW, xo, xf, yo, yf, (int32_t *)rows);
-    else if (dt == MXW_FLOAT32) resize_linear_f32((const float *)s, (float *)d, H, W, C, OH, OW, xo, xf, yo, yf, (float *)rows);
-    else resize_linear_f64((const double *)s, (double *)d, H, W, C, OH, OW, xo, xf, yo, yf, (double *)rows);
+    else if (dt == MXW_UINT8)
+      resize_linear_u8((const uint8_t *)s, (uint8_t *)d, H, W, C, OH, OW, xo, xf, yo, yf, (int32_t *)rows);
+    else if (dt == MXW_FLOAT32)
+      resize_linear_f32((const float *)s, (float *)d, H, W, C, OH, OW, xo, xf, yo, yf, (float *)rows);
+    else
+      resize_linear_f64((const double *)s, (double *)d, H, W, C, OH, OW, xo, xf, yo, yf, (double *)rows);
   }
   free(buf);
   return 0;
@@ -600,7 +605,9 @@ static int validate_enhance(void *param) {
   return 0;
 }
 /* std::uniform_real_distribution<float>(lo, hi) */
-static float draw_factor(double lo, double hi) { return (float)lo + ((float)hi - (float)lo) * (float)mxw_rand_uniform(); }
+static float draw_factor(double lo, double hi) {
+  return (float)lo + ((float)hi - (float)lo) * (float)mxw_rand_uniform();
+}
 
 /* Stores float v at element i with saturate_cast<DType>. */
 static void store_sat(void *data, int dtype, int64_t i, float v) {
@@ -632,7 +639,8 @@ static void adjust_contrast(const mxw_tensor *in, mxw_tensor *out, float alpha) 
     for (int64_t l = 0; l < len; l++) sum += load_f(in->data, in->dtype, l);
   }
   float beta = (1 - alpha) * (sum / (float)len);
-  for (int64_t i = 0; i < len * ch; i++) store_sat(out->data, out->dtype, i, load_f(in->data, in->dtype, i) * alpha + beta);
+  for (int64_t i = 0; i < len * ch; i++)
+    store_sat(out->data, out->dtype, i, load_f(in->data, in->dtype, i) * alpha + beta);
 }
 
 /* MXNet 1.9.1 assigns (not accumulates) the gray level in its loop, so the gray term is 0.114 * B
@@ -798,7 +806,8 @@ static void adjust_lighting(const mxw_tensor *in, mxw_tensor *out, const float a
   float pca[3];
   for (int k = 0; k < 3; k++) pca[k] = eig[k][0] * alpha[0] + eig[k][1] * alpha[1] + eig[k][2] * alpha[2];
   for (int64_t i = 0; i < len; i++)
-    for (int k = 0; k < 3; k++) store_sat(out->data, out->dtype, 3 * i + k, load_f(in->data, in->dtype, 3 * i + k) + pca[k]);
+    for (int k = 0; k < 3; k++)
+      store_sat(out->data, out->dtype, 3 * i + k, load_f(in->data, in->dtype, 3 * i + k) + pca[k]);
 }
 
 typedef struct {

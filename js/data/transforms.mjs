@@ -19,8 +19,8 @@ const SIG = Object.fromEntries([
   ['Normalize', [['mean', 0.0, 'number|array'], ['std', 1.0, 'number|array']]],
   ['Resize', [['size', R, 'ints'], ['keep_ratio', false, 'bool'], ['interpolation', 1, 'int']]],
   ['CenterCrop', [['size', R, 'ints'], ['interpolation', 1, 'int']]],
-  ['RandomResizedCrop', [['size', R, 'ints'], ['scale', [0.08, 1.0], 'number|array'], ['ratio', [3.0 / 4.0, 4.0 / 3.0], 'array'],
-    ['interpolation', 1, 'int']]],
+  ['RandomResizedCrop', [['size', R, 'ints'], ['scale', [0.08, 1.0], 'number|array'],
+    ['ratio', [3.0 / 4.0, 4.0 / 3.0], 'array'], ['interpolation', 1, 'int']]],
   ['CropResize', [['x', R, 'int'], ['y', R, 'int'], ['width', R, 'int'], ['height', R, 'int'], ['size', null, 'ints'],
     ['interpolation', null, 'int']]],
   ['RandomFlipLeftRight', []],
@@ -29,7 +29,8 @@ const SIG = Object.fromEntries([
   ['RandomContrast', [['contrast', R, 'number']]],
   ['RandomSaturation', [['saturation', R, 'number']]],
   ['RandomHue', [['hue', R, 'number']]],
-  ['RandomColorJitter', [['brightness', 0, 'number'], ['contrast', 0, 'number'], ['saturation', 0, 'number'], ['hue', 0, 'number']]],
+  ['RandomColorJitter', [['brightness', 0, 'number'], ['contrast', 0, 'number'], ['saturation', 0, 'number'],
+    ['hue', 0, 'number']]],
   ['RandomLighting', [['alpha', R, 'number']]],
   ['RandomApply', [['transforms', R, 'any'], ['p', 0.5, 'number']]],
 ].map(([name, params]) => [name, defineSignature(`transforms.${name}`, params)]));
@@ -98,7 +99,8 @@ export function scaleDown(srcSize, size) {
 
 function imageHW(src, what) {
   if (!(src instanceof NDArray) || src.ndim !== 3) {
-    throw new MXNetError(`${what} takes an (H, W, C) image NDArray, got ${src instanceof NDArray ? `shape (${src.shape.join(', ')})` : String(src)}`);
+    const got = src instanceof NDArray ? `shape (${src.shape.join(', ')})` : String(src);
+    throw new MXNetError(`${what} takes an (H, W, C) image NDArray, got ${got}`);
   }
   return src.shape;
 }
@@ -107,7 +109,8 @@ function imageHW(src, what) {
 export function fixedCrop(src, x0, y0, w, h, size = null, interp = 2) {
   let out = F.nd.slice(src, { begin: [y0, x0], end: [y0 + h, x0 + w] });
   if (size !== null && size !== undefined && (w !== size[0] || h !== size[1])) {
-    const resized = F.nd._image_resize(out, { size: [size[0], size[1]], interp: getInterpMethod(interp, [h, w, size[1], size[0]]) });
+    const method = getInterpMethod(interp, [h, w, size[1], size[0]]);
+    const resized = F.nd._image_resize(out, { size: [size[0], size[1]], interp: method });
     out.dispose();
     out = resized;
   }
@@ -229,7 +232,8 @@ export class RandomResizedCrop extends Block {
   constructor(...args) {
     const a = bind('RandomResizedCrop', args);
     super();
-    this._args = [pair(a.size), typeof a.scale === 'number' ? a.scale : Array.from(a.scale), Array.from(a.ratio), a.interpolation];
+    const scale = typeof a.scale === 'number' ? a.scale : Array.from(a.scale);
+    this._args = [pair(a.size), scale, Array.from(a.ratio), a.interpolation];
   }
   forward(x) { return randomSizeCrop(x, ...this._args)[0]; }
 }
@@ -239,7 +243,9 @@ export class CropResize extends HybridBlock {
   constructor(...args) {
     const a = bind('CropResize', args);
     super();
-    Object.assign(this, { _x: a.x, _y: a.y, _width: a.width, _height: a.height, _size: a.size, _interpolation: a.interpolation });
+    Object.assign(this, { _x: a.x, _y: a.y, _width: a.width, _height: a.height });
+    this._size = a.size;
+    this._interpolation = a.interpolation;
   }
   hybridForward(F_, x) {
     let out = F_._image_crop(x, { x: this._x, y: this._y, width: this._width, height: this._height });
