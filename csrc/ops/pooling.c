@@ -26,6 +26,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #ifdef __wasm_simd128__
 #include <wasm_simd128.h>
@@ -414,6 +415,167 @@ static int fwd_Pooling(const mxw_op_call *c) {
   return 0;
 }
 
+/* ---- the gradient: _backward_Pooling(ograd, data, output) -> data's gradient -------------------------
+ * (MXNet's ElemwiseGradUseInOut.) Per output cell and its window (as pool_point_*):
+ *   max: the whole output gradient to the first cell of the window (d, h, w order) equal to the
+ *        output -- the first max on ties, as MXNet's unpool_max; an empty window gives nothing;
+ *   avg: ograd / pool_size to every in-range cell (the forward's divisor);  sum: ograd;
+ *   lp:  p=1 ograd; p=2 ograd * x / y; p=3 ograd * (x / y)^2 (0 where y == 0, as MXNet's lp_grad). */
+#define DEFINE_POOL_GRAD(NAME, T)                                                                  \
+  static void NAME(const T *x, const T *y, const T *dy, T *dx, const pool_geom *g) {                \
+    const int64_t D = g->in[0], H = g->in[1], W = g->in[2];                                          \
+    for (int64_t i = 0; i < D * H * W; i++) dx[i] = 0;                                               \
+    int64_t o = 0;                                                                                   \
+    for (int64_t od = 0; od < g->out[0]; od++)                                                       \
+      for (int64_t oh = 0; oh < g->out[1]; oh++)                                                     \
+        for (int64_t ow = 0; ow < g->out[2]; ow++, o++) {                                            \
+          int64_t d0 = od * g->s[0] - g->p[0], h0 = oh * g->s[1] - g->p[1], w0 = ow * g->s[2] - g->p[2]; \
+          const T gv = dy[o], yv = y[o];                                                             \
+          if (g->type == POOL_MAX) {                                                                 \
+            const int64_t d1 = min64(d0 + g->k[0], D), h1 = min64(h0 + g->k[1], H), w1 = min64(w0 + g->k[2], W); \
+            d0 = max64(d0, 0);                                                                       \
+            h0 = max64(h0, 0);                                                                       \
+            w0 = max64(w0, 0);                                                                       \
+            for (int64_t d = d0; d < d1; d++)                                                        \
+              for (int64_t h = h0; h < h1; h++)                                                      \
+                for (int64_t w = w0; w < w1; w++) {                                                  \
+                  const int64_t idx = (d * H + h) * W + w;                                           \
+                  if (x[idx] == yv) {                                                                \
+                    dx[idx] += gv;                                                                   \
+                    goto next_##NAME;                                                                \
+                  }                                                                                  \
+                }                                                                                    \
+          next_##NAME:                                                                               \
+            continue;                                                                                \
+          }                                                                                          \
+          int64_t d1 = min64(d0 + g->k[0], D + g->p[0]), h1 = min64(h0 + g->k[1], H + g->p[1]);      \
+          int64_t w1 = min64(w0 + g->k[2], W + g->p[2]);                                             \
+          int64_t pool_size = (d1 - d0) * (h1 - h0) * (w1 - w0);                                     \
+          d0 = max64(d0, 0);                                                                         \
+          h0 = max64(h0, 0);                                                                         \
+          w0 = max64(w0, 0);                                                                         \
+          d1 = min64(d1, D);                                                                         \
+          h1 = min64(h1, H);                                                                         \
+          w1 = min64(w1, W);                                                                         \
+          if (g->type != POOL_AVG) pool_size = 1;                                                    \
+          else if (!g->include_pad) pool_size = (d1 - d0) * (h1 - h0) * (w1 - w0);                   \
+          const T share = gv / (T)pool_size;                                                         \
+          for (int64_t d = d0; d < d1; d++)                                                          \
+            for (int64_t h = h0; h < h1; h++)                                                        \
+              for (int64_t w = w0; w < w1; w++) {                                                    \
+                const int64_t idx = (d * H + h) * W + w;                                             \
+                if (g->p_value == 1) {                                                               \
+                  dx[idx] += share;                                                                  \
+                } else if (yv != 0) {                                                                \
+                  const T r = x[idx] / yv;                                                           \
+                  dx[idx] += g->p_value == 2 ? gv * r : gv * r * r;                                  \
+                }                                                                                    \
+              }                                                                                      \
+        }                                                                                            \
+  }
+
+DEFINE_POOL_GRAD(pool_grad_plane_f32, float)
+DEFINE_POOL_GRAD(pool_grad_plane_f64, double)
+
+/* Gradients of `planes` channel-first planes (float32 or float64). */
+static void pool_grad_channel_first(const void *x, const void *y, const void *dy, void *dx, int dtype, int64_t planes,
+                                    const pool_geom *g) {
+  const int64_t isz = g->in[0] * g->in[1] * g->in[2], osz = g->out[0] * g->out[1] * g->out[2];
+  for (int64_t i = 0; i < planes; i++) {
+    if (dtype == MXW_FLOAT32)
+      pool_grad_plane_f32((const float *)x + i * isz, (const float *)y + i * osz, (const float *)dy + i * osz,
+                          (float *)dx + i * isz, g);
+    else
+      pool_grad_plane_f64((const double *)x + i * isz, (const double *)y + i * osz, (const double *)dy + i * osz,
+                          (double *)dx + i * isz, g);
+  }
+}
+
+static int fwd_backward_Pooling(const mxw_op_call *c) {
+  const PoolingParam *p = (const PoolingParam *)c->param;
+  const mxw_tensor *dy = &c->inputs[0], *x = &c->inputs[1], *y = &c->inputs[2];
+  mxw_tensor *dx = &c->outputs[0];
+  const int last = is_chan_last(p), dtype = x->dtype;
+  const mxw_shape is = last ? channel_first(&x->shape) : x->shape, os = last ? channel_first(&y->shape) : y->shape;
+  pool_geom g;
+  make_geom(p, &is, &os, &g);
+  const int64_t N = is.dims[0], C = is.dims[1];
+  const int64_t nx = mxw_tensor_size(x), ny = mxw_tensor_size(y);
+  if (!last && (dtype == MXW_FLOAT32 || dtype == MXW_FLOAT64)) {
+    pool_grad_channel_first(x->data, y->data, dy->data, dx->data, dtype, N * C, &g);
+    return 0;
+  }
+  /* channel-last or float16/bfloat16: channel-first copies in the compute type (float32 for the
+   * halves), computed there, converted / transposed back */
+  const int ct = dtype == MXW_FLOAT64 ? MXW_FLOAT64 : MXW_FLOAT32;
+  const size_t es = (size_t)mxw_dtype_size(ct);
+  char *buf = (char *)malloc((size_t)(2 * nx + 2 * ny) * es + 1);
+  MXW_CHECK(buf != NULL, "out of memory for the Pooling gradient's copies");
+  char *xc = buf, *dxc = xc + (size_t)nx * es, *yc = dxc + (size_t)nx * es, *dyc = yc + (size_t)ny * es;
+  const mxw_tensor *src[3] = {x, y, dy};
+  char *dst[3] = {xc, yc, dyc};
+  for (int k = 0; k < 3; k++) {
+    const int64_t n = mxw_tensor_size(src[k]);
+    if (!last) {
+      mxw_convert(src[k]->data, dtype, dst[k], ct, n);
+    } else if (ct == dtype) { /* (N, spatial, C) -> (N, C, spatial) */
+      mxw_swap_last2(src[k]->data, dst[k], N, C ? n / (N * C) : 0, C, es);
+    } else {
+      char *tmp = (char *)malloc((size_t)n * es + 1);
+      if (!tmp) {
+        free(buf);
+        return mxw_fail("out of memory for the Pooling gradient's copies");
+      }
+      mxw_convert(src[k]->data, dtype, tmp, ct, n);
+      mxw_swap_last2(tmp, dst[k], N, C ? n / (N * C) : 0, C, es);
+      free(tmp);
+    }
+  }
+  if (N * C > 0) pool_grad_channel_first(xc, yc, dyc, dxc, ct, N * C, &g);
+  if (!last) {
+    mxw_convert(dxc, ct, dx->data, dtype, nx);
+  } else if (ct == dtype) {
+    mxw_swap_last2(dxc, dx->data, N, C, C ? nx / (N * C) : 0, es);
+  } else {
+    mxw_swap_last2(dxc, xc, N, C, C ? nx / (N * C) : 0, es); /* xc is free now */
+    mxw_convert(xc, ct, dx->data, dtype, nx);
+  }
+  free(buf);
+  return 0;
+}
+
+static int infer_backward_pooling(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  (void)param;
+  (void)nin;
+  (void)nout;
+  MXW_TRY(mxw_shape_assign(&out[0], &in[1], "data gradient"));
+  return mxw_shape_assign(&in[1], &out[0], "data");
+}
+
+static int grad_Pooling(mxw_grad_ctx *g) {
+  mxw_gid dx;
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_Pooling", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0), mxw_grad_out(g, 0)),
+                          &dx, 1));
+  return mxw_grad_set(g, 0, dx);
+}
+
+static const char *const k_backward_pooling_inputs[] = {"ograd", "data", "output", NULL};
+
+static const mxw_op_def op_backward_Pooling = {
+    .name = "_backward_Pooling",
+    .doc = "the gradient of Pooling with respect to its data, from the output gradient, data and output",
+    .attrs = k_pooling_attrs,
+    .num_attrs = (int)(sizeof k_pooling_attrs / sizeof k_pooling_attrs[0]),
+    .param_size = sizeof(PoolingParam),
+    .validate = validate_pooling,
+    .num_inputs = 3,
+    .input_names = k_backward_pooling_inputs,
+    .num_outputs = 1,
+    .infer_shape = infer_backward_pooling,
+    .infer_type = infer_type_pooling,
+    .forward = fwd_backward_Pooling,
+};
+
 static const mxw_op_def op_Pooling = {
     .name = "Pooling",
     .aliases = ALIASES("_npx_pooling"),
@@ -429,6 +591,7 @@ static const mxw_op_def op_Pooling = {
     .infer_shape = infer_pooling,
     .infer_type = infer_type_pooling,
     .forward = fwd_Pooling,
+    .gradient = grad_Pooling,
 };
 
-MXW_FAMILY(pooling, &op_Pooling);
+MXW_FAMILY(pooling, &op_Pooling, &op_backward_Pooling);
