@@ -867,9 +867,11 @@ export class Updater {
     self.optimizer = optimizer;
     self.states = new Map();
     self.statesSynced = new Map();
-    self.aggregateUpdates = optimizer.aggregateNum > 0;
     return self;
   }
+  // Python sets aggregate_updates at construction; here it follows the optimizer, which
+  // setStates may replace by one of another class.
+  get aggregateUpdates() { return this.optimizer.aggregateNum > 0; }
 
   call(index, grad, weight) {
     let indices, grads, weights;
