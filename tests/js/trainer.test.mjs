@@ -279,3 +279,17 @@ test('errors: kvstore, parameters, optimizer names and arguments', () => {
   assert.throws(() => td.step(1), /Parameter 'd' has not been initialized yet because initialization was deferred/);
   throwsNaming(() => new Trainer([p], 'sgd').step(), /batch_size/);
 });
+
+test('with autograd: backward writes fresh gradients, step uses them and marks them stale', () => {
+  const p = param('w', [1, 2, 3], [3]);
+  const trainer = new Trainer([p], 'sgd', { learning_rate: 0.5 });
+  const x = nd.array([2, 4, 6]);
+  // y = w * w * x: dy/dw = 2 w x = [4, 16, 36]
+  const y = mx.autograd.record(() => p.data().mul(p.data()).mul(x));
+  y.backward();
+  assert.equal(p.grad()._freshGrad, true);
+  trainer.step(2);
+  assert.deepEqual(p.data().toArray(), [1 - 0.5 * 4 / 2, 2 - 0.5 * 16 / 2, 3 - 0.5 * 36 / 2]);
+  assert.equal(p.grad()._freshGrad, false);
+  throwsNaming(() => trainer.step(2), /Gradient of Parameter `w`/);
+});
