@@ -1,8 +1,12 @@
 /* softmax.c -- softmax along an axis and the output layers built on it (ops.md §2), forward
- * (inference) only:
+ * and backward:
  *   softmax (_npx_softmax), log_softmax (_npx_log_softmax), SoftmaxActivation,
  *   SoftmaxOutput (Softmax), LinearRegressionOutput, LogisticRegressionOutput,
  *   MAERegressionOutput.
+ * Gradients (MXNet's FGradients, see "gradients" below): softmax-type ops through
+ * _backward_softmax / _backward_log_softmax / _backward_SoftmaxActivation from the output; the
+ * output layers through _backward_SoftmaxOutput and _backward_{linear,mae,logistic}_reg_out, which
+ * (as in MXNet) ignore the head gradient: they ARE the loss's gradient.
  *
  * Every softmax is one kernel over an (outer, n, inner) view with the axis in the middle:
  *   m = max_j x_j,  e_j = exp((x_j - m) / T),  softmax_j = e_j / sum_k e_k,
@@ -14,6 +18,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "../core/mxw_core.h"
 
@@ -234,6 +239,115 @@ static int same_shape(mxw_shape *a, mxw_shape *b) {
   return 0;
 }
 
+/* ==== the backward kernel ===================================================================== */
+/* Per line (the axis in the middle of (outer, n, inner)), with y the forward output, g its
+ * gradient and the first len entries taking part (MXNet's SoftmaxGrad):
+ *   softmax:      s = sum_j g_j y_j,  dx_j = y_j (g_j - s) / T
+ *   log_softmax:  s = sum_j g_j,      dx_j = (g_j - exp(y_j) s) / T
+ * and dx_j = 0 for j >= len. Sums accumulate in the data type, as MXNet does by default. Lines are
+ * processed in blocks of up to LANES neighbours (one contiguous line when inner == 1), so each
+ * pass over the axis reads contiguous memory. */
+#define SOFTMAX_BACKWARD(T, SFX, EXPF)                                                            \
+  static void softmax_backward_##SFX(const T *g, const T *y, T *dx, const softmax_plan *p,          \
+                                     const int64_t *lens) {                                       \
+    const T t = (T)p->temperature;                                                                \
+    const int has_t = p->temperature != 1.0, is_log = p->log;                                        \
+    const int64_t n = p->n, inner = p->inner;                                                     \
+    T s[LANES];                                                                                   \
+    int64_t L[LANES];                                                                             \
+    for (int64_t o = 0; o < p->outer; o++) {                                                      \
+      for (int64_t i0 = 0; i0 < inner; i0 += LANES) {                                             \
+        int w = (int)(inner - i0 < LANES ? inner - i0 : LANES);                                   \
+        int64_t base = o * n * inner + i0;                                                        \
+        for (int l = 0; l < w; l++) {                                                             \
+          s[l] = 0;                                                                               \
+          L[l] = lens ? lens[o * inner + i0 + l] : n;                                             \
+        }                                                                                         \
+        for (int64_t j = 0; j < n; j++) {                                                         \
+          const T *gr = g + base + j * inner, *yr = y + base + j * inner;                         \
+          for (int l = 0; l < w; l++)                                                             \
+            if (j < L[l]) s[l] += is_log ? gr[l] : gr[l] * yr[l];                                    \
+        }                                                                                         \
+        for (int64_t j = 0; j < n; j++) {                                                         \
+          const T *gr = g + base + j * inner, *yr = y + base + j * inner;                         \
+          T *dr = dx + base + j * inner;                                                          \
+          for (int l = 0; l < w; l++) {                                                           \
+            T v = is_log ? gr[l] - EXPF(yr[l]) * s[l] : yr[l] * (gr[l] - s[l]);                      \
+            if (has_t) v /= t;                                                                    \
+            dr[l] = j < L[l] ? v : (T)0;                                                          \
+          }                                                                                       \
+        }                                                                                         \
+      }                                                                                           \
+    }                                                                                             \
+  }
+SOFTMAX_BACKWARD(double, f64, exp)
+SOFTMAX_BACKWARD(float, f32_strided, expf)
+
+/* float32 contiguous lines without length: the sums four lanes at a time. */
+static void softmax_backward_f32_rows(const float *g, const float *y, float *dx, const softmax_plan *p) {
+  const float t = (float)p->temperature;
+  const int has_t = p->temperature != 1.0;
+  const int64_t n = p->n;
+  for (int64_t o = 0; o < p->outer; o++) {
+    const float *gr = g + o * n, *yr = y + o * n;
+    float *dr = dx + o * n;
+    v128_t acc = wasm_f32x4_splat(0.f);
+    int64_t j = 0;
+    if (p->log) {
+      for (; j + 4 <= n; j += 4) acc = wasm_f32x4_add(acc, wasm_v128_load(gr + j));
+    } else {
+      for (; j + 4 <= n; j += 4) acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_v128_load(gr + j), wasm_v128_load(yr + j)));
+    }
+    float s = (wasm_f32x4_extract_lane(acc, 0) + wasm_f32x4_extract_lane(acc, 1)) +
+              (wasm_f32x4_extract_lane(acc, 2) + wasm_f32x4_extract_lane(acc, 3));
+    for (; j < n; j++) s += p->log ? gr[j] : gr[j] * yr[j];
+    if (p->log) {
+      for (j = 0; j < n; j++) dr[j] = gr[j] - expf(yr[j]) * s;
+    } else {
+      v128_t vs = wasm_f32x4_splat(s);
+      for (j = 0; j + 4 <= n; j += 4) {
+        v128_t yv = wasm_v128_load(yr + j);
+        wasm_v128_store(dr + j, wasm_f32x4_mul(yv, wasm_f32x4_sub(wasm_v128_load(gr + j), vs)));
+      }
+      for (; j < n; j++) dr[j] = yr[j] * (gr[j] - s);
+    }
+    if (has_t)
+      for (j = 0; j < n; j++) dr[j] /= t;
+  }
+}
+
+/* dx from g and y (any float dtypes: float32 in float32, everything else through double). */
+static int softmax_backward_run(const softmax_plan *p, const mxw_tensor *g, const mxw_tensor *y, mxw_tensor *dx) {
+  int64_t size = p->outer * p->n * p->inner;
+  if (size == 0) return 0;
+  int64_t *lens = NULL;
+  if (p->length) {
+    lens = (int64_t *)mxw_scratch(1, (size_t)(p->outer * p->inner) * sizeof(int64_t));
+    if (!lens) return -1;
+    for (int64_t k = 0; k < p->outer * p->inner; k++) {
+      double l = mxw_load_f64(p->length->data, p->length->dtype, k);
+      lens[k] = !(l > 0) ? 0 : (l >= (double)p->n ? p->n : (int64_t)l);
+    }
+  }
+  if (g->dtype == MXW_FLOAT32 && y->dtype == MXW_FLOAT32 && dx->dtype == MXW_FLOAT32) {
+    if (p->inner == 1 && !lens) softmax_backward_f32_rows((const float *)g->data, (const float *)y->data, (float *)dx->data, p);
+    else softmax_backward_f32_strided((const float *)g->data, (const float *)y->data, (float *)dx->data, p, lens);
+    return 0;
+  }
+  if (g->dtype == MXW_FLOAT64 && y->dtype == MXW_FLOAT64 && dx->dtype == MXW_FLOAT64) {
+    softmax_backward_f64((const double *)g->data, (const double *)y->data, (double *)dx->data, p, lens);
+    return 0;
+  }
+  double *buf = (double *)malloc((size_t)size * 3 * sizeof(double));
+  if (!buf) return mxw_fail("out of memory for the softmax gradient (%lld elements)", (long long)size);
+  mxw_convert(g->data, g->dtype, buf, MXW_FLOAT64, size);
+  mxw_convert(y->data, y->dtype, buf + size, MXW_FLOAT64, size);
+  softmax_backward_f64(buf, buf + size, buf + 2 * size, p, lens);
+  mxw_convert(buf + 2 * size, MXW_FLOAT64, dx->data, dx->dtype, size);
+  free(buf);
+  return 0;
+}
+
 /* ==== softmax, log_softmax ===================================================================== */
 static const char *const k_softmax_dtype_names[] = {"float16", "float32", "float64", NULL};
 static const int k_softmax_dtypes[] = {MXW_FLOAT16, MXW_FLOAT32, MXW_FLOAT64};
@@ -313,18 +427,86 @@ static int softmax_forward(const mxw_op_call *c, int log) {
 static int fwd_softmax(const mxw_op_call *c) { return softmax_forward(c, 0); }
 static int fwd_log_softmax(const mxw_op_call *c) { return softmax_forward(c, 1); }
 
+/* Gradient (MXNet's SoftmaxFGradient): _backward_softmax / _backward_log_softmax(ograd, output
+ * [, data][, length]) -- data only when `dtype` overrides the output dtype (it gives dx's dtype),
+ * length when use_length (entries past it get 0; the length itself gets no gradient). */
+static int softmax_has_dtype(const SoftmaxParam *p) { return p->dtype.has; }
+static int softmax_backward_num_inputs(const void *param) {
+  const SoftmaxParam *p = (const SoftmaxParam *)param;
+  return 2 + softmax_has_dtype(p) + softmax_uses_length(p);
+}
+static const char *softmax_backward_input_name(const void *param, int index) {
+  const SoftmaxParam *p = (const SoftmaxParam *)param;
+  if (index == 0) return "ograd";
+  if (index == 1) return "output";
+  if (index == 2 && softmax_has_dtype(p)) return "data";
+  return "length";
+}
+static const char *const k_softmax_backward_inputs[] = {"ograd", "output", "data", "length", NULL};
+static int infer_softmax_backward(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  MXW_TRY(mxw_shape_assign(&in[0], &in[1], "ograd"));
+  return mxw_shape_assign(&out[0], &in[1], "output");
+}
+static int infer_softmax_backward_type(const void *param, int nin, int *in, int nout, int *out) {
+  const SoftmaxParam *p = (const SoftmaxParam *)param;
+  int dt = softmax_has_dtype(p) ? in[2] : in[1];
+  if (dt >= 0) out[0] = dt;
+  return 0;
+}
+static int softmax_backward(const mxw_op_call *c, int log) {
+  const SoftmaxParam *p = (const SoftmaxParam *)c->param;
+  const mxw_tensor *y = &c->inputs[1];
+  int axis;
+  MXW_TRY(softmax_axis(p->axis, &y->shape, &axis));
+  softmax_plan plan;
+  view_around(&y->shape, axis, &plan);
+  plan.temperature = p->temperature.has ? p->temperature.v : 1.0;
+  plan.log = log;
+  plan.length = softmax_uses_length(p) ? &c->inputs[c->num_inputs - 1] : NULL;
+  return softmax_backward_run(&plan, &c->inputs[0], y, &c->outputs[0]);
+}
+static int fwd_backward_softmax(const mxw_op_call *c) { return softmax_backward(c, 0); }
+static int fwd_backward_log_softmax(const mxw_op_call *c) { return softmax_backward(c, 1); }
+
+static int grad_softmax_with(mxw_grad_ctx *g, const char *op) {
+  const SoftmaxParam *p = (const SoftmaxParam *)mxw_grad_param(g);
+  mxw_gid in[4], dx;
+  int nin = 0;
+  in[nin++] = mxw_grad_ograd(g, 0);
+  in[nin++] = mxw_grad_out(g, 0);
+  if (softmax_has_dtype(p)) in[nin++] = mxw_grad_in(g, 0);
+  if (softmax_uses_length(p)) in[nin++] = mxw_grad_in(g, 1);
+  MXW_TRY(mxw_grad_op_fwd(g, op, in, nin, &dx, 1));
+  return mxw_grad_set(g, 0, dx);
+}
+static int grad_softmax(mxw_grad_ctx *g) { return grad_softmax_with(g, "_backward_softmax"); }
+static int grad_log_softmax(mxw_grad_ctx *g) { return grad_softmax_with(g, "_backward_log_softmax"); }
+
 static const mxw_op_def op_softmax = {
     .name = "softmax", .aliases = ALIASES("_npx_softmax"),
     .doc = "exp((x - max) / T) / sum along an axis, optionally over the first length[i] entries only",
     .attrs = k_softmax_attrs, .num_attrs = 4, .param_size = sizeof(SoftmaxParam), .num_inputs = 1,
     .input_names = k_data_length, .num_inputs_fn = softmax_num_inputs, .num_outputs = 1,
-    .infer_shape = infer_softmax, .infer_type = infer_softmax_type, .forward = fwd_softmax};
+    .infer_shape = infer_softmax, .infer_type = infer_softmax_type, .forward = fwd_softmax,
+    .gradient = grad_softmax};
 static const mxw_op_def op_log_softmax = {
     .name = "log_softmax", .aliases = ALIASES("_npx_log_softmax"),
     .doc = "(x - max) / T - log(sum(exp((x - max) / T))) along an axis", .attrs = k_softmax_attrs,
     .num_attrs = 4, .param_size = sizeof(SoftmaxParam), .num_inputs = 1, .input_names = k_data_length,
     .num_inputs_fn = softmax_num_inputs, .num_outputs = 1, .infer_shape = infer_softmax,
-    .infer_type = infer_softmax_type, .forward = fwd_log_softmax};
+    .infer_type = infer_softmax_type, .forward = fwd_log_softmax, .gradient = grad_log_softmax};
+
+#define SOFTMAX_BACKWARD_OP(VAR, NAME, FWD, DOC)                                                  \
+  static const mxw_op_def VAR = {                                                                 \
+      .name = NAME, .doc = DOC, .attrs = k_softmax_attrs, .num_attrs = 4,                         \
+      .param_size = sizeof(SoftmaxParam), .num_inputs = 2, .input_names = k_softmax_backward_inputs, \
+      .num_inputs_fn = softmax_backward_num_inputs, .input_name_fn = softmax_backward_input_name, \
+      .num_outputs = 1, .infer_shape = infer_softmax_backward,                                    \
+      .infer_type = infer_softmax_backward_type, .forward = FWD};
+SOFTMAX_BACKWARD_OP(op_backward_softmax, "_backward_softmax", fwd_backward_softmax,
+                    "the gradient of softmax: y (ograd - sum(ograd y)) / T along the axis")
+SOFTMAX_BACKWARD_OP(op_backward_log_softmax, "_backward_log_softmax", fwd_backward_log_softmax,
+                    "the gradient of log_softmax: (ograd - exp(y) sum(ograd)) / T along the axis")
 
 /* ==== SoftmaxActivation ========================================================================== */
 enum { ACT_INSTANCE, ACT_CHANNEL };
@@ -355,10 +537,31 @@ static int fwd_softmax_act(const mxw_op_call *c) {
   return softmax_run(&plan, in, &c->outputs[0]);
 }
 
+/* Gradient: _backward_SoftmaxActivation(ograd, output), softmax's y (ograd - sum(ograd y)). */
+static int fwd_backward_softmax_act(const mxw_op_call *c) {
+  const SoftmaxActivationParam *p = (const SoftmaxActivationParam *)c->param;
+  const mxw_tensor *y = &c->inputs[1];
+  softmax_plan plan = {.temperature = 1.0};
+  view_around(&y->shape, p->mode == ACT_CHANNEL ? 1 : (y->shape.ndim ? y->shape.ndim - 1 : 0), &plan);
+  return softmax_backward_run(&plan, &c->inputs[0], y, &c->outputs[0]);
+}
+static int grad_softmax_act(mxw_grad_ctx *g) {
+  mxw_gid dx;
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_SoftmaxActivation", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_out(g, 0)), &dx, 1));
+  return mxw_grad_set(g, 0, dx);
+}
+static const char *const k_ograd_output[] = {"ograd", "output", NULL};
+
 static const mxw_op_def op_SoftmaxActivation = {
     .name = "SoftmaxActivation", .doc = "softmax over the last axis (instance) or over channels (channel)",
     .attrs = k_softmax_act_attrs, .num_attrs = 1, .param_size = sizeof(SoftmaxActivationParam), .num_inputs = 1,
-    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_softmax_act, .forward = fwd_softmax_act};
+    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_softmax_act, .forward = fwd_softmax_act,
+    .gradient = grad_softmax_act};
+static const mxw_op_def op_backward_SoftmaxActivation = {
+    .name = "_backward_SoftmaxActivation", .doc = "the gradient of SoftmaxActivation from (ograd, output)",
+    .attrs = k_softmax_act_attrs, .num_attrs = 1, .param_size = sizeof(SoftmaxActivationParam), .num_inputs = 2,
+    .input_names = k_ograd_output, .num_outputs = 1, .infer_shape = mxw_infer_shape_same,
+    .forward = fwd_backward_softmax_act, .inplace = 1};
 
 /* ==== SoftmaxOutput ================================================================================ */
 enum { NORM_NULL, NORM_BATCH, NORM_VALID };
@@ -451,13 +654,123 @@ static int fwd_softmax_output(const mxw_op_call *c) {
   return softmax_run(&plan, in, &c->outputs[0]);
 }
 
+/* Gradient (MXNet's SoftmaxOutput Backward, softmax_output-inl.h): the cross-entropy gradient
+ * itself, from the output and the label; the head gradient is not used (only with out_grad).
+ *  - a label of the output's shape (probabilities): dx = (y - label) * grad_scale;
+ *  - multi_output, y (N, C, R) and label (N, R): dx = y - onehot(label) along C, rows whose label is
+ *    ignore_label zero with use_ignore; scaled by grad_scale / R / valid (normalization null: 1,
+ *    batch: N) or grad_scale / valid (valid: the labels != ignore_label, at least 1);
+ *  - otherwise y as (rows, C) -- (N, size/N), or (size/last, last) with preserve_shape -- and one
+ *    label per row: the same with label smoothing (smooth_alpha: the label entry gets
+ *    y - 1 + alpha, the others y - alpha / (C - 1)), scaled by grad_scale / valid (null: 1,
+ *    batch: rows, valid: as above).
+ * Labels are truncated to int (static_cast<int>); a label outside [0, C) marks nothing.
+ * out_grad=True multiplies by the head gradient as documented (MXNet 1.9.1's FCompute passes the
+ * output in its place). */
+/* static_cast<int>(label), with NaN and out-of-range values pinned so the conversion is defined */
+static int label_int(double v) {
+  return v != v ? 0 : v >= 2147483647.0 ? 2147483647 : v <= -2147483648.0 ? (-2147483647 - 1) : (int)v;
+}
+static int softmax_output_backward_num_inputs(const void *param) {
+  return ((const SoftmaxOutputParam *)param)->out_grad ? 3 : 2;
+}
+static const char *const k_softmax_output_backward_inputs[] = {"output", "label", "ograd", NULL};
+
+static int fwd_backward_softmax_output(const mxw_op_call *c) {
+  const SoftmaxOutputParam *p = (const SoftmaxOutputParam *)c->param;
+  const mxw_tensor *y = &c->inputs[0], *label = &c->inputs[1], *og = p->out_grad ? &c->inputs[2] : NULL;
+  mxw_tensor *dx = &c->outputs[0];
+  const mxw_shape *s = &y->shape;
+  int64_t size = mxw_tensor_size(y);
+  if (size == 0) return 0;
+  const int ignore = label_int(p->ignore_label);
+  double scale;
+  if (mxw_shape_equal(&label->shape, s)) { /* probabilities as the label */
+    for (int64_t i = 0; i < size; i++) {
+      double v = (mxw_load_f64(y->data, y->dtype, i) - mxw_load_f64(label->data, label->dtype, i)) * p->grad_scale;
+      if (og) v *= mxw_load_f64(og->data, og->dtype, i);
+      mxw_store_f64(dx->data, dx->dtype, i, v);
+    }
+    return 0;
+  }
+  /* (outer, C, inner) with one label per (outer, inner) */
+  int64_t outer, C, inner;
+  int smooth = 0;
+  if (p->multi_output) {
+    outer = s->dims[0];
+    C = s->dims[1];
+    inner = (outer != 0 && C != 0) ? size / outer / C : 0;
+  } else {
+    C = p->preserve_shape ? (s->ndim ? s->dims[s->ndim - 1] : 1) : (s->ndim ? size / s->dims[0] : 1);
+    outer = C ? size / C : 0;
+    inner = 1;
+    smooth = p->smooth_alpha != 0.0;
+  }
+  /* MXNet counts over the whole label (for (N, d1, d2) data without preserve_shape that is N * d1
+   * labels of which the N rows read the first N), and 'batch' is its first dim: N with
+   * multi_output, the label size otherwise (it is viewed as 1-D) */
+  int64_t nlabels = mxw_tensor_size(label), valid = nlabels;
+  if (p->normalization == NORM_BATCH) {
+    valid = p->multi_output ? outer : nlabels;
+  } else if (p->normalization == NORM_VALID) {
+    for (int64_t k = 0; k < nlabels; k++)
+      if (label_int(mxw_load_f64(label->data, label->dtype, k)) == ignore) valid--;
+    if (valid == 0) valid = 1;
+  } else {
+    valid = 1;
+  }
+  scale = p->multi_output ? p->grad_scale / (p->normalization == NORM_VALID ? 1.0 : (double)inner) / (double)valid
+                          : p->grad_scale / (double)valid;
+  /* MXNet's smoothing spreads alpha over the other C - 1 classes (in float) */
+  double off = smooth ? (double)(float)(p->smooth_alpha / (double)(C - 1)) : 0.0;
+  double on = smooth ? 1.0 - (double)(float)p->smooth_alpha : 1.0;
+  for (int64_t o = 0; o < outer; o++) {
+    for (int64_t i = 0; i < inner; i++) {
+      int k = label_int(mxw_load_f64(label->data, label->dtype, o * inner + i));
+      int skip = p->use_ignore && k == ignore;
+      for (int64_t j = 0; j < C; j++) {
+        int64_t at = (o * C + j) * inner + i;
+        double v = 0.0;
+        if (!skip) v = (mxw_load_f64(y->data, y->dtype, at) - (j == k ? on : off)) * scale;
+        if (og) v *= mxw_load_f64(og->data, og->dtype, at);
+        mxw_store_f64(dx->data, dx->dtype, at, v);
+      }
+    }
+  }
+  return 0;
+}
+static int infer_softmax_output_backward(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  return mxw_shape_assign(&out[0], &in[0], "output");
+}
+static int infer_first_type(const void *param, int nin, int *in, int nout, int *out) {
+  if (in[0] >= 0) out[0] = in[0];
+  return 0;
+}
+static int grad_softmax_output(mxw_grad_ctx *g) {
+  const SoftmaxOutputParam *p = (const SoftmaxOutputParam *)mxw_grad_param(g);
+  mxw_gid dx;
+  if (p->out_grad)
+    MXW_TRY(mxw_grad_op_fwd(g, "_backward_SoftmaxOutput",
+                            MXW_GIDS(mxw_grad_out(g, 0), mxw_grad_in(g, 1), mxw_grad_ograd(g, 0)), &dx, 1));
+  else
+    MXW_TRY(mxw_grad_op_fwd(g, "_backward_SoftmaxOutput", MXW_GIDS(mxw_grad_out(g, 0), mxw_grad_in(g, 1)), &dx, 1));
+  return mxw_grad_set(g, 0, dx);
+}
+
 static const mxw_op_def op_SoftmaxOutput = {
     .name = "SoftmaxOutput", .aliases = ALIASES("Softmax"),
     .doc = "softmax output layer: rows of (N, size/N), channels with multi_output, the last axis with "
-           "preserve_shape (inference forward; the label only matters for training)",
+           "preserve_shape (its gradient is the cross-entropy's: y - onehot(label), scaled)",
     .attrs = k_softmax_output_attrs, .num_attrs = 8, .param_size = sizeof(SoftmaxOutputParam),
     .validate = validate_softmax_output, .num_inputs = 2, .input_names = k_data_label, .num_outputs = 1,
-    .infer_shape = infer_softmax_output, .forward = fwd_softmax_output};
+    .infer_shape = infer_softmax_output, .forward = fwd_softmax_output, .gradient = grad_softmax_output};
+static const mxw_op_def op_backward_SoftmaxOutput = {
+    .name = "_backward_SoftmaxOutput",
+    .doc = "the gradient of SoftmaxOutput from (output, label[, ograd]): y - onehot(label), scaled and normalised",
+    .attrs = k_softmax_output_attrs, .num_attrs = 8, .param_size = sizeof(SoftmaxOutputParam), .num_inputs = 2,
+    .input_names = k_softmax_output_backward_inputs, .num_inputs_fn = softmax_output_backward_num_inputs,
+    .num_outputs = 1, .infer_shape = infer_softmax_output_backward, .infer_type = infer_first_type,
+    .forward = fwd_backward_softmax_output};
 
 /* ==== regression outputs ============================================================================ */
 typedef struct {
@@ -508,14 +821,68 @@ static int fwd_logistic_output(const mxw_op_call *c) {
   return 0;
 }
 
-#define REGRESSION_OP(NAME, FWD, DOC)                                                             \
+/* Gradients (MXNet's RegressionOpGrad / RegressionBackward): _backward_<kind>_reg_out(label,
+ * output) = BackwardOp(y, label) * grad_scale / num_output, num_output = label size / label.dims[0];
+ * BackwardOp is y - label (linear, logistic) or sign-like (y - label > 0 ? 1 : -1, MAE). The head
+ * gradient is not used; the label gets none. */
+static int regression_backward(const mxw_op_call *c, int mae) {
+  const RegressionParam *p = (const RegressionParam *)c->param;
+  const mxw_tensor *label = &c->inputs[0], *y = &c->inputs[1];
+  mxw_tensor *dx = &c->outputs[0];
+  int64_t n = mxw_tensor_size(dx);
+  if (n == 0) return 0;
+  int64_t lsize = mxw_tensor_size(label);
+  double num_output = label->shape.ndim && label->shape.dims[0] ? (double)(lsize / label->shape.dims[0]) : 1.0;
+  double scale = p->grad_scale / num_output;
+  if (!mae && y->dtype == MXW_FLOAT32 && label->dtype == MXW_FLOAT32 && dx->dtype == MXW_FLOAT32) {
+    const float *ys = (const float *)y->data, *ls = (const float *)label->data;
+    float *d = (float *)dx->data, sc = (float)scale;
+    for (int64_t i = 0; i < n; i++) d[i] = (ys[i] - ls[i]) * sc;
+    return 0;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    double diff = mxw_load_f64(y->data, y->dtype, i) - mxw_load_f64(label->data, label->dtype, i);
+    mxw_store_f64(dx->data, dx->dtype, i, (mae ? (diff > 0 ? 1.0 : -1.0) : diff) * scale);
+  }
+  return 0;
+}
+static int fwd_backward_linear_reg(const mxw_op_call *c) { return regression_backward(c, 0); }
+static int fwd_backward_mae_reg(const mxw_op_call *c) { return regression_backward(c, 1); }
+static int infer_regression_backward(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  return mxw_shape_assign(&out[0], &in[1], "output");
+}
+static int infer_second_type(const void *param, int nin, int *in, int nout, int *out) {
+  if (in[1] >= 0) out[0] = in[1];
+  return 0;
+}
+static const char *const k_label_output[] = {"label", "output", NULL};
+
+#define REGRESSION_OP(NAME, FWD, DOC, BWD_NAME, BWD_FWD)                                          \
+  static int grad_##NAME(mxw_grad_ctx *g) {                                                       \
+    mxw_gid dx;                                                                                   \
+    MXW_TRY(mxw_grad_op_fwd(g, BWD_NAME, MXW_GIDS(mxw_grad_in(g, 1), mxw_grad_out(g, 0)), &dx, 1)); \
+    return mxw_grad_set(g, 0, dx);                                                                \
+  }                                                                                               \
   static const mxw_op_def op_##NAME = {                                                           \
       .name = #NAME, .doc = DOC, .attrs = k_regression_attrs, .num_attrs = 1,                     \
       .param_size = sizeof(RegressionParam), .num_inputs = 2, .input_names = k_data_label,        \
-      .num_outputs = 1, .infer_shape = infer_regression, .forward = FWD};
-REGRESSION_OP(LinearRegressionOutput, fwd_identity_output, "identity forward; L2 regression loss for training")
-REGRESSION_OP(MAERegressionOutput, fwd_identity_output, "identity forward; L1 regression loss for training")
-REGRESSION_OP(LogisticRegressionOutput, fwd_logistic_output, "sigmoid forward; logistic loss for training")
+      .num_outputs = 1, .infer_shape = infer_regression, .forward = FWD, .gradient = grad_##NAME}; \
+  static const mxw_op_def op_backward_##NAME = {                                                  \
+      .name = BWD_NAME, .doc = "the gradient of " #NAME " from (label, output)",                  \
+      .attrs = k_regression_attrs, .num_attrs = 1, .param_size = sizeof(RegressionParam),         \
+      .num_inputs = 2, .input_names = k_label_output, .num_outputs = 1,                           \
+      .infer_shape = infer_regression_backward, .infer_type = infer_second_type, .forward = BWD_FWD};
+REGRESSION_OP(LinearRegressionOutput, fwd_identity_output, "identity forward; gradient (y - label) * grad_scale / num_output",
+              "_backward_linear_reg_out", fwd_backward_linear_reg)
+REGRESSION_OP(MAERegressionOutput, fwd_identity_output,
+              "identity forward; gradient sign(y - label) * grad_scale / num_output", "_backward_mae_reg_out",
+              fwd_backward_mae_reg)
+REGRESSION_OP(LogisticRegressionOutput, fwd_logistic_output,
+              "sigmoid forward; gradient (y - label) * grad_scale / num_output", "_backward_logistic_reg_out",
+              fwd_backward_linear_reg)
 
 MXW_FAMILY(softmax, &op_softmax, &op_log_softmax, &op_SoftmaxActivation, &op_SoftmaxOutput,
-           &op_LinearRegressionOutput, &op_MAERegressionOutput, &op_LogisticRegressionOutput);
+           &op_LinearRegressionOutput, &op_MAERegressionOutput, &op_LogisticRegressionOutput, &op_backward_softmax,
+           &op_backward_log_softmax, &op_backward_SoftmaxActivation, &op_backward_SoftmaxOutput,
+           &op_backward_LinearRegressionOutput, &op_backward_MAERegressionOutput,
+           &op_backward_LogisticRegressionOutput);
