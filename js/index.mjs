@@ -85,6 +85,10 @@ const helpers = {
 
 // The registry's ops come first; helpers fill names the registry does not have (MXNet's
 // Python module has the same layering: generated ops, then ndarray.py's functions).
+// MXNet's Python exposes the _image_* ops as nd.image.to_tensor etc. (ndarray/image.py)
+const imageNamespace = (ops) => Object.freeze(Object.fromEntries(
+  Object.entries(ops).filter(([k]) => k.startsWith('_image_')).map(([k, f]) => [k.slice(7), f])));
+helpers.image = imageNamespace(generated);
 export const nd = Object.freeze({ ...helpers, ...generated, ...Object.fromEntries(
   Object.entries(helpers).filter(([k]) => !(k in generated))) });
 // ---- sym: every registered op as a composing function, plus MXNet's symbol.py helpers ----------
@@ -99,6 +103,7 @@ const symHelpers = {
   loadJSON: fromJSON,
   load: loadSymbol,
 };
+symHelpers.image = imageNamespace(symGenerated);
 export const sym = Object.freeze({ ...symGenerated, ...symHelpers });
 export const symbol = sym;
 F.nd = nd;

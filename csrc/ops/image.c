@@ -91,7 +91,22 @@ static int fwd_to_tensor(const mxw_op_call *c) {
   return 0;
 }
 
+/* Gradients. MXNet registers a `_copy` of the output gradient for every image op (and
+ * `_backward_image_normalize` / `_backward_image_crop`), which is not the derivative for flips,
+ * crops, layout changes or resizes (the shapes do not even match). Here each deterministic op gets
+ * its true gradient; resize and the random augmentations (whose draws are not kept) are marked
+ * non-differentiable (zero gradients). */
+static int grad_to_tensor(mxw_grad_ctx *g) { /* out = transpose(x) / 255 */
+  if (!mxw_dtype_is_float(mxw_grad_in_dtype(g, 0))) return 0;
+  const char *axes = mxw_grad_in_shape(g, 0)->ndim == 3 ? "(1, 2, 0)" : "(0, 2, 3, 1)";
+  mxw_gid t = mxw_grad_op(g, "transpose", MXW_KV("axes", axes), MXW_GIDS(mxw_grad_ograd(g, 0)));
+  mxw_gid d = mxw_grad_op(g, "_div_scalar", MXW_KV("scalar", "255"), MXW_GIDS(t));
+  if (mxw_grad_in_dtype(g, 0) != MXW_FLOAT32) d = mxw_grad_op(g, "Cast", MXW_KV("dtype", mxw_dtype_name(mxw_grad_in_dtype(g, 0))), MXW_GIDS(d));
+  return mxw_grad_set(g, 0, d);
+}
+
 static const mxw_op_def op_to_tensor = {
+    .gradient = grad_to_tensor,
     .name = "_image_to_tensor",
     .aliases = ALIASES("_npx__image_to_tensor"),
     .doc = "(H, W, C) or (N, H, W, C) image with values in [0, 255] -> float32 (C, H, W) or (N, C, H, W) / 255",
@@ -219,7 +234,17 @@ static int fwd_normalize(const mxw_op_call *c) {
   return 0;
 }
 
+static int grad_normalize(mxw_grad_ctx *g) { /* out = (x - mean_c) / std_c: dx = dy / std_c */
+  const NormalizeParam *p = (const NormalizeParam *)mxw_grad_param(g);
+  char mean[256] = "(0";
+  for (int i = 1; i < p->nmean && i < 60; i++) strcat(mean, ", 0");
+  strcat(mean, p->nmean <= 1 ? ",)" : ")");
+  return mxw_grad_set(g, 0, mxw_grad_op(g, "_image_normalize", MXW_KV("mean", mean, "std", p->std_s.s),
+                                        MXW_GIDS(mxw_grad_ograd(g, 0))));
+}
+
 static const mxw_op_def op_normalize = {
+    .gradient = grad_normalize,
     .name = "_image_normalize",
     .aliases = ALIASES("_npx__image_normalize"),
     .doc = "(C, H, W) or (N, C, H, W) tensor: out[c] = (in[c] - mean[c]) / std[c]; one mean/std value applies to "
@@ -441,6 +466,7 @@ static int fwd_resize(const mxw_op_call *c) {
 }
 
 static const mxw_op_def op_resize = {
+    .no_grad = 1,
     .name = "_image_resize",
     .aliases = ALIASES("_npx__image_resize"),
     .doc = "resizes an (H, W, C) or (N, H, W, C) image to size (width, height), or (size, size) / the short edge "
@@ -503,7 +529,19 @@ static int fwd_crop(const mxw_op_call *c) {
   return 0;
 }
 
+static int grad_crop(mxw_grad_ctx *g) { /* zeros with the cropped box = dy */
+  if (!mxw_dtype_is_float(mxw_grad_in_dtype(g, 0))) return 0;
+  const CropParam *p = (const CropParam *)mxw_grad_param(g);
+  char b[128], e[128];
+  int batched = mxw_grad_in_shape(g, 0)->ndim == 4;
+  snprintf(b, sizeof b, "(%s%lld, %lld, None)", batched ? "None, " : "", (long long)p->y, (long long)p->x);
+  snprintf(e, sizeof e, "(%s%lld, %lld, None)", batched ? "None, " : "", (long long)(p->y + p->height), (long long)(p->x + p->width));
+  mxw_gid z = mxw_grad_zeros_like(g, mxw_grad_in(g, 0));
+  return mxw_grad_set(g, 0, mxw_grad_op(g, "_slice_assign", MXW_KV("begin", b, "end", e), MXW_GIDS(z, mxw_grad_ograd(g, 0))));
+}
+
 static const mxw_op_def op_crop = {
+    .gradient = grad_crop,
     .name = "_image_crop",
     .aliases = ALIASES("_npx__image_crop"),
     .doc = "crops an (H, W, C) or (N, H, W, C) image to rows y .. y+height-1 and columns x .. x+width-1",
@@ -583,12 +621,21 @@ static int fwd_random_flip_tb(const mxw_op_call *c) {
                                  .input_names = k_data, .num_outputs = 1, .infer_shape = infer_image,               \
                                  .forward = FWD, .inplace = 1, __VA_ARGS__}
 
-AUG_OP(op_flip_lr, "_image_flip_left_right", "reverses the columns of an (H, W, C) image", fwd_flip_lr);
-AUG_OP(op_flip_tb, "_image_flip_top_bottom", "reverses the rows of an (H, W, C) image", fwd_flip_tb);
+/* a flip is its own adjoint */
+static int grad_flip_lr(mxw_grad_ctx *g) {
+  return mxw_grad_set(g, 0, mxw_grad_op(g, "_image_flip_left_right", NULL, MXW_GIDS(mxw_grad_ograd(g, 0))));
+}
+static int grad_flip_tb(mxw_grad_ctx *g) {
+  return mxw_grad_set(g, 0, mxw_grad_op(g, "_image_flip_top_bottom", NULL, MXW_GIDS(mxw_grad_ograd(g, 0))));
+}
+AUG_OP(op_flip_lr, "_image_flip_left_right", "reverses the columns of an (H, W, C) image", fwd_flip_lr,
+       .gradient = grad_flip_lr);
+AUG_OP(op_flip_tb, "_image_flip_top_bottom", "reverses the rows of an (H, W, C) image", fwd_flip_tb,
+       .gradient = grad_flip_tb);
 AUG_OP(op_random_flip_lr, "_image_random_flip_left_right",
-       "reverses the columns of an (H, W, C) image with probability 0.5", fwd_random_flip_lr);
+       "reverses the columns of an (H, W, C) image with probability 0.5", fwd_random_flip_lr, .no_grad = 1);
 AUG_OP(op_random_flip_tb, "_image_random_flip_top_bottom",
-       "reverses the rows of an (H, W, C) image with probability 0.5", fwd_random_flip_tb);
+       "reverses the rows of an (H, W, C) image with probability 0.5", fwd_random_flip_tb, .no_grad = 1);
 
 /* ---- colour adjustments: computed in float as MXNet, stored with its saturate_cast ------------- */
 typedef struct {
@@ -734,7 +781,7 @@ static int fwd_random_hue(const mxw_op_call *c) {
 
 #define ENHANCE_OP(var, NAME, DOC, FWD)                                                                              \
   AUG_OP(var, NAME, DOC, FWD, .attrs = k_enhance_attrs, .num_attrs = NUM_ATTRS(k_enhance_attrs),                     \
-         .param_size = sizeof(RandomEnhanceParam), .validate = validate_enhance)
+         .param_size = sizeof(RandomEnhanceParam), .validate = validate_enhance, .no_grad = 1)
 ENHANCE_OP(op_random_brightness, "_image_random_brightness",
            "multiplies an (H, W, C) image by a factor drawn from U(min_factor, max_factor)", fwd_random_brightness);
 ENHANCE_OP(op_random_contrast, "_image_random_contrast",
@@ -791,7 +838,7 @@ static int fwd_color_jitter(const mxw_op_call *c) {
 AUG_OP(op_random_color_jitter, "_image_random_color_jitter",
        "applies brightness, contrast, saturation and hue jitter (each if > 0) to an (H, W, C) image in a random order",
        fwd_color_jitter, .attrs = k_jitter_attrs, .num_attrs = NUM_ATTRS(k_jitter_attrs),
-       .param_size = sizeof(ColorJitterParam));
+       .param_size = sizeof(ColorJitterParam), .no_grad = 1);
 
 /* ---- lighting (AlexNet's PCA noise) ----------------------------------------------------------- */
 static void adjust_lighting(const mxw_tensor *in, mxw_tensor *out, const float alpha[3]) {
@@ -828,10 +875,12 @@ static int fwd_adjust_lighting(const mxw_op_call *c) {
   adjust_lighting(&c->inputs[0], &c->outputs[0], ((const AdjustLightingParam *)c->param)->alpha);
   return 0;
 }
+/* adding a per-channel constant: the gradient passes through */
+static int grad_identity(mxw_grad_ctx *g) { return mxw_grad_set(g, 0, mxw_grad_ograd(g, 0)); }
 AUG_OP(op_adjust_lighting, "_image_adjust_lighting",
        "adds AlexNet-style PCA lighting noise with the given alphas to an (H, W, C) RGB image", fwd_adjust_lighting,
        .attrs = k_adjust_lighting_attrs, .num_attrs = NUM_ATTRS(k_adjust_lighting_attrs),
-       .param_size = sizeof(AdjustLightingParam), .validate = validate_adjust_lighting);
+       .param_size = sizeof(AdjustLightingParam), .validate = validate_adjust_lighting, .gradient = grad_identity);
 
 typedef struct {
   double alpha_std;
@@ -848,7 +897,7 @@ static int fwd_random_lighting(const mxw_op_call *c) {
 AUG_OP(op_random_lighting, "_image_random_lighting",
        "adds AlexNet-style PCA lighting noise with alphas drawn from N(0, alpha_std) to an (H, W, C) RGB image",
        fwd_random_lighting, .attrs = k_random_lighting_attrs, .num_attrs = NUM_ATTRS(k_random_lighting_attrs),
-       .param_size = sizeof(RandomLightingParam));
+       .param_size = sizeof(RandomLightingParam), .no_grad = 1);
 
 MXW_FAMILY(image, &op_to_tensor, &op_normalize, &op_resize, &op_crop, &op_flip_lr, &op_flip_tb, &op_random_flip_lr,
            &op_random_flip_tb, &op_random_brightness, &op_random_contrast, &op_random_saturation, &op_random_hue,

@@ -115,7 +115,7 @@ test('no variable in the graph: the error MXNet gives', () => {
   assert.throws(() => y.backward(), /no inputs in computation graph that require gradients/i);
 });
 
-test('a custom autograd.Function with a JS backward, composed with recorded ops', () => {
+test('a custom autograd.Function with a JS backward, composed with recorded ops (taped as _CustomFunction)', () => {
   class Sigmoid extends autograd.Function {
     forward(x) {
       const y = nd._rdiv_scalar(nd._plus_scalar(nd.exp(nd.negative(x)), { scalar: 1 }), { scalar: 1 });
@@ -130,6 +130,7 @@ test('a custom autograd.Function with a JS backward, composed with recorded ops'
   const x = nd.array([-1, 0, 2]);
   x.attachGrad();
   const f = new Sigmoid();
+  assert.ok(mx.registeredOps.includes('_CustomFunction'), 'the tape op of a Function call');
   const y = autograd.record(() => nd._mul_scalar(f(x), { scalar: 2 }));
   y.backward();
   const s = (v) => 1 / (1 + Math.exp(-v));

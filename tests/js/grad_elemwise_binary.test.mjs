@@ -67,3 +67,8 @@ test('broadcast arithmetic matches TF.js gradients', () => {
     got.forEach((g, i) => assertClose(g, want[i], { rtol: 1e-4, atol: 1e-5 }));
   }
 });
+
+test('views of recorded arrays (reshape, contiguous ranges) are taped as _view_range', () => {
+  checkGrad((x) => x.reshape([5, 3]), [{ shape: [3, 5] }]);
+  checkGrad('_view_range', [{ shape: [4, 3] }], { offset: 2, shape: '(2, 3)' });
+});
