@@ -1,4 +1,5 @@
-/* norm.c -- normalization layers (../shared/spec/ops.md §1), forward only:
+/* norm.c -- normalization layers (../shared/spec/ops.md §1) and their gradients (the _backward_* ops at
+ * the end):
  *   BatchNorm (_npx_batch_norm), _contrib_BatchNormWithReLU, LayerNorm (_npx_layer_norm),
  *   InstanceNorm, GroupNorm, L2Normalization, LRN.
  *
@@ -17,7 +18,7 @@
  * and biased variance, writes mean and invstd to its mean/var outputs, and updates the moving
  * statistics in place (inputs 3 and 4, FMutateInputs) as m = m * momentum + batch * (1 -
  * momentum) with the biased variance; MXNet does this update in the backward pass, here it is
- * done by the forward because there is no backward yet. Inference, as MXNet's CPU kernels, gives
+ * done once per training forward (and the backward does not repeat it). Inference, as MXNet's CPU kernels, gives
  * mean = moving_mean and var = 1 / sqrt(moving_var + eps) (invstd) on the hidden outputs.
  */
 #include <math.h>
@@ -33,6 +34,15 @@
 #endif
 
 #define ALIASES(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* FGradients (defined with the backward ops at the end of the file) */
+static int grad_bn(mxw_grad_ctx *g);
+static int grad_bn_relu(mxw_grad_ctx *g);
+static int grad_ln(mxw_grad_ctx *g);
+static int grad_in(mxw_grad_ctx *g);
+static int grad_gn(mxw_grad_ctx *g);
+static int grad_l2(mxw_grad_ctx *g);
+static int grad_lrn(mxw_grad_ctx *g);
 
 /* ==== kernels ================================================================================= */
 /* One table per compute type. x and y point at elements of that type; statistics are doubles.
@@ -574,6 +584,7 @@ static const mxw_op_def op_BatchNorm = {
     .infer_type = bn_infer_type,
     .forward = bn_forward,
     .input_var_init = bn_input_var_init,
+    .gradient = grad_bn,
 };
 
 static const mxw_op_def op_BatchNormWithReLU = {
@@ -593,6 +604,7 @@ static const mxw_op_def op_BatchNormWithReLU = {
     .infer_type = bn_infer_type,
     .forward = bn_relu_forward,
     .input_var_init = bn_input_var_init,
+    .gradient = grad_bn_relu,
 };
 
 /* ==== LayerNorm =============================================================================== */
@@ -716,6 +728,7 @@ static const mxw_op_def op_LayerNorm = {
     .infer_shape = ln_infer_shape,
     .infer_type = infer_type_float,
     .forward = ln_forward,
+    .gradient = grad_ln,
 };
 
 /* ==== InstanceNorm ============================================================================ */
@@ -796,6 +809,7 @@ static const mxw_op_def op_InstanceNorm = {
     .infer_shape = in_infer_shape,
     .infer_type = infer_type_float,
     .forward = in_forward,
+    .gradient = grad_in,
 };
 
 /* ==== GroupNorm =============================================================================== */
@@ -889,6 +903,7 @@ static const mxw_op_def op_GroupNorm = {
     .infer_shape = gn_infer_shape,
     .infer_type = infer_type_float,
     .forward = gn_forward,
+    .gradient = grad_gn,
 };
 
 /* ==== L2Normalization ========================================================================= */
@@ -996,6 +1011,7 @@ static const mxw_op_def op_L2Normalization = {
     .infer_shape = l2_infer_shape,
     .infer_type = infer_type_float,
     .forward = l2_forward,
+    .gradient = grad_l2,
 };
 
 /* ==== LRN ===================================================================================== */
@@ -1082,7 +1098,553 @@ static const mxw_op_def op_LRN = {
     .infer_shape = lrn_infer_shape,
     .infer_type = infer_type_float,
     .forward = lrn_forward,
+    .gradient = grad_lrn,
+};
+
+/* ==== gradients ================================================================================
+ * Each op's FGradient is a _backward_<op> node (MXNet's names and inputs) whose kernel works in
+ * the forward's compute type (float32, else float64 copies) with statistics in double. The data
+ * gradients of the normalizations share one form per normalized group of m elements:
+ *     dx = c * (g - a - (x - mean) * b),   a = Σ g / m,  b = Σ (x - mean) g * inv² / m,  c = gamma * inv
+ * (inv = 1 / std; in BatchNorm inference a = b = 0: the statistics are constants), with
+ * dgamma = Σ (x - mean) g * inv and dbeta = Σ g. */
+
+/* Over a run of n: *sg += Σ g, *sxg += Σ (x - mean) g. */
+static void gsums_f64(const void *xv, const void *gv, int64_t n, double mean, double *sg, double *sxg) {
+  const double *x = (const double *)xv, *g = (const double *)gv;
+  double a = 0.0, b = 0.0;
+  for (int64_t i = 0; i < n; i++) {
+    a += g[i];
+    b += (x[i] - mean) * g[i];
+  }
+  *sg += a;
+  *sxg += b;
+}
+static void gsums_f32(const void *xv, const void *gv, int64_t n, double mean, double *sg, double *sxg) {
+  const float *x = (const float *)xv, *g = (const float *)gv;
+  const float m = (float)mean;
+  const v128_t vm = wasm_f32x4_splat(m);
+  double ta = 0.0, tb = 0.0;
+  for (int64_t start = 0; start < n; start += FLUSH) {
+    const int64_t end = n - start > FLUSH ? start + FLUSH : n;
+    v128_t a0 = wasm_f32x4_splat(0.f), b0 = a0;
+    int64_t i = start;
+    for (; i + 4 <= end; i += 4) {
+      const v128_t gv4 = wasm_v128_load(g + i);
+      a0 = wasm_f32x4_add(a0, gv4);
+      b0 = wasm_f32x4_add(b0, wasm_f32x4_mul(wasm_f32x4_sub(wasm_v128_load(x + i), vm), gv4));
+    }
+    double pa = lanes_sum(a0), pb = lanes_sum(b0);
+    for (; i < end; i++) {
+      pa += g[i];
+      pb += (double)((x[i] - m) * g[i]);
+    }
+    ta += pa;
+    tb += pb;
+  }
+  *sg += ta;
+  *sxg += tb;
+}
+/* dx = c * (g - a - (x - mean) * b) over a run of n. */
+static void gapply_f64(const void *xv, const void *gv, void *dxv, int64_t n, double mean, double a, double b, double c) {
+  const double *x = (const double *)xv, *g = (const double *)gv;
+  double *dx = (double *)dxv;
+  for (int64_t i = 0; i < n; i++) dx[i] = c * (g[i] - a - (x[i] - mean) * b);
+}
+static void gapply_f32(const void *xv, const void *gv, void *dxv, int64_t n, double mean, double a, double b, double c) {
+  const float *x = (const float *)xv, *g = (const float *)gv;
+  float *dx = (float *)dxv;
+  const float m = (float)mean, fa = (float)a, fb = (float)b, fc = (float)c;
+  const v128_t vm = wasm_f32x4_splat(m), va = wasm_f32x4_splat(fa), vb = wasm_f32x4_splat(fb), vc = wasm_f32x4_splat(fc);
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const v128_t xm = wasm_f32x4_sub(wasm_v128_load(x + i), vm);
+    const v128_t t = wasm_f32x4_sub(wasm_f32x4_sub(wasm_v128_load(g + i), va), wasm_f32x4_mul(xm, vb));
+    wasm_v128_store(dx + i, wasm_f32x4_mul(vc, t));
+  }
+  for (; i < n; i++) dx[i] = fc * (g[i] - fa - (x[i] - m) * fb);
+}
+typedef struct {
+  void (*sums)(const void *x, const void *g, int64_t n, double mean, double *sg, double *sxg);
+  void (*apply)(const void *x, const void *g, void *dx, int64_t n, double mean, double a, double b, double c);
+} grad_kernels;
+static const grad_kernels k_grad_f32 = {gsums_f32, gapply_f32}, k_grad_f64 = {gsums_f64, gapply_f64};
+static const grad_kernels *grad_k(const norm_kernels *k) { return k->dtype == MXW_FLOAT32 ? &k_grad_f32 : &k_grad_f64; }
+
+/* One element of a compute-type buffer (float32 or float64) as a double, and back. */
+static inline double ldc(const norm_kernels *k, const void *p, int64_t i) {
+  return k->dtype == MXW_FLOAT32 ? (double)((const float *)p)[i] : ((const double *)p)[i];
+}
+static inline void stc(const norm_kernels *k, void *p, int64_t i, double v) {
+  if (k->dtype == MXW_FLOAT32)
+    ((float *)p)[i] = (float)v;
+  else
+    ((double *)p)[i] = v;
+}
+
+/* ---- BatchNorm / BatchNormWithReLU: _backward_BatchNorm(ograd, mean, var, data, gamma, beta, moving_mean,
+ * moving_var[, workspace]) -> (data, gamma, beta) gradients. In training (is_train and not
+ * use_global_stats, as MXNet decides at backward time) through the batch statistics saved by the
+ * forward (mean and invstd on the hidden outputs); otherwise with the moving statistics as
+ * constants. The moving statistics get no gradient and are not updated here (the forward did). With
+ * ReLU the output gradient is first masked by the workspace (1 where the output was positive). */
+static int bn_backward_common(const mxw_op_call *call, int with_relu) {
+  const BatchNormParam *p = (const BatchNormParam *)call->param;
+  const mxw_tensor *og = &call->inputs[0], *x = &call->inputs[3];
+  mxw_tensor *dx = &call->outputs[0];
+  int axis;
+  MXW_TRY(data_axis(p->axis, &x->shape, &axis));
+  const axis_view v = view_around(&x->shape, axis);
+  const int64_t C = v.n, m = v.outer * v.inner, total = mxw_tensor_size(x);
+  const int training = call->is_train && !p->use_global_stats;
+  double *mean = scratch_doubles(7 * C);
+  if (!mean) return -1;
+  double *inv = mean + C, *w = inv + C, *sg = w + C, *sxg = sg + C, *dg = sxg + C, *db = dg + C;
+  if (training) {
+    load_vec(&call->inputs[1], mean);
+    load_vec(&call->inputs[2], inv);
+  } else {
+    load_vec(&call->inputs[6], mean);
+    load_vec(&call->inputs[7], inv);
+    for (int64_t c = 0; c < C; c++) inv[c] = 1.0 / sqrt(inv[c] + p->eps);
+  }
+  if (p->fix_gamma) {
+    for (int64_t c = 0; c < C; c++) w[c] = 1.0;
+  } else {
+    load_vec(&call->inputs[4], w);
+  }
+  for (int64_t c = 0; c < C; c++) sg[c] = sxg[c] = 0.0;
+
+  stage st;
+  stage_init(&st, x->dtype);
+  const norm_kernels *k = st.k;
+  const grad_kernels *gk = grad_k(k);
+  const void *xd = stage_in(&st, x);
+  const void *gd = xd ? stage_in(&st, og) : NULL;
+  void *dxd = gd ? stage_out(&st, dx) : NULL;
+  if (!dxd) return stage_finish(&st, 0);
+  if (with_relu) { /* g * mask, computed into dx's buffer (each element is read before it is written) */
+    const mxw_tensor *ws = &call->inputs[8];
+    for (int64_t i = 0; i < total; i++) stc(k, dxd, i, mxw_load_f64(ws->data, ws->dtype, i) > 0 ? ldc(k, gd, i) : 0.0);
+    gd = dxd;
+  }
+  if (v.inner == 1) { /* channels last: whole rows of C channels */
+    for (int64_t o = 0; o < v.outer; o++)
+      for (int64_t c = 0; c < C; c++) {
+        const double gv = ldc(k, gd, o * C + c);
+        sg[c] += gv;
+        sxg[c] += (ldc(k, xd, o * C + c) - mean[c]) * gv;
+      }
+  } else {
+    for (int64_t o = 0; o < v.outer; o++)
+      for (int64_t c = 0; c < C; c++) {
+        const int64_t off = (o * C + c) * v.inner;
+        gk->sums(at(xd, off, k->esize), at(gd, off, k->esize), v.inner, mean[c], &sg[c], &sxg[c]);
+      }
+  }
+  /* per channel: a, b, c of the common form, kept in dg (a), db (b), w (c) until the end */
+  double *ca = dg, *cb = db, *cc = w;
+  for (int64_t c = 0; c < C; c++) {
+    const double wc = w[c];
+    ca[c] = training && m > 0 ? sg[c] / (double)m : 0.0;
+    cb[c] = training && m > 0 ? sxg[c] * inv[c] * inv[c] / (double)m : 0.0;
+    cc[c] = inv[c] * wc;
+  }
+  if (v.inner == 1) {
+    for (int64_t o = 0; o < v.outer; o++)
+      for (int64_t c = 0; c < C; c++) {
+        const int64_t i = o * C + c;
+        stc(k, dxd, i, cc[c] * (ldc(k, gd, i) - ca[c] - (ldc(k, xd, i) - mean[c]) * cb[c]));
+      }
+  } else {
+    for (int64_t o = 0; o < v.outer; o++)
+      for (int64_t c = 0; c < C; c++) {
+        const int64_t off = (o * C + c) * v.inner;
+        gk->apply(at(xd, off, k->esize), at(gd, off, k->esize), at_mut(dxd, off, k->esize), v.inner, mean[c], ca[c],
+                  cb[c], cc[c]);
+      }
+  }
+  MXW_TRY(stage_finish(&st, 1));
+  for (int64_t c = 0; c < C; c++) {
+    dg[c] = p->fix_gamma ? 0.0 : sxg[c] * inv[c];
+    db[c] = sg[c];
+  }
+  store_vec(dg, &call->outputs[1]);
+  store_vec(db, &call->outputs[2]);
+  return 0;
+}
+static int bn_backward(const mxw_op_call *call) { return bn_backward_common(call, 0); }
+static int bn_relu_backward(const mxw_op_call *call) { return bn_backward_common(call, 1); }
+
+/* data gradient = data's shape and dtype; gamma / beta gradients = gamma's. */
+static int bn_backward_infer_shape(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  (void)param;
+  (void)nin;
+  (void)nout;
+  MXW_TRY(mxw_shape_assign(&out[0], &in[3], "data gradient"));
+  MXW_TRY(mxw_shape_assign(&out[1], &in[4], "gamma gradient"));
+  return mxw_shape_assign(&out[2], &in[4], "beta gradient");
+}
+static int bn_backward_infer_type(const void *param, int nin, int *in, int nout, int *out) {
+  (void)param;
+  (void)nin;
+  (void)nout;
+  out[0] = in[3];
+  out[1] = out[2] = in[4];
+  return 0;
+}
+
+static int grad_bn_common(mxw_grad_ctx *g, int with_relu) {
+  mxw_gid ins[9] = {mxw_grad_ograd(g, 0), mxw_grad_out(g, 1), mxw_grad_out(g, 2), mxw_grad_in(g, 0), mxw_grad_in(g, 1),
+                    mxw_grad_in(g, 2), mxw_grad_in(g, 3), mxw_grad_in(g, 4), with_relu ? mxw_grad_out(g, 3) : 0};
+  mxw_gid out[3];
+  MXW_TRY(mxw_grad_op_fwd(g, with_relu ? "_backward_contrib_BatchNormWithReLU" : "_backward_BatchNorm", ins,
+                          with_relu ? 9 : 8, out, 3));
+  for (int i = 0; i < 3; i++) MXW_TRY(mxw_grad_set(g, i, out[i])); /* none for the moving statistics */
+  return 0;
+}
+static int grad_bn(mxw_grad_ctx *g) { return grad_bn_common(g, 0); }
+static int grad_bn_relu(mxw_grad_ctx *g) { return grad_bn_common(g, 1); }
+
+static const char *const k_bn_backward_inputs[] = {"ograd", "mean", "var", "data", "gamma", "beta",
+                                                   "moving_mean", "moving_var", "workspace", NULL};
+static const char *const k_grad3_outputs[] = {"data_grad", "gamma_grad", "beta_grad", NULL};
+
+static const mxw_op_def op_backward_BatchNorm = {
+    .name = "_backward_BatchNorm",
+    .doc = "the gradients of BatchNorm's data, gamma and beta",
+    .attrs = k_bn_attrs,
+    .num_attrs = (int)(sizeof k_bn_attrs / sizeof k_bn_attrs[0]),
+    .param_size = sizeof(BatchNormParam),
+    .num_inputs = 8,
+    .input_names = k_bn_backward_inputs,
+    .num_outputs = 3,
+    .output_names = k_grad3_outputs,
+    .infer_shape = bn_backward_infer_shape,
+    .infer_type = bn_backward_infer_type,
+    .forward = bn_backward,
+};
+static const mxw_op_def op_backward_BatchNormWithReLU = {
+    .name = "_backward_contrib_BatchNormWithReLU",
+    .doc = "the gradients of _contrib_BatchNormWithReLU's data, gamma and beta (ograd masked by the workspace)",
+    .attrs = k_bn_attrs,
+    .num_attrs = (int)(sizeof k_bn_attrs / sizeof k_bn_attrs[0]),
+    .param_size = sizeof(BatchNormParam),
+    .num_inputs = 9,
+    .input_names = k_bn_backward_inputs,
+    .num_outputs = 3,
+    .output_names = k_grad3_outputs,
+    .infer_shape = bn_backward_infer_shape,
+    .infer_type = bn_backward_infer_type,
+    .forward = bn_relu_backward,
+};
+
+/* ---- LayerNorm: _backward_LayerNorm(ograd, data, gamma, mean, std) -> (data, gamma, beta) gradients.
+ * Per normalized vector (m = data.shape[axis] elements, gamma per element):
+ *   gg = g * gamma, dx = inv * (gg - Σ gg / m - (x - mean) * inv² * Σ (x - mean) gg / m),
+ *   dgamma += g * (x - mean) * inv, dbeta += g. */
+static int ln_backward(const mxw_op_call *call) {
+  const LayerNormParam *p = (const LayerNormParam *)call->param;
+  const mxw_tensor *og = &call->inputs[0], *x = &call->inputs[1];
+  int axis;
+  MXW_TRY(data_axis(p->axis, &x->shape, &axis));
+  const axis_view v = view_around(&x->shape, axis);
+  const int64_t n = v.n, nstat = v.outer * v.inner;
+  double *mean = scratch_doubles(2 * nstat + 3 * n + 2 * v.inner);
+  if (!mean) return -1;
+  double *inv = mean + nstat, *gam = inv + nstat, *dg = gam + n, *db = dg + n, *sa = db + n, *sb = sa + v.inner;
+  load_vec(&call->inputs[3], mean);
+  load_vec(&call->inputs[4], inv);
+  for (int64_t i = 0; i < nstat; i++) inv[i] = 1.0 / inv[i];
+  load_vec(&call->inputs[2], gam);
+  for (int64_t j = 0; j < n; j++) dg[j] = db[j] = 0.0;
+  stage st;
+  stage_init(&st, x->dtype);
+  const norm_kernels *k = st.k;
+  const void *xd = stage_in(&st, x);
+  const void *gd = xd ? stage_in(&st, og) : NULL;
+  void *dxd = gd ? stage_out(&st, &call->outputs[0]) : NULL;
+  if (!dxd) return stage_finish(&st, 0);
+  for (int64_t o = 0; o < v.outer; o++) {
+    const double *mo = mean + o * v.inner, *io = inv + o * v.inner;
+    for (int64_t i = 0; i < v.inner; i++) sa[i] = sb[i] = 0.0;
+    for (int64_t j = 0; j < n; j++) {
+      const int64_t off = (o * n + j) * v.inner;
+      for (int64_t i = 0; i < v.inner; i++) {
+        const double gv = ldc(k, gd, off + i), xm = ldc(k, xd, off + i) - mo[i], gg = gv * gam[j];
+        sa[i] += gg;
+        sb[i] += xm * gg;
+        dg[j] += gv * xm * io[i];
+        db[j] += gv;
+      }
+    }
+    for (int64_t j = 0; j < n; j++) {
+      const int64_t off = (o * n + j) * v.inner;
+      for (int64_t i = 0; i < v.inner; i++) {
+        const double gg = ldc(k, gd, off + i) * gam[j], xm = ldc(k, xd, off + i) - mo[i];
+        stc(k, dxd, off + i, io[i] * (gg - sa[i] / (double)n - xm * io[i] * io[i] * sb[i] / (double)n));
+      }
+    }
+  }
+  MXW_TRY(stage_finish(&st, 1));
+  store_vec(dg, &call->outputs[1]);
+  store_vec(db, &call->outputs[2]);
+  return 0;
+}
+
+/* data gradient = data's shape; gamma and beta gradients = gamma's (inputs 1 and 2 in every
+ * _backward_ op below that has them). */
+static int grad3_infer_shape(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  (void)param;
+  (void)nin;
+  (void)nout;
+  MXW_TRY(mxw_shape_assign(&out[0], &in[1], "data gradient"));
+  MXW_TRY(mxw_shape_assign(&out[1], &in[2], "gamma gradient"));
+  return mxw_shape_assign(&out[2], &in[2], "beta gradient");
+}
+
+/* A _backward_<op>(ograd, data, gamma, out1, out2) node for a data/gamma/beta op. */
+static int grad_norm3(mxw_grad_ctx *g, const char *op) {
+  mxw_gid out[3];
+  MXW_TRY(mxw_grad_op_fwd(g, op,
+                          MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0), mxw_grad_in(g, 1), mxw_grad_out(g, 1),
+                                   mxw_grad_out(g, 2)),
+                          out, 3));
+  for (int i = 0; i < 3; i++) MXW_TRY(mxw_grad_set(g, i, out[i]));
+  return 0;
+}
+static int grad_ln(mxw_grad_ctx *g) { return grad_norm3(g, "_backward_LayerNorm"); }
+static int grad_in(mxw_grad_ctx *g) { return grad_norm3(g, "_backward_InstanceNorm"); }
+static int grad_gn(mxw_grad_ctx *g) { return grad_norm3(g, "_backward_GroupNorm"); }
+
+static const char *const k_ln_backward_inputs[] = {"ograd", "data", "gamma", "mean", "std", NULL};
+static const char *const k_in_backward_inputs[] = {"ograd", "data", "gamma", "mean", "var", NULL};
+
+static const mxw_op_def op_backward_LayerNorm = {
+    .name = "_backward_LayerNorm",
+    .doc = "the gradients of LayerNorm's data, gamma and beta",
+    .attrs = k_ln_attrs,
+    .num_attrs = (int)(sizeof k_ln_attrs / sizeof k_ln_attrs[0]),
+    .param_size = sizeof(LayerNormParam),
+    .num_inputs = 5,
+    .input_names = k_ln_backward_inputs,
+    .num_outputs = 3,
+    .output_names = k_grad3_outputs,
+    .infer_shape = grad3_infer_shape,
+    .infer_type = infer_type_float,
+    .forward = ln_backward,
+};
+
+/* ---- InstanceNorm / GroupNorm: rows of the data (one per (n, c) / (n, group)), a gamma per
+ * channel / per group; InstanceNorm saved the variance, GroupNorm the std. */
+/* rows (n, c) or (n, group) of the data; gamma index = row % G; stat_is_var: input 4 holds the
+ * variance (InstanceNorm, std = sqrt(var + eps)), else the std (GroupNorm). */
+static int rows_backward(const mxw_op_call *call, int64_t rows, int64_t G, int stat_is_var, double eps) {
+  const mxw_tensor *og = &call->inputs[0], *x = &call->inputs[1];
+  const int64_t len = rows > 0 ? mxw_tensor_size(x) / rows : 0;
+  double *mean = scratch_doubles(2 * rows + 3 * G);
+  if (!mean) return -1;
+  double *inv = mean + rows, *gam = inv + rows, *dg = gam + G, *db = dg + G;
+  load_vec(&call->inputs[3], mean);
+  load_vec(&call->inputs[4], inv);
+  for (int64_t r = 0; r < rows; r++) inv[r] = stat_is_var ? 1.0 / sqrt(inv[r] + eps) : 1.0 / inv[r];
+  load_vec(&call->inputs[2], gam);
+  for (int64_t c = 0; c < G; c++) dg[c] = db[c] = 0.0;
+  stage st;
+  stage_init(&st, x->dtype);
+  const norm_kernels *k = st.k;
+  const grad_kernels *gk = grad_k(k);
+  const void *xd = stage_in(&st, x);
+  const void *gd = xd ? stage_in(&st, og) : NULL;
+  void *dxd = gd ? stage_out(&st, &call->outputs[0]) : NULL;
+  if (!dxd) return stage_finish(&st, 0);
+  for (int64_t r = 0; r < rows; r++) {
+    const int64_t c = r % G;
+    double sg = 0.0, sxg = 0.0;
+    const void *xr = at(xd, r * len, k->esize), *gr = at(gd, r * len, k->esize);
+    gk->sums(xr, gr, len, mean[r], &sg, &sxg);
+    dg[c] += sxg * inv[r];
+    db[c] += sg;
+    gk->apply(xr, gr, at_mut(dxd, r * len, k->esize), len, mean[r], len > 0 ? sg / (double)len : 0.0,
+              len > 0 ? sxg * inv[r] * inv[r] / (double)len : 0.0, gam[c] * inv[r]);
+  }
+  MXW_TRY(stage_finish(&st, 1));
+  store_vec(dg, &call->outputs[1]);
+  store_vec(db, &call->outputs[2]);
+  return 0;
+}
+static int in_backward(const mxw_op_call *call) {
+  const InstanceNormParam *p = (const InstanceNormParam *)call->param;
+  const mxw_shape *s = &call->inputs[1].shape;
+  return rows_backward(call, s->dims[0] * s->dims[1], s->dims[1], 1, (double)(float)p->eps);
+}
+static int gn_backward(const mxw_op_call *call) {
+  const GroupNormParam *p = (const GroupNormParam *)call->param;
+  return rows_backward(call, call->inputs[1].shape.dims[0] * p->num_groups, p->num_groups, 0, 0.0);
+}
+
+static const mxw_op_def op_backward_InstanceNorm = {
+    .name = "_backward_InstanceNorm",
+    .doc = "the gradients of InstanceNorm's data, gamma and beta",
+    .attrs = k_in_attrs,
+    .num_attrs = 1,
+    .param_size = sizeof(InstanceNormParam),
+    .num_inputs = 5,
+    .input_names = k_in_backward_inputs,
+    .num_outputs = 3,
+    .output_names = k_grad3_outputs,
+    .infer_shape = grad3_infer_shape,
+    .infer_type = infer_type_float,
+    .forward = in_backward,
+};
+static const mxw_op_def op_backward_GroupNorm = {
+    .name = "_backward_GroupNorm",
+    .doc = "the gradients of GroupNorm's data, gamma and beta",
+    .attrs = k_gn_attrs,
+    .num_attrs = (int)(sizeof k_gn_attrs / sizeof k_gn_attrs[0]),
+    .param_size = sizeof(GroupNormParam),
+    .validate = gn_validate,
+    .num_inputs = 5,
+    .input_names = k_ln_backward_inputs,
+    .num_outputs = 3,
+    .output_names = k_grad3_outputs,
+    .infer_shape = grad3_infer_shape,
+    .infer_type = infer_type_float,
+    .forward = gn_backward,
+};
+
+/* ---- L2Normalization: _backward_L2Normalization(ograd, output, norm) -> data gradient
+ *   dx = (g - y * Σ g y) / norm, the sum over what the mode normalizes. */
+static int l2_backward(const mxw_op_call *call) {
+  const L2NormParam *p = (const L2NormParam *)call->param;
+  const mxw_tensor *og = &call->inputs[0], *y = &call->inputs[1];
+  const int64_t total = mxw_tensor_size(y), N = y->shape.dims[0];
+  stage st;
+  stage_init(&st, y->dtype);
+  const norm_kernels *k = st.k;
+  const grad_kernels *gk = grad_k(k);
+  const void *yd = stage_in(&st, y);
+  const void *gd = yd ? stage_in(&st, og) : NULL;
+  void *dxd = gd ? stage_out(&st, &call->outputs[0]) : NULL;
+  if (!dxd) return stage_finish(&st, 0);
+  double *norm = scratch_doubles(mxw_tensor_size(&call->inputs[2]));
+  if (!norm) return stage_finish(&st, 0);
+  load_vec(&call->inputs[2], norm);
+  if (p->mode != L2_CHANNEL) {
+    const int64_t rows = p->mode == L2_INSTANCE ? N : N * y->shape.dims[1];
+    const int64_t len = rows > 0 ? total / rows : 0;
+    for (int64_t r = 0; r < rows; r++) {
+      double sg = 0.0, syg = 0.0;
+      const void *yr = at(yd, r * len, k->esize), *gr = at(gd, r * len, k->esize);
+      gk->sums(yr, gr, len, 0.0, &sg, &syg);
+      gk->apply(yr, gr, at_mut(dxd, r * len, k->esize), len, 0.0, 0.0, syg, 1.0 / norm[r]);
+    }
+    return stage_finish(&st, 1);
+  }
+  const axis_view v = view_around(&y->shape, 1);
+  for (int64_t o = 0; o < v.outer; o++)
+    for (int64_t i = 0; i < v.inner; i++) {
+      double syg = 0.0;
+      for (int64_t c = 0; c < v.n; c++) {
+        const int64_t e = (o * v.n + c) * v.inner + i;
+        syg += ldc(k, yd, e) * ldc(k, gd, e);
+      }
+      const double in = 1.0 / norm[o * v.inner + i];
+      for (int64_t c = 0; c < v.n; c++) {
+        const int64_t e = (o * v.n + c) * v.inner + i;
+        stc(k, dxd, e, (ldc(k, gd, e) - ldc(k, yd, e) * syg) * in);
+      }
+    }
+  return stage_finish(&st, 1);
+}
+static int l2_backward_infer_shape(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  (void)param;
+  (void)nin;
+  (void)nout;
+  return mxw_shape_assign(&out[0], &in[1], "data gradient");
+}
+static int grad_l2(mxw_grad_ctx *g) {
+  mxw_gid dx;
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_L2Normalization",
+                          MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_out(g, 0), mxw_grad_out(g, 1)), &dx, 1));
+  return mxw_grad_set(g, 0, dx);
+}
+static const char *const k_l2_backward_inputs[] = {"ograd", "output", "norm", NULL};
+static const mxw_op_def op_backward_L2Normalization = {
+    .name = "_backward_L2Normalization",
+    .doc = "the gradient of L2Normalization from its output gradient, output and norm",
+    .attrs = k_l2_attrs,
+    .num_attrs = 2,
+    .param_size = sizeof(L2NormParam),
+    .num_inputs = 3,
+    .input_names = k_l2_backward_inputs,
+    .num_outputs = 1,
+    .infer_shape = l2_backward_infer_shape,
+    .infer_type = infer_type_float,
+    .forward = l2_backward,
+};
+
+/* ---- LRN: _backward_LRN(ograd, data, tmp_norm) -> data gradient
+ *   dx[c] = g[c] * norm[c]^-beta - 2 * beta * salpha * x[c] * Σ_{|c' - c| <= nsize/2} g[c'] x[c'] norm[c']^(-beta-1)
+ * (MXNet's LRN backward, salpha = alpha / nsize). */
+static int lrn_backward(const mxw_op_call *call) {
+  const LRNParam *p = (const LRNParam *)call->param;
+  const mxw_tensor *x = &call->inputs[1];
+  const int64_t N = x->shape.dims[0], C = x->shape.dims[1], HW = x->shape.dims[2] * x->shape.dims[3];
+  const int64_t half = p->nsize / 2;
+  const double salpha = (double)((float)p->alpha / (float)p->nsize);
+  double *t = scratch_doubles(C * HW + HW);
+  if (!t) return -1;
+  double *acc = t + C * HW;
+  stage st;
+  stage_init(&st, x->dtype);
+  const norm_kernels *k = st.k;
+  const void *gd = stage_in(&st, &call->inputs[0]);
+  const void *xd = gd ? stage_in(&st, x) : NULL;
+  const void *nd = xd ? stage_in(&st, &call->inputs[2]) : NULL;
+  void *dxd = nd ? stage_out(&st, &call->outputs[0]) : NULL;
+  if (!dxd) return stage_finish(&st, 0);
+  for (int64_t n = 0; n < N; n++) {
+    const int64_t base = n * C * HW;
+    for (int64_t i = 0; i < C * HW; i++)
+      t[i] = ldc(k, gd, base + i) * ldc(k, xd, base + i) * pow(ldc(k, nd, base + i), -p->beta - 1.0);
+    for (int64_t c = 0; c < C; c++) {
+      for (int64_t i = 0; i < HW; i++) acc[i] = 0.0;
+      const int64_t lo = c - half < 0 ? 0 : c - half, hi = c + half > C - 1 ? C - 1 : c + half;
+      for (int64_t cc = lo; cc <= hi; cc++)
+        for (int64_t i = 0; i < HW; i++) acc[i] += t[cc * HW + i];
+      for (int64_t i = 0; i < HW; i++) {
+        const int64_t e = base + c * HW + i;
+        stc(k, dxd, e,
+            ldc(k, gd, e) * pow(ldc(k, nd, e), -p->beta) - 2.0 * p->beta * salpha * ldc(k, xd, e) * acc[i]);
+      }
+    }
+  }
+  return stage_finish(&st, 1);
+}
+static int grad_lrn(mxw_grad_ctx *g) {
+  mxw_gid dx;
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_LRN", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0), mxw_grad_out(g, 1)),
+                          &dx, 1));
+  return mxw_grad_set(g, 0, dx);
+}
+static const char *const k_lrn_backward_inputs[] = {"ograd", "data", "tmp_norm", NULL};
+static const mxw_op_def op_backward_LRN = {
+    .name = "_backward_LRN",
+    .doc = "the gradient of LRN from its output gradient, data and tmp_norm",
+    .attrs = k_lrn_attrs,
+    .num_attrs = 4,
+    .param_size = sizeof(LRNParam),
+    .validate = lrn_validate,
+    .num_inputs = 3,
+    .input_names = k_lrn_backward_inputs,
+    .num_outputs = 1,
+    .infer_shape = l2_backward_infer_shape,
+    .infer_type = infer_type_float,
+    .forward = lrn_backward,
 };
 
 MXW_FAMILY(norm, &op_BatchNorm, &op_BatchNormWithReLU, &op_LayerNorm, &op_InstanceNorm, &op_GroupNorm,
-           &op_L2Normalization, &op_LRN);
+           &op_L2Normalization, &op_LRN, &op_backward_BatchNorm, &op_backward_BatchNormWithReLU,
+           &op_backward_LayerNorm, &op_backward_InstanceNorm, &op_backward_GroupNorm, &op_backward_L2Normalization,
+           &op_backward_LRN);
