@@ -293,3 +293,22 @@ test('with autograd: backward writes fresh gradients, step uses them and marks t
   assert.equal(p.grad()._freshGrad, false);
   throwsNaming(() => trainer.step(2), /Gradient of Parameter `w`/);
 });
+
+test('float16 parameters with multi_precision: a float32 master copy and momentum, saved and loaded', async () => {
+  const p = new gluon.Parameter('w', { shape: [3], dtype: 'float16' });
+  p.initialize();
+  p.setData(nd.array([1, 2, 3]));
+  const t = new Trainer([p], 'sgd', { learning_rate: 0.5, momentum: 0.9, multi_precision: true });
+  nd.array([1, 1, 1], { dtype: 'float16' }).copyto(p.grad());
+  p.grad()._freshGrad = true;
+  t.step(1);
+  // momentum = -0.5 g; master = w + momentum
+  assert.equal(p.data().dtype, 'float16');
+  assert.deepEqual(p.data().toArray(), [0.5, 1.5, 2.5]);
+  const [mom, master] = t._updaters[0].states.get(0);
+  assert.deepEqual([mom.dtype, master.dtype], ['float32', 'float32']);
+  const t2 = new Trainer([p], 'sgd');
+  await t2.loadStates(t.saveStates());
+  assert.equal(t2.optimizer.multiPrecision, true);
+  assert.deepEqual(t2._updaters[0].states.get(0).map((s) => s.toArray()), [[-0.5, -0.5, -0.5], [0.5, 1.5, 2.5]]);
+});
