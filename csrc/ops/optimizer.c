@@ -214,6 +214,7 @@ static const mxw_op_def op_sgd_update = {
     .num_outputs = 1,
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_sgd,
+    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
 };
 
 /* MP_SGDKernel: w32 = (1 - lr*wd)*w32 - lr*clip(rescale_grad*float(g)); out = DType(w32). */
@@ -251,6 +252,7 @@ static const mxw_op_def op_mp_sgd_update = {
     .infer_shape = mxw_infer_shape_same,
     .infer_type = infer_type_mp_sgd,
     .forward = fwd_mp_sgd,
+    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
 };
 
 /* ==== sgd_mom_update / mp_sgd_mom_update ======================================================= */
@@ -297,6 +299,7 @@ static const mxw_op_def op_sgd_mom_update = {
     .num_mutate_inputs = 1,
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_sgd_mom,
+    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
 };
 
 /* MP_SGDMomKernel: on the float32 mom and weight32. */
@@ -336,6 +339,7 @@ static const mxw_op_def op_mp_sgd_mom_update = {
     .infer_shape = mxw_infer_shape_same,
     .infer_type = infer_type_mp_mom,
     .forward = fwd_mp_sgd_mom,
+    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
 };
 
 /* ==== nag_mom_update / mp_nag_mom_update ======================================================= */
@@ -381,6 +385,7 @@ static const mxw_op_def op_nag_mom_update = {
     .num_mutate_inputs = 1,
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_nag_mom,
+    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
 };
 
 /* MP_NAGMomKernel: as nag_mom_update on weight32, except that the momentum's weight-decay term
@@ -417,6 +422,7 @@ static const mxw_op_def op_mp_nag_mom_update = {
     .infer_shape = mxw_infer_shape_same,
     .infer_type = infer_type_mp_mom,
     .forward = fwd_mp_nag_mom,
+    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
 };
 
 /* ==== ftml_update ============================================================================== */
@@ -478,6 +484,7 @@ static const mxw_op_def op_ftml_update = {
     .num_mutate_inputs = 3,
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_ftml,
+    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
 };
 
 /* ==== adam_update ============================================================================== */
@@ -531,6 +538,7 @@ static const mxw_op_def op_adam_update = {
     .num_mutate_inputs = 2,
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_adam,
+    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
 };
 
 /* ==== rmspropalex_update ======================================================================= */
@@ -582,6 +590,7 @@ static const mxw_op_def op_rmspropalex_update = {
     .num_mutate_inputs = 3,
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_rmspropalex,
+    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
 };
 
 /* ==== rmsprop_update =========================================================================== */
@@ -631,6 +640,7 @@ static const mxw_op_def op_rmsprop_update = {
     .num_mutate_inputs = 1,
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_rmsprop,
+    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
 };
 
 /* ==== ftrl_update ============================================================================== */
@@ -680,6 +690,7 @@ static const mxw_op_def op_ftrl_update = {
     .num_mutate_inputs = 2,
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_ftrl,
+    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
 };
 
 /* ==== signsgd_update / signum_update =========================================================== */
@@ -714,6 +725,7 @@ static const mxw_op_def op_signsgd_update = {
     .num_outputs = 1,
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_signsgd,
+    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
 };
 
 typedef struct {
@@ -760,6 +772,7 @@ static const mxw_op_def op_signum_update = {
     .num_mutate_inputs = 1,
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_signum,
+    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
 };
 
 /* ==== lamb_update_phase1 / mp_lamb_update_phase1 =============================================== */
@@ -820,6 +833,7 @@ static const mxw_op_def op_lamb_update_phase1 = {
     .num_mutate_inputs = 2,
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_lamb1,
+    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
 };
 
 /* MPLambUpdatePhaseOneKernel: float32 states, the weight decay on weight32. */
@@ -878,6 +892,7 @@ static const mxw_op_def op_mp_lamb_update_phase1 = {
     .infer_shape = mxw_infer_shape_same,
     .infer_type = infer_type_mp_lamb1,
     .forward = fwd_mp_lamb1,
+    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
 };
 
 /* ==== lamb_update_phase2 / mp_lamb_update_phase2 =============================================== */
@@ -940,6 +955,7 @@ static const mxw_op_def op_lamb_update_phase2 = {
     .num_outputs = 1,
     .infer_shape = infer_shape_lamb2,
     .forward = fwd_lamb2,
+    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
 };
 
 /* MPLambUpdatePhaseTwoKernel: out = weight32 - lr*ratio*g. MXNet 1.9.1's kernel writes only the
@@ -983,6 +999,7 @@ static const mxw_op_def op_mp_lamb_update_phase2 = {
     .infer_shape = infer_shape_lamb2,
     .infer_type = infer_type_mp_lamb2,
     .forward = fwd_mp_lamb2,
+    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
 };
 
 MXW_FAMILY(optimizer, &op_sgd_update, &op_sgd_mom_update, &op_mp_sgd_update, &op_mp_sgd_mom_update,
