@@ -4,6 +4,8 @@
  * Every op reduces to (a batch of) C = op(A) * op(B) on row-major views, run by mxw_sgemm for
  * float32 and by the plain mxw_dgemm for float64, float16 and bfloat16 (the half types go
  * through double and back). Integer dtypes are rejected at type inference, as MXNet does.
+ * Gradients (MXNet's _backward_FullyConnected, _backward_dot, _backward_batch_dot) are GEMMs of
+ * the output gradient with the other operand over the same views; see "gradients" below.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,6 +192,73 @@ static int fc_forward(const mxw_op_call *c) {
   return 0;
 }
 
+/* _backward_FullyConnected(ograd, data, weight) -> (d data, d weight[, d bias]), on the 2-D views
+ * G (rows, nh), X (rows, in), W (nh, in):  dX = G W,  dW = G^T X,  db = column sums of G. */
+static int fc_backward_num_outputs(const void *param) { return ((const FCParam *)param)->no_bias ? 2 : 3; }
+static const char *const k_fc_backward_inputs[] = {"ograd", "data", "weight", NULL};
+
+static int fc_backward_infer_shape(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const FCParam *p = (const FCParam *)param;
+  MXW_TRY(mxw_shape_assign(&out[0], &in[1], "data gradient"));
+  MXW_TRY(mxw_shape_assign(&out[1], &in[2], "weight gradient"));
+  if (nout > 2) {
+    mxw_shape b = mxw_shape_make(1, (const int64_t[]){p->num_hidden});
+    MXW_TRY(mxw_shape_assign(&out[2], &b, "bias gradient"));
+  }
+  return 0;
+}
+
+static int fc_backward(const mxw_op_call *c) {
+  const FCParam *p = (const FCParam *)c->param;
+  const mxw_tensor *gy = &c->inputs[0], *x = &c->inputs[1], *w = &c->inputs[2];
+  mxw_tensor *dx = &c->outputs[0], *dw = &c->outputs[1];
+  const int64_t nh = p->num_hidden, in_dim = w->shape.dims[1];
+  const int64_t rows = mxw_tensor_size(gy) / nh;
+  /* dX (rows, in) = G (rows, nh) W (nh, in) */
+  gemm_plan gx = {.trans_a = 0, .trans_b = 0, .batch = 1, .M = rows, .N = in_dim, .K = nh, .lda = nh, .ldb = in_dim,
+                  .ldc = in_dim};
+  MXW_TRY(run_gemm(&gx, gy, w, dx, 0));
+  /* dW (nh, in) = G^T (nh, rows) X (rows, in) */
+  gemm_plan gw = {.trans_a = 1, .trans_b = 0, .batch = 1, .M = nh, .N = in_dim, .K = rows, .lda = nh, .ldb = in_dim,
+                  .ldc = in_dim};
+  MXW_TRY(run_gemm(&gw, gy, x, dw, 0));
+  if (c->num_outputs > 2) { /* db (nh) = sum over rows of G */
+    mxw_tensor *db = &c->outputs[2];
+    if (gy->dtype == MXW_FLOAT32) {
+      const float *g = (const float *)gy->data;
+      float *b = (float *)db->data;
+      for (int64_t j = 0; j < nh; j++) b[j] = 0.f;
+      for (int64_t r = 0; r < rows; r++)
+        for (int64_t j = 0; j < nh; j++) b[j] += g[r * nh + j];
+    } else {
+      double *acc = (double *)calloc((size_t)(nh > 0 ? nh : 1), sizeof(double));
+      MXW_CHECK(acc != NULL, "out of memory");
+      for (int64_t r = 0; r < rows; r++)
+        for (int64_t j = 0; j < nh; j++) acc[j] += mxw_load_f64(gy->data, gy->dtype, r * nh + j);
+      mxw_convert(acc, MXW_FLOAT64, db->data, db->dtype, nh);
+      free(acc);
+    }
+  }
+  return 0;
+}
+
+static int fc_gradient(mxw_grad_ctx *g) {
+  const FCParam *p = (const FCParam *)mxw_grad_param(g);
+  mxw_gid d[3];
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_FullyConnected",
+                          MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0), mxw_grad_in(g, 1)), d, p->no_bias ? 2 : 3));
+  MXW_TRY(mxw_grad_set(g, 0, d[0]));
+  MXW_TRY(mxw_grad_set(g, 1, d[1]));
+  if (p->no_bias) return 0;
+  const mxw_shape *bs = mxw_grad_in_shape(g, 2);
+  if (bs->ndim == 2) { /* a (num_hidden, 1) bias */
+    char shape[64];
+    snprintf(shape, sizeof shape, "(%lld, 1)", (long long)p->num_hidden);
+    d[2] = mxw_grad_op(g, "Reshape", MXW_KV("shape", shape), MXW_GIDS(d[2]));
+  }
+  return mxw_grad_set(g, 2, d[2]);
+}
+
 static const mxw_op_def op_FullyConnected = {
     .name = "FullyConnected",
     .aliases = ALIASES("_npx_fully_connected", "_sparse_FullyConnected"),
@@ -206,6 +275,23 @@ static const mxw_op_def op_FullyConnected = {
     .infer_type = infer_type_float,
     .forward = fc_forward,
     .fusable_act = 1,
+    .gradient = fc_gradient,
+};
+
+static const mxw_op_def op_backward_FullyConnected = {
+    .name = "_backward_FullyConnected",
+    .doc = "the gradients of FullyConnected from (ograd, data, weight): data, weight and (unless no_bias) bias",
+    .attrs = k_fc_attrs,
+    .num_attrs = 3,
+    .param_size = sizeof(FCParam),
+    .validate = fc_validate,
+    .num_inputs = 3,
+    .input_names = k_fc_backward_inputs,
+    .num_outputs = 3,
+    .num_outputs_fn = fc_backward_num_outputs,
+    .infer_shape = fc_backward_infer_shape,
+    .infer_type = infer_type_float,
+    .forward = fc_backward,
 };
 
 /* ---- dot and batch_dot ------------------------------------------------------------------------- */
@@ -358,6 +444,84 @@ static int batch_dot_forward(const mxw_op_call *c) {
   return run_gemm(&g, &c->inputs[0], &c->inputs[1], &c->outputs[0], 0);
 }
 
+/* ---- gradients of dot and batch_dot ------------------------------------------------------------
+ * With A stored (ra, ca), B stored (rb, cb) per batch item (the views the forward uses) and
+ * C = op(A) op(B) of shape (M, N) over K:
+ *   dA = dC op(B)^T, stored as A: (dC op(B)^T)^T = op(B) dC^T when A is transposed;
+ *   dB = op(A)^T dC, stored as B: dC^T op(A) when B is transposed. */
+typedef struct {
+  int ta, tb;
+  int64_t batch, ra, ca, rb, cb;
+} prod_views;
+
+static int prod_backward(const prod_views *v, const mxw_tensor *dc, const mxw_tensor *a, const mxw_tensor *b,
+                         mxw_tensor *da, mxw_tensor *db) {
+  const int64_t M = v->ta ? v->ca : v->ra, K = v->ta ? v->ra : v->ca, N = v->tb ? v->rb : v->cb;
+  const int64_t sa = v->ra * v->ca, sb = v->rb * v->cb, sc = M * N;
+  gemm_plan p;
+  if (!v->ta) /* dA (M, K) = dC (M, N) op(B)^T (N, K) */
+    p = (gemm_plan){.trans_a = 0, .trans_b = !v->tb, .batch = v->batch, .M = M, .N = K, .K = N, .lda = N,
+                    .ldb = v->cb, .ldc = v->ca, .stride_a = sc, .stride_b = sb, .stride_c = sa};
+  else /* dA stored (K, M) = op(B) (K, N) dC^T (N, M) */
+    p = (gemm_plan){.trans_a = v->tb, .trans_b = 1, .batch = v->batch, .M = K, .N = M, .K = N, .lda = v->cb,
+                    .ldb = N, .ldc = v->ca, .stride_a = sb, .stride_b = sc, .stride_c = sa};
+  MXW_TRY(v->ta ? run_gemm(&p, b, dc, da, 0) : run_gemm(&p, dc, b, da, 0));
+  if (!v->tb) /* dB (K, N) = op(A)^T (K, M) dC (M, N) */
+    p = (gemm_plan){.trans_a = !v->ta, .trans_b = 0, .batch = v->batch, .M = K, .N = N, .K = M, .lda = v->ca,
+                    .ldb = N, .ldc = v->cb, .stride_a = sa, .stride_b = sc, .stride_c = sb};
+  else /* dB stored (N, K) = dC^T (N, M) op(A) (M, K) */
+    p = (gemm_plan){.trans_a = 1, .trans_b = v->ta, .batch = v->batch, .M = N, .N = K, .K = M, .lda = N,
+                    .ldb = v->ca, .ldc = v->cb, .stride_a = sc, .stride_b = sa, .stride_c = sb};
+  return v->tb ? run_gemm(&p, dc, a, db, 0) : run_gemm(&p, a, dc, db, 0);
+}
+
+static const char *const k_dot_backward_inputs[] = {"ograd", "lhs", "rhs", NULL};
+static int dot_backward_infer_shape(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  MXW_TRY(mxw_shape_assign(&out[0], &in[1], "lhs gradient"));
+  return mxw_shape_assign(&out[1], &in[2], "rhs gradient");
+}
+
+/* dot's 2-D views: lhs (prod(l[:-1]), l[-1]) or with transpose_a (l[0], prod(l[1:])); rhs
+ * (r[0], prod(r[1:])) or with transpose_b (prod(r[:-1]), r[-1]). Vectors are (1, n) / (n, 1). */
+static int dot_backward(const mxw_op_call *c) {
+  const DotParam *p = (const DotParam *)c->param;
+  const mxw_shape *ls = &c->inputs[1].shape, *rs = &c->inputs[2].shape;
+  prod_views v = {.ta = p->transpose_a, .tb = p->transpose_b, .batch = 1};
+  if (p->transpose_a) {
+    v.ra = ls->dims[0];
+    v.ca = dims_prod(ls, 1, ls->ndim);
+  } else {
+    v.ra = dims_prod(ls, 0, ls->ndim - 1);
+    v.ca = ls->dims[ls->ndim - 1];
+  }
+  if (p->transpose_b) {
+    v.rb = dims_prod(rs, 0, rs->ndim - 1);
+    v.cb = rs->dims[rs->ndim - 1];
+  } else {
+    v.rb = rs->dims[0];
+    v.cb = dims_prod(rs, 1, rs->ndim);
+  }
+  return prod_backward(&v, &c->inputs[0], &c->inputs[1], &c->inputs[2], &c->outputs[0], &c->outputs[1]);
+}
+
+static int batch_dot_backward(const mxw_op_call *c) {
+  const DotParam *p = (const DotParam *)c->param;
+  const mxw_shape *ls = &c->inputs[1].shape, *rs = &c->inputs[2].shape;
+  const int nd = ls->ndim;
+  prod_views v = {.ta = p->transpose_a, .tb = p->transpose_b, .batch = dims_prod(ls, 0, nd - 2),
+                  .ra = ls->dims[nd - 2], .ca = ls->dims[nd - 1], .rb = rs->dims[nd - 2], .cb = rs->dims[nd - 1]};
+  return prod_backward(&v, &c->inputs[0], &c->inputs[1], &c->inputs[2], &c->outputs[0], &c->outputs[1]);
+}
+
+static int grad_prod_with(mxw_grad_ctx *g, const char *op) {
+  mxw_gid d[2];
+  MXW_TRY(mxw_grad_op_fwd(g, op, MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0), mxw_grad_in(g, 1)), d, 2));
+  MXW_TRY(mxw_grad_set(g, 0, d[0]));
+  return mxw_grad_set(g, 1, d[1]);
+}
+static int dot_gradient(mxw_grad_ctx *g) { return grad_prod_with(g, "_backward_dot"); }
+static int batch_dot_gradient(mxw_grad_ctx *g) { return grad_prod_with(g, "_backward_batch_dot"); }
+
 static const mxw_op_def op_dot = {
     .name = "dot",
     .aliases = ALIASES("_sparse_dot"),
@@ -371,6 +535,7 @@ static const mxw_op_def op_dot = {
     .infer_shape = dot_infer_shape,
     .infer_type = infer_type_float,
     .forward = dot_forward,
+    .gradient = dot_gradient,
 };
 
 static const mxw_op_def op_batch_dot = {
@@ -386,6 +551,24 @@ static const mxw_op_def op_batch_dot = {
     .infer_shape = batch_dot_infer_shape,
     .infer_type = infer_type_float,
     .forward = batch_dot_forward,
+    .gradient = batch_dot_gradient,
 };
 
-MXW_FAMILY(linalg, &op_FullyConnected, &op_dot, &op_batch_dot);
+#define PROD_BACKWARD_OP(VAR, NAME, FWD, DOC)                                                     \
+  static const mxw_op_def VAR = {.name = NAME,                                                    \
+                                 .doc = DOC,                                                      \
+                                 .attrs = k_dot_attrs,                                            \
+                                 .num_attrs = 3,                                                  \
+                                 .param_size = sizeof(DotParam),                                  \
+                                 .num_inputs = 3,                                                 \
+                                 .input_names = k_dot_backward_inputs,                            \
+                                 .num_outputs = 2,                                                \
+                                 .infer_shape = dot_backward_infer_shape,                         \
+                                 .infer_type = infer_type_float,                                  \
+                                 .forward = FWD};
+PROD_BACKWARD_OP(op_backward_dot, "_backward_dot", dot_backward, "the gradients of dot from (ograd, lhs, rhs)")
+PROD_BACKWARD_OP(op_backward_batch_dot, "_backward_batch_dot", batch_dot_backward,
+                 "the gradients of batch_dot from (ograd, lhs, rhs)")
+
+MXW_FAMILY(linalg, &op_FullyConnected, &op_dot, &op_batch_dot, &op_backward_FullyConnected, &op_backward_dot,
+           &op_backward_batch_dot);
