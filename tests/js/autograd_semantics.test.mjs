@@ -169,7 +169,7 @@ test('BatchNorm: batch statistics while training (gradient sums to zero over the
   // with batch statistics, y is invariant to shifting x, so the gradient of sum(y) is 0
   assertClose(vals(x.grad), [0, 0, 0], { atol: 1e-5 });
   const yp = autograd.record(() => bn(x), false);
-  yp.backward(); // moving stats: y = (x - mean) / sqrt(var + eps) * gamma + beta, slope 1/sqrt(var + 1e-5)
+  yp.backward({ trainMode: false }); // backward(train_mode=False), as MXNet pairs it with predict-mode records; moving stats: y = (x - mean) / sqrt(var + eps) * gamma + beta, slope 1/sqrt(var + 1e-5)
   const mv = vals(bn.running_var.data())[0];
   assertClose(vals(x.grad), [1, 1, 1].map(() => 1 / Math.sqrt(mv + 1e-5)), { rtol: 1e-5 });
 });
