@@ -113,6 +113,15 @@ static int fwd_Dropout(const mxw_op_call *c) {
   return 0;
 }
 
+/* Gradient: ograd * mask (MXNet's _backward_Dropout; the mask already holds 1/(1-p) or 0, and 1 when
+ * the forward was the identity), the mask broadcast along the shared axes. */
+static int grad_Dropout(mxw_grad_ctx *g) {
+  const int same = mxw_shape_equal(mxw_grad_out_shape(g, 0), mxw_grad_out_shape(g, 1));
+  mxw_gid dx = mxw_grad_op(g, same ? "elemwise_mul" : "broadcast_mul", NULL,
+                           MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_out(g, 1)));
+  return mxw_grad_set(g, 0, dx);
+}
+
 static const mxw_op_def op_Dropout = {
     .name = "Dropout",
     .aliases = ALIASES("_npx_dropout"),
@@ -129,6 +138,7 @@ static const mxw_op_def op_Dropout = {
     .output_names = k_output_mask,
     .infer_shape = infer_dropout,
     .forward = fwd_Dropout,
+    .gradient = grad_Dropout,
 };
 
 /* ==== LeakyReLU ================================================================================= */
@@ -289,6 +299,139 @@ static int fwd_LeakyReLU(const mxw_op_call *c) {
   return 0;
 }
 
+/* ---- LeakyReLU's gradient: _backward_LeakyReLU(ograd, data, output[, gamma | mask]) -> data's
+ * gradient (and gamma's for prelu), as MXNet's LeakyReLUOp::Backward:
+ *   leaky: g * (y > 0 ? 1 : slope)        rrelu: g * (y > 0 ? 1 : mask)     elu: g * (y > 0 ? 1 : y + slope)
+ *   prelu: g * (x > 0 ? 1 : gamma), dgamma = the sum of g * (x > 0 ? 0 : x) over the axes gamma is
+ *          broadcast along
+ *   gelu:  g * 0.5 * (1 + erf(x / sqrt 2) + x * sqrt(2 / pi) * exp(-x^2 / 2))
+ *   selu:  g * (y > 0 ? lambda : y + lambda * alpha) -- the derivative of the forward; MXNet 1.9.1's
+ *          selu_grad computes lambda * (y + alpha) there, which is not (see the tests). */
+static int leaky_grad_num_inputs(const void *param) {
+  const int act = ((const LeakyReLUParam *)param)->act_type;
+  return act == ACT_PRELU || act == ACT_RRELU ? 4 : 3;
+}
+static int leaky_grad_num_outputs(const void *param) {
+  return ((const LeakyReLUParam *)param)->act_type == ACT_PRELU ? 2 : 1;
+}
+
+static inline double leaky_grad_scale(int act, double x, double y, double a) {
+  switch (act) {
+    case ACT_ELU: return y > 0 ? 1.0 : y + a;
+    case ACT_SELU: return y > 0 ? (double)k_selu_lambda : y + (double)k_selu_lambda * (double)k_selu_alpha;
+    case ACT_GELU: return 0.5 * (1.0 + erf(x / sqrt(2.0)) + x * sqrt(2.0 / M_PI) * exp(-0.5 * x * x));
+    default: return y > 0 ? 1.0 : a; /* leaky, rrelu (a = the element's mask) */
+  }
+}
+static inline float leaky_grad_scale_f(int act, float x, float y, float a) {
+  switch (act) {
+    case ACT_ELU: return y > 0 ? 1.f : y + a;
+    case ACT_SELU: return y > 0 ? k_selu_lambda : y + k_selu_lambda * k_selu_alpha;
+    case ACT_GELU: return 0.5f * (1.f + erff(x / (float)M_SQRT2) + x * (float)(M_2_SQRTPI / M_SQRT2) * expf(-0.5f * x * x));
+    default: return y > 0 ? 1.f : a;
+  }
+}
+
+static int fwd_backward_LeakyReLU(const mxw_op_call *c) {
+  const LeakyReLUParam *p = (const LeakyReLUParam *)c->param;
+  const mxw_tensor *og = &c->inputs[0], *in = &c->inputs[1], *out = &c->inputs[2];
+  mxw_tensor *dx = &c->outputs[0];
+  const int64_t n = mxw_tensor_size(in);
+  const int act = p->act_type, f32 = in->dtype == MXW_FLOAT32;
+  if (act == ACT_PRELU) {
+    const mxw_tensor *gamma = &c->inputs[3];
+    mxw_tensor *dgamma = &c->outputs[1];
+    int64_t g01[2];
+    MXW_TRY(prelu_gamma_layout(&gamma->shape, &in->shape, g01));
+    const int nd = in->shape.ndim;
+    const int64_t d0 = nd > 0 ? in->shape.dims[0] : 1, d1 = nd > 1 ? in->shape.dims[1] : 1;
+    int64_t rest = 1;
+    for (int d = 2; d < nd; d++) rest *= in->shape.dims[d];
+    const int64_t ng = mxw_tensor_size(gamma);
+    double *acc = (double *)mxw_scratch(0, (size_t)(ng + 1) * sizeof(double));
+    if (!acc) return -1;
+    for (int64_t i = 0; i < ng; i++) acc[i] = 0.0;
+    int64_t i = 0;
+    for (int64_t a = 0; a < d0; a++)
+      for (int64_t b = 0; b < d1; b++, i += rest) {
+        const int64_t gi = (g01[0] == 1 ? 0 : a) * g01[1] + (g01[1] == 1 ? 0 : b);
+        double s = 0.0;
+        if (f32) {
+          const float *x = (const float *)in->data + i, *g = (const float *)og->data + i;
+          float *y = (float *)dx->data + i, gm = ((const float *)gamma->data)[gi];
+          for (int64_t r = 0; r < rest; r++) {
+            y[r] = x[r] > 0 ? g[r] : g[r] * gm;
+            if (!(x[r] > 0)) s += (double)(g[r] * x[r]);
+          }
+        } else {
+          const double gm = mxw_load_f64(gamma->data, gamma->dtype, gi);
+          for (int64_t r = 0; r < rest; r++) {
+            const double x = mxw_load_f64(in->data, in->dtype, i + r), g = mxw_load_f64(og->data, og->dtype, i + r);
+            mxw_store_f64(dx->data, dx->dtype, i + r, x > 0 ? g : g * gm);
+            if (!(x > 0)) s += g * x;
+          }
+        }
+        acc[gi] += s;
+      }
+    for (int64_t k = 0; k < ng; k++) mxw_store_f64(dgamma->data, dgamma->dtype, k, acc[k]);
+    return 0;
+  }
+  const mxw_tensor *mask = act == ACT_RRELU ? &c->inputs[3] : NULL;
+  if (f32) {
+    const float *x = (const float *)in->data, *y = (const float *)out->data, *g = (const float *)og->data;
+    const float *m = mask ? (const float *)mask->data : NULL;
+    float *d = (float *)dx->data;
+    const float a = (float)p->slope;
+    for (int64_t i = 0; i < n; i++) d[i] = g[i] * leaky_grad_scale_f(act, x[i], y[i], m ? m[i] : a);
+  } else {
+    const double a = (double)(float)p->slope;
+    for (int64_t i = 0; i < n; i++) {
+      const double x = mxw_load_f64(in->data, in->dtype, i), y = mxw_load_f64(out->data, out->dtype, i);
+      const double s = leaky_grad_scale(act, x, y, mask ? mxw_load_f64(mask->data, mask->dtype, i) : a);
+      mxw_store_f64(dx->data, dx->dtype, i, mxw_load_f64(og->data, og->dtype, i) * s);
+    }
+  }
+  return 0;
+}
+
+static int infer_backward_leaky(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  (void)param;
+  MXW_TRY(mxw_shape_assign(&out[0], &in[1], "data gradient"));
+  if (nout > 1 && nin > 3) MXW_TRY(mxw_shape_assign(&out[1], &in[3], "gamma gradient"));
+  return 0;
+}
+
+static int grad_LeakyReLU(mxw_grad_ctx *g) {
+  const LeakyReLUParam *p = (const LeakyReLUParam *)mxw_grad_param(g);
+  const int prelu = p->act_type == ACT_PRELU, rrelu = p->act_type == ACT_RRELU;
+  mxw_gid ins[4] = {mxw_grad_ograd(g, 0), mxw_grad_in(g, 0), mxw_grad_out(g, 0), 0};
+  if (prelu) ins[3] = mxw_grad_in(g, 1);
+  if (rrelu) ins[3] = mxw_grad_out(g, 1);
+  mxw_gid out[2];
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_LeakyReLU", ins, prelu || rrelu ? 4 : 3, out, prelu ? 2 : 1));
+  MXW_TRY(mxw_grad_set(g, 0, out[0]));
+  return prelu ? mxw_grad_set(g, 1, out[1]) : 0;
+}
+
+static const char *const k_backward_leaky_inputs[] = {"ograd", "data", "output", "gamma_or_mask", NULL};
+static const char *const k_backward_leaky_outputs[] = {"data_grad", "gamma_grad", NULL};
+
+static const mxw_op_def op_backward_LeakyReLU = {
+    .name = "_backward_LeakyReLU",
+    .doc = "the gradient of LeakyReLU (and of prelu's gamma) from ograd, data, output and gamma (prelu) or mask (rrelu)",
+    .attrs = k_leaky_attrs,
+    .num_attrs = (int)(sizeof k_leaky_attrs / sizeof k_leaky_attrs[0]),
+    .param_size = sizeof(LeakyReLUParam),
+    .num_inputs = 4,
+    .input_names = k_backward_leaky_inputs,
+    .num_inputs_fn = leaky_grad_num_inputs,
+    .num_outputs = 1,
+    .num_outputs_fn = leaky_grad_num_outputs,
+    .output_names = k_backward_leaky_outputs,
+    .infer_shape = infer_backward_leaky,
+    .forward = fwd_backward_LeakyReLU,
+};
+
 static const mxw_op_def op_LeakyReLU = {
     .name = "LeakyReLU",
     .aliases = ALIASES("_npx_leaky_relu"),
@@ -307,6 +450,7 @@ static const mxw_op_def op_LeakyReLU = {
     .infer_shape = infer_leaky,
     .forward = fwd_LeakyReLU,
     .input_var_init = leaky_input_var_init,
+    .gradient = grad_LeakyReLU,
 };
 
 /* ==== Embedding ================================================================================= */
@@ -393,6 +537,75 @@ static int fwd_Embedding(const mxw_op_call *c) {
   return 0;
 }
 
+/* Gradient: the weight's gradient scatter-adds each output gradient row into the row its index
+ * selected (clipped as the forward), MXNet's _backward_Embedding (AddTakeGrad); the indices get
+ * none. */
+static int fwd_backward_Embedding(const mxw_op_call *c) {
+  const mxw_tensor *og = &c->inputs[0], *idx = &c->inputs[1];
+  mxw_tensor *dw = &c->outputs[0];
+  const int64_t rows = dw->shape.dims[0], cols = dw->shape.dims[1], n = mxw_tensor_size(idx);
+  const size_t es = (size_t)mxw_dtype_size(dw->dtype);
+  memset(dw->data, 0, (size_t)(rows * cols) * es);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t k = load_index(idx, i);
+    k = k < 0 ? 0 : (k >= rows ? rows - 1 : k);
+    if (dw->dtype == MXW_FLOAT32) {
+      float *d = (float *)dw->data + k * cols;
+      const float *g = (const float *)og->data + i * cols;
+      for (int64_t j = 0; j < cols; j++) d[j] += g[j];
+    } else if (dw->dtype == MXW_FLOAT64) {
+      double *d = (double *)dw->data + k * cols;
+      const double *g = (const double *)og->data + i * cols;
+      for (int64_t j = 0; j < cols; j++) d[j] += g[j];
+    } else {
+      for (int64_t j = 0; j < cols; j++)
+        mxw_store_f64(dw->data, dw->dtype, k * cols + j,
+                      mxw_load_f64(dw->data, dw->dtype, k * cols + j) + mxw_load_f64(og->data, og->dtype, i * cols + j));
+    }
+  }
+  return 0;
+}
+
+static int infer_backward_embedding(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const EmbeddingParam *p = (const EmbeddingParam *)param;
+  (void)nin;
+  (void)nout;
+  (void)in;
+  const int64_t wd[2] = {p->input_dim, p->output_dim};
+  const mxw_shape w = mxw_shape_make(2, wd);
+  return mxw_shape_assign(&out[0], &w, "weight gradient");
+}
+static int infer_type_backward_embedding(const void *param, int nin, int *in, int nout, int *out) {
+  (void)param;
+  (void)nin;
+  (void)nout;
+  if (in[0] >= 0) out[0] = in[0];
+  return 0;
+}
+
+static int grad_Embedding(mxw_grad_ctx *g) {
+  mxw_gid dw;
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_Embedding", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0)), &dw, 1));
+  return mxw_grad_set(g, 1, dw);
+}
+
+static const char *const k_ograd_data[] = {"ograd", "data", NULL};
+
+static const mxw_op_def op_backward_Embedding = {
+    .name = "_backward_Embedding",
+    .doc = "the weight gradient of Embedding: ograd rows scatter-added into the rows their indices select",
+    .attrs = k_embedding_attrs,
+    .num_attrs = (int)(sizeof k_embedding_attrs / sizeof k_embedding_attrs[0]),
+    .param_size = sizeof(EmbeddingParam),
+    .validate = validate_embedding,
+    .num_inputs = 2,
+    .input_names = k_ograd_data,
+    .num_outputs = 1,
+    .infer_shape = infer_backward_embedding,
+    .infer_type = infer_type_backward_embedding,
+    .forward = fwd_backward_Embedding,
+};
+
 static const mxw_op_def op_Embedding = {
     .name = "Embedding",
     .aliases = ALIASES("_npx_embedding", "_sparse_Embedding"),
@@ -407,6 +620,7 @@ static const mxw_op_def op_Embedding = {
     .infer_shape = infer_embedding,
     .infer_type = infer_type_embedding,
     .forward = fwd_Embedding,
+    .gradient = grad_Embedding,
 };
 
 /* ==== Crop (legacy) ============================================================================= */
@@ -494,6 +708,49 @@ static int fwd_Crop(const mxw_op_call *c) {
   return 0;
 }
 
+/* Gradient: zeros of data's shape with the crop window = ograd (MXNet's _backward_Crop); crop_like
+ * gets none (MXNet writes zeros). */
+static int fwd_backward_Crop(const mxw_op_call *c) {
+  const CropParam *p = (const CropParam *)c->param;
+  const mxw_tensor *og = &c->inputs[0];
+  mxw_tensor *dx = &c->outputs[0];
+  const int64_t H = dx->shape.dims[2], W = dx->shape.dims[3], h = og->shape.dims[2], w = og->shape.dims[3];
+  int64_t oy, ox;
+  MXW_TRY(crop_offset(p, H, W, h, w, &oy, &ox));
+  const int64_t planes = dx->shape.dims[0] * dx->shape.dims[1];
+  const size_t es = (size_t)mxw_dtype_size(dx->dtype);
+  memset(dx->data, 0, (size_t)mxw_tensor_size(dx) * es);
+  for (int64_t pl = 0; pl < planes; pl++)
+    for (int64_t y = 0; y < h; y++)
+      memcpy((char *)dx->data + (size_t)((pl * H + oy + y) * W + ox) * es,
+             (const char *)og->data + (size_t)((pl * h + y) * w) * es, (size_t)w * es);
+  return 0;
+}
+static int infer_backward_crop(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  (void)param;
+  (void)nin;
+  (void)nout;
+  return mxw_shape_assign(&out[0], &in[1], "data gradient");
+}
+static int grad_Crop(mxw_grad_ctx *g) {
+  mxw_gid dx;
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_Crop", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0)), &dx, 1));
+  return mxw_grad_set(g, 0, dx);
+}
+static const mxw_op_def op_backward_Crop = {
+    .name = "_backward_Crop",
+    .doc = "the gradient of Crop: zeros of the data's shape with the crop window set to ograd",
+    .attrs = k_crop_attrs,
+    .num_attrs = (int)(sizeof k_crop_attrs / sizeof k_crop_attrs[0]),
+    .param_size = sizeof(CropParam),
+    .validate = validate_crop,
+    .num_inputs = 2,
+    .input_names = k_ograd_data,
+    .num_outputs = 1,
+    .infer_shape = infer_backward_crop,
+    .forward = fwd_backward_Crop,
+};
+
 static const mxw_op_def op_Crop = {
     .name = "Crop",
     .doc = "crops NCHW data to h_w (or to the H, W of a second input) at offset, or centered",
@@ -507,6 +764,8 @@ static const mxw_op_def op_Crop = {
     .num_outputs = 1,
     .infer_shape = infer_crop,
     .forward = fwd_Crop,
+    .gradient = grad_Crop,
 };
 
-MXW_FAMILY(nn_misc, &op_Dropout, &op_LeakyReLU, &op_Embedding, &op_Crop);
+MXW_FAMILY(nn_misc, &op_Dropout, &op_LeakyReLU, &op_Embedding, &op_Crop, &op_backward_LeakyReLU, &op_backward_Embedding,
+           &op_backward_Crop);
