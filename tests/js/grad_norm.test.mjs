@@ -4,7 +4,7 @@
 // GroupNorm, L2Normalization (instance / channel / spatial), LRN; BatchNorm and LayerNorm also
 // against TF.js's tf.grads of the tf.moments formula.
 import test from 'node:test';
-import { checkGrad, tfGrads, ourGrads, assertClose, assert, rng, tf, nd, autograd } from './grad_check.mjs';
+import { checkGrad, tfGrads, ourGrads, assertClose, assert, rng, tf, nd, mx, autograd } from './grad_check.mjs';
 
 const vec = (n, low = -1, high = 1) => ({ shape: [n], low, high });
 // data, gamma, beta, moving_mean, moving_var (positive)
@@ -155,4 +155,28 @@ test('float32 and float16 BatchNorm / LayerNorm gradients agree with float64', (
   const lref = run('float64', 6, ln);
   run('float32', 6, ln).forEach((v, i) => assertClose(v, lref[i], { rtol: 1e-4, atol: 1e-4, msg: `f32 LayerNorm ${i}` }));
   assert.equal(lref[0].length, 72);
+});
+
+test('a hybridized Conv2D-BatchNorm-LeakyReLU-MaxPool2D net gives the imperative gradients (float32, training)', () => {
+  const r = rng(34);
+  const { gluon, init } = mx;
+  const x = nd.array(Array.from(r.uniform(4 * 2 * 9 * 9))).reshape([4, 2, 9, 9]);
+  const grads = [];
+  for (const hybrid of [false, true]) {
+    mx.random.seed(5);
+    const net = new gluon.nn.HybridSequential();
+    net.add(new gluon.nn.Conv2D(3, 3, { padding: 1 }), new gluon.nn.BatchNorm(), new gluon.nn.LeakyReLU(0.1),
+      new gluon.nn.MaxPool2D(2, { strides: 2 }), new gluon.nn.GlobalAvgPool2D());
+    net.initialize(new init.Xavier());
+    if (hybrid) net.hybridize();
+    for (let it = 0; it < 2; it++) {
+      const y = autograd.record(() => net.forward(x));
+      y.backward();
+    }
+    grads.push([...net.collectParams().values()].filter((p) => p.gradReq !== 'null' && p.grad_req !== 'null')
+      .map((p) => Float64Array.from(p.grad().toTypedArray())));
+  }
+  assert.equal(grads[0].length, 4); // conv weight and bias, BatchNorm gamma and beta
+  assert.ok(grads[0][0].some((v) => Math.abs(v) > 1e-3), 'a nonzero conv weight gradient');
+  grads[0].forEach((g, i) => assertClose(grads[1][i], g, { rtol: 1e-4, atol: 1e-6, msg: `parameter ${i}` }));
 });
