@@ -162,6 +162,13 @@ test('activations and math functions match TF.js gradients', () => {
     ['arccosh', (x) => nd.arccosh(x), (x) => tf.acosh(x), data(1.2, 3)],
     ['arctanh', (x) => nd.arctanh(x), (x) => tf.atanh(x), data(-0.9, 0.9)],
     ['clip', (x) => nd.clip(x, { a_min: -0.5, a_max: 0.7 }), (x) => tf.clipByValue(x, -0.5, 0.7), data(-2, 2)],
+    // no TF.js op of their own: composed from its primitives
+    ['hard_sigmoid', (x) => nd.hard_sigmoid(x, { alpha: 0.3, beta: 0.4 }), (x) => tf.clipByValue(tf.add(tf.mul(x, 0.3), 0.4), 0, 1), data(-4, 4)],
+    ['log2', (x) => nd.log2(x), (x) => tf.div(tf.log(x), Math.LN2), data(0.2, 3)],
+    ['log10', (x) => nd.log10(x), (x) => tf.div(tf.log(x), Math.LN10), data(0.2, 3)],
+    ['cbrt', (x) => nd.cbrt(x), (x) => tf.pow(x, 1 / 3), data(0.2, 3)],
+    ['degrees', (x) => nd.degrees(x), (x) => tf.mul(x, 180 / Math.PI), data(-2, 2)],
+    ['radians', (x) => nd.radians(x), (x) => tf.mul(x, Math.PI / 180), data(-2, 2)],
   ];
   for (const [name, ours, theirs, x] of cases) {
     const got = ourGrads(ours, [x], dy), want = tfGrads(theirs, [x], dy);
