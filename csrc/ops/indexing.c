@@ -169,7 +169,8 @@ static int fwd_take(const mxw_op_call *c) {
  * accumulate (MXNet's _backward_take); the indices get no gradient. */
 static int grad_take(mxw_grad_ctx *g) {
   mxw_gid da;
-  MXW_TRY(mxw_grad_op_fwd(g, "_backward_take", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 1), mxw_grad_in(g, 0)), &da, 1));
+  mxw_gid og = mxw_grad_ograd(g, 0), idx = mxw_grad_in(g, 1), a = mxw_grad_in(g, 0);
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_take", MXW_GIDS(og, idx, a), &da, 1));
   return mxw_grad_set(g, 0, da);
 }
 
@@ -214,7 +215,8 @@ static int fwd_backward_take(const mxw_op_call *c) {
   if (outer * m * inner == 0 || n == 0) return 0;
   for (int64_t j = 0; j < m; j++) {
     int64_t k = take_index(p, load_index(idx, j), n);
-    for (int64_t o = 0; o < outer; o++) add_row(ga->dtype, ga->data, (o * n + k) * inner, gy->data, (o * m + j) * inner, inner);
+    for (int64_t o = 0; o < outer; o++)
+      add_row(ga->dtype, ga->data, (o * n + k) * inner, gy->data, (o * m + j) * inner, inner);
   }
   return 0;
 }
@@ -573,7 +575,8 @@ static int grad_topk(mxw_grad_ctx *g) {
   int r = ((const TopKParam *)mxw_grad_param(g))->ret_typ;
   if (r == RET_INDICES || r == RET_MASK) return 0;
   mxw_gid dx;
-  MXW_TRY(mxw_grad_op_fwd(g, "_backward_topk", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_out(g, 1), mxw_grad_in(g, 0)), &dx, 1));
+  mxw_gid og = mxw_grad_ograd(g, 0), indices = mxw_grad_out(g, 1), data = mxw_grad_in(g, 0);
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_topk", MXW_GIDS(og, indices, data), &dx, 1));
   return mxw_grad_set(g, 0, dx);
 }
 
@@ -662,8 +665,8 @@ static int grad_sort(mxw_grad_ctx *g) {
   char axis[32];
   if (p->axis.has) snprintf(axis, sizeof axis, "%lld", (long long)p->axis.v);
   else snprintf(axis, sizeof axis, "None");
-  mxw_gid dx = mxw_grad_op(g, "_backward_topk",
-                           MXW_KV("axis", axis, "k", "0", "ret_typ", "value", "is_ascend", p->is_ascend ? "True" : "False"),
+  const char *ascend = p->is_ascend ? "True" : "False";
+  mxw_gid dx = mxw_grad_op(g, "_backward_topk", MXW_KV("axis", axis, "k", "0", "ret_typ", "value", "is_ascend", ascend),
                            MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_out(g, 1), mxw_grad_in(g, 0)));
   return mxw_grad_set(g, 0, dx);
 }
@@ -865,7 +868,8 @@ static int fwd_gather_nd(const mxw_op_call *c) {
 static int grad_gather_nd(mxw_grad_ctx *g) {
   char shape[512];
   shape_attr(mxw_grad_in_shape(g, 0), shape, sizeof shape);
-  mxw_gid dx = mxw_grad_op(g, "_backward_gather_nd", MXW_KV("shape", shape), MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 1)));
+  mxw_gid og = mxw_grad_ograd(g, 0), idx = mxw_grad_in(g, 1);
+  mxw_gid dx = mxw_grad_op(g, "_backward_gather_nd", MXW_KV("shape", shape), MXW_GIDS(og, idx));
   return mxw_grad_set(g, 0, dx);
 }
 
@@ -953,5 +957,5 @@ static const mxw_op_def op_backward_gather_nd = {
     .gradient = grad_backward_gather_nd,
 };
 
-MXW_FAMILY(indexing, &op_take, &op_where, &op_topk, &op_sort, &op_argsort, &op_one_hot, &op_gather_nd, &op_backward_take,
-           &op_backward_topk, &op_backward_gather_nd);
+MXW_FAMILY(indexing, &op_take, &op_where, &op_topk, &op_sort, &op_argsort, &op_one_hot, &op_gather_nd,
+           &op_backward_take, &op_backward_topk, &op_backward_gather_nd);

@@ -352,7 +352,8 @@ static void plan_accumulate(const copy_plan *plan, int dtype, const void *gout, 
     else if (dtype == MXW_FLOAT64) ACCUM_ROW(double);
     else
       for (int64_t i = 0; i < n; i++)
-        mxw_store_f64(gin, dtype, so + i * ss, mxw_load_f64(gin, dtype, so + i * ss) + mxw_load_f64(gout, dtype, dof + i * ds));
+        mxw_store_f64(gin, dtype, so + i * ss,
+                      mxw_load_f64(gin, dtype, so + i * ss) + mxw_load_f64(gout, dtype, dof + i * ds));
     int d = nd - 2;
     for (; d >= 0; d--) {
       idx[d]++;
@@ -1245,7 +1246,8 @@ static int grad_backward_slice_axis(mxw_grad_ctx *g) {
   return mxw_grad_set(g, 0, d);
 }
 static const mxw_op_def op_backward_slice_axis = {
-    .name = "_backward_slice_axis", .doc = "the gradient of slice_axis: zeros of data's shape with the range set to ograd",
+    .name = "_backward_slice_axis",
+    .doc = "the gradient of slice_axis: zeros of data's shape with the range set to ograd",
     .attrs = k_slice_axis_attrs, .num_attrs = 3, .param_size = sizeof(SliceAxisParam), .num_inputs = 2,
     .input_names = k_ograd_data, .num_outputs = 1, .infer_shape = infer_backward_like_data,
     .forward = fwd_backward_slice_axis, .gradient = grad_backward_slice_axis};
@@ -1315,7 +1317,8 @@ static int grad_backward_slice_like(mxw_grad_ctx *g) {
   return mxw_grad_set(g, 0, d);
 }
 static const mxw_op_def op_backward_slice_like = {
-    .name = "_backward_slice_like", .doc = "the gradient of slice_like: zeros of data's shape with the leading box set to ograd",
+    .name = "_backward_slice_like",
+    .doc = "the gradient of slice_like: zeros of data's shape with the leading box set to ograd",
     .attrs = k_slice_like_attrs, .num_attrs = 1, .param_size = sizeof(SliceLikeParam), .num_inputs = 2,
     .input_names = k_ograd_data, .num_outputs = 1, .infer_shape = infer_backward_like_data,
     .forward = fwd_backward_slice_like, .gradient = grad_backward_slice_like};
@@ -1336,7 +1339,9 @@ static int fwd_broadcast(const mxw_op_call *c) {
 
 /* dx = dy summed over the axes lhs was broadcast along (MXNet's _broadcast_backward); broadcast_like's
  * rhs lends only its shape. */
-static int grad_broadcast(mxw_grad_ctx *g) { return mxw_grad_set(g, 0, mxw_grad_reduce_to_input(g, mxw_grad_ograd(g, 0), 0)); }
+static int grad_broadcast(mxw_grad_ctx *g) {
+  return mxw_grad_set(g, 0, mxw_grad_reduce_to_input(g, mxw_grad_ograd(g, 0), 0));
+}
 
 typedef struct {
   mxw_tuple shape;
@@ -1651,7 +1656,8 @@ static const mxw_op_def op_repeat = {
     .num_inputs = 1, .input_names = k_data, .num_outputs = 1, .infer_shape = infer_repeat, .forward = fwd_repeat,
     .gradient = grad_repeat};
 static const mxw_op_def op_backward_repeat = {
-    .name = "_backward_repeat", .doc = "the gradient of repeat: ograd summed over each element's repeats, in data's shape",
+    .name = "_backward_repeat",
+    .doc = "the gradient of repeat: ograd summed over each element's repeats, in data's shape",
     .attrs = k_repeat_attrs, .num_attrs = 2, .param_size = sizeof(RepeatParam), .validate = validate_repeat,
     .num_inputs = 2, .input_names = k_ograd_data, .num_outputs = 1, .infer_shape = infer_backward_like_data,
     .forward = fwd_backward_repeat, .gradient = grad_backward_repeat};
@@ -1989,7 +1995,8 @@ static int fwd_backward_Pad(const mxw_op_call *c) {
         for (int64_t o = 0; o < W; o++)
           if (mlast[o] >= 0)
             mxw_store_f64(gx->data, gx->dtype, off + mlast[o],
-                          mxw_load_f64(gx->data, gx->dtype, off + mlast[o]) + mxw_load_f64(gy->data, gy->dtype, yoff + o));
+                          mxw_load_f64(gx->data, gx->dtype, off + mlast[o]) +
+                              mxw_load_f64(gy->data, gy->dtype, yoff + o));
     }
     int d = last - 1;
     for (; d >= 0; d--) {
@@ -2010,7 +2017,8 @@ static int grad_backward_Pad(mxw_grad_ctx *g) {
   return mxw_grad_set(g, 0, d);
 }
 static const mxw_op_def op_backward_Pad = {
-    .name = "_backward_Pad", .doc = "the gradient of Pad: ograd summed back onto the input elements each position copies",
+    .name = "_backward_Pad",
+    .doc = "the gradient of Pad: ograd summed back onto the input elements each position copies",
     .attrs = k_pad_attrs, .num_attrs = 3, .param_size = sizeof(PadParam), .validate = validate_Pad, .num_inputs = 2,
     .input_names = k_ograd_data, .num_outputs = 1, .infer_shape = infer_backward_like_data,
     .forward = fwd_backward_Pad, .gradient = grad_backward_Pad};

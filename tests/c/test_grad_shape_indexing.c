@@ -7,7 +7,8 @@
 
 /* The gradient of input 0 (float32 x) of op `name` (extra inputs ins[1..nin-1] fixed) with head
  * gradient `head` on output `which`; attributes as key/value strings. */
-static mxw_ndarray *grad_of(const char *name, mxw_ndarray **ins, int nin, int which, const float *head, const char **kv) {
+static mxw_ndarray *grad_of(const char *name, mxw_ndarray **ins, int nin, int which, const float *head,
+                            const char **kv) {
   mxw_ndarray *g0 = NULL;
   int32_t shape[MXW_MAX_NDIM];
   mxw_ndarray_shape(ins[0], shape);
@@ -35,7 +36,8 @@ static mxw_ndarray *grad_of(const char *name, mxw_ndarray **ins, int nin, int wh
   mxw_ndarray_shape(outs[which], os);
   mxw_ndarray *h = t_array(mxw_ndarray_ndim(outs[which]), os, head);
   mxw_ndarray *g = NULL;
-  if (mxw_autograd_grad(1, &outs[which], &h, 1, ins, 0, 1, &g) != 0) fail_msg("%s backward: %s", name, mxw_get_last_error());
+  if (mxw_autograd_grad(1, &outs[which], &h, 1, ins, 0, 1, &g) != 0)
+    fail_msg("%s backward: %s", name, mxw_get_last_error());
   for (int i = 0; i < nout; i++) mxw_ndarray_free(outs[i]);
   mxw_ndarray_free(h);
   mxw_ndarray_free(g0);
@@ -47,7 +49,8 @@ static void test_slices(void **state) {
   (void)state;
   /* x (3, 4); x[2:0:-1, ::3] reads rows 2, 1 and columns 0, 3 */
   mxw_ndarray *x = t_array(2, (int32_t[]){3, 4}, NULL);
-  mxw_ndarray *g = grad_of("slice", &x, 1, 0, (float[]){1, 2, 3, 4}, KV("begin", "(2, None)", "end", "(0, None)", "step", "(-1, 3)"));
+  mxw_ndarray *g = grad_of("slice", &x, 1, 0, (float[]){1, 2, 3, 4},
+                           KV("begin", "(2, None)", "end", "(0, None)", "step", "(-1, 3)"));
   t_expect_f32(g, (float[]){0, 0, 0, 0, 3, 0, 0, 4, 1, 0, 0, 2}, 12, 0);
   mxw_ndarray_free(g);
   g = grad_of("slice_axis", &x, 1, 0, (float[]){1, 2, 3, 4, 5, 6}, KV("axis", "-1", "begin", "-3", "end", "-1"));
@@ -78,13 +81,16 @@ static void test_repeating_ops(void **state) {
   mxw_ndarray_free(x);
   /* Pad one row [a, b, c]: reflect (2, 2) is [c, b, a, b, c, b, a], edge (1, 2) is [a, a, b, c, c, c] */
   mxw_ndarray *p = t_array(4, (int32_t[]){1, 1, 1, 3}, NULL);
-  g = grad_of("Pad", &p, 1, 0, (float[]){1, 2, 3, 4, 5, 6, 7}, KV("mode", "reflect", "pad_width", "(0, 0, 0, 0, 0, 0, 2, 2)"));
+  g = grad_of("Pad", &p, 1, 0, (float[]){1, 2, 3, 4, 5, 6, 7},
+              KV("mode", "reflect", "pad_width", "(0, 0, 0, 0, 0, 0, 2, 2)"));
   t_expect_f32(g, (float[]){3 + 7, 2 + 4 + 6, 1 + 5}, 3, 0);
   mxw_ndarray_free(g);
-  g = grad_of("Pad", &p, 1, 0, (float[]){1, 2, 3, 4, 5, 6}, KV("mode", "edge", "pad_width", "(0, 0, 0, 0, 0, 0, 1, 2)"));
+  g = grad_of("Pad", &p, 1, 0, (float[]){1, 2, 3, 4, 5, 6},
+              KV("mode", "edge", "pad_width", "(0, 0, 0, 0, 0, 0, 1, 2)"));
   t_expect_f32(g, (float[]){3, 3, 15}, 3, 0);
   mxw_ndarray_free(g);
-  g = grad_of("Pad", &p, 1, 0, (float[]){1, 2, 3, 4, 5, 6}, KV("mode", "constant", "pad_width", "(0, 0, 0, 0, 0, 0, 1, 2)"));
+  g = grad_of("Pad", &p, 1, 0, (float[]){1, 2, 3, 4, 5, 6},
+              KV("mode", "constant", "pad_width", "(0, 0, 0, 0, 0, 0, 1, 2)"));
   t_expect_f32(g, (float[]){2, 3, 4}, 3, 0);
   mxw_ndarray_free(g);
   mxw_ndarray_free(p);

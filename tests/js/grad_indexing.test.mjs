@@ -79,23 +79,28 @@ test('non-differentiable: argsort, one_hot, topk indices and mask give zero grad
 
 test('the _backward_* ops of take and gather_nd are linear in ograd: their own gradients', () => {
   const data = (shape) => nd.zeros(shape, { dtype: 'float64' }); // lends only its shape
-  checkGrad('_backward_take', [{ shape: [2, 3, 3] }, i32([0, 6, -2], [3]), data([2, 5, 3])], { axis: 1, mode: 'wrap' }, { wrt: [0] });
+  checkGrad('_backward_take', [{ shape: [2, 3, 3] }, i32([0, 6, -2], [3]), data([2, 5, 3])], { axis: 1, mode: 'wrap' },
+    { wrt: [0] });
   checkGrad('_backward_take', [{ shape: [4, 2] }, i32([1, 1, 0, 5], [4]), data([3, 2])], {}, { wrt: [0] });
-  checkGrad('_backward_gather_nd', [{ shape: [4, 2] }, i32([0, 2, 2, -1, 1, 3, 3, 0], [2, 4])], { shape: [3, 4, 2] }, { wrt: [0] });
+  checkGrad('_backward_gather_nd', [{ shape: [4, 2] }, i32([0, 2, 2, -1, 1, 3, 3, 0], [2, 4])], { shape: [3, 4, 2] },
+    { wrt: [0] });
 });
 
 test('_slice_assign, _slice_assign_scalar, _scatter_set_nd: the overwritten part gets no gradient', () => {
   checkGrad('_slice_assign', [{ shape: [5, 4] }, { shape: [2, 2] }], { begin: [4, 1], end: [0, null], step: [-2, 2] });
   checkGrad('_slice_assign', [{ shape: [3, 4, 2] }, { shape: [1, 4, 2] }], { begin: [1], end: [2] });
   checkGrad('_slice_assign_scalar', [{ shape: [5, 4] }], { scalar: 3, begin: [1, null], end: [-1, 3] });
-  checkGrad('_slice_assign_scalar', [{ shape: [5, 4] }], { scalar: 3, begin: [null, 3], end: [null, 0], step: [2, -2] });
-  checkGrad('_scatter_set_nd', [{ shape: [3, 4] }, { shape: [3] }, i32([0, 2, 1, 1, 3, -4], [2, 3])], { shape: [3, 4] });
+  const strided = { scalar: 3, begin: [null, 3], end: [null, 0], step: [2, -2] };
+  checkGrad('_slice_assign_scalar', [{ shape: [5, 4] }], strided);
+  const cols = i32([0, 2, 1, 1, 3, -4], [2, 3]);
+  checkGrad('_scatter_set_nd', [{ shape: [3, 4] }, { shape: [3] }, cols], { shape: [3, 4] });
   checkGrad('_scatter_set_nd', [{ shape: [3, 4] }, { shape: [2, 4] }, i32([2, 0], [1, 2])], { shape: [3, 4] });
   // hand-worked: lhs (2, 3) with [:, 1:] = rhs
   const lhs = nd.zeros([2, 3], { dtype: 'float64' }), rhs = nd.zeros([2, 2], { dtype: 'float64' });
   lhs.attachGrad();
   rhs.attachGrad();
-  autograd.record(() => nd._slice_assign(lhs, rhs, { begin: [null, 1], end: [null, null] })).backward(f64([1, 2, 3, 4, 5, 6], [2, 3]));
+  autograd.record(() => nd._slice_assign(lhs, rhs, { begin: [null, 1], end: [null, null] }))
+    .backward(f64([1, 2, 3, 4, 5, 6], [2, 3]));
   assert.deepEqual(lhs.grad.toArray(), [[1, 0, 0], [4, 0, 0]]);
   assert.deepEqual(rhs.grad.toArray(), [[2, 3], [5, 6]]);
 });
@@ -110,16 +115,18 @@ test('indexing ops match TF.js gradients (take as tf.gather, where as tf.where, 
     got.forEach((g, i) => assertClose(g, want[i], { rtol: 1e-5, atol: 1e-6, msg: `${msg} d/dinput${i}` }));
   };
   const idx = [2, 0, 2, 3, 1, 2];
-  check((x) => nd.take(x, i32(idx, [2, 3]), { axis: 1 }), (x) => tf.gather(x, tf.tensor(idx, [2, 3], 'int32'), 1), [[3, 4, 2]], 'take');
-  check((x) => nd.take(x, i32(idx, [6])), (x) => tf.gather(x, tf.tensor(idx, [6], 'int32'), 0), [[4, 3]], 'take axis 0');
+  check((x) => nd.take(x, i32(idx, [2, 3]), { axis: 1 }), (x) => tf.gather(x, tf.tensor(idx, [2, 3], 'int32'), 1),
+    [[3, 4, 2]], 'take');
+  check((x) => nd.take(x, i32(idx, [6])), (x) => tf.gather(x, tf.tensor(idx, [6], 'int32'), 0), [[4, 3]],
+    'take axis 0');
   const cond = [1, 0, 0, 1, 1, 0, 1, 0];
   check((x, y) => nd.where(nd.array(cond).reshape([2, 4]), x, y),
     (x, y) => tf.where(tf.tensor(cond, [2, 4], 'bool'), x, y), [[2, 4], [2, 4]], 'where');
   // gather_nd with M = 2 on (3, 4, 2) = gather of rows i * 4 + j of the (12, 2) reshape
   const ij = [[0, 2, 2, 1, 0], [3, 1, 1, 0, 3]];
   const lin = ij[0].map((i, k) => i * 4 + ij[1][k]);
-  check((x) => nd.gather_nd(x, i32(ij.flat(), [2, 5])), (x) => tf.gather(tf.reshape(x, [12, 2]), tf.tensor(lin, [5], 'int32'), 0),
-    [[3, 4, 2]], 'gather_nd');
+  check((x) => nd.gather_nd(x, i32(ij.flat(), [2, 5])),
+    (x) => tf.gather(tf.reshape(x, [12, 2]), tf.tensor(lin, [5], 'int32'), 0), [[3, 4, 2]], 'gather_nd');
 });
 
 // ---- NDArray views and indexing in JS -------------------------------------------------------------------
@@ -142,7 +149,7 @@ test('gradients flow through views (x.get(i), row slices, reshape) and basic sli
   assert.deepEqual(x.grad.toArray(), [[0, 0, 0], [7, 0, 8]]);
 });
 
-test('advanced indexing (gather_nd) accumulates repeated rows; x.set under record routes the gradient to the value', () => {
+test('advanced indexing accumulates repeated rows; x.set under record sends the gradient to the value', () => {
   const a = f64([1, 2, 3, 4, 5, 6], [3, 2]);
   a.attachGrad();
   autograd.record(() => a.get(nd.array([2, 0, 2]))).backward();
@@ -170,7 +177,8 @@ test('advanced indexing (gather_nd) accumulates repeated rows; x.set under recor
 });
 
 test('hybridized graphs use the same gradients', () => {
-  const f = (F, x, i) => F.take(F.slice(F.transpose(F.tile(x, { reps: [1, 2] })), { begin: [1, 0], end: [null, null], step: [2, 1] }), i);
+  const f = (F, x, i) => F.take(
+    F.slice(F.transpose(F.tile(x, { reps: [1, 2] })), { begin: [1, 0], end: [null, null], step: [2, 1] }), i);
   const x = f64([1, 2, 3, 4, 5, 6], [2, 3]), idx = nd.array([0, 2, 0]);
   const head = f64(Array.from({ length: 6 }, (_, k) => k + 1), [3, 2]);
   const grads = [false, true].map((hybrid) => {

@@ -24,7 +24,8 @@ test('reshapes: Reshape, Flatten, expand_dims, squeeze, reshape_like', () => {
   // rhs lends only its shape: no gradient flows to it
   const { analytic } = checkGrad('reshape_like', [{ shape: [2, 3, 5] }, { shape: [6, 5] }], {}, { wrt: [0, 1] });
   assertClose(analytic[1], zeros(30));
-  checkGrad('reshape_like', [{ shape: [2, 3, 5] }, { shape: [7, 15] }], { lhs_begin: 1, lhs_end: 3, rhs_begin: 1 }, { wrt: [0] });
+  checkGrad('reshape_like', [{ shape: [2, 3, 5] }, { shape: [7, 15] }], { lhs_begin: 1, lhs_end: 3, rhs_begin: 1 },
+    { wrt: [0] });
 });
 
 test('permutations: transpose, SwapAxis, reverse, depth_to_space, space_to_depth', () => {
@@ -84,7 +85,8 @@ test('broadcasts and repeats: broadcast_to, broadcast_like, tile, repeat', () =>
   checkGrad('broadcast_to', [{ shape: [1, 3, 1] }], { shape: [2, 3, 4] });
   checkGrad('broadcast_to', [{ shape: [2, 1] }], { shape: [0, 5] });
   checkGrad('broadcast_like', [{ shape: [1, 3, 1] }, { shape: [2, 3, 4] }], {}, { wrt: [0] });
-  checkGrad('broadcast_like', [{ shape: [1, 3] }, { shape: [5, 4, 3] }], { lhs_axes: [0], rhs_axes: [1] }, { wrt: [0] });
+  checkGrad('broadcast_like', [{ shape: [1, 3] }, { shape: [5, 4, 3] }], { lhs_axes: [0], rhs_axes: [1] },
+    { wrt: [0] });
   checkGrad('tile', [{ shape: [2, 3] }], { reps: [2, 1, 3] });
   checkGrad('tile', [{ shape: [2, 3, 2] }], { reps: [3] });
   checkGrad('repeat', [{ shape: [2, 3] }], { repeats: 2, axis: 1 });
@@ -119,13 +121,16 @@ test('Pad: constant, edge and reflect on 4-D and 5-D inputs', () => {
 // (autograd.grad's create_graph is not supported yet, so these are checked as ops of their own)
 test('the _backward_* ops are linear in ograd: their own gradients', () => {
   const data = (shape) => nd.zeros(shape, { dtype: 'float64' }); // lends only its shape
-  checkGrad('_backward_slice', [{ shape: [2, 2] }, data([5, 6])], { begin: [4, null], end: [0, null], step: [-2, 3] }, { wrt: [0] });
-  checkGrad('_backward_slice_axis', [{ shape: [4, 3, 3] }, data([4, 5, 3])], { axis: 1, begin: -4, end: -1 }, { wrt: [0] });
-  checkGrad('_backward_slice_like', [{ shape: [2, 5, 2] }, data([4, 5, 3])], { axes: [0, -1] }, { wrt: [0] });
-  checkGrad('_backward_tile', [{ shape: [2, 6, 3] }, data([3, 1])], { reps: [2, 2, 3] }, { wrt: [0] });
-  checkGrad('_backward_repeat', [{ shape: [2, 6] }, data([2, 3])], { repeats: 2, axis: 1 }, { wrt: [0] });
+  const wrt = { wrt: [0] };
+  checkGrad('_backward_slice', [{ shape: [2, 2] }, data([5, 6])], { begin: [4, null], end: [0, null], step: [-2, 3] },
+    wrt);
+  checkGrad('_backward_slice_axis', [{ shape: [4, 3, 3] }, data([4, 5, 3])], { axis: 1, begin: -4, end: -1 }, wrt);
+  checkGrad('_backward_slice_like', [{ shape: [2, 5, 2] }, data([4, 5, 3])], { axes: [0, -1] }, wrt);
+  checkGrad('_backward_tile', [{ shape: [2, 6, 3] }, data([3, 1])], { reps: [2, 2, 3] }, wrt);
+  checkGrad('_backward_repeat', [{ shape: [2, 6] }, data([2, 3])], { repeats: 2, axis: 1 }, wrt);
   for (const mode of ['constant', 'edge', 'reflect']) {
-    checkGrad('_backward_Pad', [{ shape: [1, 2, 6, 7] }, data([1, 2, 3, 4])], { mode, pad_width: [0, 0, 0, 0, 1, 2, 2, 1] }, { wrt: [0] });
+    const attrs = { mode, pad_width: [0, 0, 0, 0, 1, 2, 2, 1] };
+    checkGrad('_backward_Pad', [{ shape: [1, 2, 6, 7] }, data([1, 2, 3, 4])], attrs, wrt);
   }
 });
 
@@ -152,22 +157,30 @@ test('shape ops match TF.js gradients', () => {
     [[2, 3, 2], [2, 1, 2], [2, 4, 2]], 'Concat');
   vsTF((a, b) => nd.stack(a, b, { num_args: 2, axis: 1 }), (a, b) => tf.stack([a, b], 1), [[3, 4], [3, 4]], 'stack');
   vsTF((x) => nd.split(x, { num_outputs: 3, axis: 1 })[2], (x) => tf.split(x, 3, 1)[2], [[2, 6, 3]], 'split');
-  vsTF((x) => nd.split(x, { num_outputs: 3, axis: 0, squeeze_axis: true })[1], (x) => tf.unstack(x, 0)[1], [[3, 4]], 'split squeeze');
-  vsTF((x) => nd.slice(x, { begin: [1, 0, 2], end: [3, 4, 5] }), (x) => tf.slice(x, [1, 0, 2], [2, 4, 3]), [[4, 5, 6]], 'slice');
-  vsTF((x) => nd.slice_axis(x, { axis: 1, begin: 1, end: -1 }), (x) => tf.slice(x, [0, 1, 0], [4, 3, 6]), [[4, 5, 6]], 'slice_axis');
-  vsTF((x) => nd.broadcast_to(x, { shape: [4, 3, 5] }), (x) => tf.broadcastTo(x, [4, 3, 5]), [[1, 3, 1]], 'broadcast_to');
+  vsTF((x) => nd.split(x, { num_outputs: 3, axis: 0, squeeze_axis: true })[1], (x) => tf.unstack(x, 0)[1], [[3, 4]],
+    'split squeeze');
+  vsTF((x) => nd.slice(x, { begin: [1, 0, 2], end: [3, 4, 5] }), (x) => tf.slice(x, [1, 0, 2], [2, 4, 3]), [[4, 5, 6]],
+    'slice');
+  vsTF((x) => nd.slice_axis(x, { axis: 1, begin: 1, end: -1 }), (x) => tf.slice(x, [0, 1, 0], [4, 3, 6]), [[4, 5, 6]],
+    'slice_axis');
+  vsTF((x) => nd.broadcast_to(x, { shape: [4, 3, 5] }), (x) => tf.broadcastTo(x, [4, 3, 5]), [[1, 3, 1]],
+    'broadcast_to');
   vsTF((x) => nd.tile(x, { reps: [2, 1, 3] }), (x) => tf.tile(tf.reshape(x, [1, 2, 3]), [2, 1, 3]), [[2, 3]], 'tile');
   vsTF((x) => nd.reverse(x, { axis: [0, 2] }), (x) => tf.reverse(x, [0, 2]), [[2, 3, 4]], 'reverse');
   // repeat(x, 2, axis=1) = reshape(tile(expand_dims(x, 2), (1, 1, 2)), (2, 6))
-  vsTF((x) => nd.repeat(x, { repeats: 2, axis: 1 }), (x) => tf.reshape(tf.tile(tf.expandDims(x, 2), [1, 1, 2]), [2, 6]), [[2, 3]], 'repeat');
+  vsTF((x) => nd.repeat(x, { repeats: 2, axis: 1 }), (x) => tf.reshape(tf.tile(tf.expandDims(x, 2), [1, 1, 2]), [2, 6]),
+    [[2, 3]], 'repeat');
   // depth_to_space (DCR): reshape (N, b, b, C', H, W), transpose (0, 3, 4, 1, 5, 2), reshape (N, C', H b, W b)
   vsTF((x) => nd.depth_to_space(x, { block_size: 2 }),
-    (x) => tf.reshape(tf.transpose(tf.reshape(x, [2, 2, 2, 3, 3, 2]), [0, 3, 4, 1, 5, 2]), [2, 3, 6, 4]), [[2, 12, 3, 2]], 'depth_to_space');
+    (x) => tf.reshape(tf.transpose(tf.reshape(x, [2, 2, 2, 3, 3, 2]), [0, 3, 4, 1, 5, 2]), [2, 3, 6, 4]),
+    [[2, 12, 3, 2]], 'depth_to_space');
   // space_to_depth: reshape (N, C, H/b, b, W/b, b), transpose (0, 3, 5, 1, 2, 4), reshape (N, C b b, H/b, W/b)
   vsTF((x) => nd.space_to_depth(x, { block_size: 2 }),
-    (x) => tf.reshape(tf.transpose(tf.reshape(x, [2, 3, 2, 2, 3, 2]), [0, 3, 5, 1, 2, 4]), [2, 12, 2, 3]), [[2, 3, 4, 6]], 'space_to_depth');
+    (x) => tf.reshape(tf.transpose(tf.reshape(x, [2, 3, 2, 2, 3, 2]), [0, 3, 5, 1, 2, 4]), [2, 12, 2, 3]),
+    [[2, 3, 4, 6]], 'space_to_depth');
   const pw = [0, 0, 0, 0, 1, 2, 2, 1], tfPw = [[0, 0], [0, 0], [1, 2], [2, 1]];
-  vsTF((x) => nd.Pad(x, { mode: 'constant', pad_width: pw, constant_value: 2 }), (x) => tf.pad(x, tfPw, 2), [[2, 3, 4, 5]], 'Pad constant');
+  vsTF((x) => nd.Pad(x, { mode: 'constant', pad_width: pw, constant_value: 2 }), (x) => tf.pad(x, tfPw, 2),
+    [[2, 3, 4, 5]], 'Pad constant');
   // TF.js's mirrorPad gradient only slices dy (it drops the reflected parts), so reflect and edge
   // padding are built from tf.slice / tf.reverse / tf.tile / tf.concat, whose gradients are right
   const sl = (x, axis, start, size) => {
@@ -179,11 +192,13 @@ test('shape ops match TF.js gradients', () => {
   const padAxis = (x, axis, before, after, mode) => {
     const L = x.shape[axis], reps = (n) => x.shape.map((_, d) => (d === axis ? n : 1));
     const parts = mode === 'reflect'
-      ? [before && tf.reverse(sl(x, axis, 1, before), axis), x, after && tf.reverse(sl(x, axis, L - 1 - after, after), axis)]
+      ? [before && tf.reverse(sl(x, axis, 1, before), axis), x,
+        after && tf.reverse(sl(x, axis, L - 1 - after, after), axis)]
       : [before && tf.tile(sl(x, axis, 0, 1), reps(before)), x, after && tf.tile(sl(x, axis, L - 1, 1), reps(after))];
     return tf.concat(parts.filter((t) => t), axis);
   };
   for (const mode of ['reflect', 'edge']) {
-    vsTF((x) => nd.Pad(x, { mode, pad_width: pw }), (x) => padAxis(padAxis(x, 2, 1, 2, mode), 3, 2, 1, mode), [[2, 3, 4, 5]], `Pad ${mode}`);
+    vsTF((x) => nd.Pad(x, { mode, pad_width: pw }), (x) => padAxis(padAxis(x, 2, 1, 2, mode), 3, 2, 1, mode),
+      [[2, 3, 4, 5]], `Pad ${mode}`);
   }
 });
