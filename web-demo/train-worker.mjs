@@ -1,0 +1,145 @@
+// The training panel's Web Worker: Gluon's training loop (autograd.record, loss.backward(),
+// trainer.step) on MNIST digits, off the page's main thread. Messages:
+//   in:  {type: 'train', model: 'mlp'|'lenet', epochs, batchSize, lr, seed}, {type: 'stop'},
+//        {type: 'export'}
+//   out: {type: 'hello'}, {type: 'ready', test, nTrain}, {type: 'status', text}, {type: 'loss', step, steps, loss},
+//        {type: 'epoch', epoch, loss, trainAcc, testAcc, samplesPerSec},
+//        {type: 'done', testAcc, testPred, stopped}, {type: 'exported', symbol, params},
+//        {type: 'error', message}
+// (A worker has no import map: the package is imported by its path, as the page's map resolves it.)
+import * as mx from '../dist/index.mjs';
+import { loadMnist, splitDigits } from './digits.mjs';
+
+const { nd, gluon, autograd } = mx, { nn } = gluon;
+const REPORT_EVERY = 5; // batches per reported loss (their mean)
+
+function model(kind) {
+  const net = new nn.HybridSequential();
+  if (kind === 'lenet') {
+    net.add(
+      new nn.Conv2D({ channels: 6, kernelSize: 5, activation: 'relu' }),
+      new nn.MaxPool2D({ poolSize: 2, strides: 2 }),
+      new nn.Conv2D({ channels: 16, kernelSize: 3, activation: 'relu' }),
+      new nn.MaxPool2D({ poolSize: 2, strides: 2 }),
+      new nn.Flatten(),
+      new nn.Dense(120, { activation: 'relu' }),
+      new nn.Dense(84, { activation: 'relu' }),
+      new nn.Dense(10),
+    );
+  } else {
+    // Dense flattens its (n, 1, 28, 28) input, so both models take the same images
+    net.add(new nn.Dense(128, { activation: 'relu' }), new nn.Dense(64, { activation: 'relu' }), new nn.Dense(10));
+  }
+  return net;
+}
+
+// Predicted classes over a set, in batches.
+function predict(net, set, batchSize = 500) {
+  const out = new Int32Array(set.n);
+  for (let s = 0; s < set.n; s += batchSize) {
+    const n = Math.min(batchSize, set.n - s);
+    const p = mx.tidy(() => nd.argmax(net(nd.array(set.x.subarray(s * 784, (s + n) * 784), { shape: [n, 1, 28, 28] })), { axis: 1 }));
+    out.set(Int32Array.from(p.toTypedArray()), s);
+    p.dispose();
+  }
+  return out;
+}
+function accuracy(pred, set) {
+  const acc = new mx.metric.Accuracy();
+  mx.tidy(() => acc.update([nd.array(set.y)], [nd.array(Float32Array.from(pred))]));
+  return acc.get()[1];
+}
+
+const post = (msg, transfer) => self.postMessage(msg, transfer ?? []);
+const tick = () => new Promise((r) => setTimeout(r, 0)); // lets 'stop' messages in
+
+let data = null, trainX = null, trainY = null, net = null, stopRequested = false, busy = false;
+
+async function init() {
+  post({ type: 'status', text: 'loading the digits…' });
+  const mnist = await loadMnist(new URL('../mnist/mnist.js', import.meta.url));
+  data = splitDigits(mnist);
+  trainX = nd.array(data.train.x, { shape: [data.train.n, 1, 28, 28] });
+  trainY = nd.array(data.train.y);
+  post({ type: 'ready', nTrain: data.train.n, test: { x: data.test.x, y: data.test.y, n: data.test.n }, version: mx.version });
+}
+
+async function train({ model: kind = 'mlp', epochs = 1, batchSize = 64, lr = 0.001, seed = 42 }) {
+  mx.random.seed(seed); // initial weights and the DataLoader's shuffling
+  net = model(kind);
+  net.initialize(new mx.init.Xavier());
+  net.hybridize();
+  const loader = new gluon.data.DataLoader(new gluon.data.ArrayDataset(trainX, trainY), { batchSize, shuffle: true });
+  const lossFn = new gluon.loss.SoftmaxCrossEntropyLoss();
+  const trainer = new gluon.Trainer(net.collectParams(), 'adam', { learning_rate: lr });
+  const metric = new mx.metric.Accuracy();
+  const steps = epochs * loader.length;
+  let step = 0, testPred = null, testAcc = null;
+  stopRequested = false;
+  for (let epoch = 1; epoch <= epochs && !stopRequested; epoch++) {
+    metric.reset();
+    let lossSum = 0, seen = 0, windowSum = 0, windowN = 0, busyMs = 0;
+    for (const [x, y] of loader) {
+      const t0 = performance.now();
+      const n = x.shape[0];
+      const l = mx.tidy(() => {
+        const [out, loss] = autograd.record(() => {
+          const o = net(x);
+          return [o, lossFn(o, y)];
+        });
+        loss.backward();
+        trainer.step(n);
+        metric.update([y], [out]);
+        return loss.sum().item();
+      });
+      x.dispose();
+      y.dispose();
+      busyMs += performance.now() - t0;
+      lossSum += l;
+      seen += n;
+      windowSum += l;
+      windowN += n;
+      step++;
+      if (step % REPORT_EVERY === 0 || step === steps) {
+        post({ type: 'loss', step, steps, loss: windowSum / windowN });
+        windowSum = 0;
+        windowN = 0;
+        await tick();
+        if (stopRequested) break;
+      }
+    }
+    testPred = predict(net, data.test);
+    testAcc = accuracy(testPred, data.test);
+    post({ type: 'epoch', epoch, loss: lossSum / seen, trainAcc: metric.get()[1], testAcc, samplesPerSec: seen / (busyMs / 1000) });
+  }
+  post({ type: 'done', testAcc, testPred, stopped: stopRequested });
+}
+
+// MXNet's two files as text and bytes (net.export writes files in Node; exportBytes is its
+// in-memory form).
+function exportModel() {
+  if (!net) throw new Error('train a model first');
+  const { symbol, params } = net.exportBytes();
+  post({ type: 'exported', symbol, params }, [params.buffer]);
+}
+
+let ready = null;
+self.onmessage = async ({ data: msg }) => {
+  if (msg.type === 'stop') { stopRequested = true; return; }
+  await ready;
+  try {
+    if (msg.type === 'train') {
+      if (busy) throw new Error('already training');
+      busy = true;
+      try { await train(msg); } finally { busy = false; }
+    } else if (msg.type === 'export') {
+      exportModel();
+    }
+  } catch (e) {
+    post({ type: 'error', message: `${e.name}: ${e.message}` });
+  }
+};
+// Messages sent before this module finished evaluating (its imports instantiate the wasm) may be
+// lost, so the page waits for 'hello' before posting.
+post({ type: 'hello' });
+ready = init().catch((e) => post({ type: 'error', message: `${e.name}: ${e.message}` }));
