@@ -12,11 +12,14 @@ import { registry } from '../../dist/core.mjs';
 const dir = path.dirname(fileURLToPath(import.meta.url));
 const files = readdirSync(dir).filter((f) => f.endsWith('.test.mjs'));
 const read = (f) => readFileSync(path.join(dir, f), 'utf8');
-// An op's gradient is tested when a checkGrad call names it, or when its name is a quoted string
-// in one of the gradient test files (grad_*.test.mjs), which loop checkGrad over op lists.
+// An op's gradient is tested when a checkGrad call names it, or when one of the gradient test
+// files (grad_*.test.mjs: checkGrad loops over op tables, and explicit tests of the ops whose
+// MXNet gradient is not the derivative, e.g. loss heads) names it as a string, a table key or an
+// nd.<op>( call.
 const checkedNames = new Set([
   ...files.flatMap((f) => [...read(f).matchAll(/checkGrad\(\s*['"`]([\w.]+)['"`]/g)].map((m) => m[1])),
-  ...files.filter((f) => f.startsWith('grad_')).flatMap((f) => [...read(f).matchAll(/['"`]([\w.]+)['"`]/g)].map((m) => m[1])),
+  ...files.filter((f) => f.startsWith('grad_')).flatMap((f) => [...read(f).matchAll(/['"`]([\w.]+)['"`]|\b(\w+):|nd\.(\w+)\(/g)]
+    .map((m) => m[1] ?? m[2] ?? m[3])),
 ]);
 
 // Ops whose gradient is tested through their own path rather than checkGrad: the tape ops of a
