@@ -200,8 +200,9 @@ int mxw_ndarray_copy(const mxw_ndarray *src, mxw_ndarray *dst) {
   MXW_CHECK(mxw_shape_size(&src->t.shape) == mxw_shape_size(&dst->t.shape),
             "cannot copy an array of shape %s into one of shape %s", mxw_shape_str(&src->t.shape, a, sizeof a),
             mxw_shape_str(&dst->t.shape, b, sizeof b));
+  MXW_TRY(mxw_autograd_record_copy(src, dst, 0));
   mxw_convert(src->t.data, src->t.dtype, dst->t.data, dst->t.dtype, mxw_shape_size(&src->t.shape));
-  return 0;
+  return mxw_autograd_record_copy(src, dst, 1);
 }
 
 /* ---- scratch ---------------------------------------------------------------------------------- */

@@ -33,6 +33,8 @@ int mxw_autograd_check_outputs(int nin, mxw_ndarray *const *inputs, int nout, mx
 int mxw_autograd_record(const mxw_params *p, int nin, mxw_ndarray *const *inputs, int nout, mxw_ndarray *const *outputs);
 /* Records a view made while recording (reshape / contiguous range at element offset). */
 int mxw_autograd_record_view(mxw_ndarray *arr, mxw_ndarray *view, int64_t offset);
+/* Records a copy of a recorded array (NDArray.copyto, x[:] = y): before (after = 0: checks) and after. */
+int mxw_autograd_record_copy(const mxw_ndarray *src, mxw_ndarray *dst, int after);
 /* Releases an array's autograd reference (mxw_ndarray_free). */
 void mxw_autograd_release(struct mxw_node *n);
 #endif

@@ -185,6 +185,28 @@ int mxw_autograd_record_custom(int id, int nin, mxw_ndarray *const *inputs, int 
   return rc;
 }
 
+/* x[:] = y / y.copyto(x) while recording: taped as _copy (or Cast across dtypes), as MXNet's
+ * recorded _copyto. Called before the copy (checks) and after it (records). */
+int mxw_autograd_record_copy(const mxw_ndarray *src, mxw_ndarray *dst, int after) {
+  if (!g_recording || !src->ag_node) return 0;
+  mxw_ndarray *in[1] = {(mxw_ndarray *)src}, *out[1] = {dst};
+  if (!after) {
+    char a[128], b[128];
+    MXW_CHECK(mxw_shape_equal(&src->t.shape, &dst->t.shape), "copying an array of shape %s into one of shape %s cannot be "
+              "recorded for autograd (reshape it first)", mxw_shape_str(&src->t.shape, a, sizeof a), mxw_shape_str(&dst->t.shape, b, sizeof b));
+    return mxw_autograd_check_outputs(1, in, 1, out);
+  }
+  int same = src->t.dtype == dst->t.dtype;
+  int op = mxw_op_find(same ? "_copy" : "Cast");
+  MXW_CHECK(op >= 0, "_copy / Cast is not registered");
+  const char *keys[1] = {"dtype"}, *vals[1] = {mxw_dtype_name(dst->t.dtype)};
+  mxw_params *p = NULL;
+  MXW_TRY(mxw_params_create(op, same ? 0 : 1, keys, vals, &p));
+  int rc = mxw_autograd_record(p, 1, in, 1, out);
+  mxw_params_free(p);
+  return rc;
+}
+
 /* Marks arrays as variables with gradient buffers (attach_grad / mark_variables). */
 int mxw_autograd_mark_variables(int n, mxw_ndarray *const *vars, mxw_ndarray *const *grads, const int32_t *reqs) {
   MXW_CHECK(n >= 0 && (n == 0 || (vars && grads && reqs)), "NULL argument");
@@ -490,7 +512,8 @@ mxw_gid mxw_grad_reduce_to_input(mxw_grad_ctx *g, mxw_gid grad, int input) {
   }
   mxw_tuple_str(&t, shape, sizeof shape);
   if (in->ndim == 0) snprintf(shape, sizeof shape, "()");
-  return mxw_grad_op(g, "Reshape", MXW_KV("shape", shape), MXW_GIDS(r));
+  /* _view_range, not Reshape: Reshape reads a 0 in the shape as "copy this dimension" */
+  return mxw_grad_op(g, "_view_range", MXW_KV("offset", "0", "shape", shape), MXW_GIDS(r));
 }
 
 typedef struct contrib_list {

@@ -173,3 +173,15 @@ test('BatchNorm: batch statistics while training (gradient sums to zero over the
   const mv = vals(bn.running_var.data())[0];
   assertClose(vals(x.grad), [1, 1, 1].map(() => 1 / Math.sqrt(mv + 1e-5)), { rtol: 1e-5 });
 });
+
+test('x.set(y) (x[:] = y) of a recorded array is taped as a copy, as MXNet records _copyto', () => {
+  const x = nd.array([1, 2, 3]);
+  x.attachGrad();
+  const y = autograd.record(() => {
+    const u = nd.zeros([3]);
+    u.set(nd.elemwise_mul(x, x));
+    return nd._mul_scalar(u, { scalar: 2 });
+  });
+  y.backward(); // d/dx 2x^2
+  assert.deepEqual(vals(x.grad), [4, 8, 12]);
+});
