@@ -374,6 +374,11 @@ for (const model of MODELS) {
 console.log(`\nmedian ms per training step (${RUNS} runs each); hyb speed-up = imperative / hybridized (target >= 1.5); ` +
   'tfjs / hyb and tfjs / imp > 1: mxnet-wasm is faster; iters = steps per run (imp/hyb/tfjs)');
 console.table(rows);
+for (const r of rows) {
+  if (typeof r['hyb speed-up'] === 'number' && r['hyb speed-up'] < 1.5) {
+    console.log(`  ${r.model}: hybridized speed-up ${r['hyb speed-up']}x, below the 1.5x target (node bench/train_profile.mjs shows where a step's time goes)`);
+  }
+}
 console.log('working memory of one training step (intermediates, gradients of the graph, arenas; beyond the weights, ' +
   'their gradients and momentum, which live across steps):');
 console.table(memRows);
