@@ -189,3 +189,22 @@ test('float32 Convolution gradient is close to the float64 one (same data)', () 
   const g32 = run('float32'), g64 = run('float64');
   g32.forEach((g, i) => assertClose(g, g64[i], { rtol: 1e-5, atol: 1e-5, msg: `input ${i}` }));
 });
+
+test('float16 Convolution / Deconvolution gradients (computed in float32) are close to float64', () => {
+  const r = rng(16);
+  const x = rand(r, [2, 3, 6, 5]), w = rand(r, [4, 3, 3, 3]), dy = rand(r, [2, 4, 6, 5]);
+  const wd = rand(r, [3, 2, 3, 3]), dyd = rand(r, [2, 2, 6, 5]);
+  const run = (dtype, f, ins, head) => {
+    const xs = ins.map((s) => nd.array(Array.from(s.data), { dtype }).reshape(s.shape));
+    xs.forEach((a) => a.attachGrad());
+    const y = autograd.record(() => f(...xs));
+    y.backward(nd.array(Array.from(head.data), { dtype }).reshape(head.shape));
+    return xs.map((a) => Float64Array.from(a.grad.toTypedArray()));
+  };
+  const conv = (a, b) => nd.Convolution(a, b, { kernel: [3, 3], num_filter: 4, pad: [1, 1], no_bias: true });
+  const deconv = (a, b) => nd.Deconvolution(a, b, { kernel: [3, 3], num_filter: 2, pad: [1, 1] });
+  for (const [f, ins, head] of [[conv, [x, w], dy], [deconv, [x, wd], dyd]]) {
+    const ref = run('float64', f, ins, head);
+    run('float16', f, ins, head).forEach((g, i) => assertClose(g, ref[i], { rtol: 2e-2, atol: 3e-2, msg: `input ${i}` }));
+  }
+});

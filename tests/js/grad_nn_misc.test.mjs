@@ -107,3 +107,29 @@ test('Crop: the window gets ograd, the rest zeros; crop_like none (finite differ
   const { analytic } = checkGrad('Crop', [{ shape: [1, 2, 4, 5] }, { shape: [1, 1, 2, 3] }], { num_args: 2, offset: [2, 1] });
   assertClose(analytic[1], new Float64Array(6));
 });
+
+test('hybridized Dropout / LeakyReLU / Embedding blocks: gradients through the saved mask and outputs', () => {
+  const { gluon } = mx;
+  const r = rng(45);
+  const x = nd.array(Array.from(r.uniform(5 * 8, 0.5, 1))).reshape([5, 8]);
+  const net = new gluon.nn.HybridSequential();
+  net.add(new gluon.nn.Dropout(0.5), new gluon.nn.ELU(0.7));
+  net.initialize();
+  net.hybridize();
+  for (let it = 0; it < 2; it++) {
+    x.attachGrad();
+    const y = autograd.record(() => net.forward(x));
+    y.backward();
+    // inputs positive: elu is the identity there, so the gradient is the mask, y / x
+    const yv = y.toTypedArray(), xv = x.toTypedArray();
+    assertClose(x.grad.toTypedArray(), Array.from(yv, (v, i) => v / xv[i]), { rtol: 1e-5, atol: 1e-6 });
+    assert.ok(Array.from(yv).some((v) => v === 0) && Array.from(yv).some((v) => v !== 0), 'some dropped, some kept');
+  }
+  const emb = new gluon.nn.Embedding(4, 3);
+  emb.initialize();
+  emb.hybridize();
+  const ids = nd.array([[3, 1], [3, 3]]);
+  const y = autograd.record(() => emb.forward(ids));
+  y.backward(nd.ones([2, 2, 3]));
+  assertClose(emb.weight.grad().toTypedArray(), [0, 0, 0, 1, 1, 1, 0, 0, 0, 3, 3, 3]);
+});
