@@ -477,12 +477,81 @@ static int fwd_Pooling(const mxw_op_call *c) {
 DEFINE_POOL_GRAD(pool_grad_plane_f32, float)
 DEFINE_POOL_GRAD(pool_grad_plane_f64, double)
 
+/* float32 2-D max / avg / sum pooling whose windows do not overlap and lie inside the data (stride ==
+ * kernel, no padding, out * kernel <= in; LeNet's and VGG's 2x2 stride 2): each input cell is in at
+ * most one window, so dx is written once per cell, without the zeroing pass and the clipping of the
+ * general loop; 2x2 max runs 4 windows at a time in SIMD (the first of a window's 4 cells equal to
+ * the output takes the gradient, as the general loop). */
+static int use_disjoint_f32(const pool_geom *g) {
+  return g->in[0] == 1 && g->k[0] == 1 && g->p[0] == 0 && g->p[1] == 0 && g->p[2] == 0 && g->s[1] == g->k[1] &&
+         g->s[2] == g->k[2] && g->out[1] * g->k[1] <= g->in[1] && g->out[2] * g->k[2] <= g->in[2] &&
+         (g->type == POOL_MAX || g->type == POOL_AVG || g->type == POOL_SUM);
+}
+
+static void pool_grad_disjoint_f32(const float *x, const float *y, const float *dy, float *dx, const pool_geom *g) {
+  const int64_t H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2], kh = g->k[1], kw = g->k[2];
+  const int64_t cw = OW * kw; /* covered columns */
+  const float scale = g->type == POOL_AVG ? 1.f / (float)(kh * kw) : 1.f;
+  for (int64_t oh = 0; oh < OH; oh++) {
+    const float *yr = y + oh * OW, *gr = dy + oh * OW;
+    const float *x0 = x + oh * kh * W;
+    float *d0 = dx + oh * kh * W;
+    int64_t ow = 0;
+    if (g->type == POOL_MAX && kh == 2 && kw == 2) {
+      const float *x1 = x0 + W;
+      float *d1 = d0 + W;
+      for (; ow + 4 <= OW; ow += 4) {
+        const v128_t p0 = wasm_v128_load(x0 + 2 * ow), p1 = wasm_v128_load(x0 + 2 * ow + 4);
+        const v128_t q0 = wasm_v128_load(x1 + 2 * ow), q1 = wasm_v128_load(x1 + 2 * ow + 4);
+        const v128_t a = wasm_i32x4_shuffle(p0, p1, 0, 2, 4, 6), b = wasm_i32x4_shuffle(p0, p1, 1, 3, 5, 7);
+        const v128_t c = wasm_i32x4_shuffle(q0, q1, 0, 2, 4, 6), d = wasm_i32x4_shuffle(q0, q1, 1, 3, 5, 7);
+        const v128_t yv = wasm_v128_load(yr + ow), gv = wasm_v128_load(gr + ow);
+        const v128_t ma = wasm_f32x4_eq(a, yv);
+        const v128_t mb = wasm_v128_andnot(wasm_f32x4_eq(b, yv), ma);
+        v128_t seen = wasm_v128_or(ma, mb);
+        const v128_t mc = wasm_v128_andnot(wasm_f32x4_eq(c, yv), seen);
+        seen = wasm_v128_or(seen, mc);
+        const v128_t md = wasm_v128_andnot(wasm_f32x4_eq(d, yv), seen);
+        const v128_t ga = wasm_v128_and(gv, ma), gb = wasm_v128_and(gv, mb);
+        const v128_t gc = wasm_v128_and(gv, mc), gd = wasm_v128_and(gv, md);
+        wasm_v128_store(d0 + 2 * ow, wasm_i32x4_shuffle(ga, gb, 0, 4, 1, 5));
+        wasm_v128_store(d0 + 2 * ow + 4, wasm_i32x4_shuffle(ga, gb, 2, 6, 3, 7));
+        wasm_v128_store(d1 + 2 * ow, wasm_i32x4_shuffle(gc, gd, 0, 4, 1, 5));
+        wasm_v128_store(d1 + 2 * ow + 4, wasm_i32x4_shuffle(gc, gd, 2, 6, 3, 7));
+      }
+    }
+    for (; ow < OW; ow++) {
+      const float yv = yr[ow], gv = gr[ow];
+      int found = g->type != POOL_MAX;
+      for (int64_t i = 0; i < kh; i++)
+        for (int64_t j = 0; j < kw; j++) {
+          const int64_t e = i * W + ow * kw + j;
+          if (found) {
+            d0[e] = g->type == POOL_MAX ? 0.f : gv * scale;
+          } else if (x0[e] == yv) {
+            d0[e] = gv;
+            found = 1;
+          } else {
+            d0[e] = 0.f;
+          }
+        }
+    }
+    for (int64_t i = 0; i < kh; i++) /* columns past the last window */
+      for (int64_t j = cw; j < W; j++) d0[i * W + j] = 0.f;
+  }
+  for (int64_t i = OH * kh * W; i < H * W; i++) dx[i] = 0.f; /* rows past the last window */
+}
+
 /* Gradients of `planes` channel-first planes (float32 or float64). */
 static void pool_grad_channel_first(const void *x, const void *y, const void *dy, void *dx, int dtype, int64_t planes,
                                     const pool_geom *g) {
   const int64_t isz = g->in[0] * g->in[1] * g->in[2], osz = g->out[0] * g->out[1] * g->out[2];
+  const int disjoint = dtype == MXW_FLOAT32 && use_disjoint_f32(g);
   for (int64_t i = 0; i < planes; i++) {
-    if (dtype == MXW_FLOAT32)
+    if (disjoint)
+      pool_grad_disjoint_f32((const float *)x + i * isz, (const float *)y + i * osz, (const float *)dy + i * osz,
+                             (float *)dx + i * isz, g);
+    else if (dtype == MXW_FLOAT32)
       pool_grad_plane_f32((const float *)x + i * isz, (const float *)y + i * osz, (const float *)dy + i * osz,
                           (float *)dx + i * isz, g);
     else

@@ -52,6 +52,33 @@ test('max pooling gives the whole gradient to the first maximum of a window (tie
   assertClose(z.grad.toTypedArray(), [0, 11, 100, 0]);
 });
 
+test('2x2 stride-2 max pooling: first max on ties, uncovered rows / columns get zero (float32 SIMD and float64)', () => {
+  // four windows with ties: all equal -> top-left; top-right = bottom-left -> top-right; bottom-left =
+  // bottom-right -> bottom-left; only bottom-right; column 8 and row 2 are in no window
+  const rows = [[7, 7, 1, 6, 0, 1, -1, -2, 9], [7, 7, 6, 2, 3, 3, -3, 0, 9], [9, 9, 9, 9, 9, 9, 9, 9, 9]];
+  const want = [[1, 0, 0, 2, 0, 0, 0, 0, 0], [0, 0, 0, 0, 3, 0, 0, 4, 0], [0, 0, 0, 0, 0, 0, 0, 0, 0]];
+  for (const dtype of ['float32', 'float64']) {
+    const x = nd.array([[rows]], { dtype });
+    x.attachGrad();
+    const y = autograd.record(() => nd.Pooling(x, { kernel: [2, 2], stride: [2, 2], pool_type: 'max' }));
+    assertClose(y.toTypedArray(), [7, 6, 3, 0]);
+    y.backward(nd.array([[[[1, 2, 3, 4]]]], { dtype }));
+    assertClose(x.grad.toTypedArray(), want.flat(), { msg: dtype });
+  }
+  // 3x3 stride 3 windows (the scalar loop of the same path) and avg
+  const z = nd.array(Array.from({ length: 7 * 7 }, (_, i) => ((i * 5) % 11) - 5)).reshape([1, 1, 7, 7]);
+  for (const pool_type of ['max', 'avg', 'sum']) {
+    const attrs = { kernel: [3, 3], stride: [3, 3], pool_type };
+    const g32 = ourGrads((a) => nd.Pooling(a, attrs), [{ shape: [1, 1, 7, 7], data: z.toTypedArray() }],
+      { shape: [1, 1, 2, 2], data: [1, -2, 3, 0.5] })[0];
+    const a64 = z.astype('float64');
+    a64.attachGrad();
+    const y = autograd.record(() => nd.Pooling(a64, attrs));
+    y.backward(nd.array([[[[1, -2], [3, 0.5]]]], { dtype: 'float64' }));
+    assertClose(g32, a64.grad.toTypedArray(), { rtol: 1e-6, atol: 1e-7, msg: pool_type });
+  }
+});
+
 // ---- TF.js -----------------------------------------------------------------------------------------
 const nchw = (t) => tf.transpose(t, [0, 2, 3, 1]);
 const toNchw = (t) => tf.transpose(t, [0, 3, 1, 2]);
