@@ -77,7 +77,10 @@ export function predict(net, set, batchSize = 500) {
   const out = new Int32Array(set.n);
   for (let s = 0; s < set.n; s += batchSize) {
     const n = Math.min(batchSize, set.n - s);
-    const p = mx.tidy(() => nd.argmax(net(nd.array(set.x.subarray(s * 784, (s + n) * 784), { shape: [n, 1, 28, 28] })), { axis: 1 }));
+    const p = mx.tidy(() => {
+      const x = nd.array(set.x.subarray(s * 784, (s + n) * 784), { shape: [n, 1, 28, 28] });
+      return nd.argmax(net(x), { axis: 1 });
+    });
     out.set(Int32Array.from(p.toTypedArray()), s);
     p.dispose();
   }
@@ -139,7 +142,10 @@ export async function main(opts = {}) {
     }
     const secs = (performance.now() - t0) / 1000;
     testPred = predict(net, test);
-    const row = { epoch, loss: lossSum / seen, trainAcc: metric.get()[1], testAcc: accuracy(testPred, test), samplesPerSec: seen / secs };
+    const row = {
+      epoch, loss: lossSum / seen, trainAcc: metric.get()[1], testAcc: accuracy(testPred, test),
+      samplesPerSec: seen / secs,
+    };
     history.push(row);
     log(`epoch ${epoch}: loss ${row.loss.toFixed(4)}, train acc ${row.trainAcc.toFixed(4)}, `
       + `test acc ${row.testAcc.toFixed(4)}, ${row.samplesPerSec.toFixed(0)} samples/s`);

@@ -1,9 +1,9 @@
 // The training panel's Web Worker: Gluon's training loop (autograd.record, loss.backward(),
 // trainer.step) on MNIST digits, off the page's main thread. Messages:
-//   in:  {type: 'train', model: 'mlp'|'lenet', epochs, batchSize, lr, seed}, {type: 'stop'},
+//   in:  {type: 'train', model: 'mlp'|'lenet', epochs, batchSize, lr (optional), seed}, {type: 'stop'},
 //        {type: 'export'}
 //   out: {type: 'hello'}, {type: 'ready', test, nTrain}, {type: 'status', text}, {type: 'loss', step, steps, loss},
-//        {type: 'epoch', epoch, loss, trainAcc, testAcc, samplesPerSec},
+//        {type: 'epoch', epoch, loss, trainAcc, testAcc, samplesPerSec, partial},
 //        {type: 'done', testAcc, testPred, stopped}, {type: 'exported', symbol, params},
 //        {type: 'error', message}
 // (A worker has no import map: the package is imported by its path, as the page's map resolves it.)
@@ -38,7 +38,10 @@ function predict(net, set, batchSize = 500) {
   const out = new Int32Array(set.n);
   for (let s = 0; s < set.n; s += batchSize) {
     const n = Math.min(batchSize, set.n - s);
-    const p = mx.tidy(() => nd.argmax(net(nd.array(set.x.subarray(s * 784, (s + n) * 784), { shape: [n, 1, 28, 28] })), { axis: 1 }));
+    const p = mx.tidy(() => {
+      const x = nd.array(set.x.subarray(s * 784, (s + n) * 784), { shape: [n, 1, 28, 28] });
+      return nd.argmax(net(x), { axis: 1 });
+    });
     out.set(Int32Array.from(p.toTypedArray()), s);
     p.dispose();
   }
@@ -61,17 +64,21 @@ async function init() {
   data = splitDigits(mnist);
   trainX = nd.array(data.train.x, { shape: [data.train.n, 1, 28, 28] });
   trainY = nd.array(data.train.y);
-  post({ type: 'ready', nTrain: data.train.n, test: { x: data.test.x, y: data.test.y, n: data.test.n }, version: mx.version });
+  const test = { x: data.test.x, y: data.test.y, n: data.test.n };
+  post({ type: 'ready', nTrain: data.train.n, test, version: mx.version });
 }
 
-async function train({ model: kind = 'mlp', epochs = 1, batchSize = 64, lr = 0.001, seed = 42 }) {
+async function train({ model: kind = 'mlp', epochs = 1, batchSize = 64, lr = null, seed = 42 }) {
+  lr ??= kind === 'lenet' ? 0.008 : 0.003;
   mx.random.seed(seed); // initial weights and the DataLoader's shuffling
   net = model(kind);
   net.initialize(new mx.init.Xavier());
   net.hybridize();
   const loader = new gluon.data.DataLoader(new gluon.data.ArrayDataset(trainX, trainY), { batchSize, shuffle: true });
   const lossFn = new gluon.loss.SoftmaxCrossEntropyLoss();
-  const trainer = new gluon.Trainer(net.collectParams(), 'adam', { learning_rate: lr });
+  // Adam, the learning rate annealed to 0 over the run (a cosine schedule)
+  const schedule = new mx.lr_scheduler.CosineScheduler({ maxUpdate: epochs * loader.length, baseLr: lr });
+  const trainer = new gluon.Trainer(net.collectParams(), 'adam', { learning_rate: lr, lr_scheduler: schedule });
   const metric = new mx.metric.Accuracy();
   const steps = epochs * loader.length;
   let step = 0, testPred = null, testAcc = null;
@@ -110,7 +117,10 @@ async function train({ model: kind = 'mlp', epochs = 1, batchSize = 64, lr = 0.0
     }
     testPred = predict(net, data.test);
     testAcc = accuracy(testPred, data.test);
-    post({ type: 'epoch', epoch, loss: lossSum / seen, trainAcc: metric.get()[1], testAcc, samplesPerSec: seen / (busyMs / 1000) });
+    post({
+      type: 'epoch', epoch, loss: lossSum / seen, trainAcc: metric.get()[1], testAcc,
+      samplesPerSec: seen / (busyMs / 1000), partial: stopRequested,
+    });
   }
   post({ type: 'done', testAcc, testPred, stopped: stopRequested });
 }

@@ -58,7 +58,8 @@ async function onMessage(msg) {
     case 'epoch': {
       state.epochs.push(msg);
       const line = `epoch ${msg.epoch}: loss ${fmt(msg.loss)}, train acc ${fmt(msg.trainAcc)}, `
-        + `test acc ${fmt(msg.testAcc)}, ${msg.samplesPerSec.toFixed(0)} samples/s`;
+        + `test acc ${fmt(msg.testAcc)}, ${msg.samplesPerSec.toFixed(0)} samples/s`
+        + `${msg.partial ? ' (stopped mid-epoch)' : ''}`;
       $('train-log').textContent += `${line}\n`;
       break;
     }
@@ -119,7 +120,10 @@ function predict(net, set, batchSize = 500) {
   const out = new Int32Array(set.n);
   for (let s = 0; s < set.n; s += batchSize) {
     const n = Math.min(batchSize, set.n - s);
-    const p = mx.tidy(() => nd.argmax(net(nd.array(set.x.subarray(s * 784, (s + n) * 784), { shape: [n, 1, 28, 28] })), { axis: 1 }));
+    const p = mx.tidy(() => {
+      const x = nd.array(set.x.subarray(s * 784, (s + n) * 784), { shape: [n, 1, 28, 28] });
+      return nd.argmax(net(x), { axis: 1 });
+    });
     out.set(Int32Array.from(p.toTypedArray()), s);
     p.dispose();
   }
@@ -173,7 +177,7 @@ $('train-start').onclick = () => {
   drawCurve();
   setButtons();
   const epochs = Math.max(1, Math.min(50, Math.trunc(Number($('train-epochs').value) || 1)));
-  const msg = { type: 'train', model: $('train-model').value, epochs, batchSize: 64, lr: 0.001, seed: 42 };
+  const msg = { type: 'train', model: $('train-model').value, epochs, batchSize: 64, seed: 42 };
   ensureWorker().then((w) => w.postMessage(msg));
   if (state.dataReady) $('train-status').textContent = 'training…';
 };

