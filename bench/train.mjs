@@ -13,19 +13,20 @@
 // mom = 0.9 mom - lr g, w += mom is TF's a = 0.9 a + g, w -= lr a).
 //
 //   node bench/train.mjs        (build first: bash scripts/build.sh wasm)
-//   env: RUNS (timed runs per engine, default 7, at least 5), RUN_MS (length of one run, default
-//        300), WARM_MS (warm-up per engine and model, default 1500), ONLY=<substring of a model
+//   env: RUNS (timed runs per engine, default 11, at least 5), RUN_MS (length of one run, default
+//        200), WARM_MS (warm-up per engine and model, default 1500), ONLY=<substring of a model
 //        name>, TF=0 leaves TF.js out.
 //
 // Correctness first: each engine trains CHECK_STEPS steps from the same weights on the same
 // batches and the losses must agree (relative 1e-3: float32 summation orders differ). Then every
 // engine is warmed up (V8 runs wasm through its Liftoff tier first) and the timed runs are
-// interleaved across engines so load changes on a shared machine hit all of them alike. Results:
-// the median ms per step of each engine, steps per second, and the ratios (hybridized speed-up =
-// imperative / hybridized; tfjs / hybridized > 1: mxnet-wasm is faster).
-// Working memory: mx.memory({resetPeak: true}) before one step, peakBytes after, less the bytes
-// that live across steps anyway (weights, gradients, momentum: what memory() reports between
-// imperative steps); the hybridized training arenas count as working memory.
+// interleaved across engines (in alternating order) so load changes on a shared machine hit all of
+// them alike. Results: the median wall ms per step of each engine, steps per second, and the
+// ratios (hybridized speed-up = imperative / hybridized, also from CPU-time medians, which other
+// processes disturb less; tfjs / hybridized > 1: mxnet-wasm is faster).
+// Working memory (workingMemory below): mx.memory({resetPeak: true}) before one step, peakBytes
+// after, beyond what lives across steps anyway (weights, gradients, momentum); the hybridized
+// training arenas, kept in a pool between steps, count as working memory.
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
@@ -35,8 +36,8 @@ const { nd, gluon, autograd } = mx;
 const { nn } = gluon;
 const require = createRequire(import.meta.url);
 
-const RUNS = Math.max(5, Number(process.env.RUNS ?? 7));
-const RUN_MS = Number(process.env.RUN_MS ?? 300);
+const RUNS = Math.max(5, Number(process.env.RUNS ?? 11));
+const RUN_MS = Number(process.env.RUN_MS ?? 200);
 const WARM_MS = Number(process.env.WARM_MS ?? 1500);
 const LR = 0.01, MOMENTUM = 0.9;
 const NBATCH = 8; // distinct batches cycled through (real digits: the loss falls but stays away from 0)
@@ -228,11 +229,14 @@ async function tfEngine(model, data, backend) {
 }
 
 // ---- timing -------------------------------------------------------------------------------------------
-// n steps (cycling through the batches); returns ms per step.
+// n steps (cycling through the batches); returns wall ms per step, and leaves the CPU ms per step
+// (process.cpuUsage: this process only, so less disturbed by others on a shared machine) in e.cpuMs.
 function runN(e, n) {
-  const t0 = performance.now();
+  const c0 = process.cpuUsage(), t0 = performance.now();
   for (let i = 0; i < n; i++) e.step(e.next = ((e.next ?? -1) + 1) % NBATCH);
-  return (performance.now() - t0) / n;
+  const wall = (performance.now() - t0) / n, c = process.cpuUsage(c0);
+  e.cpuMs = (c.user + c.system) / 1000 / n;
+  return wall;
 }
 // Warm-up for WARM_MS, then the number of steps of one run (about RUN_MS long).
 function warm(e) {
@@ -240,12 +244,6 @@ function warm(e) {
   const t0 = performance.now();
   do { runN(e, 1); n++; } while (performance.now() - t0 < WARM_MS);
   return Math.max(1, Math.round(RUN_MS / runN(e, Math.max(1, Math.ceil(n / 10)))));
-}
-// Working memory of one step: peak bytes during the step less `resident` (what lives across steps).
-function stepBytes(e, resident) {
-  mx.memory({ resetPeak: true });
-  runN(e, 1);
-  return mx.memory().peakBytes - resident;
 }
 
 // Working memory of one step of each mode, each on a fresh engine: resident = the bytes a mode keeps
@@ -340,16 +338,20 @@ for (const model of MODELS) {
   if (!Object.keys(engines).length) continue;
 
   // warm-up and calibration, then interleaved timed runs
-  const iters = {}, times = {};
+  const iters = {}, times = {}, cpu = {};
   for (const [k, e] of Object.entries(engines)) {
     if (k === 'tf') await tf.setBackend(e.backend);
     iters[k] = slow[k] ? 1 : warm(e);
     times[k] = [];
+    cpu[k] = [];
   }
   for (let r = 0; r < RUNS; r++) {
-    for (const [k, e] of Object.entries(engines)) {
+    const order = Object.entries(engines);
+    if (r % 2) order.reverse(); // alternate the order so that no engine always follows the same one
+    for (const [k, e] of order) {
       if (slow[k] && r >= SLOW_RUNS) continue;
       times[k].push(runN(e, iters[k]));
+      cpu[k].push(e.cpuMs);
     }
   }
   for (const k of Object.keys(slow)) {
@@ -359,11 +361,12 @@ for (const model of MODELS) {
   const ms = (k) => (med[k] === undefined ? '-' : +med[k].toFixed(2));
   const sps = (k) => (med[k] === undefined ? '-' : +(1000 / med[k]).toFixed(1));
   const ratio = (a, b) => (med[a] === undefined || med[b] === undefined ? '-' : +(med[a] / med[b]).toFixed(2));
+  const cpuRatio = (a, b) => (cpu[a]?.length && cpu[b]?.length ? +(median(cpu[a]) / median(cpu[b])).toFixed(2) : '-');
   rows.push({
     model: model.name, batch: model.batch,
     'imperative ms': ms('imp'), 'hybridized ms': ms('hyb'), [`tfjs ms`]: ms('tf'),
-    'hyb steps/s': sps('hyb'), 'hyb speed-up': ratio('imp', 'hyb'), 'tfjs / hyb': ratio('tf', 'hyb'), 'tfjs / imp': ratio('tf', 'imp'),
-    'tfjs backend': engines.tf?.backend ?? '-',
+    'hyb steps/s': sps('hyb'), 'hyb speed-up': ratio('imp', 'hyb'), '(cpu)': cpuRatio('imp', 'hyb'),
+    'tfjs / hyb': ratio('tf', 'hyb'), 'tfjs / imp': ratio('tf', 'imp'), 'tfjs on': engines.tf?.backend ?? '-',
     iters: Object.values(iters).join('/'),
   });
 
@@ -371,8 +374,8 @@ for (const model of MODELS) {
   engines.tf?.dispose();
 }
 
-console.log(`\nmedian ms per training step (${RUNS} runs each); hyb speed-up = imperative / hybridized (target >= 1.5); ` +
-  'tfjs / hyb and tfjs / imp > 1: mxnet-wasm is faster; iters = steps per run (imp/hyb/tfjs)');
+console.log(`\nmedian wall ms per training step (${RUNS} runs each); hyb speed-up = imperative / hybridized (target >= 1.5), ` +
+  '(cpu) the same ratio of CPU-time medians; tfjs / hyb and tfjs / imp > 1: mxnet-wasm is faster; iters = steps per run (imp/hyb/tfjs)');
 console.table(rows);
 for (const r of rows) {
   if (typeof r['hyb speed-up'] === 'number' && r['hyb speed-up'] < 1.5) {

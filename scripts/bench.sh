@@ -4,7 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh wasm >/dev/null
-for b in bench/hybridize.mjs bench/gemm.mjs bench/conv.mjs bench/peers.mjs; do
+for b in bench/hybridize.mjs bench/gemm.mjs bench/conv.mjs bench/peers.mjs bench/train.mjs; do
   echo "== $b"
   node "$b"
 done
