@@ -283,45 +283,38 @@ for (const model of MODELS) {
   const data = mnistBatches(model.batch);
   const engines = {};
   const errors = [];
-  for (const [key, hybrid] of [['imp', false], ['hyb', true]]) {
-    try {
-      engines[key] = mxEngine(model, data, hybrid);
-      engines[key].probe = () => engines[key].loss(0);
-      engines[key].probe();
-    } catch (e) {
-      errors.push(`mxnet-wasm ${key === 'imp' ? 'imperative' : 'hybridized'}: ${e.message}`);
-      delete engines[key];
-    }
-  }
-  // TF.js: wasm if its kernels have every gradient the model needs, else cpu
+  const label = (k) => ({ imp: 'mxnet-wasm imperative', hyb: 'mxnet-wasm hybridized', tf: `tfjs-${engines.tf?.backend}` }[k]);
+  engines.imp = mxEngine(model, data, false);
+  engines.hyb = mxEngine(model, data, true);
+  // TF.js: wasm if its kernels have every gradient the model needs (one probe step on throw-away
+  // weights tells), else cpu
   if (tf) {
-    for (const backend of ['wasm', 'cpu']) {
-      let e = null;
-      try {
-        e = await tfEngine(model, data, backend);
-        e.probe();
-        e.dispose();
-        engines.tf = await tfEngine(model, data, backend); // fresh weights for the check
-        break;
-      } catch (err) {
-        e?.dispose();
-        notes.push(`${model.name}: tfjs-backend-${backend} cannot train it (${err.message.split('\n')[0]})`);
-      }
+    try {
+      const probe = await tfEngine(model, data, 'wasm');
+      try { probe.probe(); } finally { probe.dispose(); }
+      engines.tf = await tfEngine(model, data, 'wasm');
+    } catch (err) {
+      notes.push(`${model.name}: tfjs-backend-wasm cannot train it (${err.message.split('\n')[0]}): tfjs-backend-cpu instead`);
+      engines.tf = await tfEngine(model, data, 'cpu');
     }
   }
-  // mx engines were probed: rebuild them from the initial weights for the check
-  for (const [key, hybrid] of [['imp', false], ['hyb', true]]) if (engines[key]) engines[key] = mxEngine(model, data, hybrid);
 
   // correctness first: the losses of the first CHECK_STEPS steps from the same weights
   const losses = {};
   const slow = {};
   for (const [k, e] of Object.entries(engines)) {
     if (k === 'tf') await tf.setBackend(e.backend);
-    losses[k] = [];
-    for (let b = 0; b < CHECK_STEPS; b++) {
-      const t0 = performance.now();
-      losses[k].push(e.loss(b));
-      slow[k] = performance.now() - t0 > SLOW_MS;
+    try {
+      losses[k] = [];
+      for (let b = 0; b < CHECK_STEPS; b++) {
+        const t0 = performance.now();
+        losses[k].push(e.loss(b));
+        slow[k] = performance.now() - t0 > SLOW_MS;
+      }
+    } catch (err) {
+      errors.push(`${label(k)}: ${err.message.split('\n')[0]}`);
+      delete losses[k];
+      delete engines[k];
     }
   }
   const ref = losses.imp ?? losses.hyb ?? losses.tf;
@@ -329,7 +322,7 @@ for (const model of MODELS) {
   for (const [k, ls] of Object.entries(losses)) {
     const rel = Math.max(...ls.map((v, i) => Math.abs(v - ref[i]) / Math.abs(ref[i])));
     const ok = rel <= TOL;
-    checks.push(`${k === 'tf' ? `tfjs-${engines.tf.backend}` : k} ${ls.map((v) => v.toFixed(4)).join(' ')}${ok ? '' : ` MISMATCH (rel ${rel.toExponential(2)}): not timed`}`);
+    checks.push(`${k === 'tf' ? label(k) : k} ${ls.map((v) => v.toFixed(4)).join(' ')}${ok ? '' : ` MISMATCH (rel ${rel.toExponential(2)}): not timed`}`);
     if (!ok) { failed = true; delete engines[k]; }
   }
   console.log(`${model.name}, batch ${model.batch}: losses of steps 1..${CHECK_STEPS}: ${checks.join('; ') || '-'}`);
