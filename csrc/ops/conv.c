@@ -86,7 +86,13 @@ static void valid_range(int64_t off, int64_t s, int64_t size, int64_t n, int64_t
 
 /* dst[x] = src[x * stride] for x < n. */
 static void row_gather(void *dst, const void *src, int64_t n, int64_t stride, size_t esize) {
-  if (stride == 1) {
+  if (stride == 1 && esize == 4 && n <= 64) { /* short rows (LeNet's 8 to 24): inline, not a memcpy call */
+    float *d = (float *)dst;
+    const float *s = (const float *)src;
+    int64_t x = 0;
+    for (; x + 4 <= n; x += 4) wasm_v128_store(d + x, wasm_v128_load(s + x));
+    for (; x < n; x++) d[x] = s[x];
+  } else if (stride == 1) {
     memcpy(dst, src, (size_t)n * esize);
   } else if (esize == 4) {
     float *d = (float *)dst;
@@ -116,6 +122,104 @@ static void row_scatter_add(void *dst, const void *src, int64_t n, int64_t strid
   }
 }
 
+/* dst[x * stride] += src[x] for x < n (col2im); float32 stride 1 in SIMD. */
+static void row_add(void *dst, const void *src, int64_t n, int64_t stride, size_t esize) {
+  if (esize == 4 && stride == 1) {
+    float *d = (float *)dst;
+    const float *s = (const float *)src;
+    int64_t x = 0;
+    for (; x + 4 <= n; x += 4) wasm_v128_store(d + x, wasm_f32x4_add(wasm_v128_load(d + x), wasm_v128_load(s + x)));
+    for (; x < n; x++) d[x] += s[x];
+  } else {
+    row_scatter_add(dst, src, n, stride, 1.0, esize);
+  }
+}
+
+/* n zeros; short float32 rows inline rather than through a memset call. */
+static void zero_row(char *dst, int64_t n, size_t esize) {
+  if (n <= 0) return;
+  if (esize == 4 && n <= 64) {
+    float *d = (float *)dst;
+    for (int64_t x = 0; x < n; x++) d[x] = 0.f;
+  } else {
+    memset(dst, 0, (size_t)n * esize);
+  }
+}
+
+/* Walks the grid rows [row0, row0 + nrows) of a window for one tap (tz, ty): calls
+ * fn(row index from 0, image row offset in elements within a channel, or -1 in the padding).
+ * The (depth, height) position advances by counters, not by a division per row. */
+#define FOR_TAP_ROWS(w, row0, nrows, tz, ty, R, OFF, BODY)                                              \
+  do {                                                                                                 \
+    int64_t gz_ = (row0) / (w)->grid[1], gy_ = (row0) % (w)->grid[1];                                  \
+    for (int64_t R = 0; R < (nrows); R++) {                                                            \
+      const int64_t iz_ = gz_ * (w)->s[0] - (w)->p[0] + (tz) * (w)->d[0];                              \
+      const int64_t iy_ = gy_ * (w)->s[1] - (w)->p[1] + (ty) * (w)->d[1];                              \
+      const int64_t OFF = (iz_ < 0 || iz_ >= (w)->img[0] || iy_ < 0 || iy_ >= (w)->img[1])             \
+                              ? -1                                                                     \
+                              : (iz_ * (w)->img[1] + iy_) * (w)->img[2];                               \
+      BODY;                                                                                            \
+      if (++gy_ == (w)->grid[1]) {                                                                     \
+        gy_ = 0;                                                                                       \
+        gz_++;                                                                                         \
+      }                                                                                                \
+    }                                                                                                  \
+  } while (0)
+
+/* im2col over a band of grid rows [row0, row0 + nrows):
+ *   col[(c, tz, ty, tx), (r - row0, x)] = img[c, image position of (r, x) for tap (tz, ty, tx)] or 0
+ * col is (chans * taps, nrows * grid_w), img is (chans, image). */
+static void im2col(const window *w, size_t esize, const void *img, int64_t chans, int64_t row0, int64_t nrows,
+                   void *col) {
+  const int64_t gw = w->grid[2], plane = prod3(w->img);
+  char *dst = (char *)col;
+  for (int64_t c = 0; c < chans; c++) {
+    const char *chan = (const char *)img + (size_t)(c * plane) * esize;
+    for (int64_t tz = 0; tz < w->k[0]; tz++)
+      for (int64_t ty = 0; ty < w->k[1]; ty++)
+        for (int64_t tx = 0; tx < w->k[2]; tx++) {
+          const int64_t off = tx * w->d[2] - w->p[2];
+          int64_t lo, hi;
+          valid_range(off, w->s[2], w->img[2], gw, &lo, &hi);
+          FOR_TAP_ROWS(w, row0, nrows, tz, ty, r, src_off, {
+            char *d = dst + (size_t)(r * gw) * esize;
+            if (src_off < 0) {
+              zero_row(d, gw, esize);
+            } else {
+              zero_row(d, lo, esize);
+              row_gather(d + (size_t)lo * esize, chan + (size_t)(src_off + lo * w->s[2] + off) * esize, hi - lo,
+                         w->s[2], esize);
+              zero_row(d + (size_t)hi * esize, gw - hi, esize);
+            }
+          });
+          dst += (size_t)(nrows * gw) * esize;
+        }
+  }
+}
+
+/* The transpose of im2col: img[c, image position] += col[(c, taps), (r, x)]. */
+static void col2im(const window *w, size_t esize, const void *col, int64_t chans, int64_t row0, int64_t nrows,
+                   void *img) {
+  const int64_t gw = w->grid[2], plane = prod3(w->img);
+  const char *src = (const char *)col;
+  for (int64_t c = 0; c < chans; c++) {
+    char *chan = (char *)img + (size_t)(c * plane) * esize;
+    for (int64_t tz = 0; tz < w->k[0]; tz++)
+      for (int64_t ty = 0; ty < w->k[1]; ty++)
+        for (int64_t tx = 0; tx < w->k[2]; tx++) {
+          const int64_t off = tx * w->d[2] - w->p[2];
+          int64_t lo, hi;
+          valid_range(off, w->s[2], w->img[2], gw, &lo, &hi);
+          FOR_TAP_ROWS(w, row0, nrows, tz, ty, r, dst_off, {
+            if (dst_off >= 0)
+              row_add(chan + (size_t)(dst_off + lo * w->s[2] + off) * esize, src + (size_t)(r * gw + lo) * esize,
+                      hi - lo, w->s[2], esize);
+          });
+          src += (size_t)(nrows * gw) * esize;
+        }
+  }
+}
+
 /* Image row of channel c for grid row gr (a flat (depth, height) index) and taps (tz, ty); NULL
  * when that row falls into the padding. */
 static const char *image_row(const window *w, const char *img, int64_t c, int64_t gr, int64_t tz, int64_t ty,
@@ -125,54 +229,6 @@ static const char *image_row(const window *w, const char *img, int64_t c, int64_
   const int64_t iy = gy * w->s[1] - w->p[1] + ty * w->d[1];
   if (iz < 0 || iz >= w->img[0] || iy < 0 || iy >= w->img[1]) return NULL;
   return img + (size_t)(((c * w->img[0] + iz) * w->img[1] + iy) * w->img[2]) * esize;
-}
-
-/* im2col over a band of grid rows [row0, row0 + nrows):
- *   col[(c, tz, ty, tx), (r - row0, x)] = img[c, image position of (r, x) for tap (tz, ty, tx)] or 0
- * col is (chans * taps, nrows * grid_w), img is (chans, image). */
-static void im2col(const window *w, size_t esize, const void *img, int64_t chans, int64_t row0, int64_t nrows,
-                   void *col) {
-  const int64_t gw = w->grid[2];
-  char *dst = (char *)col;
-  for (int64_t c = 0; c < chans; c++)
-    for (int64_t tz = 0; tz < w->k[0]; tz++)
-      for (int64_t ty = 0; ty < w->k[1]; ty++)
-        for (int64_t tx = 0; tx < w->k[2]; tx++) {
-          const int64_t off = tx * w->d[2] - w->p[2];
-          int64_t lo, hi;
-          valid_range(off, w->s[2], w->img[2], gw, &lo, &hi);
-          for (int64_t r = row0; r < row0 + nrows; r++, dst += (size_t)gw * esize) {
-            const char *src = image_row(w, (const char *)img, c, r, tz, ty, esize);
-            if (!src) {
-              memset(dst, 0, (size_t)gw * esize);
-              continue;
-            }
-            memset(dst, 0, (size_t)lo * esize);
-            row_gather(dst + (size_t)lo * esize, src + (size_t)(lo * w->s[2] + off) * esize, hi - lo, w->s[2], esize);
-            memset(dst + (size_t)hi * esize, 0, (size_t)(gw - hi) * esize);
-          }
-        }
-}
-
-/* The transpose of im2col: img[c, image position] += col[(c, taps), (r, x)]. */
-static void col2im(const window *w, size_t esize, const void *col, int64_t chans, int64_t row0, int64_t nrows,
-                   void *img) {
-  const int64_t gw = w->grid[2];
-  const char *src = (const char *)col;
-  for (int64_t c = 0; c < chans; c++)
-    for (int64_t tz = 0; tz < w->k[0]; tz++)
-      for (int64_t ty = 0; ty < w->k[1]; ty++)
-        for (int64_t tx = 0; tx < w->k[2]; tx++) {
-          const int64_t off = tx * w->d[2] - w->p[2];
-          int64_t lo, hi;
-          valid_range(off, w->s[2], w->img[2], gw, &lo, &hi);
-          for (int64_t r = row0; r < row0 + nrows; r++, src += (size_t)gw * esize) {
-            char *dst = (char *)image_row(w, (const char *)img, c, r, tz, ty, esize);
-            if (dst)
-              row_scatter_add(dst + (size_t)(lo * w->s[2] + off) * esize, src + (size_t)lo * esize, hi - lo, w->s[2],
-                              1.0, esize);
-          }
-        }
 }
 
 /* out (N, F, per) = bias[f] along each channel, or zeros. */

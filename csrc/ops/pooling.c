@@ -325,7 +325,37 @@ static int use_fast_2d(const pool_geom *g) {
          (g->k[2] == 2 || g->k[2] == 3) && (g->type == POOL_MAX || g->type == POOL_AVG || g->type == POOL_SUM);
 }
 
+/* 2-D 2x2 stride-2 max pooling without padding (LeNet, VGG): 4 outputs from two 8-wide row loads,
+ * the pmax chain in the reference's order; other cells (a `full` window past the edge) by the
+ * reference. */
+static void pool_plane_max2x2_f32(const float *x, float *y, const pool_geom *g) {
+  const int64_t H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2];
+  const v128_t lowest = wasm_f32x4_splat(-FLT_MAX);
+  for (int64_t oh = 0; oh < OH; oh++) {
+    float *yr = y + oh * OW;
+    int64_t ow = 0;
+    if (2 * oh + 1 < H) {
+      const float *r0 = x + 2 * oh * W, *r1 = r0 + W;
+      for (; ow + 4 <= OW && 2 * ow + 8 <= W; ow += 4) {
+        const v128_t p0 = wasm_v128_load(r0 + 2 * ow), p1 = wasm_v128_load(r0 + 2 * ow + 4);
+        const v128_t q0 = wasm_v128_load(r1 + 2 * ow), q1 = wasm_v128_load(r1 + 2 * ow + 4);
+        v128_t m = wasm_f32x4_pmax(lowest, wasm_i32x4_shuffle(p0, p1, 0, 2, 4, 6));
+        m = wasm_f32x4_pmax(m, wasm_i32x4_shuffle(p0, p1, 1, 3, 5, 7));
+        m = wasm_f32x4_pmax(m, wasm_i32x4_shuffle(q0, q1, 0, 2, 4, 6));
+        m = wasm_f32x4_pmax(m, wasm_i32x4_shuffle(q0, q1, 1, 3, 5, 7));
+        wasm_v128_store(yr + ow, m);
+      }
+    }
+    for (; ow < OW; ow++) yr[ow] = pool_point_f32(x, g, 0, oh, ow);
+  }
+}
+
 static void pool_plane_f32(const float *x, float *y, const pool_geom *g) {
+  if (g->type == POOL_MAX && g->in[0] == 1 && g->k[0] == 1 && g->p[0] == 0 && g->k[1] == 2 && g->k[2] == 2 &&
+      g->s[1] == 2 && g->s[2] == 2 && g->p[1] == 0 && g->p[2] == 0) {
+    pool_plane_max2x2_f32(x, y, g);
+    return;
+  }
   if (!use_fast_2d(g)) {
     for (int64_t od = 0; od < g->out[0]; od++)
       for (int64_t oh = 0; oh < g->out[1]; oh++)

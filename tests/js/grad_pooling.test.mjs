@@ -3,7 +3,7 @@
 // / 3-D, channel-last layouts), MXNet's first-max rule on ties (hand-worked), and TF.js's
 // tf.maxPool / tf.avgPool gradients in float32.
 import test from 'node:test';
-import { checkGrad, tfGrads, ourGrads, assertClose, rng, tf, nd, autograd } from './grad_check.mjs';
+import { checkGrad, tfGrads, ourGrads, assertClose, assert, rng, tf, nd, autograd } from './grad_check.mjs';
 
 const pool = (shape, attrs, opts) => checkGrad('Pooling', [{ shape }], attrs, opts);
 
@@ -132,5 +132,17 @@ test('float32, float16 and NHWC gradients agree with the float64 NCHW one', () =
     // float16: the data is rounded to half (max positions stay), head values are exact
     assertClose(run('float16'), ref, { rtol: 2e-3, atol: 2e-3 });
     assertClose(run('float16', true), ref, { rtol: 2e-3, atol: 2e-3 });
+  }
+});
+
+test('float32 2x2 stride-2 max pooling (its SIMD forward path) equals the float64 reference, valid and full', () => {
+  const r = rng(23);
+  for (const [shape, conv] of [[[2, 3, 7, 9], 'valid'], [[2, 3, 7, 9], 'full'], [[1, 2, 16, 20], 'valid'], [[1, 1, 5, 3], 'full']]) {
+    const data = Array.from(r.uniform(shape.reduce((a, b) => a * b, 1)));
+    const attrs = { kernel: [2, 2], stride: [2, 2], pool_type: 'max', pooling_convention: conv };
+    const y32 = nd.Pooling(nd.array(data).reshape(shape), attrs);
+    const y64 = nd.Pooling(nd.array(data, { dtype: 'float64' }).reshape(shape), attrs);
+    assert.deepEqual(y32.shape, y64.shape);
+    assertClose(y32.toTypedArray(), y64.toTypedArray(), { rtol: 0, atol: 0, msg: `${shape} ${conv}` });
   }
 });
