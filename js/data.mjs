@@ -365,6 +365,32 @@ function batchTypeError(data) {
     + 'booleans, typed arrays and arrays of those batch)');
 }
 
+// nd.stack of any number of arrays: an op call takes at most 64 inputs (MXW_MAX_IO), so larger
+// batches are stacked 64 at a time and the pieces concatenated along the batch axis.
+const MAX_OP_INPUTS = 64;
+function stackMany(data) {
+  if (data.length <= MAX_OP_INPUTS) return invokeVisible(opId('stack'), data, { axis: 0, num_args: data.length });
+  const parts = [];
+  try {
+    for (let i = 0; i < data.length; i += MAX_OP_INPUTS) parts.push(stackMany(data.slice(i, i + MAX_OP_INPUTS)));
+    return parts.length <= MAX_OP_INPUTS ? invokeVisible(opId('Concat'), parts, { dim: 0, num_args: parts.length }) : stackConcat(parts);
+  } finally {
+    for (const p of parts) p.dispose();
+  }
+}
+function stackConcat(parts) {
+  const merged = [];
+  try {
+    for (let i = 0; i < parts.length; i += MAX_OP_INPUTS) {
+      const chunk = parts.slice(i, i + MAX_OP_INPUTS);
+      merged.push(invokeVisible(opId('Concat'), chunk, { dim: 0, num_args: chunk.length }));
+    }
+    return merged.length === 1 ? merged.shift() : stackConcat(merged);
+  } finally {
+    for (const m of merged) m.dispose();
+  }
+}
+
 // default_batchify_fn(data): NDArrays are stacked along a new first axis (nd.stack); samples
 // that are arrays (tuples) are batched field by field into an array of batches; numbers become
 // one nd.array.
@@ -375,7 +401,7 @@ export function defaultBatchifyFn(data) {
   const first = data[0];
   if (first instanceof NDArray) {
     if (!data.every((d) => d instanceof NDArray)) throw batchTypeError(data);
-    return invokeVisible(opId('stack'), data, { axis: 0, num_args: data.length });
+    return stackMany(data);
   }
   if (Array.isArray(first)) {
     const n = Math.min(...data.map((d) => (Array.isArray(d) ? d.length : 0))); // zip(*data)

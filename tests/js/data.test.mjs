@@ -273,3 +273,15 @@ test('DataLoader frees what it creates per batch, never the dataset\'s own array
   assert.equal(mx.memory().numArrays, n0);
   assert.deepEqual(vals(X), [1, 2, 3, 4, 5, 6]);
 });
+
+test('default batchify stacks batches larger than one op call takes (64 inputs): 200 samples', async () => {
+  const mxm = await import('mxnet-wasm');
+  const xs = Array.from({ length: 200 }, (_, i) => mxm.nd.array([i, -i]));
+  const loader = new mxm.gluon.data.DataLoader(new mxm.gluon.data.SimpleDataset(xs), { batchSize: 128, lastBatch: 'keep' });
+  const batches = [...loader];
+  const { deepEqual } = await import('node:assert/strict');
+  deepEqual(batches.map((b) => b.shape), [[128, 2], [72, 2]]);
+  const b1 = batches[1].toArray();
+  deepEqual(b1[0], [128, -128]);
+  deepEqual(b1[71], [199, -199]);
+});
