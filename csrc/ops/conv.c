@@ -135,6 +135,11 @@ static void row_add(void *dst, const void *src, int64_t n, int64_t stride, size_
   }
 }
 
+static inline double lanes_sum_f32(v128_t a) {
+  return ((double)wasm_f32x4_extract_lane(a, 0) + (double)wasm_f32x4_extract_lane(a, 1)) +
+         ((double)wasm_f32x4_extract_lane(a, 2) + (double)wasm_f32x4_extract_lane(a, 3));
+}
+
 /* n zeros; short float32 rows inline rather than through a memset call. */
 static void zero_row(char *dst, int64_t n, size_t esize) {
   if (n <= 0) return;
@@ -380,6 +385,114 @@ static int depthwise_f32(const window *w, const float *data, const float *weight
   return 0;
 }
 
+/* ---- float32 depthwise 1-D/2-D transposed convolution and weight gradient ------------------------ */
+/* Both use depthwise_f32's zero-padded, phase-split channel buffer, where the image cells that tap t
+ * of consecutive grid positions x touch are consecutive: buf[y*sh*pitch + off[t] + x]. */
+typedef struct {
+  int64_t H, W, Ho, Wo, sh, ph, pw, sw, Wq, pitch, Hp;
+  int ntaps;
+  int64_t off[DW_MAX_TAPS];
+} dw_layout;
+
+static void dw_layout_init(const window *w, dw_layout *l) {
+  l->H = w->img[1];
+  l->W = w->img[2];
+  l->Ho = w->grid[1];
+  l->Wo = w->grid[2];
+  l->sh = w->s[1];
+  l->sw = w->s[2];
+  l->ph = w->p[1];
+  l->pw = w->p[2];
+  l->Hp = l->H + 2 * l->ph;
+  l->Wq = (l->W + 2 * l->pw + l->sw - 1) / l->sw;
+  l->pitch = l->sw * l->Wq;
+  l->ntaps = (int)(w->k[1] * w->k[2]);
+  for (int64_t i = 0; i < w->k[1]; i++)
+    for (int64_t j = 0; j < w->k[2]; j++)
+      l->off[i * w->k[2] + j] = i * w->d[1] * l->pitch + ((j * w->d[2]) % l->sw) * l->Wq + (j * w->d[2]) / l->sw;
+}
+
+/* The inverse of split_row_f32: dst[x] = the cell of data column x in a padded, phase-split row. */
+static void merge_row_f32(float *dst, const float *row, int64_t W, int64_t pw, int64_t sw, int64_t Wq, float bias) {
+  if (sw == 1) {
+    for (int64_t x = 0; x < W; x++) dst[x] = row[pw + x] + bias;
+    return;
+  }
+  for (int64_t phase = 0; phase < sw; phase++) {
+    const int64_t x0 = ((phase - pw) % sw + sw) % sw;
+    const float *src = row + phase * Wq + (x0 + pw) / sw;
+    for (int64_t x = x0; x < W; x += sw) dst[x] = *src++ + bias;
+  }
+}
+
+/* Depthwise transposed convolution (one input channel to one output channel, Cg == Fg == 1): the
+ * image of channel c is bias[c] + sum over grid cells and taps of wt[t] * grid value, scattered as
+ * whole contiguous runs into the padded buffer, then merged out of it. data (N, C, grid) -> out
+ * (N, C, image). */
+static int depthwise_deconv_f32(const window *w, const float *data, const float *weight, const float *bias, float *out,
+                                int64_t N, int64_t C) {
+  dw_layout l;
+  dw_layout_init(w, &l);
+  float *buf = (float *)mxw_scratch(0, (size_t)(l.Hp * l.pitch + 1) * sizeof(float));
+  if (!buf) return -1;
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t c = 0; c < C; c++) {
+      memset(buf, 0, (size_t)(l.Hp * l.pitch) * sizeof(float));
+      const float *g = data + (n * C + c) * l.Ho * l.Wo, *wt = weight + c * l.ntaps;
+      for (int64_t y = 0; y < l.Ho; y++) {
+        const float *gr = g + y * l.Wo;
+        float *base = buf + y * l.sh * l.pitch;
+        for (int t = 0; t < l.ntaps; t++) {
+          float *d = base + l.off[t];
+          const v128_t wv = wasm_f32x4_splat(wt[t]);
+          int64_t x = 0;
+          for (; x + 4 <= l.Wo; x += 4)
+            wasm_v128_store(d + x, wasm_f32x4_add(wasm_v128_load(d + x), wasm_f32x4_mul(wv, wasm_v128_load(gr + x))));
+          for (; x < l.Wo; x++) d[x] += wt[t] * gr[x];
+        }
+      }
+      float *o = out + (n * C + c) * l.H * l.W;
+      const float b = bias ? bias[c] : 0.f;
+      for (int64_t y = 0; y < l.H; y++) merge_row_f32(o + y * l.W, buf + (y + l.ph) * l.pitch, l.W, l.pw, l.sw, l.Wq, b);
+    }
+  return 0;
+}
+
+/* Depthwise weight gradient: dw[c, t] = sum over n and grid cells of grid[n, c, cell] * the image
+ * cell tap t of that cell reads (img split into the padded buffer once per (n, c)); one f32x4
+ * accumulator per tap over each (n, c), summed into double. img (N, C, image), grid (N, C, grid). */
+static int depthwise_wgrad_f32(const window *w, const float *img, const float *grid, float *dw, int64_t N, int64_t C) {
+  dw_layout l;
+  dw_layout_init(w, &l);
+  float *buf = (float *)mxw_scratch(0, (size_t)(l.Hp * l.pitch + 1) * sizeof(float));
+  if (!buf) return -1;
+  memset(buf, 0, (size_t)(l.Hp * l.pitch) * sizeof(float)); /* the padding cells are never written */
+  double sum[DW_MAX_TAPS];
+  v128_t acc[DW_MAX_TAPS];
+  const int64_t W4 = l.Wo & ~(int64_t)3;
+  for (int64_t c = 0; c < C; c++) {
+    for (int t = 0; t < l.ntaps; t++) sum[t] = 0.0;
+    for (int64_t n = 0; n < N; n++) {
+      const float *x = img + (n * C + c) * l.H * l.W, *g = grid + (n * C + c) * l.Ho * l.Wo;
+      for (int64_t y = 0; y < l.H; y++) split_row_f32(buf + (y + l.ph) * l.pitch, x + y * l.W, l.W, l.pw, l.sw, l.Wq);
+      for (int t = 0; t < l.ntaps; t++) acc[t] = wasm_f32x4_splat(0.f);
+      for (int64_t y = 0; y < l.Ho; y++) {
+        const float *gr = g + y * l.Wo, *base = buf + y * l.sh * l.pitch;
+        for (int64_t xx = 0; xx < W4; xx += 4) {
+          const v128_t gv = wasm_v128_load(gr + xx);
+          for (int t = 0; t < l.ntaps; t++)
+            acc[t] = wasm_f32x4_add(acc[t], wasm_f32x4_mul(gv, wasm_v128_load(base + l.off[t] + xx)));
+        }
+        for (int64_t xx = W4; xx < l.Wo; xx++)
+          for (int t = 0; t < l.ntaps; t++) sum[t] += (double)(gr[xx] * base[l.off[t] + xx]);
+      }
+      for (int t = 0; t < l.ntaps; t++) sum[t] += lanes_sum_f32(acc[t]);
+    }
+    for (int t = 0; t < l.ntaps; t++) dw[c * l.ntaps + t] = (float)sum[t];
+  }
+  return 0;
+}
+
 /* ---- float32 direct convolution for few filters per group ---------------------------------------- */
 /* With few filters per group (LeNet: 5) im2col + GEMM wastes most of its work: the column matrix
  * is taps times the size of the image, and a 5-row product fills the 4x8 GEMM microkernel only
@@ -597,6 +710,8 @@ static int deconv_run(const window *w, int dtype, const void *data, const void *
   const size_t esize = (size_t)mxw_dtype_size(dtype);
   const int64_t Cg = C / G, Fg = F / G, taps = prod3(w->k), img = prod3(w->img), grid = prod3(w->grid);
   const int64_t rows = Fg * taps;
+  if (dtype == MXW_FLOAT32 && Cg == 1 && Fg == 1 && is_planar(w) && taps <= DW_MAX_TAPS && N > 0)
+    return depthwise_deconv_f32(w, (const float *)data, (const float *)weight, (const float *)bias, (float *)out, N, C);
   fill_channels(out, dtype, N, F, img, bias); /* col2im accumulates onto it */
   if (N == 0 || grid == 0) return 0;
   const int64_t band = band_rows(w, rows, esize), total_rows = w->grid[0] * w->grid[1], gw = w->grid[2];
@@ -1051,6 +1166,8 @@ static int wgrad_run(const window *w, int dtype, const void *img, const void *gr
   const size_t esize = (size_t)mxw_dtype_size(dtype);
   const int64_t Cg = C / G, Fg = F / G, taps = prod3(w->k), isz = prod3(w->img), grid = prod3(w->grid);
   const int64_t rows = Cg * taps;
+  if (dtype == MXW_FLOAT32 && Cg == 1 && Fg == 1 && is_planar(w) && taps <= DW_MAX_TAPS)
+    return depthwise_wgrad_f32(w, (const float *)img, (const float *)gridv, (float *)dw, N, C);
   memset(dw, 0, (size_t)(F * rows) * esize);
   if (N == 0 || grid == 0) return 0;
   const int pointwise = is_pointwise(w);

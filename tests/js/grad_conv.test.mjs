@@ -208,3 +208,33 @@ test('float16 Convolution / Deconvolution gradients (computed in float32) are cl
     run('float16', f, ins, head).forEach((g, i) => assertClose(g, ref[i], { rtol: 2e-2, atol: 3e-2, msg: `input ${i}` }));
   }
 });
+
+test('float32 depthwise gradients (their own SIMD paths) equal the float64 ones: stride, dilation, pad, 1-D', () => {
+  const r = rng(17);
+  const cases = [
+    [[2, 3, 9, 8], { kernel: [3, 3], stride: [2, 2], pad: [1, 1] }],
+    [[1, 4, 10, 11], { kernel: [3, 2], stride: [3, 1], dilate: [2, 3], pad: [2, 0] }],
+    [[2, 2, 6, 7], { kernel: [5, 5], pad: [2, 2] }],
+    [[2, 3, 13], { kernel: [3], stride: [2], dilate: [2], pad: [1] }],
+  ];
+  for (const [xs, win] of cases) {
+    const C = xs[1];
+    for (const op of ['Convolution', 'Deconvolution']) {
+      const attrs = { ...win, num_filter: C, num_group: C, no_bias: true };
+      const ws = [C, 1, ...win.kernel];
+      const x = rand(r, xs), w = rand(r, ws);
+      const y = nd[op](nd.array(Array.from(x.data)).reshape(xs), nd.array(Array.from(w.data)).reshape(ws), attrs);
+      const dy = rand(r, y.shape);
+      const run = (dtype) => {
+        const a = nd.array(Array.from(x.data), { dtype }).reshape(xs), b = nd.array(Array.from(w.data), { dtype }).reshape(ws);
+        a.attachGrad();
+        b.attachGrad();
+        const out = autograd.record(() => nd[op](a, b, attrs));
+        out.backward(nd.array(Array.from(dy.data), { dtype }).reshape(dy.shape));
+        return [a, b].map((t) => Float64Array.from(t.grad.toTypedArray()));
+      };
+      const g64 = run('float64');
+      run('float32').forEach((g, i) => assertClose(g, g64[i], { rtol: 1e-4, atol: 1e-4, msg: `${op} ${xs} input ${i}` }));
+    }
+  }
+});
