@@ -20,7 +20,14 @@
  * runs a direct SIMD loop over a zero-padded copy of each channel; float32 convolution with up to
  * DIRECT_MAX_FG filters per group (LeNet's 5) runs a direct SIMD kernel over blocks of up to 5
  * filters and 8 outputs of a row, with no column buffer (direct_f32); a depthwise deconvolution
- * (bilinear UpSampling) scatters directly without a GEMM.
+ * (bilinear UpSampling, depthwise data gradients) scatters directly without a GEMM.
+ *
+ * Gradients ("gradients" below): the data gradient of a Convolution is the Deconvolution of the output
+ * gradient with the same weight and window (and vice versa), its own graph node so that it is left out
+ * when the data needs none; the weight and bias gradients are _backward_Convolution_weight /
+ * _backward_Deconvolution_weight: per batch item im2col + one GEMM (mxw_sgemm with B transposed), the
+ * float32 depthwise case SIMD runs over the padded channel buffer; UpSampling's is _backward_UpSampling
+ * (nearest) or its depthwise deconvolution's (bilinear).
  */
 #include <stdio.h>
 #include <stdlib.h>
