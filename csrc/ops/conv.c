@@ -193,6 +193,24 @@ static void im2col(const window *w, size_t esize, const void *img, int64_t chans
           const int64_t off = tx * w->d[2] - w->p[2];
           int64_t lo, hi;
           valid_range(off, w->s[2], w->img[2], gw, &lo, &hi);
+          if (esize == 4 && w->img[0] == 1 && w->grid[0] == 1 && w->k[0] == 1 && w->p[0] == 0 && w->s[2] == 1) {
+            /* 1-D / 2-D float32, width stride 1: rows copied inline */
+            const float *cf = (const float *)chan + off;
+            float *d = (float *)dst;
+            for (int64_t r = 0; r < nrows; r++, d += gw) {
+              const int64_t iy = (row0 + r) * w->s[1] - w->p[1] + ty * w->d[1];
+              int64_t x = 0;
+              if (iy >= 0 && iy < w->img[1]) {
+                const float *src = cf + iy * w->img[2];
+                for (; x < lo; x++) d[x] = 0.f;
+                for (; x + 4 <= hi; x += 4) wasm_v128_store(d + x, wasm_v128_load(src + x));
+                for (; x < hi; x++) d[x] = src[x];
+              }
+              for (; x < gw; x++) d[x] = 0.f;
+            }
+            dst += (size_t)(nrows * gw) * esize;
+            continue;
+          }
           FOR_TAP_ROWS(w, row0, nrows, tz, ty, r, src_off, {
             char *d = dst + (size_t)(r * gw) * esize;
             if (src_off < 0) {
@@ -222,6 +240,21 @@ static void col2im(const window *w, size_t esize, const void *col, int64_t chans
           const int64_t off = tx * w->d[2] - w->p[2];
           int64_t lo, hi;
           valid_range(off, w->s[2], w->img[2], gw, &lo, &hi);
+          if (esize == 4 && w->img[0] == 1 && w->grid[0] == 1 && w->k[0] == 1 && w->p[0] == 0 && w->s[2] == 1) {
+            /* 1-D / 2-D float32, width stride 1: rows added inline */
+            float *cf = (float *)chan + off;
+            const float *sr = (const float *)src;
+            for (int64_t r = 0; r < nrows; r++, sr += gw) {
+              const int64_t iy = (row0 + r) * w->s[1] - w->p[1] + ty * w->d[1];
+              if (iy < 0 || iy >= w->img[1]) continue;
+              float *d = cf + iy * w->img[2];
+              int64_t x = lo;
+              for (; x + 4 <= hi; x += 4) wasm_v128_store(d + x, wasm_f32x4_add(wasm_v128_load(d + x), wasm_v128_load(sr + x)));
+              for (; x < hi; x++) d[x] += sr[x];
+            }
+            src += (size_t)(nrows * gw) * esize;
+            continue;
+          }
           FOR_TAP_ROWS(w, row0, nrows, tz, ty, r, dst_off, {
             if (dst_off >= 0)
               row_add(chan + (size_t)(dst_off + lo * w->s[2] + off) * esize, src + (size_t)(r * gw + lo) * esize,
