@@ -1343,6 +1343,60 @@ static const mxw_op_def op_backward_BatchNormWithReLU = {
  * Per normalized vector (m = data.shape[axis] elements, gamma per element):
  *   gg = g * gamma, dx = inv * (gg - Σ gg / m - (x - mean) * inv² * Σ (x - mean) gg / m),
  *   dgamma += g * (x - mean) * inv, dbeta += g. */
+/* The last axis in float32 (rows of n): SIMD over each row; the gamma/beta gradients gather in float
+ * vectors over up to FLUSH_ROWS rows at a time and then in double (dg, db). Scratch slot 1. */
+enum { FLUSH_ROWS = 64 };
+static int ln_backward_rows_f32(const float *x, const float *g, float *dx, int64_t rows, int64_t n, const double *mean,
+                                const double *inv, const double *gam, double *dg, double *db) {
+  float *buf = (float *)mxw_scratch(1, (size_t)(3 * n + 4) * sizeof(float));
+  if (!buf) return -1;
+  float *gm = buf, *ag = gm + n, *ab = ag + n;
+  for (int64_t j = 0; j < n; j++) {
+    gm[j] = (float)gam[j];
+    ag[j] = ab[j] = 0.f;
+  }
+  const int64_t n4 = n & ~(int64_t)3;
+  for (int64_t o = 0; o < rows; o++) {
+    const float *xr = x + o * n, *gr = g + o * n;
+    float *dr = dx + o * n;
+    const float m = (float)mean[o], iv = (float)inv[o];
+    const v128_t vm = wasm_f32x4_splat(m), vi = wasm_f32x4_splat(iv);
+    v128_t sa = wasm_f32x4_splat(0.f), sb = sa;
+    for (int64_t j = 0; j < n4; j += 4) {
+      const v128_t gv = wasm_v128_load(gr + j), xm = wasm_f32x4_sub(wasm_v128_load(xr + j), vm);
+      const v128_t t = wasm_f32x4_mul(gv, wasm_v128_load(gm + j));
+      sa = wasm_f32x4_add(sa, t);
+      sb = wasm_f32x4_add(sb, wasm_f32x4_mul(xm, t));
+      wasm_v128_store(ag + j, wasm_f32x4_add(wasm_v128_load(ag + j), wasm_f32x4_mul(gv, wasm_f32x4_mul(xm, vi))));
+      wasm_v128_store(ab + j, wasm_f32x4_add(wasm_v128_load(ab + j), gv));
+    }
+    double da = lanes_sum(sa), dbb = lanes_sum(sb);
+    for (int64_t j = n4; j < n; j++) {
+      const float xm = xr[j] - m, t = gr[j] * gm[j];
+      da += t;
+      dbb += (double)(xm * t);
+      ag[j] += gr[j] * (xm * iv);
+      ab[j] += gr[j];
+    }
+    const float a = (float)(da / (double)n), b = (float)(dbb * inv[o] * inv[o] / (double)n);
+    const v128_t va = wasm_f32x4_splat(a), vb = wasm_f32x4_splat(b);
+    for (int64_t j = 0; j < n4; j += 4) {
+      const v128_t xm = wasm_f32x4_sub(wasm_v128_load(xr + j), vm);
+      const v128_t t = wasm_f32x4_mul(wasm_v128_load(gr + j), wasm_v128_load(gm + j));
+      wasm_v128_store(dr + j, wasm_f32x4_mul(vi, wasm_f32x4_sub(wasm_f32x4_sub(t, va), wasm_f32x4_mul(xm, vb))));
+    }
+    for (int64_t j = n4; j < n; j++) dr[j] = iv * (gr[j] * gm[j] - a - (xr[j] - m) * b);
+    if ((o + 1) % FLUSH_ROWS == 0 || o + 1 == rows) {
+      for (int64_t j = 0; j < n; j++) {
+        dg[j] += ag[j];
+        db[j] += ab[j];
+        ag[j] = ab[j] = 0.f;
+      }
+    }
+  }
+  return 0;
+}
+
 static int ln_backward(const mxw_op_call *call) {
   const LayerNormParam *p = (const LayerNormParam *)call->param;
   const mxw_tensor *og = &call->inputs[0], *x = &call->inputs[1];
@@ -1365,6 +1419,13 @@ static int ln_backward(const mxw_op_call *call) {
   const void *gd = xd ? stage_in(&st, og) : NULL;
   void *dxd = gd ? stage_out(&st, &call->outputs[0]) : NULL;
   if (!dxd) return stage_finish(&st, 0);
+  if (v.inner == 1 && k->dtype == MXW_FLOAT32) {
+    MXW_TRY(ln_backward_rows_f32((const float *)xd, (const float *)gd, (float *)dxd, v.outer, n, mean, inv, gam, dg, db));
+    MXW_TRY(stage_finish(&st, 1));
+    store_vec(dg, &call->outputs[1]);
+    store_vec(db, &call->outputs[2]);
+    return 0;
+  }
   for (int64_t o = 0; o < v.outer; o++) {
     const double *mo = mean + o * v.inner, *io = inv + o * v.inner;
     for (int64_t i = 0; i < v.inner; i++) sa[i] = sb[i] = 0.0;
