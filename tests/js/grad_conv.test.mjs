@@ -121,8 +121,26 @@ test('Convolution matches tf.conv2d / tf.depthwiseConv2d gradients (stride, pad,
     }, [x, w], dy);
     ours.forEach((g, i) => assertClose(g, theirs[i], { rtol: 2e-4, atol: 2e-4, msg: `depthwise input ${i}` }));
   }
-  // (TF.js 4.22's conv2d gradient refuses any dilation > 1 -- 'dilation rates greater than 1 are not yet supported
-  // in gradients' -- so dilated convolutions are checked by finite differences only.)
+  // dilation: TF.js 4.22's conv2d gradient refuses any dilation > 1 ('dilation rates greater than 1 are not yet
+  // supported in gradients'), so TF convolves with the explicitly dilated kernel (zeros between the taps), built
+  // inside the differentiated function as W (.., kh*kw) x S (kh*kw, kh'*kw') with a 0/1 selection matrix S
+  for (const [stride, dilate, pad] of [[[1, 1], [2, 2], [2, 1]], [[2, 2], [2, 3], [1, 2]]]) {
+    const xs = [2, 3, 11, 12], F = 4, k = [3, 2];
+    const kd = k.map((kk, i) => dilate[i] * (kk - 1) + 1);
+    const sel = new Float32Array(k[0] * k[1] * kd[0] * kd[1]);
+    for (let i = 0; i < k[0]; i++) for (let j = 0; j < k[1]; j++) sel[(i * k[1] + j) * kd[0] * kd[1] + i * dilate[0] * kd[1] + j * dilate[1]] = 1;
+    const x = rand(r, xs), w = rand(r, [F, 3, ...k]);
+    const attrs = { kernel: k, num_filter: F, stride, pad, dilate, no_bias: true };
+    const y = nd.Convolution(nd.array(Array.from(x.data)).reshape(xs), nd.array(Array.from(w.data)).reshape(w.shape), attrs);
+    const dy = rand(r, y.shape);
+    const ours = ourGrads((a, wt) => nd.Convolution(a, wt, attrs), [x, w], dy);
+    const theirs = tfGrads((a, wt) => {
+      const wd = tf.reshape(tf.matMul(tf.reshape(wt, [F * 3, k[0] * k[1]]), tf.tensor(sel, [k[0] * k[1], kd[0] * kd[1]])), [F, 3, ...kd]);
+      const padded = tf.pad(nchw(a), [[0, 0], [pad[0], pad[0]], [pad[1], pad[1]], [0, 0]]);
+      return toNchw(tf.conv2d(padded, hwio(wd), stride, 'valid'));
+    }, [x, w], dy);
+    ours.forEach((g, i) => assertClose(g, theirs[i], { rtol: 2e-4, atol: 2e-4, msg: `dilated s${stride} d${dilate} input ${i}` }));
+  }
 });
 
 test('Deconvolution matches tf.conv2dTranspose gradients', () => {
