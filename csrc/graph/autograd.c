@@ -723,6 +723,7 @@ static int run_backward(int nh, mxw_ndarray *const *heads, mxw_ndarray *const *h
   mxw_executor *ex = NULL;
   mxw_ndarray **outs = NULL, **bind = NULL;
   tape_ud ud = {0};
+  uint8_t *provided = NULL;
   int nn = 0, nx = 0, rc = -1, prev_train = -1;
   for (int h = 0; h < nh; h++) {
     MXW_CHECK(heads[h] != NULL, "head %d is NULL", h);
@@ -807,9 +808,32 @@ static int run_backward(int nh, mxw_ndarray *const *heads, mxw_ndarray *const *h
     }
     bind[k] = v->ag->values[0];
   }
+  /* grad_req write: the graph writes straight into the variable's gradient buffer (unless the
+   * buffer is also one of the graph's inputs) */
+  if (!grads_out) {
+    provided = (uint8_t *)calloc((size_t)nx, 1);
+    if (!provided) {
+      mxw_fail("out of memory");
+      goto done;
+    }
+    for (int k = 0; k < nx; k++) {
+      mxw_ag_info *ag = xs[k]->ag;
+      if (ag->grad_req != 1) continue;
+      int shared = 0;
+      for (int i = 0; i < ni; i++) shared |= bind[i]->storage == ag->grad->storage;
+      for (int j = 0; j < k; j++) shared |= provided[j] && outs[j]->storage == ag->grad->storage;
+      if (shared) continue;
+      outs[k] = ag->grad;
+      provided[k] = 1;
+    }
+  }
   prev_train = mxw_set_training(is_train);
   int nout = nx;
-  if (mxw_exec_forward(ex, ni, bind, is_train, &nout, outs) != 0) goto done;
+  if (mxw_exec_forward(ex, ni, bind, is_train, &nout, outs) != 0) {
+    for (int k = 0; provided && k < nx; k++)
+      if (provided[k]) outs[k] = NULL;
+    goto done;
+  }
   if (grads_out) {
     for (int k = 0; k < nx; k++) {
       grads_out[k] = outs[k];
@@ -818,8 +842,9 @@ static int run_backward(int nh, mxw_ndarray *const *heads, mxw_ndarray *const *h
   } else {
     for (int k = 0; k < nx; k++) {
       mxw_ag_info *ag = xs[k]->ag;
-      if (ag->grad_req == 1) mxw_convert(outs[k]->t.data, outs[k]->t.dtype, ag->grad->t.data, ag->grad->t.dtype,
-                                         mxw_shape_size(&ag->grad->t.shape));
+      if (provided[k]) outs[k] = NULL; /* written in place; the buffer is the node's */
+      else if (ag->grad_req == 1) mxw_convert(outs[k]->t.data, outs[k]->t.dtype, ag->grad->t.data, ag->grad->t.dtype,
+                                              mxw_shape_size(&ag->grad->t.shape));
       else accumulate(ag->grad, outs[k]);
       ag->grad->storage->fresh_grad = 1;
     }
@@ -833,7 +858,9 @@ static int run_backward(int nh, mxw_ndarray *const *heads, mxw_ndarray *const *h
   rc = 0;
 done:
   if (prev_train >= 0) mxw_set_training(prev_train);
-  for (int k = 0; outs && k < nx; k++) mxw_ndarray_free(outs[k]);
+  for (int k = 0; outs && k < nx; k++)
+    if (!(provided && provided[k])) mxw_ndarray_free(outs[k]);
+  free(provided);
   free(outs);
   free(bind);
   mxw_exec_free(ex);

@@ -396,8 +396,8 @@ static int cached_backward_run(const mxw_op_call *c) {
     tdata[k] = src >= 0 ? (st->inputs[src] ? st->inputs[src]->t.data : NULL) : c->inputs[-src - 1].data;
   }
   MXW_TRY(mxw_exec_train_run(p->tex, st->arena, tdata, p->split, mxw_exec_num_nodes(p->tex), c->is_train));
-  for (int k = 0; k < c->num_outputs; k++)
-    memset(c->outputs[k].data, 0, (size_t)mxw_tensor_size(&c->outputs[k]) * (size_t)mxw_dtype_size(c->outputs[k].dtype));
+  for (int k = 0; k < c->num_outputs; k++) /* inputs that get no gradient: zeros (the others are written below) */
+    if (!p->mask[k]) memset(c->outputs[k].data, 0, (size_t)mxw_tensor_size(&c->outputs[k]) * (size_t)mxw_dtype_size(c->outputs[k].dtype));
   for (int j = 0; j < p->ngrad; j++) {
     void *data;
     mxw_shape s;

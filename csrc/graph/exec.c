@@ -707,13 +707,34 @@ int mxw_exec_forward(mxw_executor *ex, int num_inputs, mxw_ndarray *const *input
     ex->planned = 0;
     MXW_TRY(bind(ex, inputs));
   }
-  /* outputs: fresh arrays the caller owns; the heads' producers write straight into them */
+  /* outputs: fresh arrays the caller owns, or the caller's own (outputs[h] non-NULL: same shape
+   * and dtype, filled with zeros first as a fresh array is); the heads' producers write straight
+   * into them */
   mxw_ndarray *outs[256];
+  uint8_t given[256] = {0};
   MXW_CHECK(g->num_heads <= 256, "too many outputs");
   int nh = g->num_heads;
+  for (int h = 0; h < nh; h++) {
+    int e = entry_id(g, &g->heads[h]);
+    if (outputs[h]) {
+      char a[128], b[128];
+      MXW_CHECK(mxw_shape_equal(&outputs[h]->t.shape, &ex->shapes[e]) && outputs[h]->t.dtype == ex->types[e],
+                "output %d has shape %s and dtype %s, the graph gives %s and %s", h,
+                mxw_shape_str(&outputs[h]->t.shape, a, sizeof a), mxw_dtype_name(outputs[h]->t.dtype),
+                mxw_shape_str(&ex->shapes[e], b, sizeof b), mxw_dtype_name(ex->types[e]));
+      for (int k = 0; k < num_inputs; k++)
+        MXW_CHECK(!inputs[k] || inputs[k]->storage != outputs[h]->storage, "output %d shares memory with input %d", h, k);
+      given[h] = 1;
+    }
+  }
   for (int h = 0; h < nh; h++) outs[h] = NULL;
   for (int h = 0; h < nh; h++) {
     int e = entry_id(g, &g->heads[h]);
+    if (given[h]) {
+      outs[h] = outputs[h];
+      memset(outs[h]->t.data, 0, (size_t)mxw_shape_size(&ex->shapes[e]) * (size_t)mxw_dtype_size(ex->types[e]));
+      continue;
+    }
     outs[h] = mxw_ndarray_alloc(&ex->shapes[e], ex->types[e]);
     if (!outs[h]) goto fail;
   }
@@ -765,7 +786,8 @@ int mxw_exec_forward(mxw_executor *ex, int num_inputs, mxw_ndarray *const *input
   *num_outputs = nh;
   return 0;
 fail:
-  for (int h = 0; h < nh; h++) mxw_ndarray_free(outs[h]);
+  for (int h = 0; h < nh; h++)
+    if (!given[h]) mxw_ndarray_free(outs[h]);
   return -1;
 }
 
