@@ -327,7 +327,11 @@ int mxw_op_invoke(int op_id, const mxw_params *p, int num_inputs, mxw_ndarray *c
                  mxw_dtype_name(o->t.dtype), mxw_shape_str(&out_shapes[i], b, sizeof b), mxw_dtype_name(out_types[i]));
         goto fail_free;
       }
-      for (int j = 0; j < nin; j++) alias |= inputs[j]->storage == o->storage;
+      /* an op that may write output 0 over input 0 (FInplaceOption: elementwise ops, the optimizer
+       * updates) runs in place when out= is exactly input 0, as MXNet's `out=weight` updates do */
+      int exact = op->inplace && i == 0 && nin >= 1 && inputs[0]->t.data == o->t.data &&
+                  inputs[0]->t.dtype == o->t.dtype && mxw_shape_size(&inputs[0]->t.shape) == mxw_shape_size(&o->t.shape);
+      for (int j = exact ? 1 : 0; j < nin; j++) alias |= inputs[j]->storage == o->storage;
     }
     if (!o || alias) {
       fresh[i] = mxw_ndarray_alloc(&out_shapes[i], out_types[i]);

@@ -78,7 +78,27 @@ static int run_same(const mxw_op_call *c, kern_fn f32, kern_fn f64) {
   void *in[MAX_IN];
   if (dt == MXW_FLOAT32 || dt == MXW_FLOAT64) {
     for (int i = 0; i < c->num_inputs; i++) in[i] = c->inputs[i].data;
-    (dt == MXW_FLOAT32 ? f32 : f64)(n, in, c->outputs[0].data, c->param);
+    kern_fn f = dt == MXW_FLOAT32 ? f32 : f64;
+    int chunked = c->outputs[0].data == in[0];
+    for (int i = 0; i < c->num_inputs; i++) chunked &= mxw_tensor_size(&c->inputs[i]) == n;
+    if (!chunked) {
+      f(n, in, c->outputs[0].data, c->param);
+      return 0;
+    }
+    /* out= weight (in place, as Python's updates call it): the weight is read from a copy of each
+     * chunk, so the compiler's overlap check between weight and output does not send the whole
+     * loop down its scalar path */
+    const size_t es = (size_t)mxw_dtype_size(dt);
+    double wbuf[512];
+    const int64_t chunk = (int64_t)(sizeof wbuf / es);
+    void *cin[MAX_IN];
+    for (int64_t off = 0; off < n; off += chunk) {
+      int64_t len = n - off < chunk ? n - off : chunk;
+      for (int i = 0; i < c->num_inputs; i++) cin[i] = (char *)in[i] + (size_t)off * es;
+      memcpy(wbuf, cin[0], (size_t)len * es);
+      cin[0] = wbuf;
+      f(len, cin, (char *)c->outputs[0].data + (size_t)off * es, c->param);
+    }
     return 0;
   }
   if (dt != MXW_FLOAT16) return dtype_error(dt);
@@ -215,6 +235,7 @@ static const mxw_op_def op_sgd_update = {
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_sgd,
     .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
+    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
 };
 
 /* MP_SGDKernel: w32 = (1 - lr*wd)*w32 - lr*clip(rescale_grad*float(g)); out = DType(w32). */
@@ -253,6 +274,7 @@ static const mxw_op_def op_mp_sgd_update = {
     .infer_type = infer_type_mp_sgd,
     .forward = fwd_mp_sgd,
     .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
+    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
 };
 
 /* ==== sgd_mom_update / mp_sgd_mom_update ======================================================= */
@@ -300,6 +322,7 @@ static const mxw_op_def op_sgd_mom_update = {
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_sgd_mom,
     .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
+    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
 };
 
 /* MP_SGDMomKernel: on the float32 mom and weight32. */
@@ -340,6 +363,7 @@ static const mxw_op_def op_mp_sgd_mom_update = {
     .infer_type = infer_type_mp_mom,
     .forward = fwd_mp_sgd_mom,
     .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
+    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
 };
 
 /* ==== nag_mom_update / mp_nag_mom_update ======================================================= */
@@ -386,6 +410,7 @@ static const mxw_op_def op_nag_mom_update = {
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_nag_mom,
     .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
+    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
 };
 
 /* MP_NAGMomKernel: as nag_mom_update on weight32, except that the momentum's weight-decay term
@@ -423,6 +448,7 @@ static const mxw_op_def op_mp_nag_mom_update = {
     .infer_type = infer_type_mp_mom,
     .forward = fwd_mp_nag_mom,
     .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
+    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
 };
 
 /* ==== ftml_update ============================================================================== */
@@ -485,6 +511,7 @@ static const mxw_op_def op_ftml_update = {
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_ftml,
     .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
+    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
 };
 
 /* ==== adam_update ============================================================================== */
@@ -539,6 +566,7 @@ static const mxw_op_def op_adam_update = {
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_adam,
     .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
+    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
 };
 
 /* ==== rmspropalex_update ======================================================================= */
@@ -591,6 +619,7 @@ static const mxw_op_def op_rmspropalex_update = {
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_rmspropalex,
     .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
+    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
 };
 
 /* ==== rmsprop_update =========================================================================== */
@@ -641,6 +670,7 @@ static const mxw_op_def op_rmsprop_update = {
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_rmsprop,
     .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
+    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
 };
 
 /* ==== ftrl_update ============================================================================== */
@@ -691,6 +721,7 @@ static const mxw_op_def op_ftrl_update = {
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_ftrl,
     .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
+    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
 };
 
 /* ==== signsgd_update / signum_update =========================================================== */
@@ -726,6 +757,7 @@ static const mxw_op_def op_signsgd_update = {
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_signsgd,
     .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
+    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
 };
 
 typedef struct {
@@ -773,6 +805,7 @@ static const mxw_op_def op_signum_update = {
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_signum,
     .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
+    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
 };
 
 /* ==== lamb_update_phase1 / mp_lamb_update_phase1 =============================================== */
@@ -834,6 +867,7 @@ static const mxw_op_def op_lamb_update_phase1 = {
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_lamb1,
     .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
+    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
 };
 
 /* MPLambUpdatePhaseOneKernel: float32 states, the weight decay on weight32. */
@@ -893,6 +927,7 @@ static const mxw_op_def op_mp_lamb_update_phase1 = {
     .infer_type = infer_type_mp_lamb1,
     .forward = fwd_mp_lamb1,
     .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
+    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
 };
 
 /* ==== lamb_update_phase2 / mp_lamb_update_phase2 =============================================== */
@@ -956,6 +991,7 @@ static const mxw_op_def op_lamb_update_phase2 = {
     .infer_shape = infer_shape_lamb2,
     .forward = fwd_lamb2,
     .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
+    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
 };
 
 /* MPLambUpdatePhaseTwoKernel: out = weight32 - lr*ratio*g. MXNet 1.9.1's kernel writes only the
@@ -1000,6 +1036,7 @@ static const mxw_op_def op_mp_lamb_update_phase2 = {
     .infer_type = infer_type_mp_lamb2,
     .forward = fwd_mp_lamb2,
     .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
+    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
 };
 
 MXW_FAMILY(optimizer, &op_sgd_update, &op_sgd_mom_update, &op_mp_sgd_update, &op_mp_sgd_mom_update,
