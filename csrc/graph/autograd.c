@@ -829,7 +829,7 @@ static int run_backward(int nh, mxw_ndarray *const *heads, mxw_ndarray *const *h
   }
   prev_train = mxw_set_training(is_train);
   int nout = nx;
-  if (mxw_exec_forward(ex, ni, bind, is_train, &nout, outs) != 0) {
+  if (mxw_exec_forward_into(ex, ni, bind, is_train, &nout, outs) != 0) {
     for (int k = 0; provided && k < nx; k++)
       if (provided[k]) outs[k] = NULL;
     goto done;

@@ -687,8 +687,23 @@ int mxw_exec_entry_copy(const mxw_executor *ex, int entry, mxw_ndarray **out) {
   return 0;
 }
 
+static int exec_forward(mxw_executor *ex, int num_inputs, mxw_ndarray *const *inputs, int is_train, int *num_outputs,
+                        mxw_ndarray **outputs, int use_given);
+
 int mxw_exec_forward(mxw_executor *ex, int num_inputs, mxw_ndarray *const *inputs, int is_train, int *num_outputs,
                      mxw_ndarray **outputs) {
+  return exec_forward(ex, num_inputs, inputs, is_train, num_outputs, outputs, 0);
+}
+
+/* The same, writing head h into outputs[h] where it is non-NULL (autograd's backward writes
+ * grad_req='write' gradients straight into the variables' buffers). */
+int mxw_exec_forward_into(mxw_executor *ex, int num_inputs, mxw_ndarray *const *inputs, int is_train, int *num_outputs,
+                          mxw_ndarray **outputs) {
+  return exec_forward(ex, num_inputs, inputs, is_train, num_outputs, outputs, 1);
+}
+
+static int exec_forward(mxw_executor *ex, int num_inputs, mxw_ndarray *const *inputs, int is_train, int *num_outputs,
+                        mxw_ndarray **outputs, int use_given) {
   MXW_CHECK(ex && num_outputs && outputs && (num_inputs == 0 || inputs), "NULL argument");
   exec_graph *g = &ex->g;
   MXW_CHECK(num_inputs == g->num_inputs, "the graph has %d inputs, %d given", g->num_inputs, num_inputs);
@@ -707,16 +722,16 @@ int mxw_exec_forward(mxw_executor *ex, int num_inputs, mxw_ndarray *const *input
     ex->planned = 0;
     MXW_TRY(bind(ex, inputs));
   }
-  /* outputs: fresh arrays the caller owns, or the caller's own (outputs[h] non-NULL: same shape
-   * and dtype, filled with zeros first as a fresh array is); the heads' producers write straight
-   * into them */
+  /* outputs: fresh arrays the caller owns, or (use_given) the caller's own where outputs[h] is
+   * non-NULL (same shape and dtype, filled with zeros first as a fresh array is); the heads'
+   * producers write straight into them */
   mxw_ndarray *outs[256];
   uint8_t given[256] = {0};
   MXW_CHECK(g->num_heads <= 256, "too many outputs");
   int nh = g->num_heads;
   for (int h = 0; h < nh; h++) {
     int e = entry_id(g, &g->heads[h]);
-    if (outputs[h]) {
+    if (use_given && outputs[h]) {
       char a[128], b[128];
       MXW_CHECK(mxw_shape_equal(&outputs[h]->t.shape, &ex->shapes[e]) && outputs[h]->t.dtype == ex->types[e],
                 "output %d has shape %s and dtype %s, the graph gives %s and %s", h,

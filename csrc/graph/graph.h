@@ -103,6 +103,8 @@ int mxw_exec_train_run(struct mxw_executor *ex, uint8_t *arena, void *const *inp
 int mxw_exec_train_head(const struct mxw_executor *ex, int h, void **data, mxw_shape *shape, int *dtype);
 int mxw_exec_entry_info(const struct mxw_executor *ex, const mxw_node *n, int index, mxw_shape *shape, int *dtype);
 int mxw_exec_num_nodes(const struct mxw_executor *ex);
+int mxw_exec_forward_into(struct mxw_executor *ex, int num_inputs, struct mxw_ndarray *const *inputs, int is_train,
+                          int *num_outputs, struct mxw_ndarray **outputs);
 const mxw_entry *mxw_exec_heads(const struct mxw_executor *ex);
 int mxw_exec_is_planned(const struct mxw_executor *ex);
 struct mxw_train_plans **mxw_exec_plans(struct mxw_executor *ex);

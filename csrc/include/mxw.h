@@ -195,9 +195,8 @@ MXW_API int mxw_exec_stats(mxw_executor *ex, int32_t *out);
 MXW_API int mxw_exec_num_fused(const mxw_executor *ex);
 /* Runs the graph. inputs[i] binds input i (NULL: unbound, filled with zeros of the inferred
  * shape, as loss-head labels at inference). Shapes and dtypes are inferred and memory planned
- * on the first call and again only when an input's shape or dtype changes. outputs[h] == NULL
- * asks for a new array the caller owns; a non-NULL outputs[h] (the inferred shape and dtype, not
- * sharing memory with an input) is written in place. *num_outputs is in/out as in mxw_op_invoke. */
+ * on the first call and again only when an input's shape or dtype changes. Outputs are new
+ * arrays the caller owns; *num_outputs is in/out as in mxw_op_invoke. */
 MXW_API int mxw_exec_forward(mxw_executor *ex, int num_inputs, mxw_ndarray *const *inputs, int is_train,
                              int *num_outputs, mxw_ndarray **outputs);
 /* Monitoring (HybridBlock.registerOpHook): with it on, every entry keeps its own buffer, so all
