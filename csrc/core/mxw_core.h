@@ -236,6 +236,9 @@ typedef struct mxw_op_def {
    * param struct is made (retain) and when one is freed (release). */
   void (*param_retain)(void *param);
   void (*param_release)(void *param);
+  /* Optional: drops what a recorded node's params keep for its backward (a hybridized call's
+   * arena), called when a backward pass without retain_graph releases the node's values. */
+  void (*drop_saved)(void *param);
 } mxw_op_def;
 
 /* ---- gradients (MXNet's FGradient) ----------------------------------------------------------

@@ -854,6 +854,7 @@ static int run_backward(int nh, mxw_ndarray *const *heads, mxw_ndarray *const *h
       if (nodes[i]->op && nodes[i]->ag) {
         ag_free_values(nodes[i]->ag);
         nodes[i]->ag->freed = 1;
+        if (nodes[i]->op->drop_saved) nodes[i]->op->drop_saved(nodes[i]->params->param);
       }
   rc = 0;
 done:

@@ -100,6 +100,27 @@ static void state_release(cop_state *st) {
   free(st);
 }
 
+/* The backward has run without retain_graph: the arena and the inputs go back now, even while
+ * the call's output arrays (which hold the tape node) are still alive. */
+static void drop_saved(void *param) {
+  cop_state *st = ((CachedOpParam *)param)->st;
+  if (!st) return;
+  train_plan *p = st->plan;
+  for (int k = 0; st->inputs && k < p->ninputs; k++) {
+    mxw_ndarray_free(st->inputs[k]);
+    st->inputs[k] = NULL;
+  }
+  if (st->arena) {
+    if (p->npool < POOL) {
+      p->pool[p->npool++] = st->arena;
+    } else {
+      mxw_memory_account(-(double)p->bytes);
+      free(st->arena);
+    }
+    st->arena = NULL;
+  }
+}
+
 static void param_retain(void *param) {
   CachedOpParam *p = (CachedOpParam *)param;
   if (p->st) p->st->refcount++;
@@ -390,6 +411,8 @@ static int cached_backward_types(const void *param, int nin, int *in, int nout, 
 static int cached_backward_run(const mxw_op_call *c) {
   const cop_state *st = ((const CachedOpParam *)c->param)->st;
   train_plan *p = st->plan;
+  MXW_CHECK(st->arena != NULL, "this hybridized call's saved values were freed by an earlier backward pass "
+            "(pass retain_graph=True to the first backward to differentiate the same graph twice)");
   void *tdata[256];
   for (int k = 0; k < p->ntin; k++) {
     int src = p->tin_src[k];
@@ -435,6 +458,7 @@ const mxw_op_def mxw_op_cached_op = {
     .gradient = cached_grad,
     .param_retain = param_retain,
     .param_release = param_release,
+    .drop_saved = drop_saved,
 };
 
 const mxw_op_def mxw_op_backward_cached_op = {
