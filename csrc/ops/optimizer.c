@@ -181,6 +181,12 @@ static const char *const k_rmspropalex_in[] = {"weight", "grad", "n", "g", "delt
 static const char *const k_ftrl_in[] = {"weight", "grad", "z", "n", NULL};
 static const char *const k_lamb2_in[] = {"weight", "g", "r1", "r2", NULL};
 static const char *const k_mp_lamb2_in[] = {"weight", "g", "r1", "r2", "weight32", NULL};
+/* Fields every update op shares: one output (the new weight, written over the weight with
+ * out=weight: FInplaceOption {0, 0}) and no FGradient (an in-place update is not part of a
+ * model; MXNet registers none); UPDATE_OP_MUT adds the states the op mutates (FMutateInputs). */
+#define UPDATE_OP .num_outputs = 1, .no_grad = 1, .inplace = 1
+#define UPDATE_OP_MUT(mutated) \
+  UPDATE_OP, .mutate_inputs = mutated, .num_mutate_inputs = (int)(sizeof(mutated) / sizeof((mutated)[0]))
 static const int k_mut_2[] = {2};
 static const int k_mut_2_3[] = {2, 3};
 static const int k_mut_2_3_4[] = {2, 3, 4};
@@ -231,11 +237,9 @@ static const mxw_op_def op_sgd_update = {
     .param_size = sizeof(SGDParam),
     .num_inputs = 2,
     .input_names = k_w_g,
-    .num_outputs = 1,
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_sgd,
-    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
-    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
+    UPDATE_OP,
 };
 
 /* MP_SGDKernel: w32 = (1 - lr*wd)*w32 - lr*clip(rescale_grad*float(g)); out = DType(w32). */
@@ -267,14 +271,10 @@ static const mxw_op_def op_mp_sgd_update = {
     .param_size = sizeof(SGDParam),
     .num_inputs = 3,
     .input_names = k_w_g_w32,
-    .num_outputs = 1,
-    .mutate_inputs = k_mut_2,
-    .num_mutate_inputs = 1,
     .infer_shape = mxw_infer_shape_same,
     .infer_type = infer_type_mp_sgd,
     .forward = fwd_mp_sgd,
-    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
-    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
+    UPDATE_OP_MUT(k_mut_2),
 };
 
 /* ==== sgd_mom_update / mp_sgd_mom_update ======================================================= */
@@ -316,13 +316,9 @@ static const mxw_op_def op_sgd_mom_update = {
     .param_size = sizeof(SGDMomParam),
     .num_inputs = 3,
     .input_names = k_w_g_mom,
-    .num_outputs = 1,
-    .mutate_inputs = k_mut_2,
-    .num_mutate_inputs = 1,
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_sgd_mom,
-    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
-    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
+    UPDATE_OP_MUT(k_mut_2),
 };
 
 /* MP_SGDMomKernel: on the float32 mom and weight32. */
@@ -356,14 +352,10 @@ static const mxw_op_def op_mp_sgd_mom_update = {
     .param_size = sizeof(SGDMomParam),
     .num_inputs = 4,
     .input_names = k_w_g_mom_w32,
-    .num_outputs = 1,
-    .mutate_inputs = k_mut_2_3,
-    .num_mutate_inputs = 2,
     .infer_shape = mxw_infer_shape_same,
     .infer_type = infer_type_mp_mom,
     .forward = fwd_mp_sgd_mom,
-    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
-    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
+    UPDATE_OP_MUT(k_mut_2_3),
 };
 
 /* ==== nag_mom_update / mp_nag_mom_update ======================================================= */
@@ -404,13 +396,9 @@ static const mxw_op_def op_nag_mom_update = {
     .param_size = sizeof(NAGMomParam),
     .num_inputs = 3,
     .input_names = k_w_g_mom,
-    .num_outputs = 1,
-    .mutate_inputs = k_mut_2,
-    .num_mutate_inputs = 1,
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_nag_mom,
-    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
-    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
+    UPDATE_OP_MUT(k_mut_2),
 };
 
 /* MP_NAGMomKernel: as nag_mom_update on weight32, except that the momentum's weight-decay term
@@ -441,14 +429,10 @@ static const mxw_op_def op_mp_nag_mom_update = {
     .param_size = sizeof(NAGMomParam),
     .num_inputs = 4,
     .input_names = k_w_g_mom_w32,
-    .num_outputs = 1,
-    .mutate_inputs = k_mut_2_3,
-    .num_mutate_inputs = 2,
     .infer_shape = mxw_infer_shape_same,
     .infer_type = infer_type_mp_mom,
     .forward = fwd_mp_nag_mom,
-    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
-    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
+    UPDATE_OP_MUT(k_mut_2_3),
 };
 
 /* ==== ftml_update ============================================================================== */
@@ -505,13 +489,9 @@ static const mxw_op_def op_ftml_update = {
     .validate = validate_ftml,
     .num_inputs = 5,
     .input_names = k_ftml_in,
-    .num_outputs = 1,
-    .mutate_inputs = k_mut_2_3_4,
-    .num_mutate_inputs = 3,
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_ftml,
-    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
-    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
+    UPDATE_OP_MUT(k_mut_2_3_4),
 };
 
 /* ==== adam_update ============================================================================== */
@@ -560,13 +540,9 @@ static const mxw_op_def op_adam_update = {
     .param_size = sizeof(AdamParam),
     .num_inputs = 4,
     .input_names = k_w_g_mean_var,
-    .num_outputs = 1,
-    .mutate_inputs = k_mut_2_3,
-    .num_mutate_inputs = 2,
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_adam,
-    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
-    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
+    UPDATE_OP_MUT(k_mut_2_3),
 };
 
 /* ==== rmspropalex_update ======================================================================= */
@@ -613,13 +589,9 @@ static const mxw_op_def op_rmspropalex_update = {
     .param_size = sizeof(RMSPropAlexParam),
     .num_inputs = 5,
     .input_names = k_rmspropalex_in,
-    .num_outputs = 1,
-    .mutate_inputs = k_mut_2_3_4,
-    .num_mutate_inputs = 3,
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_rmspropalex,
-    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
-    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
+    UPDATE_OP_MUT(k_mut_2_3_4),
 };
 
 /* ==== rmsprop_update =========================================================================== */
@@ -664,13 +636,9 @@ static const mxw_op_def op_rmsprop_update = {
     .param_size = sizeof(RMSPropParam),
     .num_inputs = 3,
     .input_names = k_rmsprop_in,
-    .num_outputs = 1,
-    .mutate_inputs = k_mut_2,
-    .num_mutate_inputs = 1,
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_rmsprop,
-    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
-    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
+    UPDATE_OP_MUT(k_mut_2),
 };
 
 /* ==== ftrl_update ============================================================================== */
@@ -715,13 +683,9 @@ static const mxw_op_def op_ftrl_update = {
     .param_size = sizeof(FtrlParam),
     .num_inputs = 4,
     .input_names = k_ftrl_in,
-    .num_outputs = 1,
-    .mutate_inputs = k_mut_2_3,
-    .num_mutate_inputs = 2,
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_ftrl,
-    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
-    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
+    UPDATE_OP_MUT(k_mut_2_3),
 };
 
 /* ==== signsgd_update / signum_update =========================================================== */
@@ -753,11 +717,9 @@ static const mxw_op_def op_signsgd_update = {
     .param_size = sizeof(SignSGDParam),
     .num_inputs = 2,
     .input_names = k_w_g,
-    .num_outputs = 1,
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_signsgd,
-    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
-    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
+    UPDATE_OP,
 };
 
 typedef struct {
@@ -799,13 +761,9 @@ static const mxw_op_def op_signum_update = {
     .param_size = sizeof(SignumParam),
     .num_inputs = 3,
     .input_names = k_w_g_mom,
-    .num_outputs = 1,
-    .mutate_inputs = k_mut_2,
-    .num_mutate_inputs = 1,
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_signum,
-    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
-    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
+    UPDATE_OP_MUT(k_mut_2),
 };
 
 /* ==== lamb_update_phase1 / mp_lamb_update_phase1 =============================================== */
@@ -861,13 +819,9 @@ static const mxw_op_def op_lamb_update_phase1 = {
     .param_size = sizeof(LambPhase1Param),
     .num_inputs = 4,
     .input_names = k_w_g_mean_var,
-    .num_outputs = 1,
-    .mutate_inputs = k_mut_2_3,
-    .num_mutate_inputs = 2,
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_lamb1,
-    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
-    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
+    UPDATE_OP_MUT(k_mut_2_3),
 };
 
 /* MPLambUpdatePhaseOneKernel: float32 states, the weight decay on weight32. */
@@ -920,14 +874,10 @@ static const mxw_op_def op_mp_lamb_update_phase1 = {
     .param_size = sizeof(LambPhase1Param),
     .num_inputs = 5,
     .input_names = k_w_g_mean_var_w32,
-    .num_outputs = 1,
-    .mutate_inputs = k_mut_2_3,
-    .num_mutate_inputs = 2,
     .infer_shape = mxw_infer_shape_same,
     .infer_type = infer_type_mp_lamb1,
     .forward = fwd_mp_lamb1,
-    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
-    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
+    UPDATE_OP_MUT(k_mut_2_3),
 };
 
 /* ==== lamb_update_phase2 / mp_lamb_update_phase2 =============================================== */
@@ -987,11 +937,9 @@ static const mxw_op_def op_lamb_update_phase2 = {
     .param_size = sizeof(LambPhase2Param),
     .num_inputs = 4,
     .input_names = k_lamb2_in,
-    .num_outputs = 1,
     .infer_shape = infer_shape_lamb2,
     .forward = fwd_lamb2,
-    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
-    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
+    UPDATE_OP,
 };
 
 /* MPLambUpdatePhaseTwoKernel: out = weight32 - lr*ratio*g. MXNet 1.9.1's kernel writes only the
@@ -1029,14 +977,10 @@ static const mxw_op_def op_mp_lamb_update_phase2 = {
     .param_size = sizeof(LambPhase2Param),
     .num_inputs = 5,
     .input_names = k_mp_lamb2_in,
-    .num_outputs = 1,
-    .mutate_inputs = k_mut_4,
-    .num_mutate_inputs = 1,
     .infer_shape = infer_shape_lamb2,
     .infer_type = infer_type_mp_lamb2,
     .forward = fwd_mp_lamb2,
-    .no_grad = 1, /* an in-place update, not part of a model: MXNet registers no FGradient */
-    .inplace = 1, /* out=weight updates in place (FInplaceOption {0, 0}) */
+    UPDATE_OP_MUT(k_mut_4),
 };
 
 MXW_FAMILY(optimizer, &op_sgd_update, &op_sgd_mom_update, &op_mp_sgd_update, &op_mp_sgd_mom_update,
