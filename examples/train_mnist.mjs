@@ -10,50 +10,15 @@ import { createRequire } from 'node:module';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { splitDigits, predictClasses, accuracyOf } from '../web-demo/digits.mjs';
 import { fileURLToPath } from 'node:url';
 
 const { nd, gluon, autograd } = mx, { nn } = gluon;
 
-// A small seeded generator (mulberry32), so the split does not depend on Math.random.
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-// The package's digits as {train, test}, each {x: Float32Array (n*784), y: Float32Array (n), n}.
-// The 10,000 samples (digit by digit, in the package's order) are permuted with a fixed seed;
-// the first nTrain are the training set, the next nTest the test set.
+// The package's digits as {train, test}, each {x: Float32Array (n*784), y: Float32Array (n), n}:
+// the web demo's split (web-demo/digits.mjs), a fixed permutation of the 10,000 samples.
 export function loadDigits({ nTrain = 8000, nTest = 2000, splitSeed = 2019 } = {}) {
-  const mnist = createRequire(import.meta.url)('mnist');
-  const images = [], labels = [];
-  for (let d = 0; d < 10; d++) {
-    for (let i = 0; i < mnist[d].length; i++) {
-      images.push(mnist[d].get(i));
-      labels.push(d);
-    }
-  }
-  if (nTrain + nTest > images.length) throw new Error(`only ${images.length} digits in the package`);
-  const order = Array.from(images, (_, i) => i);
-  const rand = mulberry32(splitSeed);
-  for (let i = order.length - 1; i > 0; i--) {
-    const j = Math.floor(rand() * (i + 1));
-    [order[i], order[j]] = [order[j], order[i]];
-  }
-  const take = (from, n) => {
-    const x = new Float32Array(n * 784), y = new Float32Array(n);
-    for (let k = 0; k < n; k++) {
-      x.set(images[order[from + k]], k * 784);
-      y[k] = labels[order[from + k]];
-    }
-    return { x, y, n };
-  };
-  return { train: take(0, nTrain), test: take(nTrain, nTest) };
+  return splitDigits(createRequire(import.meta.url)('mnist'), { nTrain, nTest, seed: splitSeed });
 }
 
 // The LeNet of MXNet's Gluon crash course.
@@ -72,27 +37,9 @@ export function lenet() {
   return net;
 }
 
-// Predicted classes of a net over a set, in batches (no autograd): an Int32Array.
-export function predict(net, set, batchSize = 500) {
-  const out = new Int32Array(set.n);
-  for (let s = 0; s < set.n; s += batchSize) {
-    const n = Math.min(batchSize, set.n - s);
-    const p = mx.tidy(() => {
-      const x = nd.array(set.x.subarray(s * 784, (s + n) * 784), { shape: [n, 1, 28, 28] });
-      return nd.argmax(net(x), { axis: 1 });
-    });
-    out.set(Int32Array.from(p.toTypedArray()), s);
-    p.dispose();
-  }
-  return out;
-}
-
-// Accuracy of predicted classes with mx.metric.Accuracy.
-function accuracy(pred, set) {
-  const acc = new mx.metric.Accuracy();
-  mx.tidy(() => acc.update([nd.array(set.y)], [nd.array(Float32Array.from(pred))]));
-  return acc.get()[1];
-}
+// Predicted classes over a set (an Int32Array) and their accuracy: web-demo/digits.mjs.
+export const predict = (net, set, batchSize) => predictClasses(mx, net, set, batchSize);
+const accuracy = (pred, set) => accuracyOf(mx, pred, set);
 
 export async function main(opts = {}) {
   const env = process.env;

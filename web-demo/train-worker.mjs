@@ -8,7 +8,7 @@
 //        {type: 'error', message}
 // (A worker has no import map: the package is imported by its path, as the page's map resolves it.)
 import * as mx from '../dist/index.mjs';
-import { loadMnist, splitDigits } from './digits.mjs';
+import { loadMnist, splitDigits, predictClasses, accuracyOf } from './digits.mjs';
 
 const { nd, gluon, autograd } = mx, { nn } = gluon;
 const REPORT_EVERY = 5; // batches per reported loss (their mean)
@@ -31,26 +31,6 @@ function model(kind) {
     net.add(new nn.Dense(128, { activation: 'relu' }), new nn.Dense(64, { activation: 'relu' }), new nn.Dense(10));
   }
   return net;
-}
-
-// Predicted classes over a set, in batches.
-function predict(net, set, batchSize = 500) {
-  const out = new Int32Array(set.n);
-  for (let s = 0; s < set.n; s += batchSize) {
-    const n = Math.min(batchSize, set.n - s);
-    const p = mx.tidy(() => {
-      const x = nd.array(set.x.subarray(s * 784, (s + n) * 784), { shape: [n, 1, 28, 28] });
-      return nd.argmax(net(x), { axis: 1 });
-    });
-    out.set(Int32Array.from(p.toTypedArray()), s);
-    p.dispose();
-  }
-  return out;
-}
-function accuracy(pred, set) {
-  const acc = new mx.metric.Accuracy();
-  mx.tidy(() => acc.update([nd.array(set.y)], [nd.array(Float32Array.from(pred))]));
-  return acc.get()[1];
 }
 
 const post = (msg, transfer) => self.postMessage(msg, transfer ?? []);
@@ -115,8 +95,8 @@ async function train({ model: kind = 'mlp', epochs = 1, batchSize = 64, lr = nul
         if (stopRequested) break;
       }
     }
-    testPred = predict(net, data.test);
-    testAcc = accuracy(testPred, data.test);
+    testPred = predictClasses(mx, net, data.test);
+    testAcc = accuracyOf(mx, testPred, data.test);
     post({
       type: 'epoch', epoch, loss: lossSum / seen, trainAcc: metric.get()[1], testAcc,
       samplesPerSec: seen / (busyMs / 1000), partial: stopRequested,

@@ -3,8 +3,9 @@
 // (model-symbol.json, model-0000.params) and loads them back here with
 // gluon.SymbolBlock.imports, from the bytes, to score the imported net on the same test digits.
 import * as mx from 'mxnet-wasm';
+import { predictClasses, accuracyOf } from './digits.mjs';
 
-const { nd, gluon } = mx;
+const { gluon } = mx;
 const $ = (id) => document.getElementById(id);
 
 // What the panel did, for people and for tests (tests/js/web_demo_train.test.mjs).
@@ -116,19 +117,6 @@ function drawCurve() {
   g.lineWidth = 1;
 }
 
-function predict(net, set, batchSize = 500) {
-  const out = new Int32Array(set.n);
-  for (let s = 0; s < set.n; s += batchSize) {
-    const n = Math.min(batchSize, set.n - s);
-    const p = mx.tidy(() => {
-      const x = nd.array(set.x.subarray(s * 784, (s + n) * 784), { shape: [n, 1, 28, 28] });
-      return nd.argmax(net(x), { axis: 1 });
-    });
-    out.set(Int32Array.from(p.toTypedArray()), s);
-    p.dispose();
-  }
-  return out;
-}
 
 // Downloads the two files, then imports them from the same bytes and scores the imported net.
 async function exported(symbol, params) {
@@ -150,10 +138,8 @@ async function exported(symbol, params) {
   $('train-status').textContent = 'exported; importing the two files…';
   const net = await gluon.SymbolBlock.imports(blobs[0][1], ['data'], blobs[1][1]);
   net.hybridize();
-  const pred = predict(net, test);
-  const acc = new mx.metric.Accuracy();
-  mx.tidy(() => acc.update([nd.array(test.y)], [nd.array(Float32Array.from(pred))]));
-  state.importedAcc = acc.get()[1];
+  const pred = predictClasses(mx, net, test);
+  state.importedAcc = accuracyOf(mx, pred, test);
   state.samePredictions = pred.every((p, i) => p === state.testPred[i]);
   $('imported-acc').textContent = `${fmt(state.importedAcc)} (${state.samePredictions
     ? `same predictions as the trained net on all ${test.n} test digits`

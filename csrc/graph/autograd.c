@@ -394,28 +394,24 @@ const mxw_shape *mxw_grad_in_shape(const mxw_grad_ctx *g, int i) { return &g->in
 const mxw_shape *mxw_grad_out_shape(const mxw_grad_ctx *g, int i) { return &g->out_shape[i]; }
 int mxw_grad_in_dtype(const mxw_grad_ctx *g, int i) { return g->in_type[i]; }
 
+/* A handle on the value of output `index` of forward node n (input or output `i` of the node
+ * being differentiated, `count` of them, for the error). */
+static mxw_gid push_value(mxw_grad_ctx *g, mxw_node *n, int index, const char *what, int i, int count) {
+  if (i < 0 || i >= count) {
+    mxw_fail("gradient of %s: no %s %d", g->fwd->op->name, what, i);
+    return -1;
+  }
+  mxw_entry e;
+  mxw_shape s;
+  int t;
+  if (g->b->value(g->b->ud, n, index, &e, &s, &t) != 0) return -1;
+  return push(g, e);
+}
 mxw_gid mxw_grad_in(mxw_grad_ctx *g, int i) {
-  if (i < 0 || i >= g->nin) {
-    mxw_fail("gradient of %s: no input %d", g->fwd->op->name, i);
-    return -1;
-  }
-  mxw_entry e;
-  mxw_shape s;
-  int t;
-  if (g->b->value(g->b->ud, g->fwd->inputs[i].node, (int)g->fwd->inputs[i].index, &e, &s, &t) != 0) return -1;
-  return push(g, e);
+  mxw_entry in = i >= 0 && i < g->nin ? g->fwd->inputs[i] : (mxw_entry){NULL, 0, 0};
+  return push_value(g, in.node, (int)in.index, "input", i, g->nin);
 }
-mxw_gid mxw_grad_out(mxw_grad_ctx *g, int i) {
-  if (i < 0 || i >= g->nout) {
-    mxw_fail("gradient of %s: no output %d", g->fwd->op->name, i);
-    return -1;
-  }
-  mxw_entry e;
-  mxw_shape s;
-  int t;
-  if (g->b->value(g->b->ud, g->fwd, i, &e, &s, &t) != 0) return -1;
-  return push(g, e);
-}
+mxw_gid mxw_grad_out(mxw_grad_ctx *g, int i) { return push_value(g, g->fwd, i, "output", i, g->nout); }
 mxw_gid mxw_grad_ograd(mxw_grad_ctx *g, int i) {
   if (i < 0 || i >= g->nout) {
     mxw_fail("gradient of %s: no output %d", g->fwd->op->name, i);
@@ -429,8 +425,10 @@ static char *grad_name(const mxw_grad_ctx *g, char *buf, size_t len) {
   return buf;
 }
 
-int mxw_grad_op_n(mxw_grad_ctx *g, const char *op, const char *const *kv, const mxw_gid *in, int nin, mxw_gid *out,
-                  int nout) {
+/* A gradient node of `op` on gids `in` (attributes kv, or the forward node's params when
+ * fwd_params), its first nout outputs pushed into out. */
+static int grad_node(mxw_grad_ctx *g, const char *op, const char *const *kv, int fwd_params, const mxw_gid *in, int nin,
+                     mxw_gid *out, int nout) {
   if (!gids_ok(g, in, nin)) return -1;
   int id = find_op(op);
   if (id < 0) return -1;
@@ -438,35 +436,27 @@ int mxw_grad_op_n(mxw_grad_ctx *g, const char *op, const char *const *kv, const 
   if (nin > MXW_MAX_IO) return mxw_fail("too many inputs");
   for (int i = 0; i < nin; i++) ins[i] = g->tab[in[i]];
   char name[300];
-  mxw_node *n = new_node(g->b, grad_name(g, name, sizeof name), id, kv, NULL, ins, nin);
+  mxw_node *n = new_node(g->b, grad_name(g, name, sizeof name), id, kv, fwd_params ? g->fwd->params : NULL, ins, nin);
   if (!n) return -1;
   int have = mxw_node_num_outputs(n);
   if (nout > have) return mxw_fail("%s has %d outputs, %d asked for", op, have, nout);
   for (int k = 0; k < nout; k++)
     if ((out[k] = push(g, (mxw_entry){n, (uint32_t)k, 0})) < 0) return -1;
   return 0;
+}
+
+int mxw_grad_op_n(mxw_grad_ctx *g, const char *op, const char *const *kv, const mxw_gid *in, int nin, mxw_gid *out,
+                  int nout) {
+  return grad_node(g, op, kv, 0, in, nin, out, nout);
 }
 
 mxw_gid mxw_grad_op(mxw_grad_ctx *g, const char *op, const char *const *kv, const mxw_gid *in, int nin) {
   mxw_gid out = -1;
-  return mxw_grad_op_n(g, op, kv, in, nin, &out, 1) == 0 ? out : -1;
+  return grad_node(g, op, kv, 0, in, nin, &out, 1) == 0 ? out : -1;
 }
 
 int mxw_grad_op_fwd(mxw_grad_ctx *g, const char *op, const mxw_gid *in, int nin, mxw_gid *out, int nout) {
-  if (!gids_ok(g, in, nin)) return -1;
-  int id = find_op(op);
-  if (id < 0) return -1;
-  mxw_entry ins[MXW_MAX_IO];
-  if (nin > MXW_MAX_IO) return mxw_fail("too many inputs");
-  for (int i = 0; i < nin; i++) ins[i] = g->tab[in[i]];
-  char name[300];
-  mxw_node *n = new_node(g->b, grad_name(g, name, sizeof name), id, NULL, g->fwd->params, ins, nin);
-  if (!n) return -1;
-  int have = mxw_node_num_outputs(n);
-  if (nout > have) return mxw_fail("%s has %d outputs, %d asked for", op, have, nout);
-  for (int k = 0; k < nout; k++)
-    if ((out[k] = push(g, (mxw_entry){n, (uint32_t)k, 0})) < 0) return -1;
-  return 0;
+  return grad_node(g, op, NULL, 1, in, nin, out, nout);
 }
 
 int mxw_grad_set(mxw_grad_ctx *g, int input, mxw_gid grad) {

@@ -6,23 +6,14 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import * as mx from 'mxnet-wasm';
+import { lenetOf, mlpOf } from './nn_helpers.mjs';
 import { rng, assertClose } from './oracle.mjs';
 
 const { nd, autograd, gluon } = mx;
 const { nn } = gluon;
 
-function mlp() {
-  const net = new nn.HybridSequential();
-  net.add(new nn.Dense(256, { activation: 'relu' }), new nn.Dense(128, { activation: 'relu' }), new nn.Dense(10));
-  return net;
-}
-function lenet() {
-  const net = new nn.HybridSequential();
-  net.add(new nn.Conv2D(6, 5, { activation: 'relu' }), new nn.MaxPool2D(2, 2), new nn.Conv2D(16, 3, { activation: 'relu' }),
-    new nn.MaxPool2D(2, 2), new nn.Flatten(), new nn.Dense(120, { activation: 'relu' }), new nn.Dense(84, { activation: 'relu' }),
-    new nn.Dense(10));
-  return net;
-}
+const mlp = () => mlpOf(mx);
+const lenet = () => lenetOf(mx);
 class BasicBlock extends gluon.HybridBlock { // gluon.model_zoo's BasicBlockV1 with a downsample
   constructor() {
     super();

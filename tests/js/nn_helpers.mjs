@@ -160,3 +160,20 @@ export function assertNode(node, op, name, attrs = {}) {
   assert.equal(node.name, name, `${name}: name`);
   assert.deepEqual(node.attrs ?? {}, attrs, `${name}: attrs`);
 }
+
+// The seed models of the training tests (Gluon's crash-course LeNet and an MLP), built with the
+// caller's module.
+export function lenetOf(mx) {
+  const { nn } = mx.gluon;
+  const net = new nn.HybridSequential();
+  net.add(new nn.Conv2D(6, 5, { activation: 'relu' }), new nn.MaxPool2D(2, 2), new nn.Conv2D(16, 3, { activation: 'relu' }),
+    new nn.MaxPool2D(2, 2), new nn.Flatten(), new nn.Dense(120, { activation: 'relu' }), new nn.Dense(84, { activation: 'relu' }),
+    new nn.Dense(10));
+  return net;
+}
+export function mlpOf(mx) {
+  const { nn } = mx.gluon;
+  const net = new nn.HybridSequential();
+  net.add(new nn.Dense(256, { activation: 'relu' }), new nn.Dense(128, { activation: 'relu' }), new nn.Dense(10));
+  return net;
+}

@@ -4,18 +4,13 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import * as mx from 'mxnet-wasm';
+import { lenetOf } from './nn_helpers.mjs';
 import { rng } from './oracle.mjs';
 
 const { nd, autograd, gluon } = mx;
 const { nn } = gluon;
 
-function lenet() {
-  const net = new nn.HybridSequential();
-  net.add(new nn.Conv2D(6, 5, { activation: 'relu' }), new nn.MaxPool2D(2, 2), new nn.Conv2D(16, 3, { activation: 'relu' }),
-    new nn.MaxPool2D(2, 2), new nn.Flatten(), new nn.Dense(120, { activation: 'relu' }), new nn.Dense(84, { activation: 'relu' }),
-    new nn.Dense(10));
-  return net;
-}
+const lenet = () => lenetOf(mx);
 
 function setup(hybrid) {
   mx.random.seed(1);
