@@ -8,24 +8,12 @@
 // Cosine ones store the last value in baseLr. Attributes are camelCase (`sched.baseLr`,
 // `sched.warmupSteps`); Python's snake_case names read and write the same fields.
 import { MXNetError } from './core.mjs';
-import { bindArgs } from './signature.mjs';
+import { bindArgs, snakeAliases } from './signature.mjs';
 import { SIGNATURES } from './signatures.mjs';
 
 // A subclass hands its bound arguments to LRScheduler's constructor with this marker.
 const BOUND = Symbol('bound arguments');
 
-// Python's snake_case attribute names as accessors of the camelCase fields.
-function snakeAliases(proto, names) {
-  for (const camel of names) {
-    const snake = camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-    if (snake === camel || Object.prototype.hasOwnProperty.call(proto, snake)) continue;
-    Object.defineProperty(proto, snake, {
-      get() { return this[camel]; },
-      set(v) { this[camel] = v; },
-      configurable: true,
-    });
-  }
-}
 
 export class LRScheduler {
   // LRScheduler(base_lr=0.01, warmup_steps=0, warmup_begin_lr=0, warmup_mode='linear')
@@ -127,50 +115,45 @@ export class MultiFactorScheduler extends LRScheduler {
   }
 }
 
-export class PolyScheduler extends LRScheduler {
-  // PolyScheduler(max_update, base_lr=0.01, pwr=2, final_lr=0, warmup_steps=0, warmup_begin_lr=0,
-  //   warmup_mode='linear'): final_lr + (base_lr - final_lr) * (1 - nup/max_nup)^pwr, nup and
-  //   max_nup counted after the warmup; final_lr from max_update on.
-  constructor(...args) {
-    const a = bindArgs(SIGNATURES['lr_scheduler.PolyScheduler'], args);
+// Poly and Cosine: from base_lr down to final_lr over the updates after the warmup, along
+// shape(t) for t = 0 .. 1 (1 at the start, 0 at the end); final_lr from max_update on.
+class DecayScheduler extends LRScheduler {
+  constructor(sigName, args) {
+    const a = bindArgs(SIGNATURES[sigName], args);
     super(BOUND, a);
     if (a.maxUpdate < 1) throw new MXNetError('maximum number of updates must be strictly positive');
-    this.power = a.pwr;
     this.baseLrOrig = this.baseLr;
     this.maxUpdate = a.maxUpdate;
     this.finalLr = a.finalLr;
     this.maxSteps = this.maxUpdate - this.warmupSteps;
+    if ('pwr' in a) this.power = a.pwr; // PolyScheduler's exponent
   }
   call(numUpdate) {
     if (numUpdate < this.warmupSteps) return this.getWarmupLr(numUpdate);
     if (numUpdate <= this.maxUpdate) {
-      this.baseLr = this.finalLr + (this.baseLrOrig - this.finalLr)
-        * (1 - (numUpdate - this.warmupSteps) / this.maxSteps) ** this.power;
+      this.baseLr = this.finalLr + (this.baseLrOrig - this.finalLr) * this.shape((numUpdate - this.warmupSteps) / this.maxSteps);
     }
     return this.baseLr;
   }
 }
 
-export class CosineScheduler extends LRScheduler {
+export class PolyScheduler extends DecayScheduler {
+  // PolyScheduler(max_update, base_lr=0.01, pwr=2, final_lr=0, warmup_steps=0, warmup_begin_lr=0,
+  //   warmup_mode='linear'): final_lr + (base_lr - final_lr) * (1 - nup/max_nup)^pwr, nup and
+  //   max_nup counted after the warmup; final_lr from max_update on.
+  constructor(...args) {
+    super('lr_scheduler.PolyScheduler', args);
+  }
+  shape(t) { return (1 - t) ** this.power; }
+}
+
+export class CosineScheduler extends DecayScheduler {
   // CosineScheduler(max_update, base_lr=0.01, final_lr=0, warmup_steps=0, warmup_begin_lr=0,
   //   warmup_mode='linear'): final_lr + (base_lr - final_lr) * (1 + cos(pi * nup/max_nup)) / 2.
   constructor(...args) {
-    const a = bindArgs(SIGNATURES['lr_scheduler.CosineScheduler'], args);
-    super(BOUND, a);
-    if (a.maxUpdate < 1) throw new MXNetError('maximum number of updates must be strictly positive');
-    this.baseLrOrig = a.baseLr;
-    this.maxUpdate = a.maxUpdate;
-    this.finalLr = a.finalLr;
-    this.maxSteps = this.maxUpdate - this.warmupSteps;
+    super('lr_scheduler.CosineScheduler', args);
   }
-  call(numUpdate) {
-    if (numUpdate < this.warmupSteps) return this.getWarmupLr(numUpdate);
-    if (numUpdate <= this.maxUpdate) {
-      this.baseLr = this.finalLr + (this.baseLrOrig - this.finalLr)
-        * (1 + Math.cos(Math.PI * (numUpdate - this.warmupSteps) / this.maxSteps)) / 2;
-    }
-    return this.baseLr;
-  }
+  shape(t) { return (1 + Math.cos(Math.PI * t)) / 2; }
 }
 
 snakeAliases(LRScheduler.prototype, ['baseLr', 'warmupSteps', 'warmupFinalLr', 'warmupBeginLr', 'warmupMode',

@@ -31,7 +31,7 @@
 // is a uint8 array of UTF-8 JSON describing the rest); setStates(bytes) reads it back.
 import { MXNetError } from './core.mjs';
 import { NDArray, keep, tidy, invokeByName, array, cpu } from './ndarray.mjs';
-import { bindArgs, registerType, isPlainObject } from './signature.mjs';
+import { bindArgs, registerType, isPlainObject, snakeAliases } from './signature.mjs';
 import { SIGNATURES } from './signatures.mjs';
 import { onContext } from './context.mjs';
 import { saveBytes, loadBytes } from './io.mjs';
@@ -43,18 +43,6 @@ import {
 const BOUND = Symbol('bound arguments');
 const sig = (name) => SIGNATURES[`optimizer.${name}`];
 
-// Python's snake_case attribute names as accessors of the camelCase fields.
-function snakeAliases(proto, names) {
-  for (const camel of names) {
-    const snake = camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-    if (snake === camel || Object.prototype.hasOwnProperty.call(proto, snake)) continue;
-    Object.defineProperty(proto, snake, {
-      get() { return this[camel]; },
-      set(v) { this[camel] = v; },
-      configurable: true,
-    });
-  }
-}
 
 // ---- small helpers ---------------------------------------------------------------------------
 const ctxOf = (x) => x._ctx ?? x.context ?? cpu(0);

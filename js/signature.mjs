@@ -142,3 +142,16 @@ export function bindArgs(sig, rawArgs) {
   if (rest) out[sig.varargs] = rest;
   return out;
 }
+
+// Python's snake_case attribute names as accessors of the camelCase fields.
+export function snakeAliases(proto, names) {
+  for (const camel of names) {
+    const snake = camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    if (snake === camel || Object.prototype.hasOwnProperty.call(proto, snake)) continue;
+    Object.defineProperty(proto, snake, {
+      get() { return this[camel]; },
+      set(v) { this[camel] = v; },
+      configurable: true,
+    });
+  }
+}
