@@ -3,6 +3,7 @@
 // repeated runs after a warm-up (V8 runs wasm on its baseline tier first).
 //   node bench/conv.mjs            (build first: bash scripts/build.sh wasm)
 import * as mx from 'mxnet-wasm';
+import { median } from './common.mjs';
 
 const { nd } = mx;
 const CASES = [
@@ -15,7 +16,6 @@ const CASES = [
   ['7x7 stem, stride 2', [1, 3, 224, 224], 64, 7, 2, 3, 1],
   ['depthwise 3x3, 32ch, 112x112', [1, 32, 112, 112], 32, 3, 1, 1, 32],
 ];
-const median = (a) => { const s = [...a].sort((p, q) => p - q); return s[s.length >> 1]; };
 
 console.log('case                              GFLOP/s (median)   ms (median)');
 for (const [label, shape, F, k, s, p, g] of CASES) {

@@ -2,6 +2,7 @@
 // Dense(2) on a (1, 512) input, 1000 forward passes before and after hybridize(). Prints the
 // median of repeated runs of each and their ratio.
 import * as mx from 'mxnet-wasm';
+import { median } from './common.mjs';
 
 const { nd, gluon } = mx;
 const { nn } = gluon;
@@ -27,7 +28,6 @@ function bench(net, x) {
   }
   return (performance.now() - t0) / 1000;
 }
-const median = (a) => { const s = [...a].sort((p, q) => p - q); return s[s.length >> 1]; };
 
 mx.random.seed(0);
 const x = nd.random.normal(0, 1, [1, 512]);

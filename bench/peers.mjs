@@ -22,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import * as mx from 'mxnet-wasm';
 import { OnnxGraph } from './onnx_build.mjs';
+import { median, oihwToHwio, transpose2d } from './common.mjs';
 
 const { nd, gluon } = mx;
 const { nn } = gluon;
@@ -78,22 +79,7 @@ function rand(n, lo, hi, seed) { // deterministic uniform [lo, hi)
   return v;
 }
 const prod = (shape) => shape.reduce((a, b) => a * b, 1);
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[s.length >> 1]; };
 
-// [O, I, KH, KW] (MXNet/ONNX) -> [KH, KW, I, O] (TF.js conv2d filter)
-function oihwToHwio(w, [O, I, KH, KW]) {
-  const out = new Float32Array(w.length);
-  for (let o = 0; o < O; o++) for (let i = 0; i < I; i++) for (let y = 0; y < KH; y++) for (let x = 0; x < KW; x++) {
-    out[((y * KW + x) * I + i) * O + o] = w[((o * I + i) * KH + y) * KW + x];
-  }
-  return out;
-}
-// [O, I] (MXNet FullyConnected weight) -> [I, O] (TF.js matMul right operand)
-function transpose2d(w, [O, I]) {
-  const out = new Float32Array(w.length);
-  for (let o = 0; o < O; o++) for (let i = 0; i < I; i++) out[i * O + o] = w[o * I + i];
-  return out;
-}
 // NCHW <-> NHWC for whole tensors
 function nchwToNhwc(x, [N, C, H, W]) {
   const out = new Float32Array(x.length);

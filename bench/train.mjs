@@ -31,6 +31,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import * as mx from 'mxnet-wasm';
+import { median, oihwToHwio, transpose2d } from './common.mjs';
 
 const { nd, gluon, autograd } = mx;
 const { nn } = gluon;
@@ -88,21 +89,6 @@ function mnistBatches(batch) {
 }
 
 // ---- helpers ------------------------------------------------------------------------------------------
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[s.length >> 1]; };
-// [O, I, KH, KW] (MXNet) -> [KH, KW, I, O] (TF.js conv2d filter)
-function oihwToHwio(w, [O, I, KH, KW]) {
-  const out = new Float32Array(w.length);
-  for (let o = 0; o < O; o++) for (let i = 0; i < I; i++) for (let y = 0; y < KH; y++) for (let x = 0; x < KW; x++) {
-    out[((y * KW + x) * I + i) * O + o] = w[((o * I + i) * KH + y) * KW + x];
-  }
-  return out;
-}
-// [O, I] (MXNet FullyConnected weight) -> [I, O] (TF.js matMul right operand)
-function transpose2d(w, [O, I]) {
-  const out = new Float32Array(w.length);
-  for (let o = 0; o < O; o++) for (let i = 0; i < I; i++) out[i * O + o] = w[o * I + i];
-  return out;
-}
 function oneHot(y, classes = 10) {
   const out = new Float32Array(y.length * classes);
   for (let i = 0; i < y.length; i++) out[i * classes + y[i]] = 1;

@@ -7,10 +7,10 @@
 //   node bench/train_profile.mjs        (not part of npm run bench; build first)
 //   env: ONLY=<substring of a model name>
 import * as mx from 'mxnet-wasm';
+import { median } from './common.mjs';
 
 const { nd, gluon, autograd } = mx;
 const { nn } = gluon;
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[s.length >> 1]; };
 // CPU ms per call of f: n calls per run after n warm-up calls, median of `reps` runs
 function cpuMs(f, n, reps = 7) {
   for (let i = 0; i < n; i++) f();
