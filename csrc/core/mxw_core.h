@@ -284,6 +284,10 @@ int mxw_grad_set(mxw_grad_ctx *g, int input, mxw_gid grad);
 mxw_gid mxw_grad_mul(mxw_grad_ctx *g, mxw_gid a, mxw_gid b);
 mxw_gid mxw_grad_reduce_to_input(mxw_grad_ctx *g, mxw_gid grad, int input);
 mxw_gid mxw_grad_zeros_like(mxw_grad_ctx *g, mxw_gid like);
+/* The common one-input case: input 0's gradient is `op`(ograd) -- or `op`(ograd, input 0) with
+ * with_input, for backward kernels that need the input's shape or values -- with the forward
+ * node's params (e.g. "_backward_tile", or "reverse" for a self-adjoint op). */
+int mxw_grad_set_fwd_op(mxw_grad_ctx *g, const char *op, int with_input);
 
 /* Each op family file ends with
  *     MXW_FAMILY(elemwise_unary, op_relu, op_sigmoid, ...)

@@ -459,6 +459,12 @@ int mxw_grad_op_fwd(mxw_grad_ctx *g, const char *op, const mxw_gid *in, int nin,
   return grad_node(g, op, NULL, 1, in, nin, out, nout);
 }
 
+int mxw_grad_set_fwd_op(mxw_grad_ctx *g, const char *op, int with_input) {
+  mxw_gid in[2] = {mxw_grad_ograd(g, 0), with_input ? mxw_grad_in(g, 0) : -1}, dx = -1;
+  MXW_TRY(mxw_grad_op_fwd(g, op, in, with_input ? 2 : 1, &dx, 1));
+  return mxw_grad_set(g, 0, dx);
+}
+
 int mxw_grad_set(mxw_grad_ctx *g, int input, mxw_gid grad) {
   if (grad < 0 || grad >= g->ntab) return -1;
   if (input < 0 || input >= g->nin) return mxw_fail("gradient of %s: no input %d", g->fwd->op->name, input);

@@ -53,9 +53,7 @@ static int fwd_view_range(const mxw_op_call *c) {
 }
 
 static int grad_view_range(mxw_grad_ctx *g) {
-  mxw_gid dx;
-  MXW_TRY(mxw_grad_op_fwd(g, "_backward_view_range", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0)), &dx, 1));
-  return mxw_grad_set(g, 0, dx);
+  return mxw_grad_set_fwd_op(g, "_backward_view_range", 1);
 }
 
 static const mxw_op_def op_view_range = {

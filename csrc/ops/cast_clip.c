@@ -163,9 +163,7 @@ static int fwd_backward_clip(const mxw_op_call *c) {
 }
 
 static int grad_clip(mxw_grad_ctx *g) { /* ElemwiseGradUseIn{"_backward_clip"} */
-  mxw_gid dx;
-  MXW_TRY(mxw_grad_op_fwd(g, "_backward_clip", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0)), &dx, 1));
-  return mxw_grad_set(g, 0, dx);
+  return mxw_grad_set_fwd_op(g, "_backward_clip", 1);
 }
 
 static const mxw_op_def op_clip = {

@@ -295,9 +295,7 @@ static int fwd_backward_hard_sigmoid(const mxw_op_call *c) {
   return 0;
 }
 static int grad_hard_sigmoid(mxw_grad_ctx *g) { /* ElemwiseGradUseIn{"_backward_hard_sigmoid"} */
-  mxw_gid dx;
-  MXW_TRY(mxw_grad_op_fwd(g, "_backward_hard_sigmoid", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0)), &dx, 1));
-  return mxw_grad_set(g, 0, dx);
+  return mxw_grad_set_fwd_op(g, "_backward_hard_sigmoid", 1);
 }
 static const mxw_op_def op_hard_sigmoid = {
     .name = "hard_sigmoid", .aliases = ALIASES("_npx_hard_sigmoid"), .doc = "max(0, min(1, alpha * x + beta))",

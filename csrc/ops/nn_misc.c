@@ -733,9 +733,7 @@ static int infer_backward_crop(const void *param, int nin, mxw_shape *in, int no
   return mxw_shape_assign(&out[0], &in[1], "data gradient");
 }
 static int grad_Crop(mxw_grad_ctx *g) {
-  mxw_gid dx;
-  MXW_TRY(mxw_grad_op_fwd(g, "_backward_Crop", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0)), &dx, 1));
-  return mxw_grad_set(g, 0, dx);
+  return mxw_grad_set_fwd_op(g, "_backward_Crop", 1);
 }
 static const mxw_op_def op_backward_Crop = {
     .name = "_backward_Crop",

@@ -688,9 +688,7 @@ static int fwd_SwapAxis(const mxw_op_call *c) {
 }
 /* Swapping the same two axes again undoes the swap (MXNet's _backward_SwapAxis). */
 static int grad_SwapAxis(mxw_grad_ctx *g) {
-  mxw_gid dx;
-  MXW_TRY(mxw_grad_op_fwd(g, "SwapAxis", MXW_GIDS(mxw_grad_ograd(g, 0)), &dx, 1));
-  return mxw_grad_set(g, 0, dx);
+  return mxw_grad_set_fwd_op(g, "SwapAxis", 0);
 }
 static const mxw_op_def op_SwapAxis = {
     .name = "SwapAxis", .aliases = ALIASES("swapaxes"), .doc = "swaps axes dim1 and dim2",
@@ -1170,9 +1168,7 @@ static int fwd_backward_slice(const mxw_op_call *c) {
 }
 /* _backward_slice is linear in ograd: its own gradient is the slice again. */
 static int grad_backward_slice(mxw_grad_ctx *g) {
-  mxw_gid d;
-  MXW_TRY(mxw_grad_op_fwd(g, "slice", MXW_GIDS(mxw_grad_ograd(g, 0)), &d, 1));
-  return mxw_grad_set(g, 0, d);
+  return mxw_grad_set_fwd_op(g, "slice", 0);
 }
 static const mxw_op_def op_backward_slice = {
     .name = "_backward_slice", .doc = "the gradient of slice: zeros of data's shape with the box set to ograd",
@@ -1241,9 +1237,7 @@ static int fwd_backward_slice_axis(const mxw_op_call *c) {
   return 0;
 }
 static int grad_backward_slice_axis(mxw_grad_ctx *g) {
-  mxw_gid d;
-  MXW_TRY(mxw_grad_op_fwd(g, "slice_axis", MXW_GIDS(mxw_grad_ograd(g, 0)), &d, 1));
-  return mxw_grad_set(g, 0, d);
+  return mxw_grad_set_fwd_op(g, "slice_axis", 0);
 }
 static const mxw_op_def op_backward_slice_axis = {
     .name = "_backward_slice_axis",
@@ -1312,9 +1306,7 @@ static int fwd_backward_slice_like(const mxw_op_call *c) {
 }
 /* its gradient: gg sliced like ograd */
 static int grad_backward_slice_like(mxw_grad_ctx *g) {
-  mxw_gid d;
-  MXW_TRY(mxw_grad_op_fwd(g, "slice_like", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0)), &d, 1));
-  return mxw_grad_set(g, 0, d);
+  return mxw_grad_set_fwd_op(g, "slice_like", 1);
 }
 static const mxw_op_def op_backward_slice_like = {
     .name = "_backward_slice_like",
@@ -1539,9 +1531,7 @@ static int fwd_tile(const mxw_op_call *c) {
 }
 /* dx = dy summed over the tiles (MXNet's _backward_tile). */
 static int grad_tile(mxw_grad_ctx *g) {
-  mxw_gid dx;
-  MXW_TRY(mxw_grad_op_fwd(g, "_backward_tile", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0)), &dx, 1));
-  return mxw_grad_set(g, 0, dx);
+  return mxw_grad_set_fwd_op(g, "_backward_tile", 1);
 }
 static int fwd_backward_tile(const mxw_op_call *c) {
   copy_plan p;
@@ -1551,9 +1541,7 @@ static int fwd_backward_tile(const mxw_op_call *c) {
   return 0;
 }
 static int grad_backward_tile(mxw_grad_ctx *g) { /* linear in ograd: the tiling again */
-  mxw_gid d;
-  MXW_TRY(mxw_grad_op_fwd(g, "tile", MXW_GIDS(mxw_grad_ograd(g, 0)), &d, 1));
-  return mxw_grad_set(g, 0, d);
+  return mxw_grad_set_fwd_op(g, "tile", 0);
 }
 static const mxw_op_def op_tile = {
     .name = "tile", .doc = "repeats the whole array reps[i] times along each axis", .attrs = k_tile_attrs,
@@ -1634,9 +1622,7 @@ static int fwd_repeat(const mxw_op_call *c) {
 }
 /* dx = dy summed over each element's repeats (MXNet's _backward_repeat). */
 static int grad_repeat(mxw_grad_ctx *g) {
-  mxw_gid dx;
-  MXW_TRY(mxw_grad_op_fwd(g, "_backward_repeat", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0)), &dx, 1));
-  return mxw_grad_set(g, 0, dx);
+  return mxw_grad_set_fwd_op(g, "_backward_repeat", 1);
 }
 static int fwd_backward_repeat(const mxw_op_call *c) {
   copy_plan pl;
@@ -1646,9 +1632,7 @@ static int fwd_backward_repeat(const mxw_op_call *c) {
   return 0;
 }
 static int grad_backward_repeat(mxw_grad_ctx *g) { /* linear in ograd: the repeat again */
-  mxw_gid d;
-  MXW_TRY(mxw_grad_op_fwd(g, "repeat", MXW_GIDS(mxw_grad_ograd(g, 0)), &d, 1));
-  return mxw_grad_set(g, 0, d);
+  return mxw_grad_set_fwd_op(g, "repeat", 0);
 }
 static const mxw_op_def op_repeat = {
     .name = "repeat", .doc = "repeats each element `repeats` times along axis (None: of the flattened array)",
@@ -1706,9 +1690,7 @@ static int fwd_reverse(const mxw_op_call *c) {
 }
 /* Reversing the same axes again undoes it (MXNet's _backward_reverse). */
 static int grad_reverse(mxw_grad_ctx *g) {
-  mxw_gid dx;
-  MXW_TRY(mxw_grad_op_fwd(g, "reverse", MXW_GIDS(mxw_grad_ograd(g, 0)), &dx, 1));
-  return mxw_grad_set(g, 0, dx);
+  return mxw_grad_set_fwd_op(g, "reverse", 0);
 }
 static const mxw_op_def op_reverse = {
     .name = "reverse", .aliases = ALIASES("flip"), .doc = "reverses the order of elements along the given axes",
@@ -1765,14 +1747,10 @@ static int fwd_depth_to_space(const mxw_op_call *c) {
 }
 /* depth_to_space and space_to_depth (same block_size) are each other's inverse and adjoint. */
 static int grad_depth_to_space(mxw_grad_ctx *g) {
-  mxw_gid dx;
-  MXW_TRY(mxw_grad_op_fwd(g, "space_to_depth", MXW_GIDS(mxw_grad_ograd(g, 0)), &dx, 1));
-  return mxw_grad_set(g, 0, dx);
+  return mxw_grad_set_fwd_op(g, "space_to_depth", 0);
 }
 static int grad_space_to_depth(mxw_grad_ctx *g) {
-  mxw_gid dx;
-  MXW_TRY(mxw_grad_op_fwd(g, "depth_to_space", MXW_GIDS(mxw_grad_ograd(g, 0)), &dx, 1));
-  return mxw_grad_set(g, 0, dx);
+  return mxw_grad_set_fwd_op(g, "depth_to_space", 0);
 }
 static const mxw_op_def op_depth_to_space = {
     .name = "depth_to_space", .doc = "(N, C, H, W) -> (N, C/b^2, H*b, W*b), channel blocks moved into space (DCR)",
@@ -1951,9 +1929,7 @@ static int fwd_Pad(const mxw_op_call *c) {
  * (constant mode: just the interior slice), for edge/reflect also the pads that repeat it
  * (MXNet's _backward_Pad accumulates them). */
 static int grad_Pad(mxw_grad_ctx *g) {
-  mxw_gid dx;
-  MXW_TRY(mxw_grad_op_fwd(g, "_backward_Pad", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0)), &dx, 1));
-  return mxw_grad_set(g, 0, dx);
+  return mxw_grad_set_fwd_op(g, "_backward_Pad", 1);
 }
 static const mxw_op_def op_Pad = {
     .name = "Pad", .aliases = ALIASES("pad"),
