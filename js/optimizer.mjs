@@ -201,16 +201,18 @@ export class Optimizer {
   setLrScale() { throw new MXNetError('set_lr_scale is deprecated: use set_lr_mult'); }
   set_lr_scale() { return this.setLrScale(); }
 
+  // The Symbol's per-argument multipliers (attribute `key`: __lr_mult__ / __wd_mult__) by name.
+  _symbolMults(key) {
+    const out = {};
+    if (!this.symInfo) return out;
+    const [attr, argNames] = this.symInfo;
+    for (const name of argNames) if (attr[name] && key in attr[name]) out[name] = parseFloat(attr[name][key]);
+    return out;
+  }
+
   // lr multipliers by parameter name (or index): the Symbol's __lr_mult__ attributes, then these.
   setLrMult(argsLrMult) {
-    this.lrMult = {};
-    if (this.symInfo) {
-      const [attr, argNames] = this.symInfo;
-      for (const name of argNames) {
-        if (attr[name] && '__lr_mult__' in attr[name]) this.lrMult[name] = parseFloat(attr[name].__lr_mult__);
-      }
-    }
-    Object.assign(this.lrMult, toPlainDict(argsLrMult));
+    this.lrMult = { ...this._symbolMults('__lr_mult__'), ...toPlainDict(argsLrMult) };
   }
   set_lr_mult(a) { return this.setLrMult(a); }
 
@@ -221,13 +223,7 @@ export class Optimizer {
     for (const n of Object.values(this.idx2name)) {
       if (!(n.endsWith('_weight') || n.endsWith('_gamma'))) this.wdMult[n] = 0.0;
     }
-    if (this.symInfo) {
-      const [attr, argNames] = this.symInfo;
-      for (const name of argNames) {
-        if (attr[name] && '__wd_mult__' in attr[name]) this.wdMult[name] = parseFloat(attr[name].__wd_mult__);
-      }
-    }
-    Object.assign(this.wdMult, toPlainDict(argsWdMult));
+    Object.assign(this.wdMult, this._symbolMults('__wd_mult__'), toPlainDict(argsWdMult));
   }
   set_wd_mult(a) { return this.setWdMult(a); }
 

@@ -617,3 +617,16 @@ test('Updater: states per index, aggregated SGD, states round trip with the opti
   assert.equal(us2.optimizer.learningRate, 0.25);
   throwsNaming(() => us2.setStates(nd.saveBytes({ a: nd.zeros([1]) })), /not an optimizer states file/);
 });
+
+test("a Symbol's __lr_mult__ / __wd_mult__ attributes set the multipliers, then lr_mult / wd_mult override them", () => {
+  // MXNet's Optimizer(sym=...): fc_weight has lr_mult 0.5 and wd_mult 3 on the Symbol
+  const w = mx.sym.var('fc_weight', { lr_mult: 0.5, wd_mult: 3 });
+  const net = mx.sym.FullyConnected(mx.sym.var('data'), w, mx.sym.var('fc_bias'), { num_hidden: 2, name: 'fc' });
+  const o = new opt.SGD({ learning_rate: 0.1, wd: 0.01, sym: net, param_idx2name: { 0: 'fc_weight', 1: 'fc_bias' } });
+  assert.equal(o._getLr(0), 0.1 * 0.5);
+  assert.equal(o._getLr(1), 0.1);
+  assert.equal(o._getWd(0), 0.01 * 3);
+  assert.equal(o._getWd(1), 0); // not *_weight / *_gamma
+  o.setLrMult({ fc_weight: 2 });
+  assert.equal(o._getLr(0), 0.1 * 2);
+});
