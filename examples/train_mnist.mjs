@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { splitDigits, predictClasses, accuracyOf } from '../web-demo/digits.mjs';
+import { splitDigits, predictClasses, accuracyOf, lenetOf } from '../web-demo/digits.mjs';
 import { fileURLToPath } from 'node:url';
 
 const { nd, gluon, autograd } = mx, { nn } = gluon;
@@ -21,21 +21,8 @@ export function loadDigits({ nTrain = 8000, nTest = 2000, splitSeed = 2019 } = {
   return splitDigits(createRequire(import.meta.url)('mnist'), { nTrain, nTest, seed: splitSeed });
 }
 
-// The LeNet of MXNet's Gluon crash course.
-export function lenet() {
-  const net = new nn.HybridSequential();
-  net.add(
-    new nn.Conv2D({ channels: 6, kernelSize: 5, activation: 'relu' }),
-    new nn.MaxPool2D({ poolSize: 2, strides: 2 }),
-    new nn.Conv2D({ channels: 16, kernelSize: 3, activation: 'relu' }),
-    new nn.MaxPool2D({ poolSize: 2, strides: 2 }),
-    new nn.Flatten(),
-    new nn.Dense(120, { activation: 'relu' }),
-    new nn.Dense(84, { activation: 'relu' }),
-    new nn.Dense(10),
-  );
-  return net;
-}
+// The LeNet of MXNet's Gluon crash course (web-demo/digits.mjs).
+export const lenet = () => lenetOf(mx);
 
 // Predicted classes over a set (an Int32Array) and their accuracy: web-demo/digits.mjs.
 export const predict = (net, set, batchSize) => predictClasses(mx, net, set, batchSize);

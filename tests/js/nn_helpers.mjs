@@ -161,16 +161,9 @@ export function assertNode(node, op, name, attrs = {}) {
   assert.deepEqual(node.attrs ?? {}, attrs, `${name}: attrs`);
 }
 
-// The seed models of the training tests (Gluon's crash-course LeNet and an MLP), built with the
-// caller's module.
-export function lenetOf(mx) {
-  const { nn } = mx.gluon;
-  const net = new nn.HybridSequential();
-  net.add(new nn.Conv2D(6, 5, { activation: 'relu' }), new nn.MaxPool2D(2, 2), new nn.Conv2D(16, 3, { activation: 'relu' }),
-    new nn.MaxPool2D(2, 2), new nn.Flatten(), new nn.Dense(120, { activation: 'relu' }), new nn.Dense(84, { activation: 'relu' }),
-    new nn.Dense(10));
-  return net;
-}
+// The seed models of the training tests, built with the caller's module: Gluon's crash-course
+// LeNet (shared with the demo and the example) and an MLP.
+export { lenetOf } from '../../web-demo/digits.mjs';
 export function mlpOf(mx) {
   const { nn } = mx.gluon;
   const net = new nn.HybridSequential();
