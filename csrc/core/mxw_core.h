@@ -31,6 +31,8 @@ char *mxw_shape_str(const mxw_shape *s, char *buf, size_t len);
 /* "(1, -1, None)" for an attribute tuple, "None" when absent (ndim < 0). */
 struct mxw_tuple;
 char *mxw_tuple_str(const struct mxw_tuple *t, char *buf, size_t len);
+/* A known shape as the attribute text an op takes ("(2, 3)", "(4,)", "()"). */
+char *mxw_shape_attr(const mxw_shape *s, char *buf, size_t len);
 mxw_shape mxw_shape_make(int ndim, const int64_t *dims);
 
 /* ---- a tensor view: what kernels see ------------------------------------------------------ */

@@ -167,6 +167,16 @@ char *mxw_tuple_str(const mxw_tuple *t, char *buf, size_t len) {
   return buf;
 }
 
+char *mxw_shape_attr(const mxw_shape *s, char *buf, size_t len) {
+  mxw_tuple t;
+  t.ndim = s->ndim;
+  for (int i = 0; i < s->ndim; i++) {
+    t.v[i] = s->dims[i];
+    t.has[i] = 1;
+  }
+  return mxw_tuple_str(&t, buf, len);
+}
+
 /* ---- strided boxes (slice, _slice_assign) ------------------------------------------------------ */
 int mxw_slice_check(const mxw_tuple *begin, const mxw_tuple *end, const mxw_tuple *step) {
   char a[512], b[512];

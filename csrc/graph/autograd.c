@@ -149,13 +149,7 @@ int mxw_autograd_record_view(mxw_ndarray *arr, mxw_ndarray *view, int64_t offset
   MXW_CHECK(op >= 0, "_view_range is not registered");
   char off[32], shape[256];
   snprintf(off, sizeof off, "%lld", (long long)offset);
-  mxw_tuple t;
-  t.ndim = view->t.shape.ndim;
-  for (int i = 0; i < t.ndim; i++) {
-    t.v[i] = view->t.shape.dims[i];
-    t.has[i] = 1;
-  }
-  mxw_tuple_str(&t, shape, sizeof shape);
+  mxw_shape_attr(&view->t.shape, shape, sizeof shape);
   const char *keys[2] = {"offset", "shape"}, *vals[2] = {off, shape};
   mxw_params *p = NULL;
   MXW_TRY(mxw_params_create(op, 2, keys, vals, &p));
@@ -500,14 +494,7 @@ mxw_gid mxw_grad_reduce_to_input(mxw_grad_ctx *g, mxw_gid grad, int input) {
   snprintf(axes + used, sizeof axes - used, naxes == 1 ? ",)" : ")");
   mxw_gid r = grad;
   if (naxes) r = mxw_grad_op(g, "sum", MXW_KV("axis", axes, "keepdims", "True"), MXW_GIDS(r));
-  mxw_tuple t;
-  t.ndim = in->ndim;
-  for (int d = 0; d < in->ndim; d++) {
-    t.v[d] = in->dims[d];
-    t.has[d] = 1;
-  }
-  mxw_tuple_str(&t, shape, sizeof shape);
-  if (in->ndim == 0) snprintf(shape, sizeof shape, "()");
+  mxw_shape_attr(in, shape, sizeof shape);
   /* _view_range, not Reshape: Reshape reads a 0 in the shape as "copy this dimension" */
   return mxw_grad_op(g, "_view_range", MXW_KV("offset", "0", "shape", shape), MXW_GIDS(r));
 }

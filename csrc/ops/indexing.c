@@ -69,16 +69,6 @@ static void zero_tensor(mxw_tensor *t) {
   if (n) memset(t->data, 0, n);
 }
 
-/* A shape as an attribute tuple "(2, 3)". */
-static char *shape_attr(const mxw_shape *s, char *buf, size_t len) {
-  mxw_tuple t;
-  t.ndim = s->ndim;
-  for (int i = 0; i < s->ndim; i++) {
-    t.v[i] = s->dims[i];
-    t.has[i] = 1;
-  }
-  return mxw_tuple_str(&t, buf, len);
-}
 
 /* The dtype flag of an entry of a dtype-name enum. */
 static int enum_dtype(const char *const *names, int index) { return mxw_dtype_from_name(names[index]); }
@@ -867,7 +857,7 @@ static int fwd_gather_nd(const mxw_op_call *c) {
  * accumulates repeated indices); the indices get none. */
 static int grad_gather_nd(mxw_grad_ctx *g) {
   char shape[512];
-  shape_attr(mxw_grad_in_shape(g, 0), shape, sizeof shape);
+  mxw_shape_attr(mxw_grad_in_shape(g, 0), shape, sizeof shape);
   mxw_gid og = mxw_grad_ograd(g, 0), idx = mxw_grad_in(g, 1);
   mxw_gid dx = mxw_grad_op(g, "_backward_gather_nd", MXW_KV("shape", shape), MXW_GIDS(og, idx));
   return mxw_grad_set(g, 0, dx);

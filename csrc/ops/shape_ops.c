@@ -290,22 +290,12 @@ static int fwd_copy_bytes(const mxw_op_call *c) {
  * the forward repeats elements (tile, repeat, edge/reflect Pad) -- the adjoint of the forward's
  * copy plan, which adds every output element's gradient into the input element it came from. */
 
-/* A shape as an attribute tuple "(2, 3)". */
-static char *shape_attr(const mxw_shape *s, char *buf, size_t len) {
-  mxw_tuple t;
-  t.ndim = s->ndim;
-  for (int i = 0; i < s->ndim; i++) {
-    t.v[i] = s->dims[i];
-    t.has[i] = 1;
-  }
-  return mxw_tuple_str(&t, buf, len);
-}
 
 /* grad (same size as input `input`) under the input's shape: MXNet's _backward_reshape / _backward_copy.
  * _view_range with offset 0 is exactly that for every shape (Reshape would read a 0 dim as "copy"). */
 static mxw_gid view_as_input(mxw_grad_ctx *g, mxw_gid grad, int input) {
   tuple_buf s;
-  shape_attr(mxw_grad_in_shape(g, input), s, sizeof s);
+  mxw_shape_attr(mxw_grad_in_shape(g, input), s, sizeof s);
   return mxw_grad_op(g, "_view_range", MXW_KV("offset", "0", "shape", s), MXW_GIDS(grad));
 }
 
@@ -1523,23 +1513,32 @@ static int tile_plan(const TileParam *param, const mxw_shape *x, const mxw_shape
   }
   return 0;
 }
-static int fwd_tile(const mxw_op_call *c) {
+/* tile and repeat: the forward copies along a plan from the input shape to the output shape; the
+ * backward adds each output gradient back along the same plan (built forward: input = the
+ * gradient's shape). */
+typedef int (*shape_plan_fn)(const void *param, const mxw_shape *x, const mxw_shape *o, copy_plan *p);
+static int fwd_by_plan(const mxw_op_call *c, shape_plan_fn make) {
   copy_plan p;
-  MXW_TRY(tile_plan((const TileParam *)c->param, &c->inputs[0].shape, &c->outputs[0].shape, &p));
+  MXW_TRY(make(c->param, &c->inputs[0].shape, &c->outputs[0].shape, &p));
   plan_run(&p, elsize(&c->inputs[0]), c->inputs[0].data, c->outputs[0].data);
   return 0;
 }
-/* dx = dy summed over the tiles (MXNet's _backward_tile). */
-static int grad_tile(mxw_grad_ctx *g) {
-  return mxw_grad_set_fwd_op(g, "_backward_tile", 1);
-}
-static int fwd_backward_tile(const mxw_op_call *c) {
+static int bwd_by_plan(const mxw_op_call *c, shape_plan_fn make) {
   copy_plan p;
-  MXW_TRY(tile_plan((const TileParam *)c->param, &c->outputs[0].shape, &c->inputs[0].shape, &p));
+  MXW_TRY(make(c->param, &c->outputs[0].shape, &c->inputs[0].shape, &p));
   zero_tensor(&c->outputs[0]);
   plan_accumulate(&p, c->outputs[0].dtype, c->inputs[0].data, c->outputs[0].data);
   return 0;
 }
+static int tile_plan_any(const void *param, const mxw_shape *x, const mxw_shape *o, copy_plan *p) {
+  return tile_plan((const TileParam *)param, x, o, p);
+}
+static int fwd_tile(const mxw_op_call *c) { return fwd_by_plan(c, tile_plan_any); }
+/* dx = dy summed over the tiles (MXNet's _backward_tile). */
+static int grad_tile(mxw_grad_ctx *g) {
+  return mxw_grad_set_fwd_op(g, "_backward_tile", 1);
+}
+static int fwd_backward_tile(const mxw_op_call *c) { return bwd_by_plan(c, tile_plan_any); }
 static int grad_backward_tile(mxw_grad_ctx *g) { /* linear in ograd: the tiling again */
   return mxw_grad_set_fwd_op(g, "tile", 0);
 }
@@ -1614,23 +1613,15 @@ static int repeat_plan(const RepeatParam *p, const mxw_shape *x, const mxw_shape
   }
   return 0;
 }
-static int fwd_repeat(const mxw_op_call *c) {
-  copy_plan pl;
-  MXW_TRY(repeat_plan((const RepeatParam *)c->param, &c->inputs[0].shape, &c->outputs[0].shape, &pl));
-  plan_run(&pl, elsize(&c->inputs[0]), c->inputs[0].data, c->outputs[0].data);
-  return 0;
+static int repeat_plan_any(const void *param, const mxw_shape *x, const mxw_shape *o, copy_plan *p) {
+  return repeat_plan((const RepeatParam *)param, x, o, p);
 }
+static int fwd_repeat(const mxw_op_call *c) { return fwd_by_plan(c, repeat_plan_any); }
 /* dx = dy summed over each element's repeats (MXNet's _backward_repeat). */
 static int grad_repeat(mxw_grad_ctx *g) {
   return mxw_grad_set_fwd_op(g, "_backward_repeat", 1);
 }
-static int fwd_backward_repeat(const mxw_op_call *c) {
-  copy_plan pl;
-  MXW_TRY(repeat_plan((const RepeatParam *)c->param, &c->outputs[0].shape, &c->inputs[0].shape, &pl));
-  zero_tensor(&c->outputs[0]);
-  plan_accumulate(&pl, c->outputs[0].dtype, c->inputs[0].data, c->outputs[0].data);
-  return 0;
-}
+static int fwd_backward_repeat(const mxw_op_call *c) { return bwd_by_plan(c, repeat_plan_any); }
 static int grad_backward_repeat(mxw_grad_ctx *g) { /* linear in ograd: the repeat again */
   return mxw_grad_set_fwd_op(g, "repeat", 0);
 }
