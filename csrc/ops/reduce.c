@@ -895,6 +895,16 @@ static int infer_pick_type(const void *param, int nin, int *in, int nout, int *o
   return mxw_infer_type_same(param, 1, in, nout, out);
 }
 
+/* The position index[k] picks among n (int64 of the value, truncating; NaN and huge values are
+ * pinned first so the cast is defined), clipped or wrapped as the mode says. */
+static int64_t pick_index(const PickParam *p, const mxw_tensor *index, int64_t k, int64_t n) {
+  double v = mxw_load_f64(index->data, index->dtype, k);
+  int64_t j = is_nan_d(v) ? 0 : v > 4e18 ? (int64_t)4e18 : v < -4e18 ? -(int64_t)4e18 : (int64_t)v;
+  if (p->mode == PICK_CLIP) return j < 0 ? 0 : (j >= n ? n - 1 : j);
+  j %= n;
+  return j < 0 ? j + n : j;
+}
+
 static int fwd_pick(const mxw_op_call *c) {
   const PickParam *p = (const PickParam *)c->param;
   const mxw_tensor *data = &c->inputs[0], *index = &c->inputs[1];
@@ -909,15 +919,7 @@ static int fwd_pick(const mxw_op_call *c) {
   for (int64_t o = 0; o < outer; o++) {
     for (int64_t i = 0; i < inner; i++) {
       int64_t k = o * inner + i;
-      double v = mxw_load_f64(index->data, index->dtype, k);
-      /* int64(v), truncating; NaN and huge values are pinned first so the cast is defined */
-      int64_t j = is_nan_d(v) ? 0 : v > 4e18 ? (int64_t)4e18 : v < -4e18 ? -(int64_t)4e18 : (int64_t)v;
-      if (p->mode == PICK_CLIP) {
-        j = j < 0 ? 0 : (j >= n ? n - 1 : j);
-      } else {
-        j %= n;
-        if (j < 0) j += n;
-      }
+      int64_t j = pick_index(p, index, k, n);
       memcpy(dst + (size_t)k * es, src + (size_t)((o * n + j) * inner + i) * es, es);
     }
   }
@@ -940,14 +942,7 @@ static int fwd_backward_pick(const mxw_op_call *c) {
   for (int64_t o = 0; o < outer; o++) {
     for (int64_t i = 0; i < inner; i++) {
       int64_t k = o * inner + i;
-      double v = mxw_load_f64(index->data, index->dtype, k);
-      int64_t j = is_nan_d(v) ? 0 : v > 4e18 ? (int64_t)4e18 : v < -4e18 ? -(int64_t)4e18 : (int64_t)v;
-      if (p->mode == PICK_CLIP) {
-        j = j < 0 ? 0 : (j >= n ? n - 1 : j);
-      } else {
-        j %= n;
-        if (j < 0) j += n;
-      }
+      int64_t j = pick_index(p, index, k, n);
       int64_t at = (o * n + j) * inner + i;
       if (dx->dtype == og->dtype) memcpy((char *)dx->data + (size_t)at * es, (const char *)og->data + (size_t)k * es, es);
       else mxw_store_f64(dx->data, dx->dtype, at, mxw_load_f64(og->data, og->dtype, k));
