@@ -245,6 +245,13 @@ export class Optimizer {
     }
   }
   _update_count(index) { return this._updateCount(index); }
+  // What every update starts with (as each of MXNet's update methods does): check the arrays,
+  // count the update, and the index's learning rate, weight decay and update count t.
+  _startUpdate(index, weight, grad) {
+    checkArrays(weight, grad);
+    this._update_count(index);
+    return { lr: this._get_lr(index), wd: this._get_wd(index), t: this._indexUpdateCount[index] };
+  }
 
   // Learning rates: the scheduler's (or lr), times the Parameter's lr_mult (param_dict), else
   // lr_mult by index, else by name (param_idx2name).
@@ -383,10 +390,7 @@ export class Signum extends Optimizer {
   }
   createState(index, weight) { return this.momentum !== 0.0 ? zerosLike(weight) : null; }
   _updateImpl(index, weight, grad, state) {
-    checkArrays(weight, grad);
-    this._update_count(index);
-    const lr = this._get_lr(index);
-    const wd = this._get_wd(index);
+    const { lr, wd } = this._startUpdate(index, weight, grad);
     const kwargs = { rescale_grad: this.rescaleGrad };
     if (this.momentum > 0) kwargs.momentum = this.momentum;
     if (this.clipGradient) kwargs.clip_gradient = this.clipGradient;
@@ -409,11 +413,7 @@ export class FTML extends Optimizer {
   }
   createState(index, weight) { return [zerosLike(weight), zerosLike(weight), zerosLike(weight)]; } // d_0, v_0, z_0
   update(index, weight, grad, state) {
-    checkArrays(weight, grad);
-    this._update_count(index);
-    const lr = this._get_lr(index);
-    const wd = this._get_wd(index);
-    const t = this._indexUpdateCount[index];
+    const { lr, wd, t } = this._startUpdate(index, weight, grad);
     const kwargs = { beta1: this.beta1, beta2: this.beta2, epsilon: this.epsilon, rescale_grad: this.rescaleGrad, t };
     if (this.clipGradient) kwargs.clip_grad = this.clipGradient;
     const [d, v, z] = state;
@@ -441,11 +441,7 @@ export class LAMB extends Optimizer {
   // One weight: phase 1 gives the direction g (mean/var updated in place), phase 2 scales the
   // step by the trust ratio ||w|| / ||g||.
   _updateOne(index, weight, grad, state, multiPrecision) {
-    checkArrays(weight, grad);
-    this._update_count(index);
-    const lr = this._get_lr(index);
-    const wd = this._get_wd(index);
-    const t = this._indexUpdateCount[index];
+    const { lr, wd, t } = this._startUpdate(index, weight, grad);
     const kwargs = {
       beta1: this.beta1, beta2: this.beta2, epsilon: this.epsilon, bias_correction: this.biasCorrection,
       rescale_grad: this.rescaleGrad, t,
@@ -492,10 +488,7 @@ export class NAG extends Optimizer {
   createStateMultiPrecision(index, weight) { return momentumStateMP(this, index, weight, 'NAG'); }
   createState(index, weight) { return this.momentum !== 0.0 ? zerosLike(weight) : null; }
   _updateImpl(index, weight, grad, state, multiPrecision = false) {
-    checkArrays(weight, grad);
-    this._update_count(index);
-    const lr = this._get_lr(index);
-    const wd = this._get_wd(index);
+    const { lr, wd } = this._startUpdate(index, weight, grad);
     const kwargs = { rescale_grad: this.rescaleGrad };
     if (this.momentum > 0) kwargs.momentum = this.momentum;
     if (this.clipGradient) kwargs.clip_gradient = this.clipGradient;
@@ -523,10 +516,7 @@ export class SGLD extends Optimizer {
   }
   createState() { return null; }
   update(index, weight, grad) {
-    checkArrays(weight, grad);
-    this._update_count(index);
-    const lr = this._get_lr(index);
-    const wd = this._get_wd(index);
+    const { lr, wd } = this._startUpdate(index, weight, grad);
     tidy(() => {
       let g = mulS(grad, this.rescaleGrad);
       if (this.clipGradient != null) g = clipNd(g, this.clipGradient);
@@ -553,14 +543,10 @@ export class Adam extends Optimizer {
   }
   createState(index, weight) { return [zerosLike(weight), zerosLike(weight)]; } // mean, variance
   update(index, weight, grad, state) {
-    checkArrays(weight, grad);
-    this._update_count(index);
-    let lr = this._get_lr(index);
-    const wd = this._get_wd(index);
-    const t = this._indexUpdateCount[index];
+    const { lr: baseLr, wd, t } = this._startUpdate(index, weight, grad);
     const coef1 = 1.0 - this.beta1 ** t;
     const coef2 = 1.0 - this.beta2 ** t;
-    lr *= Math.sqrt(coef2) / coef1;
+    const lr = baseLr * (Math.sqrt(coef2) / coef1);
     const kwargs = { beta1: this.beta1, beta2: this.beta2, epsilon: this.epsilon, rescale_grad: this.rescaleGrad };
     if (this.clipGradient) kwargs.clip_gradient = this.clipGradient;
     const [mean, v] = state;
@@ -580,10 +566,7 @@ export class AdaGrad extends Optimizer {
   }
   createState(index, weight) { return zeros(weight); } // history (float32, as Python's zeros)
   update(index, weight, grad, state) {
-    checkArrays(weight, grad);
-    this._update_count(index);
-    const lr = this._get_lr(index);
-    const wd = this._get_wd(index);
+    const { lr, wd } = this._startUpdate(index, weight, grad);
     const history = state;
     tidy(() => {
       let g = mulS(grad, this.rescaleGrad);
@@ -611,10 +594,7 @@ export class RMSProp extends Optimizer {
   // float32 states, as Python's zeros(weight.shape, weight.context)
   createState(index, weight) { return this.centered ? [zeros(weight), zeros(weight), zeros(weight)] : [zeros(weight)]; }
   update(index, weight, grad, state) {
-    checkArrays(weight, grad);
-    this._update_count(index);
-    const lr = this._get_lr(index);
-    const wd = this._get_wd(index);
+    const { lr, wd } = this._startUpdate(index, weight, grad);
     const kwargs = { gamma1: this.gamma1, epsilon: this.epsilon, rescale_grad: this.rescaleGrad };
     if (this.centered) kwargs.gamma2 = this.gamma2;
     if (this.clipGradient) kwargs.clip_gradient = this.clipGradient;
@@ -644,9 +624,7 @@ export class AdaDelta extends Optimizer {
   }
   createState(index, weight) { return [zeros(weight), zeros(weight)]; } // accumulated g, accumulated delta
   update(index, weight, grad, state) {
-    checkArrays(weight, grad);
-    const wd = this._get_wd(index);
-    this._update_count(index);
+    const { wd } = this._startUpdate(index, weight, grad);
     const [accG, accDelta] = state;
     tidy(() => {
       imulS(grad, this.rescaleGrad);
@@ -675,10 +653,7 @@ export class Ftrl extends Optimizer {
   }
   createState(index, weight) { return [zeros(weight), zeros(weight)]; } // z, n (float32)
   update(index, weight, grad, state) {
-    checkArrays(weight, grad);
-    this._update_count(index);
-    const wd = this._get_wd(index);
-    const lr = this._get_lr(index);
+    const { lr, wd } = this._startUpdate(index, weight, grad);
     const kwargs = { lamda1: this.lamda1, beta: this.beta, rescale_grad: this.rescaleGrad };
     if (this.clipGradient) kwargs.clip_gradient = this.clipGradient;
     const [z, n] = state;
@@ -699,12 +674,8 @@ export class Adamax extends Optimizer {
   }
   createState(index, weight) { return [zerosLike(weight), zerosLike(weight)]; }
   update(index, weight, grad, state) {
-    checkArrays(weight, grad);
-    this._update_count(index);
-    let lr = this._get_lr(index);
-    const wd = this._get_wd(index);
-    const t = this._indexUpdateCount[index];
-    lr /= 1.0 - this.beta1 ** t;
+    const { lr: baseLr, wd, t } = this._startUpdate(index, weight, grad);
+    const lr = baseLr / (1.0 - this.beta1 ** t);
     const [m, u] = state;
     tidy(() => {
       let g = add(mulS(grad, this.rescaleGrad), mulS(weight, wd));
@@ -731,11 +702,7 @@ export class Nadam extends Optimizer {
   }
   createState(index, weight) { return [zerosLike(weight), zerosLike(weight)]; }
   update(index, weight, grad, state) {
-    checkArrays(weight, grad);
-    this._update_count(index);
-    const lr = this._get_lr(index);
-    const wd = this._get_wd(index);
-    const t = this._indexUpdateCount[index];
+    const { lr, wd, t } = this._startUpdate(index, weight, grad);
     // warming momentum schedule
     const momentumT = this.beta1 * (1.0 - 0.5 * 0.96 ** (t * this.scheduleDecay));
     const momentumT1 = this.beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * this.scheduleDecay));
