@@ -208,55 +208,96 @@ static int fc_backward_infer_shape(const void *param, int nin, mxw_shape *in, in
   return 0;
 }
 
+/* dW (nh, in) = G^T (nh, rows) X (rows, in);  db (nh) = column sums of G (rows, nh) */
+static int fc_weight_grads(const mxw_tensor *gy, const mxw_tensor *x, mxw_tensor *dw, mxw_tensor *db) {
+  const int64_t nh = dw->shape.dims[0], in_dim = dw->shape.dims[1];
+  const int64_t rows = mxw_tensor_size(gy) / nh;
+  gemm_plan gw = {.trans_a = 1, .trans_b = 0, .batch = 1, .M = nh, .N = in_dim, .K = rows, .lda = nh, .ldb = in_dim,
+                  .ldc = in_dim};
+  MXW_TRY(run_gemm(&gw, gy, x, dw, 0));
+  if (!db) return 0;
+  if (gy->dtype == MXW_FLOAT32) {
+    const float *g = (const float *)gy->data;
+    float *b = (float *)db->data;
+    for (int64_t j = 0; j < nh; j++) b[j] = 0.f;
+    for (int64_t r = 0; r < rows; r++)
+      for (int64_t j = 0; j < nh; j++) b[j] += g[r * nh + j];
+    return 0;
+  }
+  double *acc = (double *)calloc((size_t)(nh > 0 ? nh : 1), sizeof(double));
+  MXW_CHECK(acc != NULL, "out of memory");
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t j = 0; j < nh; j++) acc[j] += mxw_load_f64(gy->data, gy->dtype, r * nh + j);
+  mxw_convert(acc, MXW_FLOAT64, db->data, db->dtype, nh);
+  free(acc);
+  return 0;
+}
+
 static int fc_backward(const mxw_op_call *c) {
   const FCParam *p = (const FCParam *)c->param;
   const mxw_tensor *gy = &c->inputs[0], *x = &c->inputs[1], *w = &c->inputs[2];
-  mxw_tensor *dx = &c->outputs[0], *dw = &c->outputs[1];
+  mxw_tensor *dx = &c->outputs[0];
   const int64_t nh = p->num_hidden, in_dim = w->shape.dims[1];
   const int64_t rows = mxw_tensor_size(gy) / nh;
   /* dX (rows, in) = G (rows, nh) W (nh, in) */
   gemm_plan gx = {.trans_a = 0, .trans_b = 0, .batch = 1, .M = rows, .N = in_dim, .K = nh, .lda = nh, .ldb = in_dim,
                   .ldc = in_dim};
   MXW_TRY(run_gemm(&gx, gy, w, dx, 0));
-  /* dW (nh, in) = G^T (nh, rows) X (rows, in) */
-  gemm_plan gw = {.trans_a = 1, .trans_b = 0, .batch = 1, .M = nh, .N = in_dim, .K = rows, .lda = nh, .ldb = in_dim,
-                  .ldc = in_dim};
-  MXW_TRY(run_gemm(&gw, gy, x, dw, 0));
-  if (c->num_outputs > 2) { /* db (nh) = sum over rows of G */
-    mxw_tensor *db = &c->outputs[2];
-    if (gy->dtype == MXW_FLOAT32) {
-      const float *g = (const float *)gy->data;
-      float *b = (float *)db->data;
-      for (int64_t j = 0; j < nh; j++) b[j] = 0.f;
-      for (int64_t r = 0; r < rows; r++)
-        for (int64_t j = 0; j < nh; j++) b[j] += g[r * nh + j];
-    } else {
-      double *acc = (double *)calloc((size_t)(nh > 0 ? nh : 1), sizeof(double));
-      MXW_CHECK(acc != NULL, "out of memory");
-      for (int64_t r = 0; r < rows; r++)
-        for (int64_t j = 0; j < nh; j++) acc[j] += mxw_load_f64(gy->data, gy->dtype, r * nh + j);
-      mxw_convert(acc, MXW_FLOAT64, db->data, db->dtype, nh);
-      free(acc);
-    }
+  return fc_weight_grads(gy, x, &c->outputs[1], c->num_outputs > 2 ? &c->outputs[2] : NULL);
+}
+
+/* _backward_FullyConnected_weight(ograd, data) -> (d weight[, d bias]): the weight half of
+ * _backward_FullyConnected. The gradient below builds the data gradient as its own node (a dot of
+ * the output gradient with the weight), as Convolution's does, so that it is left out when the
+ * data needs none (a network's first layer): the product a training step would throw away. */
+static int fc_wgrad_num_outputs(const void *param) { return ((const FCParam *)param)->no_bias ? 1 : 2; }
+static const char *const k_fc_wgrad_inputs[] = {"ograd", "data", NULL};
+static const char *const k_fc_wgrad_outputs[] = {"weight_grad", "bias_grad", NULL};
+
+static int fc_wgrad_infer_shape(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const FCParam *p = (const FCParam *)param;
+  (void)nin;
+  const mxw_shape *x = &in[1];
+  if (x->ndim < 1) return 0;
+  const int64_t in_dim = p->flatten ? dims_prod(x, 1, x->ndim) : x->dims[x->ndim - 1];
+  if (in_dim < 0) return 0;
+  mxw_shape w = mxw_shape_make(2, (const int64_t[]){p->num_hidden, in_dim});
+  MXW_TRY(mxw_shape_assign(&out[0], &w, "weight gradient"));
+  if (nout > 1) {
+    mxw_shape b = mxw_shape_make(1, (const int64_t[]){p->num_hidden});
+    MXW_TRY(mxw_shape_assign(&out[1], &b, "bias gradient"));
   }
   return 0;
 }
 
+static int fc_wgrad(const mxw_op_call *c) {
+  return fc_weight_grads(&c->inputs[0], &c->inputs[1], &c->outputs[0], c->num_outputs > 1 ? &c->outputs[1] : NULL);
+}
+
 static int fc_gradient(mxw_grad_ctx *g) {
   const FCParam *p = (const FCParam *)mxw_grad_param(g);
-  mxw_gid d[3];
-  MXW_TRY(mxw_grad_op_fwd(g, "_backward_FullyConnected",
-                          MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0), mxw_grad_in(g, 1)), d, p->no_bias ? 2 : 3));
-  MXW_TRY(mxw_grad_set(g, 0, d[0]));
-  MXW_TRY(mxw_grad_set(g, 1, d[1]));
+  const mxw_shape *xs = mxw_grad_in_shape(g, 0);
+  /* d data = G W: dot contracts G's last axis (num_hidden) with W's first, giving (..., in) =
+   * the data's shape when flatten=False, (batch, d1*...*dk) when it flattened */
+  mxw_gid dx = mxw_grad_op(g, "dot", NULL, MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 1)));
+  if (p->flatten && xs->ndim != 2) {
+    char shape[MXW_MAX_NDIM * 24 + 8];
+    mxw_shape_attr(xs, shape, sizeof shape);
+    dx = mxw_grad_op(g, "Reshape", MXW_KV("shape", shape), MXW_GIDS(dx));
+  }
+  MXW_TRY(mxw_grad_set(g, 0, dx));
+  mxw_gid d[2];
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_FullyConnected_weight", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0)), d,
+                          p->no_bias ? 1 : 2));
+  MXW_TRY(mxw_grad_set(g, 1, d[0]));
   if (p->no_bias) return 0;
   const mxw_shape *bs = mxw_grad_in_shape(g, 2);
   if (bs->ndim == 2) { /* a (num_hidden, 1) bias */
     char shape[64];
     snprintf(shape, sizeof shape, "(%lld, 1)", (long long)p->num_hidden);
-    d[2] = mxw_grad_op(g, "Reshape", MXW_KV("shape", shape), MXW_GIDS(d[2]));
+    d[1] = mxw_grad_op(g, "Reshape", MXW_KV("shape", shape), MXW_GIDS(d[1]));
   }
-  return mxw_grad_set(g, 2, d[2]);
+  return mxw_grad_set(g, 2, d[1]);
 }
 
 static const mxw_op_def op_FullyConnected = {
@@ -292,6 +333,24 @@ static const mxw_op_def op_backward_FullyConnected = {
     .infer_shape = fc_backward_infer_shape,
     .infer_type = infer_type_float,
     .forward = fc_backward,
+};
+
+static const mxw_op_def op_backward_FullyConnected_weight = {
+    .name = "_backward_FullyConnected_weight",
+    .doc = "internal: the weight and bias gradients of FullyConnected from its output gradient and data "
+           "(the weight/bias half of _backward_FullyConnected)",
+    .attrs = k_fc_attrs,
+    .num_attrs = 3,
+    .param_size = sizeof(FCParam),
+    .validate = fc_validate,
+    .num_inputs = 2,
+    .input_names = k_fc_wgrad_inputs,
+    .num_outputs = 2,
+    .num_outputs_fn = fc_wgrad_num_outputs,
+    .output_names = k_fc_wgrad_outputs,
+    .infer_shape = fc_wgrad_infer_shape,
+    .infer_type = infer_type_float,
+    .forward = fc_wgrad,
 };
 
 /* ---- dot and batch_dot ------------------------------------------------------------------------- */
@@ -570,5 +629,5 @@ PROD_BACKWARD_OP(op_backward_dot, "_backward_dot", dot_backward, "the gradients 
 PROD_BACKWARD_OP(op_backward_batch_dot, "_backward_batch_dot", batch_dot_backward,
                  "the gradients of batch_dot from (ograd, lhs, rhs)")
 
-MXW_FAMILY(linalg, &op_FullyConnected, &op_dot, &op_batch_dot, &op_backward_FullyConnected, &op_backward_dot,
+MXW_FAMILY(linalg, &op_FullyConnected, &op_dot, &op_batch_dot, &op_backward_FullyConnected, &op_backward_FullyConnected_weight, &op_backward_dot,
            &op_backward_batch_dot);

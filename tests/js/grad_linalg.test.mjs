@@ -50,6 +50,16 @@ test('the _backward_ kernels on hand-worked values', () => {
   assertClose(db.toTypedArray(), [5, 7, 9]);
   const outs = nd._backward_FullyConnected(G, X, W, { num_hidden: 3, no_bias: true });
   assert.equal(outs.length, 2);
+  // the weight half alone (what the gradient builds, with the data gradient as its own dot node)
+  const [dw2, db2] = nd._backward_FullyConnected_weight(G, X, { num_hidden: 3 });
+  assertClose(dw2.toTypedArray(), [1 + 12, 2 + 16, 2 + 15, 4 + 20, 3 + 18, 6 + 24]);
+  assertClose(db2.toTypedArray(), [5, 7, 9]);
+  const wOnly = nd._backward_FullyConnected_weight(G, X, { num_hidden: 3, no_bias: true });
+  assert.ok(!Array.isArray(wOnly) || wOnly.length === 1);
+  // flatten: data (2, 1, 2) is used as (2, 2)
+  const [dw3] = nd._backward_FullyConnected_weight(G, X.reshape([2, 1, 2]), { num_hidden: 3 });
+  assert.deepEqual(dw3.shape, [3, 2]);
+  assertClose(dw3.toTypedArray(), [1 + 12, 2 + 16, 2 + 15, 4 + 20, 3 + 18, 6 + 24]);
   // dot: C = A B with A (1, 2), B (2, 1): dA = dC B^T, dB = A^T dC
   const [da, dB] = nd._backward_dot(nd.array([[2]]), nd.array([[3, 4]]), nd.array([[5], [6]]));
   assertClose(da.toTypedArray(), [10, 12]);

@@ -630,3 +630,22 @@ test("a Symbol's __lr_mult__ / __wd_mult__ attributes set the multipliers, then 
   o.setLrMult({ fc_weight: 2 });
   assert.equal(o._getLr(0), 0.1 * 2);
 });
+
+test('states in the subnormal range are flushed to zero (WebAssembly has no FTZ mode; documented in optimizer.c)', () => {
+  // float32 subnormals lie below 2^-126 = 1.1754944e-38. A momentum of 1e-38 with a zero gradient
+  // decays to 0.9e-38, a subnormal: it is stored as 0 (what FTZ hardware would do), while a
+  // normal momentum decays exactly as the rule says.
+  const w = nd.array([1, 2, 3]), g = nd.zeros([3]);
+  const mom = nd.array([1e-38, -1e-38, 1e-3]);
+  nd.sgd_mom_update(w, g, mom, { lr: 0.1, momentum: 0.9, out: w });
+  const m = values(mom);
+  assert.equal(m[0], 0);
+  assert.equal(m[1], 0);
+  assertClose([m[2]], [Math.fround(0.9) * Math.fround(1e-3)], { rtol: 1e-6 });
+  assert.deepEqual(Array.from(values(w)), [1, 2, 3 + m[2]].map(Math.fround));
+  // Adam's moments likewise: mean = 0.9 * 1e-38 underflows and is flushed, var keeps its value
+  const mean = nd.array([1e-38]), vr = nd.array([0.25]);
+  nd.adam_update(nd.array([1]), nd.zeros([1]), mean, vr, { lr: 0.1, out: nd.zeros([1]) });
+  assert.equal(values(mean)[0], 0);
+  assertClose(values(vr), [Math.fround(0.999) * 0.25], { rtol: 1e-6 });
+});
