@@ -1,9 +1,11 @@
 // cached_op.mjs -- MXNet's CachedOp: a Symbol bound once into the C executor (csrc/graph/exec.c),
 // then run many times with one call into wasm per forward.
 import { M, MXNetError, args, check, heap32 } from './core.mjs';
-import { NDArray } from './ndarray.mjs';
+import { NDArray, trackBytes, checkAlloc } from './ndarray.mjs';
 
-const finalizer = new FinalizationRegistry((h) => M._mxw_exec_free(h));
+// A dropped CachedOp's executor (its graph and planned buffers) is freed by the collector; its
+// buffers count among the bytes left to it (ndarray.mjs), so that dropped graphs request collections.
+const finalizer = new FinalizationRegistry((cell) => { M._mxw_exec_free(cell.h); trackBytes(cell, -1); });
 
 // CachedOp(sym, flags = []) as Python's mx.nd.CachedOp: callable with the graph's inputs in
 // sym.listInputs() order, `op(x, w, b)` (or `op(x, w, b, {out})`); returns one NDArray for a
@@ -23,7 +25,8 @@ export class CachedOp {
     delete self.length;
     Object.setPrototypeOf(self, new.target.prototype);
     self._h = h;
-    finalizer.register(self, h, self);
+    self._cell = { h, n: -1 };
+    finalizer.register(self, self._cell, self);
     self.flags = flagObj;
     const n = M._mxw_exec_num_inputs(h);
     self.inputNames = Array.from({ length: n }, (_, i) => M.UTF8ToString(M._mxw_exec_input_name(h, i)));
@@ -60,12 +63,21 @@ export class CachedOp {
     const inP = a.alloc(4 * (n + 2 * nout + 1));
     const outP = inP + 4 * n, noutP = outP + 4 * nout;
     const h32 = heap32();
-    for (let i = 0; i < n; i++) h32[(inP >> 2) + i] = inputs[i] ? inputs[i].handle : 0;
+    for (let i = 0; i < n; i++) {
+      const x = inputs[i];
+      h32[(inP >> 2) + i] = x ? (x instanceof NDArray && x._h) || this._inputError(i, x) : 0;
+    }
     h32.fill(0, outP >> 2, (outP >> 2) + nout);
     h32[noutP >> 2] = nout;
-    check(M._mxw_exec_forward(this._h, n, inP, isTrain ? 1 : 0, noutP, outP));
+    checkAlloc(M._mxw_exec_forward(this._h, n, inP, isTrain ? 1 : 0, noutP, outP));
     const hs = Array.from(heap32().subarray(outP >> 2, (outP >> 2) + nout)); // read before wrapping
+    trackBytes(this._cell, M._mxw_exec_arena_bytes(this._h));
     return hs.map((h) => new NDArray(h));
+  }
+  _inputError(i, x) {
+    const what = `CachedOp: input ${i} (${this.inputNames[i]})`;
+    if (x instanceof NDArray) throw new MXNetError(`${what} was disposed`);
+    throw new MXNetError(`${what} must be an NDArray`);
   }
   // registerOpHook support: keep every node's values and hand them to callback(name, opName, arr)
   // after each run (outputs always; inputs too with monitorAll).
@@ -98,6 +110,7 @@ export class CachedOp {
   dispose() {
     if (!this._h) return;
     finalizer.unregister(this);
+    trackBytes(this._cell, -1);
     M._mxw_exec_free(this._h);
     this._h = 0;
   }

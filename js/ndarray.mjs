@@ -1,6 +1,6 @@
 // ndarray.mjs -- NDArray: a handle to a C array, its creation and read-back, arithmetic methods
 // with MXNet's broadcasting rules, memory scopes (tidy), and the eager operator call.
-import { M, MXNetError, args, check, heap32, heapU8, registry, shapeBuf, DTYPE_FLAGS, DTYPE_NAMES } from './core.mjs';
+import { M, MXNetError, args, check, lastError, heap32, heapU8, registry, shapeBuf, DTYPE_FLAGS, DTYPE_NAMES } from './core.mjs';
 import { attrString, formatValues } from './format.mjs';
 
 // ---- dtypes ------------------------------------------------------------------------------------
@@ -11,6 +11,8 @@ const TYPED = {
 };
 // Types with no JS typed array of their own are read back as float32 values.
 const VALUE_DTYPE = { float16: 'float32', bfloat16: 'float32' };
+const ITEM_BYTES = { float16: 2, bfloat16: 2 };
+for (const [k, T] of Object.entries(TYPED)) ITEM_BYTES[k] = T.BYTES_PER_ELEMENT;
 
 export function dtypeFlag(dtype) {
   if (dtype === undefined || dtype === null) return DTYPE_FLAGS.float32;
@@ -45,51 +47,149 @@ export class Context {
 export const cpu = (id = 0) => new Context('cpu', id);
 
 // ---- lifetime: explicit dispose, tidy scopes, and a FinalizationRegistry backstop ---------------
-const finalizer = new FinalizationRegistry((handle) => { M._mxw_ndarray_free(handle); });
+// Each array's C handle is freed by dispose(), by the tidy scope it was created in, or -- when it
+// is dropped without either -- by a FinalizationRegistry once the JS garbage collector finds it
+// unreachable. The collector does not see wasm memory, so a program that drops large arrays could
+// fill the wasm heap before it runs; the bytes of arrays left to it (created outside any tidy,
+// kept, or returned from the outermost tidy, and not yet disposed or finalized) are counted, and
+// when they grow by gcThreshold (default 64 MiB; or by half of what survived the last collection,
+// whichever is more) a full collection is requested. What the engine allows: in Node the `gc`
+// function is taken from --expose-gc (globalThis.gc) or, without the flag, through node:v8 and
+// node:vm (as jest's leak detector does); browsers offer none, so there only their own
+// collections free dropped arrays. Finalizers run as tasks after the collection, never inside a
+// synchronous loop: a loop that drops arrays without yielding to the event loop keeps them until
+// it yields; within it only dispose() and tidy() free memory.
+const isNode = typeof process === 'object' && typeof process.versions === 'object' && !!process.versions.node;
+const nodeGcModules = isNode ? await Promise.all([import('node:v8'), import('node:vm')]).catch(() => null) : null;
+let forceGc; // undefined until first needed, then a function or null (unavailable)
+function findGc() {
+  if (typeof globalThis.gc === 'function') return globalThis.gc;
+  if (!nodeGcModules) return null;
+  const [v8, vm] = nodeGcModules.map((m) => m.default ?? m);
+  try {
+    v8.setFlagsFromString('--expose-gc');
+    const fn = vm.runInNewContext('gc');
+    v8.setFlagsFromString('--no-expose-gc');
+    return typeof fn === 'function' ? fn : null;
+  } catch {
+    return null;
+  }
+}
+// Bytes and arrays left to the collector (cell.n >= 0 marks a counted cell), what finalizers
+// freed so far, and the trigger's state.
+const gcState = {
+  bytes: 0, arrays: 0, finalizedArrays: 0, finalizedBytes: 0, collections: 0,
+  baseline: 0, threshold: 64 * 1024 * 1024, armed: true,
+};
+function countCell(cell, n) {
+  if (cell.n >= 0) { gcState.bytes -= cell.n; gcState.arrays--; }
+  cell.n = n;
+  if (n < 0) { if (gcState.bytes < gcState.baseline) gcState.baseline = gcState.bytes; return; }
+  gcState.bytes += n;
+  gcState.arrays++;
+  if (gcState.bytes > gcState.baseline + Math.max(gcState.threshold, gcState.baseline / 2)) maybeCollect();
+}
+function maybeCollect() {
+  gcState.baseline = gcState.bytes; // next request after another threshold of growth
+  if (!gcState.armed || !(gcState.threshold > 0)) return;
+  if (forceGc === undefined) forceGc = findGc();
+  if (!forceGc) return;
+  // One request per turn of the event loop: in a loop that never yields, finalizers cannot run,
+  // so further collections would only cost time.
+  gcState.armed = false;
+  const t = setTimeout(() => { gcState.armed = true; }, 0);
+  if (t && typeof t.unref === 'function') t.unref();
+  gcState.collections++;
+  forceGc();
+}
+// Other wasm memory owned by a JS object and left to the collector (a cached graph's buffers):
+// trackBytes(cell, n) counts n bytes for cell ({n: -1} when new), trackBytes(cell, -1) stops.
+export function trackBytes(cell, n) { if (n !== cell.n) countCell(cell, n); }
+
+const finalizer = new FinalizationRegistry((cell) => {
+  M._mxw_ndarray_free(cell.h);
+  gcState.finalizedArrays++;
+  if (cell.n > 0) gcState.finalizedBytes += cell.n;
+  countCell(cell, -1);
+});
 const scopes = [];
 
+// mx.tidy(fn): runs fn; every array created during it is disposed when it returns, except the
+// arrays in its result (an NDArray, or arrays/objects/Maps/Sets holding them), which move to the
+// enclosing tidy (or, outside any, are left to dispose() and the collector), and arrays passed
+// to keep(). When fn throws, every array it created is disposed and the error is rethrown. The
+// same rules as TF.js's tf.tidy.
 export function tidy(fn) {
+  if (typeof fn !== 'function') throw new MXNetError('mx.tidy() takes a function');
   const scope = new Set();
   scopes.push(scope);
   let result;
   try {
     result = fn();
-  } finally {
-    scopes.pop();
+  } catch (e) {
+    endScope(scope);
+    throw e;
   }
   if (result && typeof result.then === 'function') {
+    endScope(scope);
     throw new MXNetError('mx.tidy() takes a synchronous function; await outside the tidy');
   }
-  const keep = new Set();
-  collectArrays(result, keep);
-  for (const a of scope) {
-    if (keep.has(a)) {
-      if (scopes.length) scopes[scopes.length - 1].add(a);
-    } else if (!a._keep) {
-      a.dispose();
-    }
-  }
+  endScope(scope, result);
   return result;
 }
-function collectArrays(v, out, depth = 0) {
-  if (!v || depth > 8) return;
+function endScope(scope, result) {
+  scopes.pop(); // scopes nest strictly: every tidy closes its own before returning or throwing
+  const outer = scopes.length ? scopes[scopes.length - 1] : null;
+  const keepSet = new Set();
+  if (result !== undefined) collectArrays(result, keepSet, new Set());
+  for (const a of scope) {
+    a._scope = null;
+    if (!keepSet.has(a)) a.dispose();
+    else if (outer) { outer.add(a); a._scope = outer; } else countCell(a._cell, a._nbytes);
+  }
+  scope.clear();
+}
+function collectArrays(v, out, seen, depth = 0) {
+  if (!v || typeof v !== 'object' || depth > 8 || seen.has(v)) return;
+  seen.add(v);
   if (v instanceof NDArray) { out.add(v); return; }
-  if (Array.isArray(v)) { for (const x of v) collectArrays(x, out, depth + 1); return; }
-  if (v instanceof Map) { for (const x of v.values()) collectArrays(x, out, depth + 1); return; }
-  if (typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) {
-    for (const x of Object.values(v)) collectArrays(x, out, depth + 1);
+  if (Array.isArray(v) || v instanceof Set) { for (const x of v) collectArrays(x, out, seen, depth + 1); return; }
+  if (v instanceof Map) { for (const x of v.values()) collectArrays(x, out, seen, depth + 1); return; }
+  if (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null) {
+    for (const x of Object.values(v)) collectArrays(x, out, seen, depth + 1);
   }
 }
-// Keeps an array alive past every enclosing tidy (parameters, cached graphs' buffers).
-export function keep(a) { a._keep = true; return a; }
+// Keeps an array alive past every enclosing tidy (parameters, cached graphs' buffers); it is
+// freed by dispose() or, once dropped, by the collector.
+export function keep(a) {
+  if (!(a instanceof NDArray)) throw new MXNetError('mx.keep() takes an NDArray');
+  a._keep = true;
+  if (a._scope) { a._scope.delete(a); a._scope = null; if (a._h) countCell(a._cell, a._nbytes); }
+  return a;
+}
 
-// {numArrays, bytes (arrays and cached graphs' planned buffers), peakBytes, wasmHeapBytes};
-// memory({resetPeak: true}) also restarts the peak from the current bytes.
-export function memory({ resetPeak = false } = {}) {
+// {numArrays, bytes (arrays and cached graphs' planned buffers), peakBytes, wasmHeapBytes,
+// gcArrays, gcBytes, finalizedArrays, finalizedBytes, gcCollections, gcThreshold}:
+// gcArrays/gcBytes are the arrays left to the garbage collector (not disposed, in no tidy scope,
+// views counted at their own size): what awaits finalization is at most that, since JS cannot
+// tell which of them are still reachable. finalized*: what the collector freed (arrays dropped
+// without dispose). gcCollections: collections requested. memory({resetPeak: true}) also
+// restarts the peak from the current bytes; memory({gcThreshold: bytes}) sets the growth that
+// requests a collection (0: never request one).
+export function memory({ resetPeak = false, gcThreshold } = {}) {
+  if (gcThreshold !== undefined) {
+    if (typeof gcThreshold !== 'number' || !(gcThreshold >= 0)) throw new MXNetError(`memory(): gcThreshold must be a number of bytes >= 0, got ${gcThreshold}`);
+    gcState.threshold = gcThreshold;
+    gcState.baseline = Math.min(gcState.baseline, gcState.bytes);
+  }
   const p = args.reset().alloc(24);
   M._mxw_memory_stats(p);
   const f64 = M.HEAPF64;
-  const r = { numArrays: f64[p >> 3], bytes: f64[(p >> 3) + 1], peakBytes: f64[(p >> 3) + 2], wasmHeapBytes: heapU8().length };
+  const r = {
+    numArrays: f64[p >> 3], bytes: f64[(p >> 3) + 1], peakBytes: f64[(p >> 3) + 2], wasmHeapBytes: heapU8().length,
+    gcArrays: gcState.arrays, gcBytes: gcState.bytes, finalizedArrays: gcState.finalizedArrays,
+    finalizedBytes: gcState.finalizedBytes, gcCollections: gcState.collections, gcThreshold: gcState.threshold,
+  };
   if (resetPeak) M._mxw_memory_reset_peak();
   return r;
 }
@@ -106,8 +206,20 @@ export class NDArray {
     for (let i = 0; i < ndim; i++) shape[i] = h32[b + 2 + i];
     this._shape = shape;
     this._dtype = DTYPE_NAMES[h32[b]];
-    finalizer.register(this, handle, this);
-    if (scopes.length) scopes[scopes.length - 1].add(this);
+    let n = ITEM_BYTES[this._dtype] ?? 4;
+    for (let i = 0; i < ndim; i++) n *= shape[i];
+    this._nbytes = n;
+    const cell = { h: handle, n: -1 };
+    this._cell = cell;
+    finalizer.register(this, cell, this);
+    if (scopes.length) {
+      const scope = scopes[scopes.length - 1];
+      scope.add(this);
+      this._scope = scope;
+    } else {
+      this._scope = null;
+      countCell(cell, n);
+    }
   }
   get handle() {
     if (!this._h) throw new MXNetError('this NDArray has been disposed');
@@ -127,6 +239,8 @@ export class NDArray {
     if (!this._h) return;
     if (this._ownedGrad) { this._ownedGrad.dispose(); this._ownedGrad = null; } // attachGrad's buffer
     finalizer.unregister(this);
+    if (this._cell.n >= 0) countCell(this._cell, -1);
+    if (this._scope) { this._scope.delete(this); this._scope = null; }
     M._mxw_ndarray_free(this._h);
     this._h = 0;
   }
@@ -397,7 +511,7 @@ function inferReshape(inShape, shape, reverse) {
 function createHandle(shape, flag) {
   const a = args.reset();
   const out = a.alloc(4);
-  check(M._mxw_ndarray_create(shape.length, a.i32s(shape), flag, out));
+  checkAlloc(M._mxw_ndarray_create(shape.length, a.i32s(shape), flag, out));
   return heap32()[out >> 2];
 }
 
@@ -544,6 +658,29 @@ export function invokeVisible(id, inputs, attrs, out) {
   if (!out) for (let i = nvis; i < outs.length; i++) outs[i].dispose();
   return nvis === 1 ? outs[0] : outs.slice(0, nvis);
 }
+// An operator argument that is not a live NDArray: the error names the operator and the argument
+// ("FullyConnected: input 0 (data) was disposed").
+export function argError(id, i, x, kind) {
+  const op = registry.ops[id] ?? { name: `operator #${id}`, inputs: [] };
+  const names = kind === 'input' ? op.inputs ?? [] : [];
+  const name = kind === 'output' ? 'out' : op.variadic ? names[0] : names[i];
+  const what = `${op.name}: ${kind} ${i}${name ? ` (${name})` : ''}`;
+  if (x instanceof NDArray) throw new MXNetError(`${what} was disposed`);
+  const type = x === null ? 'null' : typeof x === 'object' ? x.constructor?.name ?? 'object' : typeof x;
+  throw new MXNetError(`${what} must be an NDArray, got ${type}`);
+}
+// check() for calls that allocate: an out-of-memory error also says how much is held by arrays
+// left to the garbage collector, which a synchronous loop never lets it free.
+export function checkAlloc(status) {
+  if (status === 0) return status;
+  let msg = lastError();
+  if (/out of memory/.test(msg) && gcState.bytes >= 16 * 1024 * 1024) {
+    msg += ` (${(gcState.bytes / 1048576).toFixed(0)} MiB are held by ${gcState.arrays} arrays that were neither `
+      + 'disposed nor created in mx.tidy(); dropped arrays are freed only after the JS garbage collector runs, '
+      + 'which cannot happen before the running code yields to the event loop: dispose() them or use mx.tidy())';
+  }
+  throw new MXNetError(msg);
+}
 const numOutputsCache = new Map();
 function invokeParams(id, p, inputs, out) {
   let nout = numOutputsCache.get(p);
@@ -553,10 +690,16 @@ function invokeParams(id, p, inputs, out) {
   const outP = inP + 4 * nin, noutP = outP + 4 * nout;
   const outs = out ? (Array.isArray(out) ? out : [out]) : null;
   let h32 = heap32();
-  for (let i = 0; i < nin; i++) h32[(inP >> 2) + i] = inputs[i].handle;
-  for (let i = 0; i < nout; i++) h32[(outP >> 2) + i] = outs && outs[i] ? outs[i].handle : 0;
+  for (let i = 0; i < nin; i++) {
+    const x = inputs[i];
+    h32[(inP >> 2) + i] = (x instanceof NDArray && x._h) || argError(id, i, x, 'input');
+  }
+  for (let i = 0; i < nout; i++) {
+    const x = outs && outs[i];
+    h32[(outP >> 2) + i] = x ? (x instanceof NDArray && x._h) || argError(id, i, x, 'output') : 0;
+  }
   h32[noutP >> 2] = nout;
-  check(M._mxw_op_invoke(id, p, nin, inP, noutP, outP));
+  checkAlloc(M._mxw_op_invoke(id, p, nin, inP, noutP, outP));
   h32 = heap32();
   const hs = new Array(nout); // read every handle before wrapping any
   for (let i = 0; i < nout; i++) hs[i] = h32[(outP >> 2) + i];
