@@ -340,6 +340,12 @@ struct mxw_executor {
   int train;
   int split;
   int *tie; /* per input: the head whose shape and dtype it takes (output gradients), or -1 */
+  /* heads the caller's buffers hold (a backward's gradients, written straight into the
+   * variables' gradient arrays): per head the dtype and shape such a buffer has (dtype -1: in the
+   * arena); per entry the head it is when the plan put it outside the arena, else -1 */
+  int *ext_dtype;
+  mxw_shape *ext_shape;
+  int *ext_head;
   /* the hybridized-training plans of this (forward) executor, cached_op.c */
   struct mxw_train_plans *plans;
   int binds; /* how many times infer + plan ran */
@@ -365,6 +371,9 @@ int mxw_exec_free(mxw_executor *ex) {
   free(ex->fused_act);
   free(ex->skip);
   free(ex->tie);
+  free(ex->ext_dtype);
+  free(ex->ext_shape);
+  free(ex->ext_head);
   mxw_train_plans_free(ex->plans);
   graph_free(&ex->g);
   free(ex);
@@ -448,6 +457,20 @@ static int plan_memory(mxw_executor *ex) {
   int nfree = 0;
   size_t end = 0;
   for (int e = 0; e < g->num_entries; e++) ex->offset[e] = -1;
+  if (ex->ext_head) {
+    /* a head computed by a backward node, the first head of its entry, whose dtype and shape are
+     * those of the caller's buffer, is written there: no arena space, no copy */
+    for (int e = 0; e < g->num_entries; e++) ex->ext_head[e] = -1;
+    for (int h = 0; h < g->num_heads; h++) {
+      const mxw_entry *he = &g->heads[h];
+      int e = entry_id(g, he), dup = 0;
+      for (int j = 0; j < h; j++) dup |= entry_id(g, &g->heads[j]) == e;
+      if (dup) ex->ext_head[e] = -1;
+      else if (ex->ext_dtype[h] >= 0 && he->node->op && he->node->index >= ex->split && ex->types[e] == ex->ext_dtype[h] &&
+               mxw_shape_equal(&ex->shapes[e], &ex->ext_shape[h]))
+        ex->ext_head[e] = h;
+    }
+  }
   memset(ex->fused_act, 0, sizeof(int) * (size_t)g->num_nodes);
   memset(ex->skip, 0, (size_t)g->num_nodes);
   uint8_t *donated = (uint8_t *)calloc((size_t)(g->num_entries ? g->num_entries : 1), 1);
@@ -460,8 +483,10 @@ static int plan_memory(mxw_executor *ex) {
     if (!n->op) continue;
     int nout = mxw_node_num_outputs(n);
     /* in place: output 0 takes input 0's buffer when input 0 is an intermediate that dies here
-     * (not for graph outputs: those are written straight into the caller's arrays) */
-    if (n->op->inplace && !ex->monitor && n->num_inputs >= 1 && ex->last_use[g->entry_base[i]] != g->num_nodes) {
+     * (not for graph outputs: those are written straight into the caller's arrays; a training
+     * graph's values all live in its arena, those the backward reads to its end) */
+    if (n->op->inplace && !ex->monitor && n->num_inputs >= 1 && (ex->train || ex->last_use[g->entry_base[i]] != g->num_nodes) &&
+        !(ex->ext_head && ex->ext_head[g->entry_base[i]] >= 0)) {
       int e_in = entry_id(g, &n->inputs[0]), e_out = g->entry_base[i];
       int reused = 0;
       for (int k = 1; k < n->num_inputs; k++) reused |= entry_id(g, &n->inputs[k]) == e_in;
@@ -483,6 +508,7 @@ static int plan_memory(mxw_executor *ex) {
     for (int k = 0; k < nout; k++) {
       int e = g->entry_base[i] + k;
       if (ex->offset[e] >= 0) continue; /* placed in place above */
+      if (ex->ext_head && ex->ext_head[e] >= 0) continue; /* the caller's buffer */
       if (ex->last_use[e] == g->num_nodes && !ex->train) continue; /* a graph output: lives in the caller's array */
       size_t bytes = (size_t)mxw_shape_size(&ex->shapes[e]) * (size_t)mxw_dtype_size(ex->types[e]);
       bytes = (bytes + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
@@ -540,21 +566,23 @@ static int plan_memory(mxw_executor *ex) {
   }
   free(free_list);
   free(donated);
-  if (ex->train) { /* arenas belong to the recorded calls */
-    ex->arena_bytes = end;
-    return 0;
-  }
-  if (end > ex->arena_cap || !ex->arena) {
-    size_t cap = end ? end : ARENA_ALIGN;
-    uint8_t *a = (uint8_t *)aligned_alloc(ARENA_ALIGN, cap);
-    MXW_CHECK(a != NULL, "out of memory planning %zu bytes of intermediate buffers", end);
-    if (ex->arena) mxw_memory_account(-(double)ex->arena_cap);
-    free(ex->arena);
-    ex->arena = a;
-    ex->arena_cap = cap;
-    mxw_memory_account((double)cap);
-  }
+  /* a training graph's arenas belong to the recorded calls; an executor's own is allocated at its
+   * first run (ensure_arena): a forward graph bound only for its shapes (by a training plan) takes none */
   ex->arena_bytes = end;
+  return 0;
+}
+
+static int ensure_arena(mxw_executor *ex) {
+  size_t end = ex->arena_bytes;
+  if (ex->arena && end <= ex->arena_cap) return 0;
+  size_t cap = end ? end : ARENA_ALIGN;
+  uint8_t *a = (uint8_t *)aligned_alloc(ARENA_ALIGN, cap);
+  MXW_CHECK(a != NULL, "out of memory allocating %zu bytes of intermediate buffers", end);
+  if (ex->arena) mxw_memory_account(-(double)ex->arena_cap);
+  free(ex->arena);
+  ex->arena = a;
+  ex->arena_cap = cap;
+  mxw_memory_account((double)cap);
   return 0;
 }
 
@@ -722,6 +750,7 @@ static int exec_forward(mxw_executor *ex, int num_inputs, mxw_ndarray *const *in
     ex->planned = 0;
     MXW_TRY(bind(ex, inputs));
   }
+  MXW_TRY(ensure_arena(ex));
   /* outputs: fresh arrays the caller owns, or (use_given) the caller's own where outputs[h] is
    * non-NULL (same shape and dtype, filled with zeros first as a fresh array is); the heads'
    * producers write straight into them */
@@ -807,7 +836,7 @@ fail:
 }
 
 /* ---- training executors (hybridized backward, cached_op.c) ---------------------------------------- */
-int mxw_exec_train_setup(mxw_executor *ex, int split, const int *tie) {
+int mxw_exec_train_setup(mxw_executor *ex, int split, const int *tie, const int *ext_dtype, const mxw_shape *ext_shape) {
   exec_graph *g = &ex->g;
   MXW_CHECK(split >= 0 && split <= g->num_nodes, "bad split");
   ex->train = 1;
@@ -815,6 +844,15 @@ int mxw_exec_train_setup(mxw_executor *ex, int split, const int *tie) {
   ex->tie = (int *)malloc(sizeof(int) * (size_t)(g->num_inputs ? g->num_inputs : 1));
   MXW_CHECK(ex->tie != NULL, "out of memory");
   memcpy(ex->tie, tie, sizeof(int) * (size_t)g->num_inputs);
+  if (ext_dtype) {
+    size_t nh = (size_t)(g->num_heads ? g->num_heads : 1);
+    ex->ext_dtype = (int *)malloc(sizeof(int) * nh);
+    ex->ext_shape = (mxw_shape *)malloc(sizeof(mxw_shape) * nh);
+    ex->ext_head = (int *)malloc(sizeof(int) * (size_t)(g->num_entries ? g->num_entries : 1));
+    MXW_CHECK(ex->ext_dtype && ex->ext_shape && ex->ext_head, "out of memory");
+    memcpy(ex->ext_dtype, ext_dtype, sizeof(int) * (size_t)g->num_heads);
+    memcpy(ex->ext_shape, ext_shape, sizeof(mxw_shape) * (size_t)g->num_heads);
+  }
   /* forward values read by the backward stay until the end: a retained graph's backward can run
    * again on the same values */
   for (int i = split; i < g->num_nodes; i++)
@@ -838,11 +876,16 @@ int mxw_exec_train_prepare(mxw_executor *ex, mxw_ndarray *const *inputs) {
   return bind(ex, inputs);
 }
 
-/* Runs nodes [from, to) on `arena` with the inputs' data (NULL data: the unbound zeros). */
-int mxw_exec_train_run(mxw_executor *ex, uint8_t *arena, void *const *input_data, int from, int to, int is_train) {
+/* Runs nodes [from, to) on `arena` with the inputs' data (NULL data: the unbound zeros); the
+ * heads the plan put outside the arena are written into head_data[h]. */
+int mxw_exec_train_run(mxw_executor *ex, uint8_t *arena, void *const *input_data, void *const *head_data, int from, int to,
+                       int is_train) {
   exec_graph *g = &ex->g;
   MXW_CHECK(ex->planned, "the training graph is not planned");
-  for (int e = 0; e < g->num_entries; e++) ex->entry_data[e] = ex->offset[e] >= 0 ? arena + ex->offset[e] : NULL;
+  for (int e = 0; e < g->num_entries; e++) {
+    ex->entry_data[e] = ex->offset[e] >= 0 ? arena + ex->offset[e] : NULL;
+    if (ex->ext_head && ex->ext_head[e] >= 0) ex->entry_data[e] = head_data ? head_data[ex->ext_head[e]] : NULL;
+  }
   for (int k = 0; k < g->num_inputs; k++)
     ex->entry_data[g->entry_base[g->inputs[k]]] = input_data[k] ? input_data[k] : ex->unbound[k]->t.data;
   for (int i = from; i < to; i++) {
@@ -856,6 +899,7 @@ int mxw_exec_train_run(mxw_executor *ex, uint8_t *arena, void *const *input_data
     for (int k = 0; k < nout; k++) {
       int e = g->entry_base[i] + k;
       ex->tout[k] = (mxw_tensor){ex->entry_data[e], ex->types[e], ex->shapes[e]};
+      MXW_CHECK(ex->tout[k].data != NULL, "internal error: no buffer for output %d of node '%s'", k, n->name);
     }
     mxw_op_call call = {n->op, n->params->param, nin, ex->tin, nout, ex->tout, is_train, ex->fused_act[i]};
     if (n->op->forward(&call) != 0) {
@@ -886,6 +930,11 @@ int mxw_exec_entry_info(const mxw_executor *ex, const mxw_node *n, int index, mx
   *shape = ex->shapes[e];
   *dtype = ex->types[e];
   return 0;
+}
+
+/* Whether head h is written into the caller's buffer (head_data of mxw_exec_train_run). */
+int mxw_exec_train_head_external(const mxw_executor *ex, int h) {
+  return ex->ext_head && h >= 0 && h < ex->g.num_heads && ex->ext_head[entry_id(&ex->g, &ex->g.heads[h])] == h;
 }
 
 int mxw_exec_num_nodes(const mxw_executor *ex) { return ex->g.num_nodes; }

@@ -97,9 +97,11 @@ struct mxw_train_plans;
 void mxw_train_plans_free(struct mxw_train_plans *p);
 void mxw_train_plans_stats(const struct mxw_train_plans *p, int32_t *out); /* [plans built, their binds] */
 int mxw_exec_binds(const struct mxw_executor *ex);
-int mxw_exec_train_setup(struct mxw_executor *ex, int split, const int *tie);
+int mxw_exec_train_setup(struct mxw_executor *ex, int split, const int *tie, const int *ext_dtype, const mxw_shape *ext_shape);
 int mxw_exec_train_prepare(struct mxw_executor *ex, struct mxw_ndarray *const *inputs);
-int mxw_exec_train_run(struct mxw_executor *ex, uint8_t *arena, void *const *input_data, int from, int to, int is_train);
+int mxw_exec_train_run(struct mxw_executor *ex, uint8_t *arena, void *const *input_data, void *const *head_data, int from,
+                       int to, int is_train);
+int mxw_exec_train_head_external(const struct mxw_executor *ex, int h);
 int mxw_exec_train_head(const struct mxw_executor *ex, int h, void **data, mxw_shape *shape, int *dtype);
 int mxw_exec_entry_info(const struct mxw_executor *ex, const mxw_node *n, int index, mxw_shape *shape, int *dtype);
 int mxw_exec_num_nodes(const struct mxw_executor *ex);
