@@ -47,6 +47,11 @@ int mxw_attrs_set(mxw_attrs *a, const char *key, const char *val);
 void mxw_attrs_remove(mxw_attrs *a, const char *key);
 void mxw_attrs_clear(mxw_attrs *a);
 int mxw_attrs_copy(mxw_attrs *dst, const mxw_attrs *src);
+/* Sets n pairs (later pairs win; keys already present are overwritten only when `overwrite`),
+ * in time linear in the sizes. */
+int mxw_attrs_set_many(mxw_attrs *a, int n, const char *const *keys, const char *const *vals, int overwrite);
+/* "<a>_<b>" malloc'd, never truncated; NULL (error set) when out of memory. */
+char *mxw_join_name(const char *a, const char *b);
 
 /* nodes */
 struct mxw_ndarray;
@@ -60,6 +65,8 @@ int mxw_node_num_visible_outputs(const mxw_node *n);
 void mxw_node_input_name(const mxw_node *n, int i, char *buf, size_t len);
 void mxw_node_output_name(const mxw_node *n, int i, char *buf, size_t len);
 int mxw_node_is_mutated_input(const mxw_node *n, int i);
+/* A variable's "__shape__" / "__dtype__" hints must parse (an error naming the variable if not). */
+int mxw_var_check_hints(const mxw_node *n);
 
 /* Post-order DFS from the heads (inputs in order, then control deps), each node once, exactly
  * as nnvm's DFSVisit. Returns a malloc'd array of nodes (borrowed pointers) and sets n->index. */

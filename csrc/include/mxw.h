@@ -131,6 +131,11 @@ typedef struct mxw_ndlist mxw_ndlist;
 /* Parses a whole file held in memory (every version MXNet wrote: legacy, V1, V2, V3; sparse
  * records densified). The caller owns *out. Arrays written as "none" come back as NULL. */
 MXW_API int mxw_ndlist_load(const uint8_t *bytes, size_t len, mxw_ndlist **out);
+/* The same with a cap on the bytes the load may allocate (arrays, densified sparse records,
+ * names, bookkeeping); max_bytes 0 = the default: 8 x len + 1 MiB + the bytes of the values
+ * present in the file. Every declared size is checked against the bytes present, and against
+ * the cap, before anything is allocated for it. Duplicate names are an error. */
+MXW_API int mxw_ndlist_load_ex(const uint8_t *bytes, size_t len, double max_bytes, mxw_ndlist **out);
 MXW_API int mxw_ndlist_size(const mxw_ndlist *l);
 MXW_API int mxw_ndlist_has_names(const mxw_ndlist *l);
 /* The i-th name (owned by the list), or NULL in an unnamed list. */
