@@ -12,22 +12,25 @@
 #include <cjson/cJSON.h>
 
 #include "graph.h"
+#include "strmap.h"
 
 #define MXW_MXNET_VERSION 10901 /* the MXNet version whose files we write */
 
 static const char *const k_hidden[] = {"ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage", NULL};
 
 /* ---- reader ------------------------------------------------------------------------------------- */
+/* Every walk over a cJSON array or object follows its linked list (cJSON_GetArrayItem(i) walks
+ * from the head each time, which made long graphs quadratic). */
 static int read_entry(const cJSON *e, int limit, const char *where, mxw_entry *out, mxw_node **nodes) {
-  int n = cJSON_GetArraySize(e);
-  MXW_CHECK(cJSON_IsArray(e) && (n == 2 || n == 3), "%s: an entry must be [node, index] or [node, index, version]", where);
   double v[3] = {0, 0, 0};
-  for (int i = 0; i < n; i++) {
-    const cJSON *x = cJSON_GetArrayItem(e, i);
+  int n = 0;
+  const cJSON *x = cJSON_IsArray(e) ? e->child : NULL;
+  for (; x && n < 3; x = x->next, n++) {
     MXW_CHECK(cJSON_IsNumber(x) && x->valuedouble >= 0 && x->valuedouble < 4294967296.0 && x->valuedouble == (double)(uint32_t)x->valuedouble,
-              "%s: entry element %d is not a non-negative integer", where, i);
-    v[i] = x->valuedouble;
+              "%s: entry element %d is not a non-negative integer", where, n);
+    v[n] = x->valuedouble;
   }
+  MXW_CHECK(cJSON_IsArray(e) && !x && (n == 2 || n == 3), "%s: an entry must be [node, index] or [node, index, version]", where);
   MXW_CHECK(v[0] < limit, "%s: refers to node %.0f, which does not come before it", where, v[0]);
   mxw_node *src = nodes[(int)v[0]];
   MXW_CHECK(v[1] < mxw_node_num_outputs(src), "%s: output %.0f of node '%s' does not exist (it has %d)", where, v[1],
@@ -38,63 +41,168 @@ static int read_entry(const cJSON *e, int limit, const char *where, mxw_entry *o
   return 0;
 }
 
+static int count_items(const cJSON *a) {
+  int n = 0;
+  for (const cJSON *x = a ? a->child : NULL; x; x = x->next) n++;
+  return n;
+}
+
+/* One JSON object of string values into the node's attributes (linear in its size). */
 static int add_string_map(mxw_attrs *a, const cJSON *obj, int overwrite, const char *where) {
   if (!obj) return 0;
   MXW_CHECK(cJSON_IsObject(obj), "%s: attributes must be an object", where);
-  for (const cJSON *it = obj->child; it; it = it->next) {
-    MXW_CHECK(cJSON_IsString(it), "%s: attribute '%s' is not a string", where, it->string);
-    if (!overwrite && mxw_attrs_get(a, it->string)) continue;
-    MXW_TRY(mxw_attrs_set(a, it->string, it->valuestring));
+  int n = count_items(obj);
+  if (n == 0) return 0;
+  const char **kv = (const char **)malloc(sizeof(char *) * 2 * (size_t)n);
+  MXW_CHECK(kv != NULL, "out of memory");
+  int i = 0;
+  for (const cJSON *it = obj->child; it; it = it->next, i++) {
+    if (!cJSON_IsString(it) || !it->string) {
+      free(kv);
+      return mxw_fail("%s: attribute '%s' is not a string", where, it->string ? it->string : "");
+    }
+    kv[i] = it->string;
+    kv[n + i] = it->valuestring;
+  }
+  int rc = mxw_attrs_set_many(a, n, kv, kv + n, overwrite);
+  free(kv);
+  return rc;
+}
+
+/* Position of the last occurrence of t in s (std::string::rfind), or -1. */
+static long rfind(const char *s, size_t sl, const char *t, size_t tl) {
+  if (tl > sl) return -1;
+  for (size_t p = sl - tl + 1; p-- > 0;)
+    if (memcmp(s + p, t, tl) == 0) return (long)p;
+  return -1;
+}
+
+/* Is key taken out by MXNet's FixParsing: the last occurrence of a hidden key is at its start
+ * or its end. */
+static int is_hidden_candidate(const char *key, size_t kl, long *pos_out) {
+  for (int h = 0; k_hidden[h]; h++) {
+    size_t hl = strlen(k_hidden[h]);
+    long pos = rfind(key, kl, k_hidden[h], hl);
+    if (pos == 0 || (pos > 0 && (size_t)pos == kl - hl)) {
+      if (pos_out) *pos_out = pos;
+      return 1;
+    }
   }
   return 0;
 }
 
-/* UpgradeJSON_FixParsing: lr_mult & co. become hidden keys, moved onto input variables where
- * they were written as "<input>_lr_mult". */
-static int fix_parsing(mxw_node *n) {
-  for (int i = 0; i < n->attrs.n; i++) {
-    const char *key = n->attrs.keys[i];
-    for (int h = 0; k_hidden[h]; h++) {
-      const char *hk = k_hidden[h];
-      size_t kl = strlen(key), hl = strlen(hk);
-      char hidden[64];
-      snprintf(hidden, sizeof hidden, "__%s__", hk);
-      if (strncmp(key, hk, hl) == 0) { /* key starts with the hidden key */
-        char *val = n->attrs.vals[i];
-        n->attrs.vals[i] = NULL;
-        char kcopy[256];
-        snprintf(kcopy, sizeof kcopy, "%s", key);
-        n->attrs.vals[i] = val;
-        int rc = mxw_attrs_set(&n->attrs, hidden, val);
-        if (rc == 0) mxw_attrs_remove(&n->attrs, kcopy);
-        MXW_TRY(rc);
-        i = -1; /* restart: the list changed */
-        break;
-      }
-      if (kl > hl + 1 && strcmp(key + kl - hl, hk) == 0 && key[kl - hl - 1] == '_' && n->op) {
-        char arg[256];
-        snprintf(arg, sizeof arg, "%.*s", (int)(kl - hl - 1), key);
-        int moved = 0;
-        for (int k = 0; k < n->num_inputs; k++) {
-          char iname[64];
-          mxw_node_input_name(n, k, iname, sizeof iname);
-          if (strcmp(iname, arg) == 0 && !n->inputs[k].node->op) {
-            MXW_TRY(mxw_attrs_set(&n->inputs[k].node->attrs, hidden, n->attrs.vals[i]));
-            char kcopy[256];
-            snprintf(kcopy, sizeof kcopy, "%s", key);
-            mxw_attrs_remove(&n->attrs, kcopy);
-            moved = 1;
-            break;
-          }
-        }
-        if (moved) {
-          i = -1;
-          break;
-        }
-      }
-    }
+/* The node's input names (owned by *names) in a map name -> first input with that name. */
+static int input_name_map(const mxw_node *n, char ***names, mxw_strmap *map) {
+  *names = (char **)calloc((size_t)(n->num_inputs ? n->num_inputs : 1), sizeof(char *));
+  MXW_CHECK(*names != NULL && mxw_strmap_init(map, (size_t)n->num_inputs) == 0, "out of memory");
+  for (int k = n->num_inputs - 1; k >= 0; k--) {
+    char iname[128];
+    mxw_node_input_name(n, k, iname, sizeof iname);
+    size_t l = strlen(iname) + 1;
+    MXW_CHECK(((*names)[k] = (char *)malloc(l)) != NULL, "out of memory");
+    memcpy((*names)[k], iname, l);
+    MXW_CHECK(mxw_strmap_put(map, (*names)[k], k) == 0, "out of memory");
   }
   return 0;
+}
+
+/* MXNet's UpgradeJSON_FixParsing (src/nnvm/legacy_json_util.cc) for one node: a key whose last
+ * occurrence of a hidden key (lr_mult, wd_mult, ...) is at its start or its end is taken out
+ * before the attributes are parsed, then put back: exactly "lr_mult" becomes "__lr_mult__";
+ * "<input>_lr_mult" on an operator becomes "__lr_mult__" on that input when it is a variable;
+ * any other such key is put back unchanged. Each key is looked at once and nothing is copied
+ * into a fixed-size buffer (a long key once made the loop restart forever). */
+static int fix_parsing(mxw_node *n, const char *where) {
+  mxw_attrs *a = &n->attrs;
+  int m = 0, suffix = 0;
+  for (int i = 0; i < a->n; i++) {
+    long pos;
+    if (is_hidden_candidate(a->keys[i], strlen(a->keys[i]), &pos)) {
+      m++;
+      if (pos > 1) suffix = 1;
+    }
+  }
+  if (!m) return 0;
+  /* take the candidates out (their strings move to hk/hv), compacting the rest in order */
+  char **hk = (char **)malloc(sizeof(char *) * 2 * (size_t)m);
+  const char **bk = (const char **)malloc(sizeof(char *) * 2 * (size_t)m);
+  if (!hk || !bk) {
+    free(hk);
+    free(bk);
+    return mxw_fail("out of memory");
+  }
+  char **hv = hk + m;
+  const char **bv = bk + m;
+  int j = 0, w = 0;
+  for (int i = 0; i < a->n; i++) {
+    if (is_hidden_candidate(a->keys[i], strlen(a->keys[i]), NULL)) {
+      hk[j] = a->keys[i];
+      hv[j++] = a->vals[i];
+    } else {
+      a->keys[w] = a->keys[i];
+      a->vals[w++] = a->vals[i];
+    }
+  }
+  a->n = w;
+  int rc = 0, nb = 0;
+  char **inames = NULL;
+  mxw_strmap inputs = {0};
+  if (suffix && n->op) { /* the input names come from the parsed attributes (MXNet parses here too) */
+    if (mxw_node_set_op(n, n->op_id) != 0) {
+      mxw_error_prefix("%s: ", where);
+      rc = -1;
+    }
+    if (rc == 0) rc = input_name_map(n, &inames, &inputs);
+  }
+  for (j = 0; j < m && rc == 0; j++) {
+    const char *key = hk[j];
+    size_t kl = strlen(key);
+    int done = 0;
+    for (int h = 0; k_hidden[h]; h++) {
+      size_t hl = strlen(k_hidden[h]);
+      long pos = rfind(key, kl, k_hidden[h], hl);
+      char hidden[32];
+      snprintf(hidden, sizeof hidden, "__%s__", k_hidden[h]);
+      if (pos == 0 && kl == hl) {
+        rc = mxw_attrs_set(a, hidden, hv[j]);
+        done = 1;
+        break;
+      }
+      if (pos > 1 && (size_t)pos == kl - hl) {
+        if (!n->op) break;
+        char *arg = (char *)malloc((size_t)pos);
+        if (!arg) {
+          rc = mxw_fail("out of memory");
+          break;
+        }
+        memcpy(arg, key, (size_t)pos - 1);
+        arg[pos - 1] = 0;
+        const int *k = mxw_strmap_find(&inputs, arg);
+        free(arg);
+        if (k && !n->inputs[*k].node->op) {
+          rc = mxw_attrs_set(&n->inputs[*k].node->attrs, hidden, hv[j]);
+          done = 1;
+        }
+        break;
+      }
+    }
+    if (!done) {
+      bk[nb] = key;
+      bv[nb++] = hv[j];
+    }
+  }
+  if (rc == 0 && nb) rc = mxw_attrs_set_many(a, nb, bk, bv, 1);
+  for (j = 0; j < m; j++) {
+    free(hk[j]);
+    free(hv[j]);
+  }
+  free(hk);
+  free(bk);
+  if (inames)
+    for (int k = 0; k < n->num_inputs; k++) free(inames[k]);
+  free(inames);
+  mxw_strmap_free(&inputs);
+  return rc;
 }
 
 /* Unsupported ops, grouped: "Foo (nodes a, b); Bar (node c)". */
@@ -163,21 +271,21 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
   int version = 800;
   const cJSON *gattrs = cJSON_GetObjectItemCaseSensitive(root, "attrs");
   const cJSON *ver = gattrs ? cJSON_GetObjectItemCaseSensitive(gattrs, "mxnet_version") : NULL;
-  if (cJSON_IsArray(ver) && cJSON_GetArraySize(ver) == 2 && cJSON_IsNumber(cJSON_GetArrayItem(ver, 1)))
-    version = cJSON_GetArrayItem(ver, 1)->valueint;
+  if (cJSON_IsArray(ver) && count_items(ver) == 2 && cJSON_IsNumber(ver->child->next))
+    version = ver->child->next->valueint;
 
   /* every unsupported op, with its nodes, in one error */
   unk = (unknown_ops *)calloc(1, sizeof *unk);
   if (!unk) { mxw_fail("out of memory"); goto done; }
-  int total = cJSON_GetArraySize(jnodes);
-  for (int i = 0; i < total; i++) {
-    const cJSON *jn = cJSON_GetArrayItem(jnodes, i);
+  int total = 0;
+  for (const cJSON *jn = jnodes->child; jn; jn = jn->next, total++) {
     const cJSON *op = cJSON_GetObjectItemCaseSensitive(jn, "op");
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(jn, "name");
     if (!cJSON_IsObject(jn) || !cJSON_IsString(op) || !cJSON_IsString(name)) {
-      mxw_fail("invalid symbol JSON: node %d needs string \"op\" and \"name\"", i);
+      mxw_fail("invalid symbol JSON: node %d needs string \"op\" and \"name\"", total);
       goto done;
     }
+    if (total == INT32_MAX - 1) { mxw_fail("invalid symbol JSON: too many nodes"); goto done; }
     if (strcmp(op->valuestring, "null") != 0 && mxw_op_find(op->valuestring) < 0) note_unknown(unk, op->valuestring, name->valuestring);
   }
   if (unk->count) {
@@ -189,8 +297,8 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
 
   nodes = (mxw_node **)calloc((size_t)(total ? total : 1), sizeof *nodes);
   if (!nodes) { mxw_fail("out of memory"); goto done; }
-  for (int i = 0; i < total; i++) {
-    const cJSON *jn = cJSON_GetArrayItem(jnodes, i);
+  int i = 0;
+  for (const cJSON *jn = jnodes->child; jn; jn = jn->next, i++) {
     const char *opname = cJSON_GetObjectItemCaseSensitive(jn, "op")->valuestring;
     const char *name = cJSON_GetObjectItemCaseSensitive(jn, "name")->valuestring;
     char where[600];
@@ -211,7 +319,7 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
       mxw_fail("%s: \"inputs\" must be an array", where);
       goto done;
     }
-    int nin = jin ? cJSON_GetArraySize(jin) : 0;
+    int nin = count_items(jin);
     if (strcmp(opname, "null") == 0) {
       if (nin) { mxw_fail("%s: a variable cannot have inputs", where); goto done; }
     } else {
@@ -219,14 +327,12 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
       n->op = mxw_op_get(n->op_id);
       n->inputs = (mxw_entry *)calloc((size_t)(nin ? nin : 1), sizeof(mxw_entry));
       if (!n->inputs) { mxw_fail("out of memory"); goto done; }
-      for (int k = 0; k < nin; k++) {
+      int k = 0;
+      for (const cJSON *e = jin ? jin->child : NULL; e; e = e->next, k++) {
         char w2[700];
         snprintf(w2, sizeof w2, "%s input %d", where, k);
-        /* outputs of earlier nodes are known once they are parsed: parse lazily below */
-        const cJSON *e = cJSON_GetArrayItem(jin, k);
-        int cnt = cJSON_GetArraySize(e);
-        const cJSON *id = cJSON_GetArrayItem(e, 0);
-        if (!cJSON_IsArray(e) || (cnt != 2 && cnt != 3) || !cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble >= i) {
+        const cJSON *id = cJSON_IsArray(e) ? e->child : NULL;
+        if (!cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble >= i) {
           mxw_fail("%s: an entry must be [node, index(, version)] naming an earlier node", w2);
           goto done;
         }
@@ -236,12 +342,12 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
       }
     }
     const cJSON *jc = cJSON_GetObjectItemCaseSensitive(jn, "control_deps");
-    if (jc && cJSON_IsArray(jc) && cJSON_GetArraySize(jc) > 0) {
-      int nc = cJSON_GetArraySize(jc);
+    int nc = cJSON_IsArray(jc) ? count_items(jc) : 0;
+    if (nc > 0) {
       n->control = (mxw_node **)calloc((size_t)nc, sizeof(mxw_node *));
       if (!n->control) { mxw_fail("out of memory"); goto done; }
-      for (int k = 0; k < nc; k++) {
-        const cJSON *x = cJSON_GetArrayItem(jc, k);
+      int k = 0;
+      for (const cJSON *x = jc->child; x; x = x->next, k++) {
         if (!cJSON_IsNumber(x) || x->valuedouble < 0 || x->valuedouble >= i) {
           mxw_fail("%s: control dependency %d does not name an earlier node", where, k);
           goto done;
@@ -251,8 +357,9 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
         n->num_control++;
       }
     }
+    if (version < MXW_MXNET_VERSION && fix_parsing(n, where) != 0) goto done;
+    if (!n->op && mxw_var_check_hints(n) != 0) goto done;
     if (n->op) {
-      if (version < MXW_MXNET_VERSION && fix_parsing(n) != 0) goto done;
       if (version < 905 && (strcmp(n->op->name, "argmax") == 0 || strcmp(n->op->name, "argmin") == 0)) {
         const char *ax = mxw_attrs_get(&n->attrs, "axis");
         if (ax && strcmp(ax, "-1") == 0) mxw_attrs_remove(&n->attrs, "axis");
@@ -267,17 +374,18 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
         if (!grown) { mxw_fail("out of memory"); goto done; }
         n->inputs = grown;
         for (int k = n->num_inputs; k < want; k++) {
-          char iname[64], vname[600];
+          char iname[128];
           mxw_node_input_name(n, k, iname, sizeof iname);
-          snprintf(vname, sizeof vname, "%s_%s", n->name, iname);
-          mxw_node *v = mxw_node_new(vname);
+          char *vname = mxw_join_name(n->name, iname); /* DefaultVarName, never truncated */
+          mxw_node *v = vname ? mxw_node_new(vname) : NULL;
+          free(vname);
           if (!v) goto done;
           n->inputs[k].node = v;
           n->inputs[k].index = 0;
           n->inputs[k].version = mxw_node_is_mutated_input(n, k) ? 1 : 0;
           if (mxw_node_is_mutated_input(n, k)) v->version = 1;
           n->num_inputs++;
-          if (mxw_attrs_copy(&v->attrs, &n->attrs) != 0) goto done;
+          if (mxw_attrs_copy(&v->attrs, &n->attrs) != 0 || mxw_var_check_hints(v) != 0) goto done;
         }
       }
       if (n->num_inputs != want) {
@@ -298,16 +406,16 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
       }
     }
   }
-  int nh = cJSON_GetArraySize(jheads);
+  int nh = count_items(jheads);
   sym = mxw_symbol_alloc(nh);
   if (!sym) { mxw_fail("out of memory"); goto done; }
   sym->n = 0;
-  for (int h = 0; h < nh; h++) {
+  int h = 0;
+  for (const cJSON *e = jheads->child; e; e = e->next, h++) {
     char where[64];
     snprintf(where, sizeof where, "head %d", h);
-    const cJSON *e = cJSON_GetArrayItem(jheads, h);
-    const cJSON *id = cJSON_GetArrayItem(e, 0);
-    if (!cJSON_IsArray(e) || !cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble >= nn) {
+    const cJSON *id = cJSON_IsArray(e) ? e->child : NULL;
+    if (!cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble >= nn) {
       mxw_fail("invalid symbol JSON: %s does not name a node", where);
       goto done;
     }
@@ -320,7 +428,7 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
   rc = 0;
 done:
   mxw_sym_free(sym);
-  for (int i = 0; i < nn; i++) mxw_node_release(nodes[i]);
+  for (int k = 0; k < nn; k++) mxw_node_release(nodes[k]);
   free(nodes);
   free(unk);
   cJSON_Delete(root);
@@ -395,34 +503,32 @@ static void put_entries(jw *w, const mxw_entry *e, int n, int depth) {
   if (n > 10) newline(w, depth);
   puts_(w, "]");
 }
-static int cmp_idx(const void *a, const void *b, void *keys) {
-  return strcmp(((char **)keys)[*(const int *)a], ((char **)keys)[*(const int *)b]);
-}
-static void sort_idx(int *idx, int n, char **keys) { /* insertion sort: attribute maps are small */
-  for (int i = 1; i < n; i++) {
-    int v = idx[i], j = i - 1;
-    while (j >= 0 && cmp_idx(&idx[j], &v, keys) > 0) {
-      idx[j + 1] = idx[j];
-      j--;
-    }
-    idx[j + 1] = v;
-  }
-}
+typedef struct kv_ref {
+  const char *k, *v;
+} kv_ref;
+static int cmp_kv(const void *a, const void *b) { return strcmp(((const kv_ref *)a)->k, ((const kv_ref *)b)->k); }
+/* Every attribute, sorted by key (std::map order; keys are unique). */
 static void put_attrs(jw *w, const mxw_attrs *a, int depth) {
-  int idx[256], n = a->n < 256 ? a->n : 256;
-  for (int i = 0; i < n; i++) idx[i] = i;
-  sort_idx(idx, n, a->keys);
+  int n = a->n;
+  kv_ref *kv = (kv_ref *)malloc(sizeof(kv_ref) * (size_t)(n ? n : 1));
+  if (!kv) {
+    w->oom = 1;
+    return;
+  }
+  for (int i = 0; i < n; i++) kv[i] = (kv_ref){a->keys[i], a->vals[i]};
+  qsort(kv, (size_t)n, sizeof *kv, cmp_kv);
   puts_(w, "{");
   for (int i = 0; i < n; i++) {
     if (i) puts_(w, ", ");
     if (n > 1) newline(w, depth + 1);
     puts_(w, "\"");
-    puts_(w, a->keys[idx[i]]); /* dmlc writes object keys unescaped */
+    puts_(w, kv[i].k); /* dmlc writes object keys unescaped */
     puts_(w, "\": ");
-    put_str(w, a->vals[idx[i]]);
+    put_str(w, kv[i].v);
   }
   if (n > 1) newline(w, depth);
   puts_(w, "}");
+  free(kv);
 }
 
 int mxw_sym_tojson(const mxw_symbol *s, char **out) {
@@ -471,13 +577,17 @@ int mxw_sym_tojson(const mxw_symbol *s, char **out) {
     puts_(&w, "\"inputs\": ");
     put_entries(&w, n->inputs, n->num_inputs, 3);
     if (n->num_control) {
-      uint32_t cd[256];
-      int nc = n->num_control < 256 ? n->num_control : 256;
-      for (int k = 0; k < nc; k++) cd[k] = (uint32_t)n->control[k]->index;
+      uint32_t *cd = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)n->num_control);
+      if (!cd) {
+        w.oom = 1;
+        break;
+      }
+      for (int k = 0; k < n->num_control; k++) cd[k] = (uint32_t)n->control[k]->index;
       puts_(&w, ", ");
       newline(&w, 3);
       puts_(&w, "\"control_deps\": ");
-      put_uints(&w, cd, nc, 3);
+      put_uints(&w, cd, n->num_control, 3);
+      free(cd);
     }
     newline(&w, 2);
     puts_(&w, "}");

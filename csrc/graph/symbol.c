@@ -1,17 +1,34 @@
 /* symbol.c -- nodes, attributes, composition (nnvm's Symbol::Compose semantics), groups,
  * internals, listings, and the public symbol API. */
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include <cjson/cJSON.h>
 
 #include "graph.h"
+#include "strmap.h"
 
 /* ---- attrs ------------------------------------------------------------------------------------- */
 static char *dupstr(const char *s) {
   size_t n = strlen(s) + 1;
   char *p = (char *)malloc(n);
   if (p) memcpy(p, s, n);
+  return p;
+}
+
+/* "<a>_<b>", malloc'd (no length limit: names are never truncated); NULL when out of memory. */
+char *mxw_join_name(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  char *p = (char *)malloc(la + lb + 2);
+  if (!p) {
+    mxw_fail("out of memory");
+    return NULL;
+  }
+  memcpy(p, a, la);
+  p[la] = '_';
+  memcpy(p + la + 1, b, lb + 1);
   return p;
 }
 
@@ -75,8 +92,105 @@ void mxw_attrs_clear(mxw_attrs *a) {
   memset(a, 0, sizeof *a);
 }
 
+/* Appends key = val without looking for an existing key (the caller knows it is new). */
+static int attrs_append(mxw_attrs *a, const char *key, const char *val) {
+  if (a->n == a->cap) {
+    MXW_CHECK(a->cap < (1 << 28), "too many attributes");
+    int cap = a->cap ? a->cap * 2 : 8;
+    char **k = (char **)realloc(a->keys, sizeof(char *) * (size_t)cap);
+    if (k) a->keys = k;
+    char **v = (char **)realloc(a->vals, sizeof(char *) * (size_t)cap);
+    if (v) a->vals = v;
+    MXW_CHECK(k && v, "out of memory");
+    a->cap = cap;
+  }
+  char *k = dupstr(key), *v = dupstr(val);
+  if (!k || !v) {
+    free(k);
+    free(v);
+    return mxw_fail("out of memory");
+  }
+  a->keys[a->n] = k;
+  a->vals[a->n] = v;
+  a->n++;
+  return 0;
+}
+
+/* Sets n pairs in order (a later pair with the same key wins); a key already in a before the
+ * call is overwritten when `overwrite`, else kept. Linear in a->n + n: large maps go through a
+ * hash index instead of one scan per key. */
+int mxw_attrs_set_many(mxw_attrs *a, int n, const char *const *keys, const char *const *vals, int overwrite) {
+  MXW_CHECK(n == 0 || (keys && vals), "NULL attribute arrays");
+  int before = a->n;
+  if ((int64_t)a->n + n <= 16) {
+    for (int i = 0; i < n; i++) {
+      MXW_CHECK(keys[i] && vals[i], "NULL attribute key or value");
+      if (!overwrite) {
+        int k = 0;
+        while (k < before && strcmp(a->keys[k], keys[i]) != 0) k++;
+        if (k < before) continue;
+      }
+      MXW_TRY(mxw_attrs_set(a, keys[i], vals[i]));
+    }
+    return 0;
+  }
+  mxw_strmap m;
+  MXW_CHECK(mxw_strmap_init(&m, (size_t)a->n + (size_t)n) == 0, "out of memory");
+  int rc = 0;
+  for (int i = 0; i < a->n && rc == 0; i++) rc = mxw_strmap_put(&m, a->keys[i], i) == 0 ? 0 : mxw_fail("out of memory");
+  for (int i = 0; i < n && rc == 0; i++) {
+    if (!keys[i] || !vals[i]) { rc = mxw_fail("NULL attribute key or value"); break; }
+    int *at = mxw_strmap_find(&m, keys[i]);
+    if (at) {
+      if (*at < before && !overwrite) continue;
+      char *v = dupstr(vals[i]);
+      if (!v) { rc = mxw_fail("out of memory"); break; }
+      free(a->vals[*at]);
+      a->vals[*at] = v;
+      continue;
+    }
+    rc = attrs_append(a, keys[i], vals[i]);
+    /* the map borrows the copy owned by a (stable: a->keys may move, the strings do not) */
+    if (rc == 0 && mxw_strmap_put(&m, a->keys[a->n - 1], a->n - 1) != 0) rc = mxw_fail("out of memory");
+  }
+  mxw_strmap_free(&m);
+  return rc;
+}
+
 int mxw_attrs_copy(mxw_attrs *dst, const mxw_attrs *src) {
-  for (int i = 0; i < src->n; i++) MXW_TRY(mxw_attrs_set(dst, src->keys[i], src->vals[i]));
+  return mxw_attrs_set_many(dst, src->n, (const char *const *)src->keys, (const char *const *)src->vals, 1);
+}
+
+/* Variable hints are checked where they are set, as MXNet's shape and type inference parses
+ * them: "__shape__" a shape ("(2, 0)", "[2,3]", "()", "None"; 0 or -1 an unknown dimension) and
+ * "__dtype__" an integer type flag (-1 = unknown). Anything else is an error naming the variable. */
+static int check_hint(const char *var, const char *key, const char *val) {
+  if (strcmp(key, "__shape__") == 0) {
+    mxw_attr_spec spec = {"__shape__", MXW_ATTR_SHAPE, 1, NULL, 0, NULL, NULL};
+    mxw_tuple t;
+    int ok = mxw_attr_parse(&spec, val, &t) == 0 && t.ndim <= MXW_MAX_NDIM;
+    for (int i = 0; ok && i < t.ndim; i++) ok = t.has[i] && t.v[i] >= -1 && t.v[i] <= INT32_MAX;
+    if (!ok)
+      return mxw_fail("variable '%s': attribute __shape__ = '%s' is not a valid shape (expected a tuple of at most %d "
+                      "integers such as (2, 3), 0 or -1 for an unknown dimension)", var, val, MXW_MAX_NDIM);
+  } else if (strcmp(key, "__dtype__") == 0) {
+    char *end;
+    errno = 0;
+    long v = strtol(val, &end, 10);
+    while (end != val && *end && isspace((unsigned char)*end)) end++;
+    if (end == val || *end || errno || v < -1 || v >= MXW_NUM_DTYPES || (v >= 0 && mxw_dtype_size((int)v) == 0))
+      return mxw_fail("variable '%s': attribute __dtype__ = '%s' is not a type flag (expected an integer from 0 to %d, "
+                      "as MXNet writes them, or -1 for unknown)", var, val, MXW_NUM_DTYPES - 1);
+  }
+  return 0;
+}
+
+int mxw_var_check_hints(const mxw_node *n) {
+  if (n->op) return 0;
+  const char *sh = mxw_attrs_get(&n->attrs, "__shape__");
+  if (sh) MXW_TRY(check_hint(n->name, "__shape__", sh));
+  const char *dt = mxw_attrs_get(&n->attrs, "__dtype__");
+  if (dt) MXW_TRY(check_hint(n->name, "__dtype__", dt));
   return 0;
 }
 
@@ -269,12 +383,8 @@ int mxw_sym_free(mxw_symbol *s) {
 }
 
 static int set_attrs(mxw_attrs *a, int n, const char *const *keys, const char *const *vals) {
-  MXW_CHECK(n == 0 || (keys && vals), "NULL attribute arrays");
-  for (int i = 0; i < n; i++) {
-    MXW_CHECK(keys[i] && vals[i], "NULL attribute key or value");
-    MXW_TRY(mxw_attrs_set(a, keys[i], vals[i]));
-  }
-  return 0;
+  MXW_CHECK(n >= 0 && (n == 0 || (keys && vals)), "NULL attribute arrays");
+  return mxw_attrs_set_many(a, n, keys, vals, 1);
 }
 
 int mxw_sym_var(const char *name, int nattr, const char *const *keys, const char *const *vals, mxw_symbol **out) {
@@ -282,7 +392,7 @@ int mxw_sym_var(const char *name, int nattr, const char *const *keys, const char
   mxw_node *n = mxw_node_new(name);
   if (!n) return -1;
   mxw_symbol *s = mxw_symbol_alloc(1);
-  if (!s || set_attrs(&n->attrs, nattr, keys, vals) != 0) {
+  if (!s || set_attrs(&n->attrs, nattr, keys, vals) != 0 || mxw_var_check_hints(n) != 0) {
     if (!s) mxw_fail("out of memory");
     free(s ? s->outputs : NULL);
     free(s);
@@ -329,12 +439,12 @@ int mxw_sym_compose(int op_id, const char *name, int nattr, const char *const *k
         mxw_fail("Operator %s: all %d inputs must be given", op->name, nin);
         goto fail;
       }
-      char vname[512];
-      snprintf(vname, sizeof vname, "%s_%s", name, iname);
-      mxw_node *v = mxw_node_new(vname);
+      char *vname = mxw_join_name(name, iname);
+      mxw_node *v = vname ? mxw_node_new(vname) : NULL;
+      free(vname);
       if (!v) goto fail;
       n->inputs[i].node = v;
-      if (mxw_attrs_copy(&v->attrs, &n->attrs) != 0) goto fail;
+      if (mxw_attrs_copy(&v->attrs, &n->attrs) != 0 || mxw_var_check_hints(v) != 0) goto fail;
     }
   }
   /* versions of mutated variables, and FSetInputVarAttrOnCompose */
@@ -430,6 +540,8 @@ int mxw_sym_set_attrs(mxw_symbol *s, int nattr, const char *const *keys, const c
   mxw_node *n = s->outputs[0].node;
   for (int i = 1; i < s->n; i++)
     MXW_CHECK(s->outputs[i].node == n, "cannot set attributes on a grouped symbol");
+  if (!n->op) /* checked before anything is set, so that a refused value leaves no trace */
+    for (int i = 0; i < nattr; i++) MXW_TRY(check_hint(n->name, keys && keys[i] ? keys[i] : "", vals && vals[i] ? vals[i] : ""));
   MXW_TRY(set_attrs(&n->attrs, nattr, keys, vals));
   if (n->op) MXW_TRY(mxw_node_set_op(n, n->op_id));
   return 0;
@@ -448,12 +560,15 @@ int mxw_sym_substitute(const mxw_symbol *s, int num, const char *const *names, m
   mxw_entry *map = (mxw_entry *)calloc((size_t)(nn ? nn : 1), sizeof(mxw_entry)); /* old node -> new entry */
   mxw_symbol *r = mxw_symbol_alloc(s->n);
   int rc = (map && r) ? 0 : mxw_fail("out of memory");
+  mxw_strmap byname = {0};
+  if (rc == 0 && mxw_strmap_init(&byname, (size_t)num) != 0) rc = mxw_fail("out of memory");
+  for (int k = num - 1; k >= 0 && rc == 0; k--) /* the first of equal names wins, as the scan did */
+    if (!names[k] || mxw_strmap_put(&byname, names[k], k) != 0) rc = mxw_fail(names[k] ? "out of memory" : "NULL name");
   for (int i = 0; i < nn && rc == 0; i++) {
     mxw_node *o = nodes[i];
     if (!o->op) {
-      int k = 0;
-      while (k < num && strcmp(names[k], o->name) != 0) k++;
-      map[i] = k < num ? inputs[k]->outputs[0] : (mxw_entry){o, 0, o->version};
+      const int *at = mxw_strmap_find(&byname, o->name);
+      map[i] = at ? inputs[*at]->outputs[0] : (mxw_entry){o, 0, o->version};
       mxw_node_retain(map[i].node);
       continue;
     }
@@ -482,6 +597,7 @@ int mxw_sym_substitute(const mxw_symbol *s, int num, const char *const *names, m
     r->outputs[h] = (mxw_entry){src.node, s->outputs[h].node->op ? s->outputs[h].index : src.index, s->outputs[h].version};
     mxw_node_retain(src.node);
   }
+  mxw_strmap_free(&byname);
   for (int i = 0; map && i < nn; i++) mxw_node_release(map[i].node);
   free(map);
   free(nodes);
@@ -514,14 +630,15 @@ const char *mxw_sym_info(const mxw_symbol *s) {
   cJSON *outs = cJSON_AddArrayToObject(root, "outputs");
   for (int i = 0; i < s->n; i++) {
     mxw_node *n = s->outputs[i].node;
-    char buf[1024], oname[64];
+    char oname[64];
     if (!n->op) {
-      snprintf(buf, sizeof buf, "%s", n->name);
+      cJSON_AddItemToArray(outs, cJSON_CreateString(n->name));
     } else {
       mxw_node_output_name(n, (int)s->outputs[i].index, oname, sizeof oname);
-      snprintf(buf, sizeof buf, "%s%s%s", n->name, n->name[0] ? "_" : "", oname);
+      char *full = n->name[0] ? mxw_join_name(n->name, oname) : NULL;
+      cJSON_AddItemToArray(outs, cJSON_CreateString(n->name[0] ? (full ? full : "") : oname));
+      free(full);
     }
-    cJSON_AddItemToArray(outs, cJSON_CreateString(buf));
   }
   /* mutable (aux) variables: inputs at FMutateInputs positions */
   uint32_t aux_mark = ++g_mark;
@@ -539,19 +656,24 @@ const char *mxw_sym_info(const mxw_symbol *s) {
   /* label variables: consumed only as an input named "label" (loss heads' labels, which stay
    * unbound at inference) */
   cJSON *labels = cJSON_AddArrayToObject(root, "labels");
-  for (int i = 0; i < nn; i++) {
-    if (nodes[i]->op) continue;
-    int as_label = 0, other = 0;
-    for (int j = 0; j < nn; j++)
-      for (int k = 0; k < nodes[j]->num_inputs; k++) {
-        if (nodes[j]->inputs[k].node != nodes[i]) continue;
-        char iname[64];
-        mxw_node_input_name(nodes[j], k, iname, sizeof iname);
-        if (strcmp(iname, "label") == 0) as_label = 1;
-        else other = 1;
-      }
-    if (as_label && !other) cJSON_AddItemToArray(labels, cJSON_CreateString(nodes[i]->name));
+  uint8_t *use = (uint8_t *)calloc((size_t)(nn ? nn : 1), 1); /* per variable: 1 as "label", 2 otherwise */
+  if (!use) {
+    free(nodes);
+    cJSON_Delete(root);
+    mxw_fail("out of memory");
+    return NULL;
   }
+  for (int j = 0; j < nn; j++)
+    for (int k = 0; k < nodes[j]->num_inputs; k++) {
+      const mxw_node *v = nodes[j]->inputs[k].node;
+      if (v->op) continue;
+      char iname[64];
+      mxw_node_input_name(nodes[j], k, iname, sizeof iname);
+      use[v->index] |= strcmp(iname, "label") == 0 ? 1 : 2;
+    }
+  for (int i = 0; i < nn; i++)
+    if (!nodes[i]->op && use[i] == 1) cJSON_AddItemToArray(labels, cJSON_CreateString(nodes[i]->name));
+  free(use);
   if (single && h) {
     cJSON *at = cJSON_AddObjectToObject(root, "attrs");
     for (int i = 0; i < h->attrs.n; i++) cJSON_AddStringToObject(at, h->attrs.keys[i], h->attrs.vals[i]);
