@@ -102,11 +102,70 @@ double mxw_load_f64(const void *data, int dtype, int64_t i) {
   }
 }
 
-/* C conversion of a double to an integer type is undefined out of range; clamp first (NaN
- * becomes 0) so that no input can trap or misbehave under UBSan. */
-static inline double clampd(double v, double lo, double hi) {
-  if (!(v == v)) return 0.0;
-  return v < lo ? lo : (v > hi ? hi : v);
+/* ---- MXNet's conversion rule ------------------------------------------------------------------
+ * One rule for every conversion into an integer dtype (Cast, astype, nd.array(..., dtype), fills,
+ * scalar operands, kernels computing through double): C's static_cast<DType>, as MXNet 1.9.1 (and
+ * numpy's astype, which nd.array uses) compute it on x86-64, the platform of its releases:
+ *  - integer -> integer keeps the low bits (two's complement wrap: int32 300 -> int8 44);
+ *  - float -> integer truncates toward zero; a value out of range, or NaN, is undefined in C and
+ *    x86-64 gives the "integer indefinite" of its cvtt instruction: INT32_MIN for the 32-bit
+ *    conversion gcc uses for int32 and every narrower type (whose bits are then truncated:
+ *    1e20 -> int8 0, 300.5 -> uint8 44, -1.5 -> uint8 255), INT64_MIN for the 64-bit one used
+ *    for int64 and uint32; uint64 takes gcc's two-step sequence (values >= 2^63 are converted
+ *    after subtracting 2^63);
+ *  - anything -> bool is `!= 0` (NaN is true).
+ * Written without undefined behaviour: every C conversion below is in range. */
+static inline int32_t cvt_i32(double v) { return v > -2147483649.0 && v < 2147483648.0 ? (int32_t)v : INT32_MIN; }
+static inline int64_t cvt_i64(double v) {
+  return v >= -9223372036854775808.0 && v < 9223372036854775808.0 ? (int64_t)v : INT64_MIN;
+}
+
+static int is_int_dtype(int dtype) {
+  return dtype == MXW_UINT8 || dtype == MXW_INT8 || dtype == MXW_INT32 || dtype == MXW_INT64 ||
+         dtype == MXW_INT16 || dtype == MXW_UINT16 || dtype == MXW_UINT32 || dtype == MXW_UINT64;
+}
+
+/* The integer (or bool) element i as a two's complement 64-bit pattern (signed types sign-extend). */
+static inline uint64_t load_bits(const void *data, int dtype, int64_t i) {
+  switch (dtype) {
+    case MXW_UINT8: case MXW_BOOL: return ((const uint8_t *)data)[i];
+    case MXW_INT8: return (uint64_t)(int64_t)((const int8_t *)data)[i];
+    case MXW_INT16: return (uint64_t)(int64_t)((const int16_t *)data)[i];
+    case MXW_UINT16: return ((const uint16_t *)data)[i];
+    case MXW_INT32: return (uint64_t)(int64_t)((const int32_t *)data)[i];
+    case MXW_UINT32: return ((const uint32_t *)data)[i];
+    case MXW_INT64: return (uint64_t)((const int64_t *)data)[i];
+    case MXW_UINT64: return ((const uint64_t *)data)[i];
+    default: return 0;
+  }
+}
+
+/* Stores the low bits of u (bool: u != 0). The narrowing goes through the unsigned type of the same
+ * width and a memcpy, so no signed conversion is out of range. */
+static inline void store_bits(void *data, int dtype, int64_t i, uint64_t u) {
+  switch (dtype) {
+    case MXW_UINT8: case MXW_INT8: ((uint8_t *)data)[i] = (uint8_t)u; break;
+    case MXW_BOOL: ((uint8_t *)data)[i] = u != 0; break;
+    case MXW_INT16: case MXW_UINT16: ((uint16_t *)data)[i] = (uint16_t)u; break;
+    case MXW_INT32: case MXW_UINT32: {
+      uint32_t w = (uint32_t)u;
+      memcpy((char *)data + 4 * i, &w, 4);
+      break;
+    }
+    case MXW_INT64: case MXW_UINT64: memcpy((char *)data + 8 * i, &u, 8); break;
+    default: break;
+  }
+}
+
+/* static_cast<DType>(v) for an integer dtype, as x86-64 computes it (see above). */
+static inline uint64_t f64_to_bits(double v, int dtype) {
+  switch (dtype) {
+    case MXW_INT64: case MXW_UINT32: return (uint64_t)cvt_i64(v);
+    case MXW_UINT64:
+      if (v >= 9223372036854775808.0) return (uint64_t)cvt_i64(v - 9223372036854775808.0) ^ (UINT64_C(1) << 63);
+      return (uint64_t)cvt_i64(v);
+    default: return (uint64_t)(int64_t)cvt_i32(v);
+  }
 }
 
 void mxw_store_f64(void *data, int dtype, int64_t i, double v) {
@@ -115,20 +174,35 @@ void mxw_store_f64(void *data, int dtype, int64_t i, double v) {
     case MXW_FLOAT64: ((double *)data)[i] = v; break;
     case MXW_FLOAT16: ((uint16_t *)data)[i] = mxw_float_to_half((float)v); break;
     case MXW_BFLOAT16: ((uint16_t *)data)[i] = mxw_float_to_bf16((float)v); break;
-    case MXW_UINT8: ((uint8_t *)data)[i] = (uint8_t)clampd(v, 0, 255); break;
     case MXW_BOOL: ((uint8_t *)data)[i] = v != 0.0; break;
-    case MXW_INT8: ((int8_t *)data)[i] = (int8_t)clampd(v, -128, 127); break;
-    case MXW_INT32: ((int32_t *)data)[i] = (int32_t)clampd(v, -2147483648.0, 2147483647.0); break;
-    case MXW_INT64:
-      ((int64_t *)data)[i] = (int64_t)clampd(v, -9223372036854775808.0, 9223372036854774784.0);
+    default:
+      if (is_int_dtype(dtype)) store_bits(data, dtype, i, f64_to_bits(v, dtype));
       break;
-    case MXW_INT16: ((int16_t *)data)[i] = (int16_t)clampd(v, -32768, 32767); break;
-    case MXW_UINT16: ((uint16_t *)data)[i] = (uint16_t)clampd(v, 0, 65535); break;
-    case MXW_UINT32: ((uint32_t *)data)[i] = (uint32_t)clampd(v, 0, 4294967295.0); break;
-    case MXW_UINT64:
-      ((uint64_t *)data)[i] = (uint64_t)clampd(v, 0, 18446744073709549568.0);
-      break;
-    default: break;
+  }
+}
+
+/* Integer element i converted to a float dtype as C does, from the integer itself (int64 -> float32
+ * rounds once, not through double); float16 and bfloat16 through float, as mshadow's half_t. */
+static inline void store_int_as_float(void *dst, int dst_dtype, int64_t i, uint64_t u, int unsigned_src) {
+  if (dst_dtype == MXW_FLOAT64) {
+    ((double *)dst)[i] = unsigned_src ? (double)u : (double)(int64_t)u;
+    return;
+  }
+  float f = unsigned_src ? (float)u : (float)(int64_t)u;
+  if (dst_dtype == MXW_FLOAT32) ((float *)dst)[i] = f;
+  else if (dst_dtype == MXW_FLOAT16) ((uint16_t *)dst)[i] = mxw_float_to_half(f);
+  else ((uint16_t *)dst)[i] = mxw_float_to_bf16(f);
+}
+
+static void convert_one(const void *src, int src_dtype, void *dst, int dst_dtype, int64_t i) {
+  int src_int = is_int_dtype(src_dtype) || src_dtype == MXW_BOOL;
+  if (src_int && (is_int_dtype(dst_dtype) || dst_dtype == MXW_BOOL)) {
+    store_bits(dst, dst_dtype, i, load_bits(src, src_dtype, i));
+  } else if (src_int) {
+    int uns = src_dtype == MXW_UINT64; /* the only source whose pattern exceeds int64 */
+    store_int_as_float(dst, dst_dtype, i, load_bits(src, src_dtype, i), uns);
+  } else {
+    mxw_store_f64(dst, dst_dtype, i, mxw_load_f64(src, src_dtype, i));
   }
 }
 
@@ -145,18 +219,18 @@ void mxw_convert(const void *src, int src_dtype, void *dst, int dst_dtype, int64
     for (int64_t i = 0; i < n; i++) ((float *)dst)[i] = mxw_half_to_float(((const uint16_t *)src)[i]);
     return;
   }
-  if (src_dtype == MXW_INT64 && dst_dtype == MXW_INT32) { /* exact, no double round trip */
-    for (int64_t i = 0; i < n; i++) ((int32_t *)dst)[i] = (int32_t)((const int64_t *)src)[i];
+  if (src_dtype == MXW_FLOAT32 && dst_dtype == MXW_INT32) {
+    for (int64_t i = 0; i < n; i++) ((int32_t *)dst)[i] = cvt_i32(((const float *)src)[i]);
     return;
   }
-  if (src_dtype == MXW_INT32 && dst_dtype == MXW_INT64) {
-    for (int64_t i = 0; i < n; i++) ((int64_t *)dst)[i] = ((const int32_t *)src)[i];
+  if (src_dtype == MXW_INT32 && dst_dtype == MXW_FLOAT32) {
+    for (int64_t i = 0; i < n; i++) ((float *)dst)[i] = (float)((const int32_t *)src)[i];
     return;
   }
   /* Overlapping in-place conversion to a wider type would clobber: go backwards then. */
   if (mxw_dtype_size(dst_dtype) > mxw_dtype_size(src_dtype) && src == dst) {
-    for (int64_t i = n - 1; i >= 0; i--) mxw_store_f64(dst, dst_dtype, i, mxw_load_f64(src, src_dtype, i));
+    for (int64_t i = n - 1; i >= 0; i--) convert_one(src, src_dtype, dst, dst_dtype, i);
   } else {
-    for (int64_t i = 0; i < n; i++) mxw_store_f64(dst, dst_dtype, i, mxw_load_f64(src, src_dtype, i));
+    for (int64_t i = 0; i < n; i++) convert_one(src, src_dtype, dst, dst_dtype, i);
   }
 }

@@ -41,7 +41,8 @@ test('typed arrays keep their dtype; shape option; dtype conversion truncates li
   const m = nd.array(new Float32Array([1, 2, 3, 4, 5, 6]), { shape: [3, 2] });
   assert.deepEqual(m.toArray(), [[1, 2], [3, 4], [5, 6]]);
   const t = nd.array(new Float64Array([2.7, -2.7, 1e10]), { dtype: 'int32' });
-  assert.deepEqual(Array.from(t.toTypedArray()), [2, -2, 2147483647]);
+  // 1e10 is beyond int32: static_cast on x86-64 (MXNet's one rule, csrc/core/dtype.c) gives INT32_MIN
+  assert.deepEqual(Array.from(t.toTypedArray()), [2, -2, -2147483648]);
   assert.deepEqual(nd.array([2.7, -1], { dtype: 'int64' }).toArray(), [2, -1]);
   assert.throws(() => nd.array([1], { dtype: 'float99' }), /unknown dtype float99/);
 });
