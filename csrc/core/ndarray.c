@@ -56,6 +56,12 @@ mxw_ndarray *mxw_ndarray_alloc(const mxw_shape *shape, int dtype) {
       mxw_fail("cannot allocate an array of unknown shape %s", mxw_shape_str(shape, b, sizeof b));
       return NULL;
     }
+    if (shape->dims[i] > INT32_MAX) { /* shapes cross the API as int32 (mxw_ndarray_shape) */
+      char b[128];
+      mxw_fail("array of shape %s: dimension %d is %lld, more than 2^31 - 1, the largest this runtime supports",
+               mxw_shape_str(shape, b, sizeof b), i, (long long)shape->dims[i]);
+      return NULL;
+    }
     total *= (double)shape->dims[i];
   }
   if (total > 2147483647.0) {
