@@ -188,6 +188,19 @@ const setTrap = (proxyRef) => function set(t, key, value) {
   return true;
 };
 
+// An MXNetError raised inside a block's forward names the innermost block it came from:
+// "Conv2D conv0: Operator Convolution: ...". The error object itself is re-thrown with the longer
+// message, so its class (MXNetError, DeferredInitializationError, ...) is kept.
+const layerNamed = new WeakSet();
+function namedByLayer(block, e) {
+  if (!(e instanceof MXNetError) || layerNamed.has(e)) return e;
+  layerNamed.add(e);
+  const old = e.message;
+  e.message = `${block.constructor.name} ${block.name}: ${old}`;
+  if (typeof e.stack === 'string') e.stack = e.stack.replace(old, e.message);
+  return e;
+}
+
 export class Block {
   constructor(...args) {
     const a = bindArgs(SIGNATURES.Block, args);
@@ -351,7 +364,12 @@ export class Block {
 
   __call__(...args) {
     for (const hook of this._forwardPreHooks.values()) hook(this, args);
-    const out = this.forward(...args);
+    let out;
+    try {
+      out = this.forward(...args);
+    } catch (e) {
+      throw namedByLayer(this, e);
+    }
     for (const hook of this._forwardHooks.values()) hook(this, args, out);
     return out;
   }
