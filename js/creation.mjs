@@ -16,6 +16,27 @@ const bind = (name, args) => bindArgs(SIGNATURES[name], args);
 export function dtypeArg(dtype) { return DTYPE_NAMES[dtypeFlag(dtype)]; }
 // A shape given as an int or a list of ints -> a list.
 export function shapeArg(shape) { return Array.isArray(shape) || ArrayBuffer.isView(shape) ? Array.from(shape) : [shape]; }
+
+// A shape for a new array, checked before it reaches the C API (which takes int32 dims): every
+// dim a non-negative integer below 2^31, and at most 2^31 - 1 elements, as MXNet 1.9.1's
+// _new_alloc_handle refuses more ("Size of tensor you are trying to allocate is larger than 2^31
+// elements", releases being built without USE_INT64_TENSOR_SIZE). No dim can wrap.
+const INT32_MAX = 2 ** 31 - 1;
+export function checkedShape(fname, shape) {
+  const s = shapeArg(shape);
+  const fmt = () => `(${s.join(', ')}${s.length === 1 ? ',' : ''})`;
+  s.forEach((d, i) => {
+    if (!Number.isInteger(d) || d < 0) {
+      throw new MXNetError(`${fname}: shape ${fmt()}: dimension ${i} is ${String(d)}, not a non-negative integer`);
+    }
+    if (d > INT32_MAX) throw new MXNetError(`${fname}: shape ${fmt()}: dimension ${i} is ${d}, more than 2^31 - 1`);
+  });
+  const size = s.reduce((n, d) => n * d, 1);
+  if (size > INT32_MAX) {
+    throw new MXNetError(`${fname}: shape ${fmt()} has ${size} elements: the size of a tensor is limited to 2^31 - 1 elements (MXNet 1.9.1 without USE_INT64_TENSOR_SIZE)`);
+  }
+  return s;
+}
 // One context (Python's ctx=): a list is an error where Python takes one Context.
 export function oneContext(fname, ctx) {
   if (Array.isArray(ctx)) throw new MXNetError(`${fname}: argument 'ctx' must be one Context, got a list`);
@@ -53,7 +74,7 @@ export function empty(...args) {
   const a = bind('nd.empty', args);
   checkStype('nd.empty', a.stype);
   const ctx = oneContext('nd.empty', a.ctx);
-  return onContext(emptyArray(shapeArg(a.shape), dtypeArg(a.dtype ?? 'float32')), ctx);
+  return onContext(emptyArray(checkedShape('nd.empty', a.shape), dtypeArg(a.dtype ?? 'float32')), ctx);
 }
 
 // full(shape, val, ctx=None, dtype=float32, out=None): with `out`, out's elements are all set
@@ -83,13 +104,37 @@ export function arange(...args) {
 
 // array(source_array, ctx=None, dtype=None, {shape}): nested arrays, a typed array (needs `shape`
 // unless 1-D), an NDArray (copied) or a number. js/ndarray.mjs does the conversion.
+//
+// Values going to an integer or bool dtype convert by the one rule of Cast (csrc/core/dtype.c:
+// static_cast as MXNet computes it on x86-64, 1e20 -> int32 is -2147483648), not by JS's modular
+// ToInt32: the source is built in its own dtype (float64 for JS numbers) and cast. MXNet's
+// nd.array converts a numpy array the same way (numpy's astype is the same C cast); a JS array
+// is taken as such an array of float64, so nd.array(v, {dtype}) is nd.array(v, float64).astype(dtype).
+const INT_DTYPES = new Set(['uint8', 'int8', 'int16', 'uint16', 'int32', 'uint32', 'int64', 'uint64', 'bool']);
+const TYPED_DTYPES = new Map([
+  [Float32Array, 'float32'], [Float64Array, 'float64'], [Uint8Array, 'uint8'], [Int8Array, 'int8'],
+  [Int16Array, 'int16'], [Uint16Array, 'uint16'], [Int32Array, 'int32'], [Uint32Array, 'uint32'],
+  [BigInt64Array, 'int64'], [BigUint64Array, 'uint64'],
+]);
 export function array(...args) {
   const a = bind('nd.array', args);
   const ctx = oneContext('nd.array', a.ctx);
   const opts = {};
   if (a.dtype !== null) opts.dtype = dtypeArg(a.dtype);
-  if (a.shape !== null) opts.shape = shapeArg(a.shape);
-  return onContext(arrayFromData(a.sourceArray, opts), ctx);
+  if (a.shape !== null) opts.shape = checkedShape('nd.array', a.shape);
+  const src = a.sourceArray;
+  if (opts.dtype && INT_DTYPES.has(opts.dtype) && !(src instanceof NDArray)) {
+    const own = ArrayBuffer.isView(src) ? TYPED_DTYPES.get(src.constructor) : 'float64';
+    if (own && own !== opts.dtype) {
+      const wide = arrayFromData(src, { ...opts, dtype: own });
+      try {
+        return onContext(wide.astype(opts.dtype), ctx);
+      } finally {
+        wide.dispose();
+      }
+    }
+  }
+  return onContext(arrayFromData(src, opts), ctx);
 }
 
 // concatenate(arrays, axis=0, always_copy=True): the arrays joined along axis (they agree in

@@ -3,7 +3,7 @@
 // (../shared/spec/gluon-semantics.md §6). Every constructor binds its arguments through the one
 // binder with its Python signature from signatures.mjs: Python's positional order, then an
 // options object naming any parameter (camelCase or snake_case).
-import { MXNetError } from './core.mjs';
+import { MXNetError, registry } from './core.mjs';
 import { HybridBlock, Block, Sequential, HybridSequential, nextAlias } from './block.mjs';
 import * as init from './initializer.mjs';
 import { pyFloat } from './format.mjs';
@@ -25,12 +25,23 @@ function checkNonNegative(layer, name, values) {
     if (!(Number.isInteger(v) && v >= 0)) throw new MXNetError(`${layer}: ${name} must be non-negative integers, got (${values.join(', ')})`);
   }
 }
+// in_channels / in_units: 0 means "inferred at the first forward"
+const checkInSize = (layer, name, v) => checkNonNegative(layer, name, [v]);
+// The act_type values of MXNet's Activation op (its ActivationParam enum), read from the registry:
+// a bad name fails when the layer is built, not at its first forward.
+const ACT_TYPES = registry.ops.find((o) => o.name === 'Activation').attrs.find((x) => x.name === 'act_type').values;
+function checkActivation(layer, act) {
+  if (!ACT_TYPES.includes(act)) {
+    throw new MXNetError(`${layer}: activation '${act}' is not a valid act_type (valid values are: ${ACT_TYPES.map((v) => `'${v}'`).join(', ')})`);
+  }
+}
 
 // ---- basic layers ----------------------------------------------------------------------------------
 export class Activation extends HybridBlock {
   static alias(hint) { return hint; }
   constructor(...args) {
     const a = bind('Activation', args);
+    checkActivation('Activation', a.activation);
     nextAlias(a.activation);
     super(blockArgs(a));
     this._actType = a.activation;
@@ -44,6 +55,8 @@ export class Dense extends HybridBlock {
     const a = bind('Dense', args);
     super(blockArgs(a));
     checkPositive('Dense', 'units', [a.units]);
+    checkInSize('Dense', 'in_units', a.inUnits);
+    if (a.activation) checkActivation('Dense', a.activation);
     this._units = a.units;
     this._inUnits = a.inUnits;
     this._flatten = a.flatten;
@@ -92,6 +105,7 @@ class _BatchNormBase extends HybridBlock {
     };
     this._axis = a.axis;
     const ch = a.inChannels;
+    checkInSize(this.constructor.name, 'in_channels', ch);
     if (ch !== 0) this.inChannels = ch;
     this.nameScope(() => {
       this.gamma = this.params.get('gamma', { gradReq: a.scale ? 'write' : 'null', shape: [ch], init: a.gammaInitializer, allowDeferredInit: true, differentiable: a.scale });
@@ -144,6 +158,7 @@ export class InstanceNorm extends HybridBlock {
   constructor(...args) {
     const a = bind('InstanceNorm', args);
     super(blockArgs(a));
+    checkInSize('InstanceNorm', 'in_channels', a.inChannels);
     this._axis = a.axis;
     this._kwargs = { eps: pyFloat(a.epsilon) };
     this.nameScope(() => {
@@ -162,6 +177,7 @@ export class LayerNorm extends HybridBlock {
   constructor(...args) {
     const a = bind('LayerNorm', args);
     super(blockArgs(a));
+    checkInSize('LayerNorm', 'in_channels', a.inChannels);
     this._kwargs = { axis: a.axis, eps: pyFloat(a.epsilon) };
     this.nameScope(() => {
       this.gamma = this.params.get('gamma', { gradReq: a.scale ? 'write' : 'null', shape: [a.inChannels], init: a.gammaInitializer, allowDeferredInit: true });
@@ -241,6 +257,7 @@ export class PReLU extends HybridBlock {
   constructor(...args) {
     const a = bind('PReLU', args);
     super(blockArgs(a));
+    checkPositive('PReLU', 'in_channels', [a.inChannels]);
     this.nameScope(() => {
       this.alpha = this.params.get('alpha', { shape: [a.inChannels], init: a.alphaInitializer ?? new init.Constant(0.25) });
     });
@@ -294,7 +311,17 @@ class _Conv extends HybridBlock {
     checkNonNegative(clsName, 'padding', pad);
     checkPositive(clsName, 'channels', [a.channels]);
     checkPositive(clsName, 'groups', [a.groups]);
+    checkInSize(clsName, 'in_channels', a.inChannels);
+    if (a.activation) checkActivation(clsName, a.activation);
     const { channels, groups, layout, inChannels } = a;
+    // the checks of MXNet's Convolution / Deconvolution shape inference, which Gluon's constructor
+    // runs to get the weight's shape
+    if (channels % groups !== 0) {
+      throw new MXNetError(`${clsName}: channels=${channels} must be divisible by groups=${groups} (output num_filter must divide group size)`);
+    }
+    if (inChannels % groups !== 0) {
+      throw new MXNetError(`${clsName}: in_channels=${inChannels} must be divisible by groups=${groups} (input num_filter must divide group size)`);
+    }
     this._channels = channels;
     this._inChannels = inChannels;
     this._opName = opName;

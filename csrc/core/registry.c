@@ -305,9 +305,22 @@ int mxw_op_invoke(int op_id, const mxw_params *p, int num_inputs, mxw_ndarray *c
       goto fail_prefix;
     }
   }
+  /* MXNet 1.x's legacy shapes read a 0 in an init or random op's `shape` attribute as a dim to
+   * infer from the graph (it becomes -1 here). Called eagerly, an op without inputs has nothing to
+   * infer it from: the 0 is the size the caller asked for (as np-shape mode reads it), so
+   * nd.zeros([0, 3]) is an empty (0, 3) array. Symbols keep the legacy reading. */
+  if (nin == 0)
+    for (int i = 0; i < nout; i++)
+      for (int d = 0; d < out_shapes[i].ndim; d++)
+        if (out_shapes[i].dims[d] < 0) out_shapes[i].dims[d] = 0;
   for (int i = 0; i < nout; i++) {
-    if (!mxw_shape_known(&out_shapes[i]) || out_types[i] < 0) {
-      mxw_fail("could not infer the shape or dtype of output %d", i);
+    if (!mxw_shape_known(&out_shapes[i])) {
+      char a[128];
+      mxw_fail("could not infer the shape of output %d (%s)", i, mxw_shape_str(&out_shapes[i], a, sizeof a));
+      goto fail_prefix;
+    }
+    if (out_types[i] < 0) {
+      mxw_fail("could not infer the dtype of output %d", i);
       goto fail_prefix;
     }
   }

@@ -1,8 +1,9 @@
 /* cast_clip.c -- dtype conversion (Cast, amp_cast) and clip.
  * Semantics: ../shared/spec/ops.md §6 (Cast) and §3 (clip); amp_cast as MXNet 1.9.1's
  * src/operator/tensor/amp_cast.h.
- *  - Cast converts as C does (float -> int truncates toward zero); out-of-range values and NaN
- *    going to an integer dtype, undefined in C, are clamped (NaN -> 0) by the core's converter.
+ *  - Cast converts as C's static_cast does (float -> int truncates toward zero), by the core's one
+ *    conversion rule (mxw_convert, csrc/core/dtype.c): integers keep their low bits, out-of-range
+ *    values and NaN going to an integer dtype give what x86-64 gives (1e20 -> int32 INT32_MIN).
  *  - clip: y = x > a_max ? a_max : (x < a_min ? a_min : x), with a_min and a_max as float32;
  *    NaN passes through; output dtype = input dtype. */
 #include "../core/mxw_core.h"

@@ -2,7 +2,8 @@
  * ops (_copy/identity, BlockGrad, make_loss), zeros_like/ones_like and hard_sigmoid.
  * Semantics: ../shared/spec/ops.md §6 and Activation in §1. Output dtype = input dtype; float32
  * and float64 compute in their own type, other dtypes through double and back (integer results
- * truncate, as DType(op(x)) does in MXNet). */
+ * convert by the core's rule, as DType(op(x)) does in MXNet: abs of INT32_MIN is INT32_MIN).
+ * negative works in the dtype itself (integers wrap) and the identity ops copy the bytes. */
 #include <math.h>
 
 #include "../core/mxw_core.h"
@@ -206,6 +207,64 @@ static int grad_make_loss(mxw_grad_ctx *g) {
 #define GRAD(fn) .gradient = fn
 #define NO_GRAD .no_grad = 1
 
+/* negative: MXNet's negation computes -a in the dtype itself, so integers wrap as two's complement
+ * (-INT32_MIN is INT32_MIN, -int8(-128) is -128; uint8 5 -> 251). Done on the unsigned pattern of
+ * the element's width, where C defines the wrap; bool stays as it is (-true is true). */
+static int fwd_negative(const mxw_op_call *c) {
+  const mxw_tensor *in = &c->inputs[0];
+  mxw_tensor *out = &c->outputs[0];
+  int64_t n = mxw_tensor_size(in);
+  switch (in->dtype) {
+    case MXW_FLOAT32: {
+      const float *src = (const float *)in->data; /* may alias dst (in place) */
+      float *dst = (float *)out->data;
+      for (int64_t i = 0; i < n; i++) dst[i] = -src[i];
+      return 0;
+    }
+    case MXW_FLOAT64: {
+      const double *src = (const double *)in->data;
+      double *dst = (double *)out->data;
+      for (int64_t i = 0; i < n; i++) dst[i] = -src[i];
+      return 0;
+    }
+    case MXW_FLOAT16: case MXW_BFLOAT16: { /* the sign bit */
+      const uint16_t *src = (const uint16_t *)in->data;
+      uint16_t *dst = (uint16_t *)out->data;
+      for (int64_t i = 0; i < n; i++) dst[i] = (uint16_t)(src[i] ^ 0x8000u);
+      return 0;
+    }
+    case MXW_BOOL:
+      if (out->data != in->data) memmove(out->data, in->data, (size_t)n);
+      return 0;
+    default: break;
+  }
+#define NEG_BITS(UT)                                                                              \
+  {                                                                                               \
+    const UT *src = (const UT *)in->data;                                                         \
+    UT *dst = (UT *)out->data;                                                                    \
+    for (int64_t i = 0; i < n; i++) dst[i] = (UT)(0u - (uint64_t)src[i]);                         \
+  }
+  switch (mxw_dtype_size(in->dtype)) {
+    case 1: NEG_BITS(uint8_t) break;
+    case 2: NEG_BITS(uint16_t) break;
+    case 4: NEG_BITS(uint32_t) break;
+    default: NEG_BITS(uint64_t) break;
+  }
+#undef NEG_BITS
+  return 0;
+}
+
+/* The identity ops copy the bytes (every dtype exactly, int64 beyond 2^53 included). */
+#define COPY_OP(NAME, ALIASES, DOC, GRADSPEC)                                                     \
+  static int fwd_##NAME(const mxw_op_call *c) {                                                   \
+    const mxw_tensor *in = &c->inputs[0];                                                         \
+    mxw_tensor *out = &c->outputs[0];                                                             \
+    if (out->data != in->data)                                                                    \
+      memmove(out->data, in->data, (size_t)mxw_tensor_size(in) * (size_t)mxw_dtype_size(in->dtype)); \
+    return 0;                                                                                     \
+  }                                                                                               \
+  UNARY_DEF(NAME, #NAME, ALIASES, DOC, NULL, GRADSPEC)
+
 ACT_UNARY_OP(relu, ALIASES("_npx_relu"), relu_f(x), relu_d(x), "max(x, 0); NaN propagates", MXW_ACT_RELU, GRAD(grad_relu))
 ACT_UNARY_OP(sigmoid, ALIASES("_npx_sigmoid"), sigmoid_f(x), sigmoid_d(x), "1 / (1 + exp(-x))", MXW_ACT_SIGMOID, GRAD(grad_sigmoid))
 ACT_UNARY_OP(tanh, ALIASES("_npi_tanh"), tanhf(x), tanh(x), "hyperbolic tangent", MXW_ACT_TANH, GRAD(grad_tanh))
@@ -221,7 +280,7 @@ UNARY_OP(cbrt, ALIASES("_npi_cbrt"), cbrtf(x), cbrt(x), "cube root", GRAD(grad_c
 UNARY_OP(square, ALIASES("_npi_square"), x * x, x * x, "x * x", GRAD(grad_square))
 UNARY_OP(reciprocal, ALIASES("_npi_reciprocal"), 1.f / x, 1.0 / x, "1 / x", GRAD(grad_reciprocal))
 UNARY_OP(abs, ALIASES("_npi_absolute"), fabsf(x), fabs(x), "|x|", GRAD(grad_abs))
-UNARY_OP(negative, ALIASES("_npi_negative"), -x, -x, "-x", GRAD(grad_negative))
+UNARY_DEF(negative, "negative", ALIASES("_npi_negative"), "-x (integers wrap)", NULL, GRAD(grad_negative))
 UNARY_OP(sign, ALIASES("_npi_sign"), (float)sign_d(x), sign_d(x), "-1, 0 or 1", NO_GRAD)
 UNARY_OP(floor, ALIASES("_npi_floor"), floorf(x), floor(x), "round down", NO_GRAD)
 UNARY_OP(ceil, ALIASES("_npi_ceil"), ceilf(x), ceil(x), "round up", NO_GRAD)
@@ -247,9 +306,9 @@ UNARY_OP(gammaln, ALIASES("_npi_gammaln"), lgammaf(x), lgamma(x), "log |gamma(x)
 UNARY_OP(degrees, ALIASES("_npi_degrees"), x * (float)(180.0 / M_PI), x * (180.0 / M_PI), "radians to degrees", GRAD(grad_degrees))
 UNARY_OP(radians, ALIASES("_npi_radians"), x * (float)(M_PI / 180.0), x * (M_PI / 180.0), "degrees to radians", GRAD(grad_radians))
 UNARY_OP(logical_not, ALIASES("_npi_logical_not"), (float)(x == 0.f), (double)(x == 0.0), "1 where x == 0, else 0", NO_GRAD)
-UNARY_OP(_copy, ALIASES("identity", "_npi_copy"), x, x, "a copy of the input", GRAD(grad_copy))
-UNARY_OP(BlockGrad, ALIASES("stop_gradient"), x, x, "identity forward; no gradient flows back", NO_GRAD)
-UNARY_OP(make_loss, NULL, x, x, "identity forward; marks a loss for training", GRAD(grad_make_loss))
+COPY_OP(_copy, ALIASES("identity", "_npi_copy"), "a copy of the input", GRAD(grad_copy))
+COPY_OP(BlockGrad, ALIASES("stop_gradient"), "identity forward; no gradient flows back", NO_GRAD)
+COPY_OP(make_loss, NULL, "identity forward; marks a loss for training", GRAD(grad_make_loss))
 UNARY_OP(zeros_like, ALIASES("_npi_zeros_like"), 0.f, 0.0, "zeros of the input's shape and dtype", NO_GRAD)
 UNARY_OP(ones_like, ALIASES("_npi_ones_like"), 1.f, 1.0, "ones of the input's shape and dtype", NO_GRAD)
 

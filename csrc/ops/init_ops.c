@@ -4,7 +4,10 @@
  *
  * Semantics follow MXNet 1.9.1 (src/operator/tensor/init_op.h):
  *  - shape attrs use the legacy 1.x convention: "()" and 0-sized dims mean "unknown", so inside
- *    a graph the shape may come from the consumer; eagerly such a shape cannot be inferred.
+ *    a graph the shape may come from the consumer; called eagerly, a 0 dim is a 0 (the registry's
+ *    invoke: nd.zeros([0, 3]) is empty) and "()" cannot be inferred.
+ *  - as InitShape, a shape of 2^31 - 1 elements or more is refused (MXNet built without
+ *    USE_INT64_TENSOR_SIZE, as its releases are).
  *  - `ctx` is accepted and ignored (there is one device). */
 #include <math.h>
 
@@ -31,6 +34,16 @@ static int shape_from_attr(const mxw_tuple *t, mxw_shape *s) {
     }
     s->dims[i] = t->v[i] == 0 ? -1 : t->v[i];
   }
+  /* InitShape: "Size of tensor you are trying to allocate is larger than 2^31 elements" (the
+   * product saturates at the limit, so huge dims cannot overflow it) */
+  const int64_t limit = ((int64_t)1 << 31) - 1;
+  int64_t size = 1;
+  for (int i = 0; i < t->ndim && size > 0; i++) size = t->v[i] != 0 && size > limit / t->v[i] ? limit : size * t->v[i];
+  if (size >= limit) {
+    mxw_shape shown = mxw_shape_make(t->ndim, t->v);
+    return mxw_fail("attribute 'shape' %s: the size of a tensor must be below 2^31 - 1 elements (MXNet 1.9.1's "
+                    "InitShape, without USE_INT64_TENSOR_SIZE)", mxw_shape_str(&shown, buf, sizeof buf));
+  }
   return 0;
 }
 
@@ -51,8 +64,8 @@ static int assign_out_dtype(int *out, int dtype) {
   return 0;
 }
 
-/* Fills n elements with one value converted to the dtype as static_cast<DType>(v) does (through
- * the core's conversion, which clamps out-of-range values instead of being undefined). */
+/* Fills n elements with one value converted to the dtype as static_cast<DType>(v) does (the core's
+ * one conversion rule, dtype.c: 1e20 -> int32 is INT32_MIN as on x86-64). */
 static void fill_value(void *data, int dtype, int64_t n, double v) {
   if (n <= 0) return;
   if (dtype == MXW_FLOAT32) {
@@ -192,12 +205,12 @@ static int infer_type_range(const void *param, int nin, int *in, int nout, int *
   return assign_out_dtype(out, ((const RangeParam *)param)->dtype);
 }
 
-/* double -> int64 as C truncation, clamped so no value is undefined behaviour. */
-static int64_t trunc_to_i64(double v) {
-  if (!(v == v)) return 0;
-  if (v >= 9223372036854775807.0) return INT64_MAX;
-  if (v <= -9223372036854775808.0) return INT64_MIN;
-  return (int64_t)v;
+/* static_cast<DType>(v) by the core's one conversion rule (dtype.c), as the low bits of a 64-bit
+ * word: the element is stored at the start of the (little-endian) word. */
+static uint64_t cast_bits(double v, int dtype) {
+  uint64_t w = 0;
+  mxw_store_f64(&w, dtype, 0, v);
+  return w;
 }
 
 /* out[i] = start + (i / repeat) * step, computed in the output dtype as MXNet's range_fwd does
@@ -229,8 +242,9 @@ static int fwd_arange(const mxw_op_call *c) {
       break;
     }
     default: {
-      /* integer dtypes: integer arithmetic, wrapping modulo the type's width as DType does */
-      uint64_t start = (uint64_t)trunc_to_i64(p->start), step = (uint64_t)trunc_to_i64(p->step);
+      /* integer dtypes: start and step cast to the dtype, then integer arithmetic wrapping modulo
+       * the type's width as DType does (only the low bits matter, so no sign extension is needed) */
+      uint64_t start = cast_bits(p->start, out->dtype), step = cast_bits(p->step, out->dtype);
       int size = mxw_dtype_size(out->dtype);
       for (int64_t i = 0; i < n; i++) {
         uint64_t v = start + (uint64_t)(i / rep) * step;
