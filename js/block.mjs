@@ -319,6 +319,7 @@ export class Block {
   }
 
   collectParams(select = null) {
+    this._checkAlive();
     this._checkContainerWithBlock();
     const ret = new ParameterDict(this._params.prefix);
     if (!select) ret.update(this._params);
@@ -348,11 +349,13 @@ export class Block {
   // initialize(init = Uniform(), ctx = null, verbose = false, forceReinit = false)
   initialize(...args) {
     const a = bindArgs(SIGNATURES['Block.initialize'], args);
+    this._checkAlive();
     this.collectParams().initialize(a.init, a.ctx, a.verbose, a.forceReinit);
   }
 
   // hybridize(active = true, {staticAlloc, staticShape, inlineLimit, backend, clear, ...})
   hybridize(...args) {
+    this._checkAlive();
     this._hybridizeBound(bindArgs(SIGNATURES['Block.hybridize'], args));
   }
   _hybridizeBound(a) { for (const c of this._children.values()) c._hybridizeBound(a); }
@@ -363,6 +366,7 @@ export class Block {
   }
 
   __call__(...args) {
+    if (this._disposed) this._checkAlive();
     for (const hook of this._forwardPreHooks.values()) hook(this, args);
     let out;
     try {
@@ -374,6 +378,24 @@ export class Block {
     return out;
   }
   forward() { throw new MXNetError(`${this.constructor.name} must implement forward()`); }
+
+  // ---- lifetime (an mxnet-wasm addition: Python frees a block's memory with the object) -------------
+  // Frees what the block holds in wasm memory: its children, the values, gradients and context
+  // copies of the parameters its own ParameterDicts created (not those shared from another
+  // block's), and (HybridBlock) its cached graph and executor. Using it afterwards raises an
+  // MXNetError. Dropped blocks are freed by the garbage collector; dispose() frees them now.
+  dispose() {
+    if (this._disposed) return;
+    this._disposed = true;
+    for (const c of this._children.values()) c.dispose();
+    const mine = this._params._params;
+    for (const p of this._params.values()) if (p._owner === mine) p.dispose();
+    for (const p of this._regParams.values()) if (p._owner === undefined) p.dispose(); // made outside any dict
+  }
+  get isDisposed() { return !!this._disposed; }
+  _checkAlive() {
+    if (this._disposed) throw new MXNetError(`${this.constructor.name} '${this.name}' has been disposed`);
+  }
 
   // ---- parameter files --------------------------------------------------------------------------------
   // Structural names as MXNet 1.9's save_parameters; returns the bytes (writes `file` in Node).
@@ -399,6 +421,7 @@ export class Block {
   // await loadParameters(filename, ctx = null, allowMissing = false, ignoreExtra = false, castDtype = false, dtypeSource = 'current')
   async loadParameters(...args) {
     const a = bindArgs(SIGNATURES['Block.loadParameters'], args);
+    this._checkAlive();
     const source = a.filename;
     const loaded = loadBytes(await readBytes(source));
     return this._loadParameterDict(loaded, a, typeof source === 'string' ? source : 'the given data');
@@ -408,10 +431,9 @@ export class Block {
     const ignoreExtra = opt(o, 'ignoreExtra', false);
     const castDtype = opt(o, 'castDtype', false);
     const dtypeSource = opt(o, 'dtypeSource', 'current');
-    if (Array.isArray(loaded)) throw new MXNetError(`${label} holds an unnamed list of arrays, not parameters`);
     const keys = Object.keys(loaded);
-    const dispose = () => { for (const v of Object.values(loaded)) if (v) v.dispose(); };
     try {
+      if (Array.isArray(loaded)) throw new MXNetError(`${label} holds an unnamed list of arrays, not parameters`);
       if (!keys.some((k) => k.includes('.'))) {
         // legacy file (save_params / export): names with the block prefix stripped
         this.collectParams()._loadDict(loaded, { allowMissing, ignoreExtra, restorePrefix: this.prefix, castDtype, dtypeSource, label });
@@ -437,7 +459,7 @@ export class Block {
       // every check passed: only now are the parameters changed
       for (const k of keys) if (params.has(k)) params.get(k)._loadInit(loaded[k], { castDtype, dtypeSource });
     } finally {
-      dispose();
+      disposeLoaded(loaded);
     }
     return this;
   }
@@ -534,9 +556,13 @@ ParameterDict.prototype.load = async function load(...args) {
   try {
     this._loadDict(loaded, { ...o, label });
   } finally {
-    if (!Array.isArray(loaded)) for (const v of Object.values(loaded)) if (v) v.dispose();
+    disposeLoaded(loaded);
   }
 };
+// The arrays nd.load gave (a list or an object of them): the parameters took copies.
+function disposeLoaded(loaded) {
+  for (const v of Object.values(loaded)) if (v instanceof NDArray) v.dispose();
+}
 ParameterDict.prototype._loadDict = function loadDict(loaded, o = {}) {
   const allowMissing = opt(o, 'allowMissing', false);
   const ignoreExtra = opt(o, 'ignoreExtra', false);
@@ -617,6 +643,14 @@ export class HybridBlock extends Block {
     this._cachedOp = null;
     this._cachedOpArgs = null;
   }
+  dispose() {
+    if (this._disposed) return;
+    if (this._cachedOp) this._cachedOp.dispose();
+    for (const s of this._ownedSymbols ?? []) s.dispose(); // graphs this block traced or loaded
+    this._ownedSymbols = null;
+    this._cachedGraph = this._cachedOp = this._cachedOpArgs = this._cargs = null;
+    super.dispose();
+  }
   cast(dtype) {
     this._clearCachedOp();
     super.cast(dtype);
@@ -644,6 +678,7 @@ export class HybridBlock extends Block {
       const [outFlat, outFmt] = flatten(out, 'output');
       this._outFormat = outFmt;
       this._cachedGraph = [vars.filter((v) => v !== null), outFlat.length === 1 && outFlat[0].numOutputs === 1 ? Group([outFlat[0]]) : Group(outFlat)];
+      (this._ownedSymbols ??= []).push(...this._cachedGraph[0], this._cachedGraph[1]);
       this._numTraces = (this._numTraces ?? 0) + 1; // hybridForward traced with Symbols
     }
     return this._cachedGraph;
@@ -841,6 +876,7 @@ export class SymbolBlock extends HybridBlock {
     this._params = new ParameterDict('', params);
     if (Array.isArray(outputs) && outputs.length === 1) outputs = outputs[0];
     const outSym = Array.isArray(outputs) ? Group(outputs) : outputs;
+    this._ownedSymbols = Array.isArray(outputs) ? [outSym] : [];
     const inList = inputs instanceof Symbol ? [inputs] : inputs;
     for (const i of inList) {
       const info = i._info();
@@ -895,13 +931,22 @@ export class SymbolBlock extends HybridBlock {
     const o = a;
     const s = await loadSymbol(symbolFile);
     if (typeof inputNames === 'string') inputNames = [inputNames];
-    const inputs = inputNames.map((n) => (paramFile === null || paramFile === undefined ? variable(n, { dtype: 'float32' }) : variable(n)));
-    const ret = new SymbolBlock(s, inputs);
-    if (paramFile !== null && paramFile !== undefined) {
-      await ret.collectParams().load(paramFile, {
-        allowMissing: opt(o, 'allowMissing', false), ignoreExtra: opt(o, 'ignoreExtra', false), restorePrefix: '',
-        castDtype: true, dtypeSource: 'saved',
-      });
+    let inputs = [], ret = null;
+    try {
+      inputs = inputNames.map((n) => (paramFile === null || paramFile === undefined ? variable(n, { dtype: 'float32' }) : variable(n)));
+      ret = new SymbolBlock(s, inputs);
+      ret._ownedSymbols.push(s, ...inputs);
+      if (paramFile !== null && paramFile !== undefined) {
+        await ret.collectParams().load(paramFile, {
+          allowMissing: opt(o, 'allowMissing', false), ignoreExtra: opt(o, 'ignoreExtra', false), restorePrefix: '',
+          castDtype: true, dtypeSource: 'saved',
+        });
+      }
+    } catch (e) {
+      // a bad file leaves nothing behind: the block's parameters, graph and variables are freed
+      if (ret) ret.dispose();
+      else for (const x of [s, ...inputs]) x.dispose();
+      throw e;
     }
     return ret;
   }

@@ -91,6 +91,7 @@ export class Parameter {
     const defaultInit = a.defaultInit ?? new init.Uniform();
     const forceReinit = a.forceReinit;
     const ctx = ctxList(a.ctx);
+    this._checkAlive();
     if (this._data && !forceReinit) {
       console.warn(`Parameter '${this.name}' is already initialized, ignoring. Set force_reinit=True to re-initialize.`);
       return;
@@ -169,6 +170,7 @@ export class Parameter {
 
   _checkInitialized() {
     if (this._data) return;
+    this._checkAlive();
     if (this._deferredInit) {
       throw new DeferredInitializationError(`Parameter '${this.name}' has not been initialized yet because initialization was deferred. Actual initialization happens during the first forward pass. Please pass one batch of data through the network before accessing Parameters. You can also avoid deferred initialization by specifying in_units, num_features, etc., for network layers.`);
     }
@@ -207,6 +209,7 @@ export class Parameter {
   setData(value) {
     const arr = value instanceof NDArray ? value : null;
     if (!arr) throw new MXNetError('setData takes an NDArray');
+    this._checkAlive();
     this.shape = arr.shape;
     if (!this._data) {
       if (this._deferredInit) { this._deferredInit = null; }
@@ -221,6 +224,7 @@ export class Parameter {
   // The checks of _load_init, without changing anything: loaders run them on every parameter
   // first, so that a bad file leaves every parameter as it was.
   _checkLoad(arr, { castDtype = false } = {}) {
+    this._checkAlive();
     if (this._shape) {
       const ok = this._shape.length === arr.shape.length && this._shape.every((d, i) => d <= 0 || d === arr.shape[i]);
       if (!ok) {
@@ -267,8 +271,25 @@ export class Parameter {
     this._syncCopies();
   }
 
+  // Frees the values, gradients and context copies (an mxnet-wasm addition: Python frees them
+  // with the object); the parameter cannot be used afterwards. Block.dispose() calls it.
+  dispose() {
+    if (this._disposed) return;
+    this._disposed = true;
+    if (this._copies) for (const c of this._copies) { c.data.dispose(); if (c.grad) c.grad.dispose(); }
+    if (this._grad) this._grad.dispose();
+    if (this._data) this._data.dispose();
+    if (this._var) this._var.dispose();
+    this._copies = this._grad = this._data = this._var = this._deferredInit = null;
+  }
+  get isDisposed() { return !!this._disposed; }
+  _checkAlive() {
+    if (this._disposed) throw new MXNetError(`Parameter '${this.name}' has been disposed (its block or ParameterDict was disposed)`);
+  }
+
   // The cached variable Symbol (created once: its __shape__ records the shape at first use).
   var() {
+    this._checkAlive();
     if (!this._var) {
       this._var = variable(this.name, {
         shape: this._shape, dtype: this.dtype, lr_mult: this.lrMult, wd_mult: this.wdMult,
@@ -289,11 +310,17 @@ export class Constant extends Parameter {
     const alias = `Constant_${name}_${Constant._count++}`;
     super(name, { gradReq: 'null', shape: arr.shape, dtype: arr.dtype, init: alias });
     this.value = arr;
+    this._ownsValue = arr !== value; // made from numbers here: freed with the constant
     this._initializer = new init.Constant(arr);
   }
   initialize(o = {}) {
+    this._checkAlive();
     if (this._data && !opt(o, 'forceReinit', false)) return;
     this._setData(keep(this.value.copy()));
+  }
+  dispose() {
+    if (!this._disposed && this._ownsValue) this.value.dispose();
+    super.dispose();
   }
 }
 Constant._count = 0;
@@ -348,6 +375,7 @@ export class ParameterDict {
     let p = this._getImpl(full);
     if (!p) {
       p = new Parameter(full, o);
+      p._owner = this._params; // created here (not shared from another dict): Block.dispose frees it
       this._params.set(full, p);
       return p;
     }
@@ -377,6 +405,7 @@ export class ParameterDict {
     if (!p) {
       if (value === undefined) throw new MXNetError(`No constant named '${name}'. Please specify value if you want to create a new constant.`);
       p = new Constant(full, value);
+      p._owner = this._params;
       this._params.set(full, p);
     }
     return p;
@@ -399,6 +428,8 @@ export class ParameterDict {
     }
   }
   zeroGrad() { for (const p of this._params.values()) p.zeroGrad(); }
+  // Frees every parameter it holds (values, gradients, copies); see Parameter.dispose.
+  dispose() { for (const p of this._params.values()) p.dispose(); }
   resetCtx(ctx) { for (const p of this._params.values()) p.resetCtx(ctx); }
   // setattr('grad_req', 'null'): sets an attribute on every parameter (Python's names accepted).
   setattr(name, value) {
