@@ -63,24 +63,66 @@ export function withBytes(bytes, fn) {
   }
 }
 
-// Parses NDArray-list bytes: {names: string[] | null, arrays: (NDArray|null)[]}.
-export function parseNDList(bytes) {
+// The cap on the bytes one load may allocate in wasm memory: {maxBytes} (or max_bytes), a
+// number of bytes; omitted, null or 0 means the default, 8 x the file's size + 1 MiB + the
+// bytes of the values present in the file (so a small file declaring huge arrays, or a sparse
+// record whose dense form is huge, is refused before anything is allocated).
+export function loadLimit(opts, where = 'nd.load') {
+  if (opts === undefined || opts === null) return 0;
+  if (typeof opts !== 'object' || Array.isArray(opts)) throw new MXNetError(`${where}: options must be an object such as {maxBytes: 1e9}`);
+  for (const k of Object.keys(opts)) {
+    if (k !== 'maxBytes' && k !== 'max_bytes') throw new MXNetError(`${where}: unknown option '${k}' (accepted: maxBytes)`);
+  }
+  const v = opts.maxBytes ?? opts.max_bytes ?? 0;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) {
+    throw new MXNetError(`${where}: maxBytes must be a non-negative number of bytes (0 for the default), got ${String(v)}`);
+  }
+  return v;
+}
+
+// A NUL-terminated UTF-8 string in wasm memory, decoded by the WHATWG rules (an invalid
+// sequence becomes U+FFFD) whatever its length.
+const utf8 = new TextDecoder();
+function cString(p) {
+  const h = heapU8();
+  let e = p;
+  while (h[e] !== 0) e++;
+  return utf8.decode(h.subarray(p, e));
+}
+
+// Parses NDArray-list bytes: {names: string[] | null, arrays: (NDArray|null)[]}. maxBytes as
+// in loadLimit.
+export function parseNDList(bytes, maxBytes = 0) {
   return withBytes(bytes, (p, n) => {
     const a = args.reset();
     const out = a.alloc(4);
-    check(M._mxw_ndlist_load(p, n, out));
+    check(M._mxw_ndlist_load_ex(p, n, maxBytes, out));
     const list = heap32()[out >> 2];
+    const arrays = [];
     try {
       const count = M._mxw_ndlist_size(list);
       const named = M._mxw_ndlist_has_names(list) !== 0;
       const names = named ? [] : null;
-      const arrays = [];
       for (let i = 0; i < count; i++) {
-        if (named) names.push(M.UTF8ToString(M._mxw_ndlist_name(list, i)));
+        if (named) names.push(cString(M._mxw_ndlist_name(list, i)));
         const h = M._mxw_ndlist_take(list, i);
         arrays.push(h ? new NDArray(h) : null);
       }
+      if (named) {
+        // the C reader refuses equal byte strings; two invalid UTF-8 names can still decode to
+        // the same string, which would silently drop an array here
+        const seen = new Map();
+        names.forEach((nm, i) => {
+          if (seen.has(nm)) {
+            throw new MXNetError(`corrupt params data: the name '${nm}' is given twice (arrays ${seen.get(nm)} and ${i} of ${count}, as decoded from UTF-8)`);
+          }
+          seen.set(nm, i);
+        });
+      }
       return { names, arrays };
+    } catch (e) {
+      for (const x of arrays) x?.dispose();
+      throw e;
     } finally {
       M._mxw_ndlist_free(list);
     }
@@ -122,15 +164,21 @@ export function saveBytes(data) {
   return serializeNDList(arrays, names);
 }
 
-// await nd.load(source): an object name -> NDArray for a named file, an array for a list, as
-// MXNet's dict / list.
-export async function load(source) {
-  return loadBytes(await readBytes(source));
+// await nd.load(source, {maxBytes}): for a named file, an object name -> NDArray (as MXNet's
+// dict) with no prototype, so that every name -- '__proto__', 'constructor' -- is an own key
+// and `name in result` is true only for names in the file; an array for an unnamed list.
+// Duplicate names are an error.
+export async function load(source, opts) {
+  const maxBytes = loadLimit(opts);
+  return loadBytes(await readBytes(source), { maxBytes });
 }
-export function loadBytes(bytes) {
-  const { names, arrays } = parseNDList(bytes);
+export function loadBytes(bytes, opts) {
+  if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
+  else if (ArrayBuffer.isView(bytes) && !(bytes instanceof Uint8Array)) bytes = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (!(bytes instanceof Uint8Array)) throw new MXNetError('nd.loadBytes takes the bytes of a file: a Uint8Array, a typed array or an ArrayBuffer');
+  const { names, arrays } = parseNDList(bytes, loadLimit(opts, 'nd.loadBytes'));
   if (!names) return arrays;
-  const out = {};
+  const out = Object.create(null);
   names.forEach((n, i) => { out[n] = arrays[i]; });
   return out;
 }
