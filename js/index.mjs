@@ -7,7 +7,7 @@
 //   console.log(y.toString());           // [[ 5. 11.] [11. 25.]] <NDArray 2x2 @cpu(0)>
 //
 // The wasm module is instantiated at import (top-level await); every call after is synchronous.
-import { M, MXNetError, registry } from './core.mjs';
+import { M, MXNetError, registry, check } from './core.mjs';
 import {
   NDArray, Context, cpu, tidy, keep, memory, array, empty, invokeByName, dtypeFlag, ufunc,
 } from './ndarray.mjs';
@@ -138,14 +138,20 @@ export const lr_scheduler = Object.freeze({ ...lrSchedulerModule });
 export const lrScheduler = lr_scheduler;
 export const metric = metricModule.default ?? Object.freeze({ ...metricModule });
 
+// The kernels' thread pool (csrc/core/parallel.c). A build without threads runs one thread
+// whatever is asked; a threaded build clamps to the workers it can start.
+const threaded = M._mxw_threads_supported() === 1;
 export function features() {
-  return { tier: 'simd', threads: false, numThreads: 1, simd: true, relaxedSimd: false };
+  return { tier: threaded ? 'threads' : 'simd', threads: threaded, numThreads: M._mxw_get_num_threads(), simd: true,
+    relaxedSimd: false };
 }
 export function setNumThreads(n) {
-  if (!Number.isInteger(n) || n < 1) throw new MXNetError('setNumThreads takes a positive integer');
-  return 1; // this build is single-threaded
+  if (!Number.isInteger(n) || n < 1) throw new MXNetError(`setNumThreads takes a positive integer, got ${n}`);
+  check(M._mxw_set_num_threads(n));
+  return M._mxw_get_num_threads();
 }
-export function getNumThreads() { return 1; }
+export function getNumThreads() { return M._mxw_get_num_threads(); }
+if (threaded) setNumThreads(M._mxw_default_num_threads());
 
 export const version = VERSION;
 export { MXNetError, NDArray, Context, cpu, tidy, keep, memory, Symbol, CachedOp };

@@ -354,4 +354,14 @@ void mxw_memory_account(double delta_bytes);
 #define MXW_SCRATCH_SLOTS 4
 void *mxw_scratch(int slot, size_t bytes);
 
+/* ---- threads (parallel.c) ------------------------------------------------------------------------
+ * mxw_parallel_for(n, align, fn, ctx) calls fn(ctx, begin, end) on contiguous chunks covering
+ * [0, n), at most one per thread, each boundary a multiple of align, and returns when all ran.
+ * The chunks depend only on (n, align, thread count): a kernel whose every output element is
+ * computed the same way in any chunk gives bit-identical results for any thread count. Without
+ * threads (or from inside a chunk) it is one inline call fn(ctx, 0, n). Chunks run concurrently:
+ * they must not share scratch memory (mxw_scratch is for the calling thread only). */
+typedef void (*mxw_task_fn)(void *ctx, int64_t begin, int64_t end);
+void mxw_parallel_for(int64_t n, int64_t align, mxw_task_fn fn, void *ctx);
+
 #endif /* MXW_CORE_H_ */

@@ -241,6 +241,14 @@ MXW_API int mxw_set_training(int training);
 MXW_API void mxw_memory_stats(double *out);
 MXW_API void mxw_memory_reset_peak(void);
 
+/* ---- threads -------------------------------------------------------------------------------
+ * The kernels' thread pool: 1 in builds without threads. set clamps to what the build can start
+ * (in Emscripten's threaded build: its prewarmed worker pool plus the calling thread). */
+MXW_API int mxw_threads_supported(void);
+MXW_API int mxw_default_num_threads(void);
+MXW_API int mxw_set_num_threads(int n);
+MXW_API int mxw_get_num_threads(void);
+
 #ifdef __cplusplus
 }
 #endif

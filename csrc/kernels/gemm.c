@@ -35,6 +35,7 @@
  */
 #include "gemm.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,7 +78,8 @@ typedef struct {
   float *p;
   size_t cap; /* floats */
 } pack_buf;
-static pack_buf g_pack_a, g_pack_b;
+/* per thread: the chunks of a threaded product pack their own panels (mxw_parallel_for) */
+static _Thread_local pack_buf g_pack_a, g_pack_b;
 
 static float *pack_buf_get(pack_buf *b, size_t n) {
   if (n <= b->cap) return b->p;
@@ -663,6 +665,56 @@ static int sgemm_blocked(int trans_a, int trans_b, size_t m, size_t n, size_t k,
   return 0;
 }
 
+/* The tiled product, split across the thread pool: by columns of C (in whole 8-column tiles)
+ * when it is at least as wide as it is tall, else by rows (in whole 4-row micro-panels). Every
+ * chunk runs the serial driver on its part. whole_a and blocked accumulate each element of C
+ * over the same K blocks (k_block depends on k alone) with the same microkernel and tile
+ * alignment, so an element's value does not depend on the chunk that computed it: threaded
+ * results are bit-identical to one thread's. */
+typedef struct {
+  int trans_a, trans_b, by_rows;
+  size_t m, n, k, sa, sb, sc;
+  float alpha, beta;
+  const float *A, *B;
+  float *C;
+  atomic_int failed;
+} tiled_job;
+
+static int sgemm_serial(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha, const float *A, size_t sa,
+                        const float *B, size_t sb, float beta, float *C, size_t sc) {
+  if (k <= GEMM_A_WHOLE_BYTES / sizeof(float) / round_up(m, GEMM_MR)) /* (a division: no overflow) */
+    return sgemm_whole_a(trans_a, trans_b, m, n, k, alpha, A, sa, B, sb, beta, C, sc);
+  return sgemm_blocked(trans_a, trans_b, m, n, k, alpha, A, sa, B, sb, beta, C, sc);
+}
+
+static void tiled_chunk(void *ctx, int64_t begin, int64_t end) {
+  tiled_job *j = (tiled_job *)ctx;
+  const size_t b = (size_t)begin, len = (size_t)(end - begin);
+  int rc;
+  if (j->by_rows)
+    rc = sgemm_serial(j->trans_a, j->trans_b, len, j->n, j->k, j->alpha, j->trans_a ? j->A + b : j->A + b * j->sa, j->sa,
+                      j->B, j->sb, j->beta, j->C + b * j->sc, j->sc);
+  else
+    rc = sgemm_serial(j->trans_a, j->trans_b, j->m, len, j->k, j->alpha, j->A, j->sa,
+                      j->trans_b ? j->B + b * j->sb : j->B + b, j->sb, j->beta, j->C + b, j->sc);
+  if (rc != 0) atomic_store(&j->failed, 1);
+}
+
+/* Below this many multiply-adds a product runs on the calling thread (the pool's hand-off costs
+ * a few microseconds). */
+#define GEMM_PARALLEL_MIN_MACS (1 << 17)
+
+static int sgemm_tiled(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha, const float *A, size_t sa,
+                       const float *B, size_t sb, float beta, float *C, size_t sc) {
+  if ((double)m * (double)n * (double)k < (double)GEMM_PARALLEL_MIN_MACS || mxw_get_num_threads() <= 1)
+    return sgemm_serial(trans_a, trans_b, m, n, k, alpha, A, sa, B, sb, beta, C, sc);
+  tiled_job j = {trans_a, trans_b, n < m, m, n, k, sa, sb, sc, alpha, beta, A, B, C, 0};
+  if (j.by_rows) mxw_parallel_for((int64_t)m, GEMM_MR, tiled_chunk, &j);
+  else mxw_parallel_for((int64_t)n, GEMM_NR, tiled_chunk, &j);
+  MXW_CHECK(!atomic_load(&j.failed), "out of memory for GEMM packing buffers");
+  return 0;
+}
+
 /* ---- the entry point ----------------------------------------------------------------------------- */
 /* A strided vector (v[i * inc]) as a contiguous one, in the A packing buffer when inc != 1. */
 static const float *contiguous(const float *v, size_t n, size_t inc) {
@@ -730,7 +782,5 @@ int mxw_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float a
     return 0;
   }
 
-  if (k <= GEMM_A_WHOLE_BYTES / sizeof(float) / round_up(m, GEMM_MR)) /* (a division: no overflow) */
-    return sgemm_whole_a(trans_a, trans_b, m, n, k, alpha, A, sa, B, sb, beta, C, sc);
-  return sgemm_blocked(trans_a, trans_b, m, n, k, alpha, A, sa, B, sb, beta, C, sc);
+  return sgemm_tiled(trans_a, trans_b, m, n, k, alpha, A, sa, B, sb, beta, C, sc);
 }

@@ -1,0 +1,164 @@
+/* parallel.c -- the kernels' thread pool (mxw_parallel_for).
+ *
+ * One persistent pool of worker threads, started at the first parallel call that can use them
+ * and kept for the life of the module (XNNPACK's pthreadpool, ggml's threadpool). A call splits
+ * [0, n) into at most num_threads contiguous chunks whose boundaries are multiples of `align`
+ * (so that a kernel can keep its SIMD tiles whole); the chunks depend only on n, align and the
+ * thread count, never on which thread runs them, and each kernel computes every output element
+ * the same way whatever chunk holds it: results are bit-identical for any thread count. The
+ * calling thread runs chunks too and returns when all are done.
+ *
+ * Builds without threads (the simd and relaxed-simd wasm tiers) run every call inline. A call
+ * made from inside a chunk (a kernel calling a kernel) runs inline as well.
+ *
+ * Synchronization: a mutex and two condition variables (work posted, work done); a generation
+ * counter tells workers that a new job is there. In Emscripten's pthreads build the workers are
+ * Web Workers taken from the module's prewarmed pool (PTHREAD_POOL_SIZE), so at most that many
+ * can be started; the main thread waits with the futex-based condition wait. */
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "mxw_core.h"
+
+#if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)
+#define MXW_THREADS 1
+#include <pthread.h>
+#include <unistd.h>
+#ifdef __EMSCRIPTEN__
+#include <emscripten/threading.h>
+#endif
+#else
+#define MXW_THREADS 0
+#endif
+
+#ifndef MXW_MAX_THREADS
+#define MXW_MAX_THREADS 16
+#endif
+
+static int g_num_threads = 1; /* what the next parallel call may use (the caller included) */
+
+#if MXW_THREADS
+typedef struct job {
+  mxw_task_fn fn;
+  void *ctx;
+  int64_t n, align;
+  int chunks;
+  atomic_int next; /* the next chunk to take */
+} job;
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_work = PTHREAD_COND_INITIALIZER, g_done = PTHREAD_COND_INITIALIZER;
+static pthread_t g_workers[MXW_MAX_THREADS];
+static int g_started;       /* workers created */
+static unsigned g_gen;      /* bumped for each job */
+static int g_busy;          /* workers still in the current job */
+static job g_job;
+static _Thread_local int t_inside; /* this thread is running a chunk */
+
+static void chunk_range(const job *j, int c, int64_t *b, int64_t *e) {
+  const int64_t units = (j->n + j->align - 1) / j->align;
+  *b = units * c / j->chunks * j->align;
+  *e = units * (c + 1) / j->chunks * j->align;
+  if (*e > j->n) *e = j->n;
+}
+
+static void run_chunks(job *j) {
+  t_inside = 1;
+  for (;;) {
+    int c = atomic_fetch_add(&j->next, 1);
+    if (c >= j->chunks) break;
+    int64_t b, e;
+    chunk_range(j, c, &b, &e);
+    if (b < e) j->fn(j->ctx, b, e);
+  }
+  t_inside = 0;
+}
+
+static void *worker(void *arg) {
+  (void)arg;
+  unsigned seen = 0;
+  pthread_mutex_lock(&g_lock);
+  for (;;) {
+    while (g_gen == seen) pthread_cond_wait(&g_work, &g_lock);
+    seen = g_gen;
+    pthread_mutex_unlock(&g_lock);
+    run_chunks(&g_job);
+    pthread_mutex_lock(&g_lock);
+    if (--g_busy == 0) pthread_cond_signal(&g_done);
+  }
+  return NULL;
+}
+
+/* Starts workers up to want - 1 (the caller is the other thread); returns how many run. */
+static int start_workers(int want) {
+  while (g_started < want - 1 && g_started < MXW_MAX_THREADS - 1) {
+    if (pthread_create(&g_workers[g_started], NULL, worker, NULL) != 0) break; /* e.g. no pooled worker left */
+    g_started++;
+  }
+  return g_started;
+}
+#endif
+
+void mxw_parallel_for(int64_t n, int64_t align, mxw_task_fn fn, void *ctx) {
+  if (n <= 0) return;
+  if (align < 1) align = 1;
+#if MXW_THREADS
+  const int64_t units = (n + align - 1) / align;
+  int chunks = g_num_threads < units ? g_num_threads : (int)units;
+  if (chunks > 1 && !t_inside) {
+    pthread_mutex_lock(&g_lock);
+    int workers = start_workers(chunks);
+    if (workers + 1 < chunks) chunks = workers + 1;
+    if (chunks > 1) {
+      g_job.fn = fn;
+      g_job.ctx = ctx;
+      g_job.n = n;
+      g_job.align = align;
+      g_job.chunks = chunks;
+      atomic_store(&g_job.next, 0);
+      g_busy = workers;
+      g_gen++;
+      pthread_cond_broadcast(&g_work);
+      pthread_mutex_unlock(&g_lock);
+      run_chunks(&g_job);
+      pthread_mutex_lock(&g_lock);
+      while (g_busy > 0) pthread_cond_wait(&g_done, &g_lock);
+      pthread_mutex_unlock(&g_lock);
+      return;
+    }
+    pthread_mutex_unlock(&g_lock);
+  }
+#endif
+  fn(ctx, 0, n);
+}
+
+int mxw_threads_supported(void) { return MXW_THREADS; }
+
+int mxw_default_num_threads(void) {
+#if MXW_THREADS
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+#ifdef __EMSCRIPTEN__
+  cores = emscripten_num_logical_cores();
+#endif
+  if (cores < 1) cores = 1;
+  return cores > 4 ? 4 : (int)cores;
+#else
+  return 1;
+#endif
+}
+
+int mxw_set_num_threads(int n) {
+  MXW_CHECK(n >= 1, "the number of threads must be at least 1, got %d", n);
+#if MXW_THREADS
+  if (n > MXW_MAX_THREADS) n = MXW_MAX_THREADS;
+  pthread_mutex_lock(&g_lock);
+  int workers = start_workers(n);
+  pthread_mutex_unlock(&g_lock);
+  g_num_threads = n < workers + 1 ? n : workers + 1;
+#else
+  g_num_threads = 1;
+#endif
+  return 0;
+}
+
+int mxw_get_num_threads(void) { return g_num_threads; }
