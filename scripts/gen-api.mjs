@@ -73,7 +73,7 @@ ${binaryMethods('Symbol')}
 }
 export declare function tidy<T>(fn: () => T): T;
 export declare function keep(a: NDArray): NDArray;
-export declare function memory(): { numArrays: number; bytes: number; wasmHeapBytes: number };
+export declare function memory(opts?: { resetPeak?: boolean; gcThreshold?: number }): { numArrays: number; bytes: number; peakBytes: number; wasmHeapBytes: number; gcArrays: number; gcBytes: number; finalizedArrays: number; finalizedBytes: number; gcCollections: number; gcThreshold: number };
 export declare function features(): { tier: 'scalar' | 'simd' | 'relaxed-simd'; threads: boolean; numThreads: number; simd: boolean; relaxedSimd: boolean };
 export declare const random: { seed(n: number): void };
 @@GLUON@@
@@ -165,9 +165,9 @@ for (const name of Object.keys(SIGNATURES)) {
   const kind = ns === 'init' ? 'Initializer' : name === 'nn.Lambda' || name === 'nn.Sequential' ? 'Block' : 'HybridBlock';
   groups[ns].push(`    ${cls}: new (...args: ${signatureType(name)}) => ${kind};`);
 }
-const gluonTypes = `export interface Block { (...inputs: any[]): any; readonly name: string; readonly prefix: string; [k: string]: any }
+const gluonTypes = `export interface Block { (...inputs: any[]): any; readonly name: string; readonly prefix: string; dispose(): void; readonly isDisposed: boolean; [k: string]: any }
 export interface HybridBlock extends Block {}
-export interface ParameterDict { [k: string]: any }
+export interface ParameterDict { dispose(): void; [k: string]: any }
 export interface Initializer { dumps(): string; [k: string]: any }
 export declare const gluon: {
   nn: {
