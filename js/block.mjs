@@ -646,8 +646,9 @@ export class HybridBlock extends Block {
   dispose() {
     if (this._disposed) return;
     if (this._cachedOp) this._cachedOp.dispose();
-    for (const s of this._ownedSymbols ?? []) s.dispose(); // graphs this block traced or loaded
-    this._ownedSymbols = null;
+    // the graph this block traced, or (SymbolBlock) made or loaded; not a user's Symbols
+    for (const s of [...(this._tracedSymbols ?? []), ...(this._ownedSymbols ?? [])]) s.dispose();
+    this._tracedSymbols = this._ownedSymbols = null;
     this._cachedGraph = this._cachedOp = this._cachedOpArgs = this._cargs = null;
     super.dispose();
   }
@@ -678,7 +679,7 @@ export class HybridBlock extends Block {
       const [outFlat, outFmt] = flatten(out, 'output');
       this._outFormat = outFmt;
       this._cachedGraph = [vars.filter((v) => v !== null), outFlat.length === 1 && outFlat[0].numOutputs === 1 ? Group([outFlat[0]]) : Group(outFlat)];
-      (this._ownedSymbols ??= []).push(...this._cachedGraph[0], this._cachedGraph[1]);
+      this._tracedSymbols = [...this._cachedGraph[0], this._cachedGraph[1]]; // an earlier trace's: left to the collector
       this._numTraces = (this._numTraces ?? 0) + 1; // hybridForward traced with Symbols
     }
     return this._cachedGraph;
