@@ -1,7 +1,9 @@
 // Soak test (issue 9): long runs that must leave memory flat. Prints, for each phase, the wasm
 // heap (its size: wasm memory never shrinks, so this is its high-water mark), the live arrays and
 // their bytes (mx.memory()), the process RSS and the JS heap, before and after; exits with 1 when
-// a phase that must be flat is not. Not part of CI's default run.
+// a phase that must be flat is not. Between phases it runs the JS collector (through node:v8 and
+// node:vm when --expose-gc is not given) so that each phase is measured alone. Not part of CI's
+// default run.
 //
 //   npm run soak [-- --scale=0.1] [-- --phases=imperative,hybridized,training]
 //
@@ -15,6 +17,8 @@
 //   dropped     2,000 arrays of 1 MiB dropped without dispose in a loop that yields to the event
 //               loop: bounded by the collections mxnet-wasm requests (not flat: some still wait
 //               for the collector at the end; the bound checked is 256 MiB of heap growth)
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import * as mx from 'mxnet-wasm';
 
 const { nd, gluon, autograd } = mx;
@@ -33,6 +37,17 @@ for (const p of phases) if (!ALL.includes(p)) throw new Error(`unknown phase ${p
 const n = (count) => Math.max(1, Math.round(count * scale));
 const MiB = 1024 * 1024;
 const tick = () => new Promise((r) => setImmediate(r));
+// Before and after each phase, what earlier phases dropped (a trainer's states, say) is collected
+// and finalized, so that the counts compare this phase alone.
+const gc = typeof globalThis.gc === 'function' ? globalThis.gc : (() => {
+  v8.setFlagsFromString('--expose-gc');
+  const fn = vm.runInNewContext('gc');
+  v8.setFlagsFromString('--no-expose-gc');
+  return fn;
+})();
+async function settle() {
+  for (let i = 0; i < 3; i++) { gc(); await tick(); }
+}
 
 // Deterministic data (mulberry32), independent of mx.random.
 function uniform(count, seed) {
@@ -53,25 +68,29 @@ function snapshot() {
 const mb = (b) => `${(b / MiB).toFixed(1)} MiB`;
 const rows = [];
 let failed = false;
-// Runs one phase: setup() once (its arrays are the baseline), then body(); `flat` checks that the
-// live arrays and their bytes end where they started.
+// Runs one phase's body(); `flat` checks that the live arrays and their bytes end where they
+// started (after the collector ran; 'right after' is printed too). Heap, RSS and JS heap are
+// read right after the run.
 async function phase(name, what, body, { flat = true, check } = {}) {
   if (!phases.includes(name)) return;
-  const t0 = performance.now();
+  await settle();
   const before = snapshot();
+  const t0 = performance.now();
   await body(before);
-  for (let i = 0; i < 2; i++) await tick();
-  const after = snapshot();
   const ms = performance.now() - t0;
+  const afterRun = snapshot();
+  await settle();
+  const after = { ...snapshot(), wasmHeapBytes: afterRun.wasmHeapBytes, rss: afterRun.rss, jsHeap: afterRun.jsHeap };
   let ok = true;
   if (flat) ok = after.numArrays === before.numArrays && after.bytes === before.bytes;
   if (check) ok = ok && check(before, after);
   if (!ok) failed = true;
   rows.push({ name, what, ms, before, after, ok });
   console.log(`${name}: ${what}: ${(ms / 1000).toFixed(1)} s, ${ok ? 'ok' : 'NOT FLAT'}`);
-  console.log(`  wasm heap ${mb(before.wasmHeapBytes)} -> ${mb(after.wasmHeapBytes)}, arrays ${before.numArrays} -> ${after.numArrays}`
-    + ` (${mb(before.bytes)} -> ${mb(after.bytes)}), RSS ${mb(before.rss)} -> ${mb(after.rss)}, JS heap ${mb(before.jsHeap)} -> ${mb(after.jsHeap)}`
-    + `, collections requested ${after.gcCollections - before.gcCollections}, arrays finalized ${after.finalizedArrays - before.finalizedArrays}`);
+  console.log(`  wasm heap ${mb(before.wasmHeapBytes)} -> ${mb(after.wasmHeapBytes)}, RSS ${mb(before.rss)} -> ${mb(after.rss)},`
+    + ` JS heap ${mb(before.jsHeap)} -> ${mb(after.jsHeap)} (right after the run); arrays ${before.numArrays} -> ${afterRun.numArrays}`
+    + ` (${mb(before.bytes)} -> ${mb(afterRun.bytes)}) right after, ${after.numArrays} (${mb(after.bytes)}) once the collector ran;`
+    + ` collections requested by mxnet-wasm ${afterRun.gcCollections - before.gcCollections}, arrays finalized ${afterRun.finalizedArrays - before.finalizedArrays}`);
 }
 
 console.log(`mxnet-wasm ${mx.version ?? ''} soak, scale ${scale}, Node ${process.version}${typeof globalThis.gc === 'function' ? ' (--expose-gc)' : ''}`);
