@@ -49,7 +49,7 @@ mxw_ndarray *mxw_ndarray_alloc(const mxw_shape *shape, int dtype) {
     mxw_fail("rank %d is not supported (0..%d)", shape->ndim, MXW_MAX_NDIM);
     return NULL;
   }
-  double total = mxw_dtype_size(dtype);
+  double total = mxw_dtype_size(dtype), nonzero = 1;
   for (int i = 0; i < shape->ndim; i++) {
     if (shape->dims[i] < 0) {
       char b[128];
@@ -63,6 +63,15 @@ mxw_ndarray *mxw_ndarray_alloc(const mxw_shape *shape, int dtype) {
       return NULL;
     }
     total *= (double)shape->dims[i];
+    if (shape->dims[i]) nonzero *= (double)shape->dims[i];
+  }
+  /* a zero-size array too: its other dims must not multiply past the element limit, or every
+   * product over its shape (mxw_shape_size, strides) overflows (fuzz_ndlist found (2^24, .., 0)) */
+  if (nonzero > 2147483647.0) {
+    char b[256];
+    mxw_fail("array of shape %s: its nonzero dimensions multiply to %.0f elements, more than 2^31 - 1, the largest "
+             "this runtime supports", mxw_shape_str(shape, b, sizeof b), nonzero);
+    return NULL;
   }
   if (total > 2147483647.0) {
     char b[128];
