@@ -79,14 +79,11 @@ static long rfind(const char *s, size_t sl, const char *t, size_t tl) {
 
 /* Is key taken out by MXNet's FixParsing: the last occurrence of a hidden key is at its start
  * or its end. */
-static int is_hidden_candidate(const char *key, size_t kl, long *pos_out) {
+static int is_hidden_candidate(const char *key, size_t kl) {
   for (int h = 0; k_hidden[h]; h++) {
     size_t hl = strlen(k_hidden[h]);
     long pos = rfind(key, kl, k_hidden[h], hl);
-    if (pos == 0 || (pos > 0 && (size_t)pos == kl - hl)) {
-      if (pos_out) *pos_out = pos;
-      return 1;
-    }
+    if (pos == 0 || (pos > 0 && (size_t)pos == kl - hl)) return 1;
   }
   return 0;
 }
@@ -114,14 +111,8 @@ static int input_name_map(const mxw_node *n, char ***names, mxw_strmap *map) {
  * into a fixed-size buffer (a long key once made the loop restart forever). */
 static int fix_parsing(mxw_node *n, const char *where) {
   mxw_attrs *a = &n->attrs;
-  int m = 0, suffix = 0;
-  for (int i = 0; i < a->n; i++) {
-    long pos;
-    if (is_hidden_candidate(a->keys[i], strlen(a->keys[i]), &pos)) {
-      m++;
-      if (pos > 1) suffix = 1;
-    }
-  }
+  int m = 0;
+  for (int i = 0; i < a->n; i++) m += is_hidden_candidate(a->keys[i], strlen(a->keys[i]));
   if (!m) return 0;
   /* take the candidates out (their strings move to hk/hv), compacting the rest in order */
   char **hk = (char **)malloc(sizeof(char *) * 2 * (size_t)m);
@@ -135,7 +126,7 @@ static int fix_parsing(mxw_node *n, const char *where) {
   const char **bv = bk + m;
   int j = 0, w = 0;
   for (int i = 0; i < a->n; i++) {
-    if (is_hidden_candidate(a->keys[i], strlen(a->keys[i]), NULL)) {
+    if (is_hidden_candidate(a->keys[i], strlen(a->keys[i]))) {
       hk[j] = a->keys[i];
       hv[j++] = a->vals[i];
     } else {
@@ -147,13 +138,6 @@ static int fix_parsing(mxw_node *n, const char *where) {
   int rc = 0, nb = 0;
   char **inames = NULL;
   mxw_strmap inputs = {0};
-  if (suffix && n->op) { /* the input names come from the parsed attributes (MXNet parses here too) */
-    if (mxw_node_set_op(n, n->op_id) != 0) {
-      mxw_error_prefix("%s: ", where);
-      rc = -1;
-    }
-    if (rc == 0) rc = input_name_map(n, &inames, &inputs);
-  }
   for (j = 0; j < m && rc == 0; j++) {
     const char *key = hk[j];
     size_t kl = strlen(key);
@@ -170,6 +154,14 @@ static int fix_parsing(mxw_node *n, const char *where) {
       }
       if (pos > 1 && (size_t)pos == kl - hl) {
         if (!n->op) break;
+        if (!inames) { /* the input names come from the parsed attributes (MXNet parses here too) */
+          if (mxw_node_set_op(n, n->op_id) != 0) {
+            mxw_error_prefix("%s: ", where);
+            rc = -1;
+            break;
+          }
+          if ((rc = input_name_map(n, &inames, &inputs)) != 0) break;
+        }
         char *arg = (char *)malloc((size_t)pos);
         if (!arg) {
           rc = mxw_fail("out of memory");

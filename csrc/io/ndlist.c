@@ -130,7 +130,8 @@ static int64_t load_index(const uint8_t *base, int dtype, int64_t k) {
   uint64_t tmp = 0;
   int es = mxw_dtype_size(dtype);
   memcpy(&tmp, base + (size_t)k * (size_t)es, (size_t)es);
-  return (int64_t)mxw_load_f64(&tmp, dtype, 0);
+  double d = mxw_load_f64(&tmp, dtype, 0);
+  return d >= -9.0e18 && d <= 9.0e18 ? (int64_t)d : -1; /* NaN or out of int64: an invalid index */
 }
 
 /* A sparse record: its values and aux arrays, all present in the file. */

@@ -117,6 +117,9 @@ test('finding 1: legacy keys of 256+ characters starting with a hidden key end, 
   const moved = sym.fromJSON(legacyWithKey('data_wd_mult', 1));
   assert.equal(moved.getInternals().get(0).attr('__wd_mult__'), '0.5');
   assert.equal(moved.attr('data_wd_mult'), undefined);
+  // taken out for one hidden key (at its start), put back for another (at its end): a fuzzer
+  // crasher; 'lr_multforce_mirroring' names no input of relu, so the key stays, unknown
+  assert.throws(() => sym.fromJSON(legacyWithKey('lr_multforce_mirroring_wd_mult', 1)), isMX(/unknown attribute 'lr_multforce_mirroring_wd_mult'/));
   stillUsable();
 });
 
