@@ -340,7 +340,7 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
       if (!n->control) { mxw_fail("out of memory"); goto done; }
       int k = 0;
       for (const cJSON *x = jc->child; x; x = x->next, k++) {
-        if (!cJSON_IsNumber(x) || x->valuedouble < 0 || x->valuedouble >= i) {
+        if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0 && x->valuedouble < i) || x->valuedouble != (double)(int)x->valuedouble) {
           mxw_fail("%s: control dependency %d does not name an earlier node", where, k);
           goto done;
         }

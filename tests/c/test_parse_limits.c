@@ -338,6 +338,11 @@ static void test_100k_graphs_read_in_linear_time(void **state) {
       free(j);
     }
 
+  /* a control dependency is a node index: 0.5 is none */
+  const char *frac = "{\"nodes\": [{\"op\": \"null\", \"name\": \"data\", \"inputs\": []}, {\"op\": \"relu\", \"name\": \"r\", "
+                     "\"inputs\": [[0, 0, 0]], \"control_deps\": [0.5]}], \"heads\": [[1, 0, 0]]}";
+  assert_int_equal(mxw_sym_fromjson(frac, &s), -1);
+  assert_error_contains("control dependency 0 does not name an earlier node");
   j = control_json(n);
   t = time_read(j, &rc, &s);
   print_message("100k control dependencies: %.3f s\n", t);
