@@ -9,6 +9,7 @@
 # test_real_* exit 77 = SKIP_RETURN_CODE; node --test: { skip: reason }); everything else runs.
 # tests/js/clean_clone.test.mjs checks exactly that: it clones HEAD into an empty temporary
 # folder and runs `CI=true npm test` there (about a minute; MXW_SKIP_CLEAN_CLONE=1 skips it).
+# Last, the fuzz targets run 60 s each (scripts/fuzz.sh; MXW_SKIP_FUZZ=1 skips them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -26,6 +27,19 @@ trap 'rm -rf "$logs"' EXIT
 status=0
 ctest --test-dir build/native --output-on-failure 2>&1 | tee "$logs/ctest" || status=1
 node --test --test-reporter=spec tests/js/ 2>&1 | tee "$logs/node" || status=1
+
+# ---- fuzzing (helper 'fuzz'; scripts/fuzz.sh, tests/fuzz/README.md) ----------------------------------
+# Each libFuzzer target runs MXW_FUZZ_SECONDS (default 60) s; a finding fails the run. Skipped, with
+# the reason, when clang-14's libFuzzer runtime is not installed or MXW_SKIP_FUZZ is set.
+echo
+if [ -n "${MXW_SKIP_FUZZ:-}" ]; then
+  echo "fuzz: skipped (MXW_SKIP_FUZZ is set)"
+elif ! fuzz_missing=$(bash scripts/fuzz.sh --check); then
+  echo "fuzz: skipped -- ${fuzz_missing#fuzz: }"
+else
+  bash scripts/fuzz.sh "${MXW_FUZZ_SECONDS:-60}" || status=1
+fi
+# ---- end of fuzzing -------------------------------------------------------------------------------------
 
 # The counts come from what the runners reported, not from whether the folder exists.
 c_programs=$(grep -c '^[[:space:]]*[0-9]* - test_real_.* (Skipped)$' "$logs/ctest" || true)
