@@ -6,7 +6,8 @@
 // fresh temporary folder, and its `npm test` is the real one: it installs its own npm
 // dependencies, builds its own native and wasm targets from the committed sources and runs every
 // test, with MXW_MODELS unset. Nothing of this checkout's build is reused. That takes about a
-// minute; MXW_SKIP_CLEAN_CLONE=1 skips it (the nested run sets it, so it does not recurse).
+// minute; MXW_SKIP_CLEAN_CLONE=1 skips it (the nested run sets it, so it does not recurse). The
+// nested run fuzzes each target 5 s instead of 60 (MXW_FUZZ_SECONDS).
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -35,7 +36,9 @@ test('a clean clone with no ../shared: CI=true npm test passes and reports the r
     const c = run('git', ['clone', '-q', ROOT, clone]);
     assert.equal(c.status, 0, c.out);
     assert.ok(!existsSync(path.join(dir, 'shared')));
-    const env = { ...process.env, CI: 'true', MXW_SKIP_CLEAN_CLONE: '1' };
+    // the outer run fuzzes each target 60 s; the clone's run only shows the fuzz build and step work
+    // from a fresh checkout (5 s each)
+    const env = { ...process.env, CI: 'true', MXW_SKIP_CLEAN_CLONE: '1', MXW_FUZZ_SECONDS: '5' };
     delete env.MXW_MODELS;
     for (const k of Object.keys(env)) if (k.startsWith('npm_') || k === 'NODE_TEST_CONTEXT') delete env[k];
     const r = run('npm', ['test'], { cwd: clone, env, stdio: ['ignore', 'pipe', 'pipe'] });
