@@ -81,6 +81,21 @@ static int rd_u64(reader *r, uint64_t *v, const char *what) {
   return 0;
 }
 
+/* A shape's element count must be computable: the product of its non-zero dims (a zero-size
+ * shape such as (0, 2^31-1, 2^31-1, 2^31-1) too) at most 2^53, so that no size computed from it
+ * later overflows int64. */
+static int check_count(reader *r, const mxw_shape *s, size_t at) {
+  double n = 1;
+  for (int i = 0; i < s->ndim; i++)
+    if (s->dims[i] > 0) n *= (double)s->dims[i];
+  if (n > 9007199254740992.0) {
+    char b[160];
+    return mxw_fail("corrupt params data: array %d of %d has shape %s at offset %zu, whose element count overflows",
+                    r->index, r->count, mxw_shape_str(s, b, sizeof b), at);
+  }
+  return 0;
+}
+
 /* i32 ndim then ndim i64 dims (V1/V2/V3). ndim -1 (unknown) is reported through *unknown. */
 static int rd_shape64(reader *r, mxw_shape *s, int *unknown) {
   int32_t nd;
@@ -105,7 +120,7 @@ static int rd_shape64(reader *r, mxw_shape *s, int *unknown) {
                       (long long)sd, r->off - 8);
     s->dims[i] = sd;
   }
-  return 0;
+  return check_count(r, s, r->off - 4 - 8 * (size_t)nd);
 }
 
 /* The bytes of a shape's values, which must be present from the current offset + skip. */
@@ -256,6 +271,7 @@ static int read_array(reader *r, mxw_ndarray **out) {
                           (unsigned)d, r->off - 4);
         shape.dims[i] = d;
       }
+      MXW_TRY(check_count(r, &shape, start));
     }
     MXW_TRY(rd_i32(r, &dev_type, "the context"));
     MXW_TRY(rd_i32(r, &dev_id, "the context"));

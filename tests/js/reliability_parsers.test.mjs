@@ -277,6 +277,12 @@ test('finding 3: the load cap is an option of nd.load / nd.loadBytes ({maxBytes}
   assert.throws(() => nd.loadBytes(two, { maxBytes: -1 }), isMX(/non-negative/));
   assert.throws(() => nd.loadBytes(two, { maxByte: 10 }), isMX(/unknown option 'maxByte'/));
   assert.throws(() => nd.loadBytes('not bytes'), isMX(/Uint8Array/));
+  // a zero-size shape whose other dims multiply past int64 (a fuzzer finding) is refused
+  const huge = 2 ** 31 - 1;
+  assert.throws(() => nd.loadBytes(paramsFile([dense(V2, [huge, huge, huge, 0], 0, new Float32Array(0))])), isMX(/element count overflows/));
+  const [empty] = nd.loadBytes(paramsFile([dense(V2, [0, huge], 0, new Float32Array(0))]));
+  assert.deepEqual(empty.shape, [0, huge]);
+  empty.dispose();
   // a row_sparse record whose dense form is 16 MiB, from 100 bytes: refused by default (8 x the
   // file + 1 MiB), loaded (all zeros) when the caller allows it
   const bomb = paramsFile([rowSparse(4096, 1024, [], [])]);
