@@ -20,6 +20,7 @@
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import * as mx from 'mxnet-wasm';
+import { lenetOf } from '../web-demo/digits.mjs';
 
 const { nd, gluon, autograd } = mx;
 const { nn } = gluon;
@@ -142,17 +143,7 @@ if (phases.includes('hybridized')) {
 
 // ---- 1,000 training steps --------------------------------------------------------------------------------
 if (phases.includes('training')) {
-  const net = new nn.HybridSequential();
-  net.add(
-    new nn.Conv2D({ channels: 6, kernelSize: 5, activation: 'relu' }),
-    new nn.MaxPool2D({ poolSize: 2, strides: 2 }),
-    new nn.Conv2D({ channels: 16, kernelSize: 3, activation: 'relu' }),
-    new nn.MaxPool2D({ poolSize: 2, strides: 2 }),
-    new nn.Flatten(),
-    new nn.Dense(120, { activation: 'relu' }),
-    new nn.Dense(84, { activation: 'relu' }),
-    new nn.Dense(10),
-  );
+  const net = lenetOf(mx); // the crash course's LeNet, as the web demo trains it
   mx.random.seed(1);
   net.initialize(new mx.init.Xavier());
   net.hybridize();
