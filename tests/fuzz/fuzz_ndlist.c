@@ -1,5 +1,6 @@
 /* fuzz_ndlist: MXNet's NDArray-list (.params) reader, through the public C entry points the JS
- * side uses (js/io.mjs: mxw_ndlist_load, _size, _has_names, _name, _take, _free).
+ * side uses (js/io.mjs: mxw_ndlist_load_ex with the default cap = mxw_ndlist_load, _size,
+ * _has_names, _name, _take, _free), then once more with a tight cap (maxBytes).
  *
  * Invariants beyond "no crash, no leak, within the memory budget":
  *   - every array taken out has a known dtype, a rank 0..MXW_MAX_NDIM, non-negative dims, and
@@ -87,6 +88,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   } else if (fuzz_verbose()) {
     fprintf(stderr, "not loaded: %s\n", mxw_get_last_error());
   }
+  /* a tight cap (nd.load's maxBytes option): the refusal paths must be as clean */
+  mxw_ndlist *capped = NULL;
+  if (mxw_ndlist_load_ex(data, size, (double)(size / 2 + 1), &capped) == 0) mxw_ndlist_free(capped);
   fuzz_budget_end(size, "mxw_ndlist_load");
   return 0;
 }

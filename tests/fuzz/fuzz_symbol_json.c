@@ -2,8 +2,9 @@
  * backward_source_id, 0.9-1.0 "attr", 1.x "attrs"; 2- and 3-element entries; the legacy
  * upgrades), through mxw_sym_fromjson, the entry point sym.fromJSON / sym.load /
  * SymbolBlock.imports use; then what the JS side does with a loaded symbol: its listing
- * (mxw_sym_info), internals, shape/dtype inference (from the variables' __shape__/__dtype__
- * hints, and once more with a "data" input of (1, 3, 32, 32)), and writing it back.
+ * (mxw_sym_info), internals, the executor's graph index (mxw_exec_create), shape/dtype
+ * inference (from the variables' __shape__/__dtype__ hints, and once more with a "data" input of
+ * (1, 3, 32, 32)), and writing it back.
  *
  * Invariants beyond "no crash, no leak, no hang, within the memory budget":
  *   - a symbol that loads can be listed and written (mxw_sym_info, mxw_sym_tojson succeed);
@@ -39,6 +40,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       (void)mxw_sym_info(in);
       mxw_sym_free(in);
     }
+    mxw_executor *ex = NULL; /* what SymbolBlock's first forward builds: the indexed graph */
+    if (mxw_exec_create(s, &ex) == 0) mxw_exec_free(ex);
     const char *r = mxw_sym_infer(s, "{}");
     if (fuzz_verbose()) fprintf(stderr, "inference from the variables' hints: %s\n", r ? r : mxw_get_last_error());
     r = mxw_sym_infer(s, "{\"shapes\": {\"data\": [1, 3, 32, 32]}}");
