@@ -513,9 +513,11 @@ static void put_attrs(jw *w, const mxw_attrs *a, int depth) {
   for (int i = 0; i < n; i++) {
     if (i) puts_(w, ", ");
     if (n > 1) newline(w, depth + 1);
-    puts_(w, "\"");
-    puts_(w, kv[i].k); /* dmlc writes object keys unescaped */
-    puts_(w, "\": ");
+    /* dmlc writes keys raw; its reader unescapes them (ReadString), so a key with a quote, a
+     * backslash or a newline is written escaped here: the same text for every ordinary key,
+     * and a file that MXNet and this reader load back to the same key for the others */
+    put_str(w, kv[i].k);
+    puts_(w, ": ");
     put_str(w, kv[i].v);
   }
   if (n > 1) newline(w, depth);
