@@ -4,8 +4,9 @@
  * are applied by version (hidden keys, 0.8 BatchNorm aux inputs, __init__ defaults, argmax
  * axis). Unknown operators are collected first and reported together.
  * Writer: dmlc::JSONWriter's exact text (indentation, ", " separators with their trailing space,
- * single-line rules, sorted node attributes). cJSON cannot print this layout, so the writer is
- * a small emitter of its own. */
+ * single-line rules, sorted node attributes; only attribute keys that need escaping differ, as
+ * dmlc writes keys raw). cJSON cannot print this layout, so the writer is a small emitter of its
+ * own. */
 #include <stdio.h>
 #include <stdlib.h>
 
