@@ -771,6 +771,8 @@ static const mxw_attr_spec k_concat_attrs[] = {
 static int validate_num_args(void *param) {
   int64_t n = *(const int64_t *)param; /* num_args is the first field of Concat's and stack's params */
   MXW_CHECK(n >= 1, "num_args must be >= 1, got %lld", (long long)n);
+  /* MXNet's num_args is a C int: a larger value is not a count it can hold (nor we: inputs are counted in int) */
+  MXW_CHECK(n <= INT32_MAX, "num_args %lld is out of range (at most %d)", (long long)n, INT32_MAX);
   return 0;
 }
 static int num_inputs_concat(const void *param) { return (int)((const ConcatParam *)param)->num_args; }
@@ -989,6 +991,7 @@ static const mxw_attr_spec k_slice_channel_attrs[] = {
 static int validate_SliceChannel(void *param) {
   const SliceChannelParam *p = (const SliceChannelParam *)param;
   MXW_CHECK(p->num_outputs >= 1, "num_outputs must be >= 1, got %lld", (long long)p->num_outputs);
+  MXW_CHECK(p->num_outputs <= INT32_MAX, "num_outputs %lld is out of range (at most %d)", (long long)p->num_outputs, INT32_MAX);
   return 0;
 }
 static int num_outputs_slice_channel(const void *param) { return (int)((const SliceChannelParam *)param)->num_outputs; }
