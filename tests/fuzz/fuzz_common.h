@@ -89,16 +89,6 @@ static inline void fuzz_budget_end(size_t input_len, const char *what) {
   }
 }
 
-/* A string that JSON must escape ('"', '\\', control characters). MXNet's writer (dmlc's
- * JSONWriter) writes attribute keys unescaped, and so does json.c to match it byte for byte, so
- * a symbol with such a key writes a text that does not load again: the round-trip checks skip
- * those (tests/fuzz/README.md, findings). */
-static inline int fuzz_needs_escape(const char *s) {
-  for (; *s; s++)
-    if (*s == '"' || *s == '\\' || (unsigned char)*s < 0x20) return 1;
-  return 0;
-}
-
 /* The input as a NUL-terminated string (text parsers stop at the first NUL, as the JS side's
  * stringToUTF8 of a JS string would never contain one anyway). Caller frees. */
 static inline char *fuzz_cstr(const uint8_t *data, size_t size) {
