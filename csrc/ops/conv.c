@@ -217,8 +217,9 @@ static void im2col(const window *w, size_t esize, const void *img, int64_t chans
               zero_row(d, gw, esize);
             } else {
               zero_row(d, lo, esize);
-              row_gather(d + (size_t)lo * esize, chan + (size_t)(src_off + lo * w->s[2] + off) * esize, hi - lo,
-                         w->s[2], esize);
+              if (hi > lo) /* else the source offset may lie before the channel: no pointer made there */
+                row_gather(d + (size_t)lo * esize, chan + (size_t)(src_off + lo * w->s[2] + off) * esize, hi - lo,
+                           w->s[2], esize);
               zero_row(d + (size_t)hi * esize, gw - hi, esize);
             }
           });
@@ -256,7 +257,7 @@ static void col2im(const window *w, size_t esize, const void *col, int64_t chans
             continue;
           }
           FOR_TAP_ROWS(w, row0, nrows, tz, ty, r, dst_off, {
-            if (dst_off >= 0)
+            if (dst_off >= 0 && hi > lo)
               row_add(chan + (size_t)(dst_off + lo * w->s[2] + off) * esize, src + (size_t)(r * gw + lo) * esize,
                       hi - lo, w->s[2], esize);
           });
@@ -777,7 +778,7 @@ static int deconv_run(const window *w, int dtype, const void *data, const void *
               valid_range(off, w->s[2], w->img[2], gw, &lo, &hi);
               for (int64_t r = 0; r < total_rows; r++) {
                 char *dst = (char *)image_row(w, y, 0, r, tz, ty, esize);
-                if (dst)
+                if (dst && hi > lo)
                   row_scatter_add(dst + (size_t)(lo * w->s[2] + off) * esize, x + (size_t)(r * gw + lo) * esize,
                                   hi - lo, w->s[2], wt, esize);
               }
