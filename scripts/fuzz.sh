@@ -9,11 +9,11 @@
 #
 # Seeds: the committed corpus (tests/fuzz/corpus/<target>), the crashers fixed so far
 # (tests/fuzz/regressions/<target>), files generated from the tests' fixture writer
-# (make_seeds -> build/fuzz/seeds) and the real MXNet files of $MXW_MODELS (default
+# (make_seeds -> build/fuzz/seeds.<pid>) and the real MXNet files of $MXW_MODELS (default
 # ../shared/models; skipped with a note when absent). What libFuzzer finds new is kept in
 # build/fuzz/corpus/<target> for the next run. A finding (crash, sanitizer report, leak, hang
 # over 10 s, an allocation of 64 MB or more, or more than 64 MB held at once for one input) is
-# written to build/fuzz/findings/<target>/ and makes the script exit 1 after all targets ran.
+# written to build/fuzz/findings/<target>/<pid>-... and makes the script exit 1 after all targets ran.
 # MXW_FUZZ_KEEP_GOING=1 keeps fuzzing after a finding (libFuzzer's fork mode) to collect more.
 # Installs nothing; idempotent (incremental build, the corpus grows).
 set -euo pipefail
@@ -54,7 +54,7 @@ if ! runtime_ok; then
   exit 2
 fi
 
-# ---- build (build/fuzz, its own configuration; runs take turns on the lock) ----------------------------
+# ---- build (build/fuzz, its own configuration; builds take turns on the lock, runs may overlap) --------
 mkdir -p build
 exec 8>build/.fuzz-lock
 flock 8
@@ -69,15 +69,17 @@ cmake --build build/fuzz --target mxw_fuzz -j2 >build/fuzz/build.log 2>&1 || {
   exit 1
 }
 
-# ---- seeds ---------------------------------------------------------------------------------------------
-rm -rf build/fuzz/seeds build/fuzz/real
-build/fuzz/make_seeds build/fuzz/seeds >/dev/null
+# ---- seeds (this run's own folders, removed at exit) ------------------------------------------------
+seeds=build/fuzz/seeds.$$ real=build/fuzz/real.$$
+trap 'rm -rf "$seeds" "$real"' EXIT
+build/fuzz/make_seeds "$seeds" >/dev/null
+flock -u 8
 if [ -n "${MXW_MODELS:-}" ]; then models=$(realpath -m -- "$MXW_MODELS"); else models=$(realpath -m -- ../shared/models); fi
-mkdir -p build/fuzz/real/ndlist build/fuzz/real/symbol_json build/fuzz/real/attrs
+mkdir -p "$real/ndlist" "$real/symbol_json"
 if [ -d "$models" ]; then
-  find "$models" -type f \( -name '*.params' -o -name '*.v0' \) -exec ln -sf {} build/fuzz/real/ndlist/ \;
+  find "$models" -type f \( -name '*.params' -o -name '*.v0' \) -exec ln -sf {} "$real/ndlist/" \;
   # symbol files: every .json but the small shape/sample files beside the checkpoints
-  find "$models" -type f -name '*.json' ! -name '*-shapes.json' ! -name '0*.json' -exec ln -sf {} build/fuzz/real/symbol_json/ \;
+  find "$models" -type f -name '*.json' ! -name '*-shapes.json' ! -name '0*.json' -exec ln -sf {} "$real/symbol_json/" \;
   real_note="real MXNet files from $models"
 else
   real_note="real MXNet files not found at $models (MXW_MODELS=${MXW_MODELS:-unset, default ../shared/models}): not used as seeds"
@@ -92,21 +94,22 @@ echo "fuzz: ${#targets[@]} target(s), ${secs} s each; seeds: committed corpus, f
 for t in "${targets[@]}"; do
   corpus=build/fuzz/corpus/$t found=build/fuzz/findings/$t log=build/fuzz/logs/$t.log
   mkdir -p "$corpus" "$found" build/fuzz/logs
-  before=$(find "$found" -type f | wc -l)
+  # this run's findings are named <pid>-<kind>-<hash> (runs may overlap)
   args=(-max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=64 -max_len="${max_len[$t]}"
-    -print_final_stats=1 -artifact_prefix="$found/" -dict=tests/fuzz/dict/$t.dict)
+    -print_final_stats=1 -artifact_prefix="$found/$$-" -dict=tests/fuzz/dict/$t.dict)
   if [ -n "${MXW_FUZZ_KEEP_GOING:-}" ]; then
     args+=(-fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1)
   fi
   dirs=("$corpus")
-  for d in tests/fuzz/corpus/$t tests/fuzz/regressions/$t build/fuzz/seeds/$t build/fuzz/real/$t; do
+  for d in tests/fuzz/corpus/$t tests/fuzz/regressions/$t "$seeds/$t" "$real/$t"; do
     if [ -d "$d" ]; then dirs+=("$d"); fi
   done
   rc=0
-  build/fuzz/fuzz_$t "${args[@]}" "${dirs[@]}" >"$log" 2>&1 || rc=$?
+  build/fuzz/fuzz_$t "${args[@]}" "${dirs[@]}" >"$log.$$" 2>&1 || rc=$?
+  mv -f "$log.$$" "$log"
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   [ -n "$execs" ] || execs=$(grep -o '^#[0-9]*' "$log" | tail -1 | tr -d '#')
-  new=$(( $(find "$found" -type f | wc -l) - before ))
+  new=$(find "$found" -type f -name "$$-*" | wc -l)
   if [ $rc -ne 0 ] || [ $new -gt 0 ]; then
     findings=$((findings + 1))
     echo "fuzz: $t: FINDING after ${execs:-?} executions (exit $rc) -- log: $log"
