@@ -3,9 +3,17 @@
 
 #include "mxw_core.h"
 
+/* Saturates at INT64_MAX (INT64_MIN) instead of overflowing, so that dims taken from hostile
+ * attributes or files give a size every later check refuses (fuzz_attrs: Reshape shape=(2, 2^63 - 1)). */
 int64_t mxw_shape_size(const mxw_shape *s) {
+  for (int i = 0; i < s->ndim; i++)
+    if (s->dims[i] == 0) return 0;
   int64_t n = 1;
-  for (int i = 0; i < s->ndim; i++) n *= s->dims[i];
+  for (int i = 0; i < s->ndim; i++) {
+    int64_t r;
+    if (__builtin_mul_overflow(n, s->dims[i], &r)) return (n < 0) != (s->dims[i] < 0) ? INT64_MIN : INT64_MAX;
+    n = r;
+  }
   return n;
 }
 
