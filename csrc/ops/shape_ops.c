@@ -1479,6 +1479,15 @@ static int validate_tile(void *param) {
   for (int i = 0; i < p->reps.ndim; i++) MXW_CHECK(p->reps.v[i] >= 0, "reps=%s: repetitions must be >= 0", TUPLE_STR(&p->reps, t));
   return 0;
 }
+/* a * b (both >= 0) as an output dimension, refused past 2^31 - 1 instead of overflowing int64
+ * (fuzz_attrs: tile, repeat, depth_to_space with attribute values near 2^62). */
+static int dim_mul(int64_t a, int64_t b, int64_t *out) {
+  double v = (double)a * (double)b;
+  MXW_CHECK(v <= 2147483647.0, "an output dimension would be %lld x %lld = %.0f, more than 2^31 - 1, the largest this "
+            "runtime supports", (long long)a, (long long)b, v);
+  *out = a * b;
+  return 0;
+}
 /* Input dims and reps, both left-padded with 1s to the output rank. */
 static int tile_dims(const TileParam *p, const mxw_shape *x, int *nd, int64_t *dims, int64_t *reps) {
   int n = x->ndim > p->reps.ndim ? x->ndim : p->reps.ndim;
@@ -1497,7 +1506,7 @@ static int infer_tile(const void *param, int nin, mxw_shape *in, int nout, mxw_s
   int64_t dims[MXW_MAX_NDIM], reps[MXW_MAX_NDIM];
   MXW_TRY(tile_dims((const TileParam *)param, &in[0], &nd, dims, reps));
   mxw_shape o = unknown_shape(nd);
-  for (int i = 0; i < nd; i++) o.dims[i] = dims[i] * reps[i];
+  for (int i = 0; i < nd; i++) MXW_TRY(dim_mul(dims[i], reps[i], &o.dims[i]));
   return mxw_shape_assign(&out[0], &o, "output");
 }
 /* The copy from an input of shape x into the tiled output of shape o. */
@@ -1588,10 +1597,10 @@ static int infer_repeat(const void *param, int nin, mxw_shape *in, int nout, mxw
     o.dims[0] = 0;
   } else if (axis < 0) {
     o = unknown_shape(1);
-    o.dims[0] = mxw_shape_size(&in[0]) * p->repeats;
+    MXW_TRY(dim_mul(mxw_shape_size(&in[0]), p->repeats, &o.dims[0]));
   } else {
     o = in[0];
-    o.dims[axis] *= p->repeats;
+    MXW_TRY(dim_mul(o.dims[axis], p->repeats, &o.dims[axis]));
   }
   return mxw_shape_assign(&out[0], &o, "output");
 }
@@ -1716,9 +1725,11 @@ static int infer_depth_to_space(const void *param, int nin, mxw_shape *in, int n
   MXW_TRY(check_nchw(x));
   int64_t b = ((const BlockParam *)param)->block_size;
   shape_buf xs;
-  MXW_CHECK(x->dims[1] % (b * b) == 0, "channels of input %s are not a multiple of block_size^2 = %lld",
-            SHAPE_STR(x, xs), (long long)(b * b));
-  int64_t o[4] = {x->dims[0], x->dims[1] / (b * b), x->dims[2] * b, x->dims[3] * b};
+  MXW_CHECK((double)b * (double)b <= (double)x->dims[1] && x->dims[1] % (b * b) == 0,
+            "channels of input %s are not a multiple of block_size^2 = %.0f", SHAPE_STR(x, xs), (double)b * (double)b);
+  int64_t o[4] = {x->dims[0], x->dims[1] / (b * b), 0, 0};
+  MXW_TRY(dim_mul(x->dims[2], b, &o[2]));
+  MXW_TRY(dim_mul(x->dims[3], b, &o[3]));
   mxw_shape os = mxw_shape_make(4, o);
   return mxw_shape_assign(&out[0], &os, "output");
 }
@@ -1760,7 +1771,9 @@ static int infer_space_to_depth(const void *param, int nin, mxw_shape *in, int n
   shape_buf xs;
   MXW_CHECK(x->dims[2] % b == 0 && x->dims[3] % b == 0, "height and width of input %s are not multiples of block_size=%lld",
             SHAPE_STR(x, xs), (long long)b);
-  int64_t o[4] = {x->dims[0], x->dims[1] * b * b, x->dims[2] / b, x->dims[3] / b};
+  int64_t o[4] = {x->dims[0], 0, x->dims[2] / b, x->dims[3] / b};
+  MXW_TRY(dim_mul(x->dims[1], b, &o[1]));
+  MXW_TRY(dim_mul(o[1], b, &o[1]));
   mxw_shape os = mxw_shape_make(4, o);
   return mxw_shape_assign(&out[0], &os, "output");
 }
