@@ -751,7 +751,10 @@ static int deconv_run(const window *w, int dtype, const void *data, const void *
   const size_t esize = (size_t)mxw_dtype_size(dtype);
   const int64_t Cg = C / G, Fg = F / G, taps = prod3(w->k), img = prod3(w->img), grid = prod3(w->grid);
   const int64_t rows = Fg * taps;
-  if (dtype == MXW_FLOAT32 && Cg == 1 && Fg == 1 && is_planar(w) && taps <= DW_MAX_TAPS && N > 0)
+  /* the depthwise path's padded rows are about max(width, stride) long: not for a stride far past
+   * the image (fuzz_attrs: stride 4e14 on a 3-wide output asked for 211 TB of scratch) */
+  if (dtype == MXW_FLOAT32 && Cg == 1 && Fg == 1 && is_planar(w) && taps <= DW_MAX_TAPS && N > 0 &&
+      w->s[2] <= w->img[2] + 2 * w->p[2] + 1)
     return depthwise_deconv_f32(w, (const float *)data, (const float *)weight, (const float *)bias, (float *)out, N, C);
   fill_channels(out, dtype, N, F, img, bias); /* col2im accumulates onto it */
   if (N == 0 || grid == 0) return 0;
