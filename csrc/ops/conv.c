@@ -716,7 +716,10 @@ static int conv_run(const window *w, int dtype, const void *data, const void *we
   const int64_t Cg = C / G, Fg = F / G, taps = prod3(w->k), img = prod3(w->img), grid = prod3(w->grid);
   const int64_t rows = Cg * taps; /* depth of the product */
   if (N == 0 || grid == 0) return 0;
-  if (dtype == MXW_FLOAT32 && G == C && F == C && is_planar(w) && taps <= DW_MAX_TAPS)
+  /* the depthwise path's padded rows are about max(width, stride) long: not for a stride far past
+   * the image (fuzz_attrs: a stride of 1.4e14 asked for 166 PB of scratch) */
+  if (dtype == MXW_FLOAT32 && G == C && F == C && is_planar(w) && taps <= DW_MAX_TAPS &&
+      w->s[2] <= w->img[2] + 2 * w->p[2] + 1)
     return depthwise_f32(w, (const float *)data, (const float *)weight, (const float *)bias, (float *)out, N, C);
   if (dtype == MXW_FLOAT32 && Fg <= (is_pointwise(w) ? DIRECT_FB : DIRECT_MAX_FG) && w->grid[2] >= 4)
     return direct_f32(w, (const float *)data, (const float *)weight, (const float *)bias, (float *)out, N, C, F, G);
@@ -1540,9 +1543,12 @@ static const char *const k_upsampling_inputs[] = {"data", "weight", NULL};
 
 static int validate_upsampling(void *param) {
   const UpSamplingParam *p = (const UpSamplingParam *)param;
-  MXW_CHECK(p->scale >= 1, "scale must be >= 1, got %lld", (long long)p->scale);
-  MXW_CHECK(p->num_args >= 1, "num_args must be >= 1, got %lld", (long long)p->num_args);
-  MXW_CHECK(p->num_filter >= 0, "num_filter must be >= 0, got %lld", (long long)p->num_filter);
+  /* MXNet's fields are int: above INT32_MAX, num_args once wrapped to a negative input count (fuzz_attrs) */
+  MXW_CHECK(p->scale >= 1 && p->scale <= INT32_MAX, "scale must be in [1, 2^31 - 1], got %lld", (long long)p->scale);
+  MXW_CHECK(p->num_args >= 1 && p->num_args <= INT32_MAX, "num_args must be in [1, 2^31 - 1], got %lld",
+            (long long)p->num_args);
+  MXW_CHECK(p->num_filter >= 0 && p->num_filter <= INT32_MAX, "num_filter must be in [0, 2^31 - 1], got %lld",
+            (long long)p->num_filter);
   return 0;
 }
 static int num_inputs_upsampling(const void *param) {
