@@ -859,8 +859,10 @@ static int fill_tuple(mxw_tuple *t, const char *name, int nsp, int64_t def, int6
   }
   MXW_CHECK(t->ndim == nsp, "%s %s must have as many dimensions as kernel %s", name, tuple_str(t, a, sizeof a),
             tuple_str(kernel, b, sizeof b));
+  /* at most 2^31 - 1, as every dim here (fuzz_attrs: a pad of 2^63 - 1 overflowed in shape inference) */
   for (int i = 0; i < nsp; i++)
-    MXW_CHECK(t->v[i] >= min, "%s %s: every entry must be >= %lld", name, tuple_str(t, a, sizeof a), (long long)min);
+    MXW_CHECK(t->v[i] >= min && t->v[i] <= INT32_MAX, "%s %s: every entry must be in [%lld, 2^31 - 1]", name,
+              tuple_str(t, a, sizeof a), (long long)min);
   return 0;
 }
 
@@ -869,7 +871,8 @@ static int validate_common(ConvParam *p, int deconv) {
   const int nsp = p->kernel.ndim;
   MXW_CHECK(nsp >= 1 && nsp <= 3, "kernel %s must have 1, 2 or 3 dimensions", tuple_str(&p->kernel, a, sizeof a));
   for (int i = 0; i < nsp; i++)
-    MXW_CHECK(p->kernel.v[i] >= 1, "kernel %s: every entry must be >= 1", tuple_str(&p->kernel, a, sizeof a));
+    MXW_CHECK(p->kernel.v[i] >= 1 && p->kernel.v[i] <= INT32_MAX, "kernel %s: every entry must be in [1, 2^31 - 1]",
+              tuple_str(&p->kernel, a, sizeof a));
   p->nsp = nsp;
   MXW_TRY(fill_tuple(&p->stride, "stride", nsp, 1, 1, &p->kernel));
   MXW_TRY(fill_tuple(&p->dilate, "dilate", nsp, 1, 1, &p->kernel));
@@ -881,8 +884,10 @@ static int validate_common(ConvParam *p, int deconv) {
                 tuple_str(&p->adj, a, sizeof a), tuple_str(&p->stride, b, sizeof b));
     if (p->target_shape.ndim > 0) MXW_TRY(fill_tuple(&p->target_shape, "target_shape", nsp, 0, 0, &p->kernel));
   }
-  MXW_CHECK(p->num_filter >= 1, "num_filter must be >= 1, got %lld", (long long)p->num_filter);
-  MXW_CHECK(p->num_group >= 1, "num_group must be >= 1, got %lld", (long long)p->num_group);
+  MXW_CHECK(p->num_filter >= 1 && p->num_filter <= INT32_MAX, "num_filter must be in [1, 2^31 - 1], got %lld",
+            (long long)p->num_filter);
+  MXW_CHECK(p->num_group >= 1 && p->num_group <= INT32_MAX, "num_group must be in [1, 2^31 - 1], got %lld",
+            (long long)p->num_group);
   MXW_CHECK(p->num_filter % p->num_group == 0, "num_filter %lld is not divisible by num_group %lld",
             (long long)p->num_filter, (long long)p->num_group);
   p->chan_last = 0;
