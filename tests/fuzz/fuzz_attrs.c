@@ -18,6 +18,7 @@
  */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdarg.h>
 
 #include "fuzz_common.h"
 
@@ -208,7 +209,8 @@ static mxw_ndarray *make_input(const mxw_shape *s, int dtype) {
 
 /* Runs the op eagerly on inputs shaped as the graph inference said; outputs must match it. */
 static void run_eager(int op, const char *opname, const mxw_params *p, const cJSON *inputs, const cJSON *res) {
-  const cJSON *args = cJSON_GetObjectItemCaseSensitive(res, "args"), *aux = cJSON_GetObjectItemCaseSensitive(res, "aux");
+  const cJSON *args = cJSON_GetObjectItemCaseSensitive(res, "args");
+  const cJSON *aux = cJSON_GetObjectItemCaseSensitive(res, "aux");
   const cJSON *outs = cJSON_GetObjectItemCaseSensitive(res, "outputs");
   int nin = cJSON_GetArraySize(inputs);
   if (nin != mxw_params_num_inputs(p) || nin > 16) return;
@@ -231,12 +233,14 @@ static void run_eager(int op, const char *opname, const mxw_params *p, const cJS
     }
   }
   int rc = ok ? mxw_op_invoke(op, p, nin, in, &nout, out) : -1;
-  if (fuzz_verbose()) fprintf(stderr, "%s: eager run %s\n", opname, !ok ? "skipped" : rc == 0 ? "ok" : mxw_get_last_error());
+  if (fuzz_verbose())
+    fprintf(stderr, "%s: eager run %s\n", opname, !ok ? "skipped" : rc == 0 ? "ok" : mxw_get_last_error());
   if (rc == 0) {
     int nvis = cJSON_GetArraySize(outs);
     for (int k = 0; k < nout && k < nvis; k++) {
       mxw_shape want;
-      FUZZ_CHECK(shape_of(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(outs, k), "shape"), &want) == 0, "output %d", k);
+      const cJSON *os = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(outs, k), "shape");
+      FUZZ_CHECK(shape_of(os, &want) == 0, "output %d", k);
       int32_t info[2 + MXW_MAX_NDIM];
       mxw_ndarray_info(out[k], info);
       int same = info[1] == want.ndim;
@@ -254,12 +258,32 @@ static void run_eager(int op, const char *opname, const mxw_params *p, const cJS
   for (int i = 0; i < nin; i++) mxw_ndarray_free(in[i]);
 }
 
-static void registry(int mode, int which, const uint8_t *sb, char *text) { /* sb: 7 header bytes */
-  int op = -1;
-  for (int tries = 0; op < 0 && tries < NUM_OPS; tries++) op = mxw_op_find(k_ops[(which + tries) % NUM_OPS]);
-  if (op < 0) return;
-  const mxw_op_def *def = mxw_op_get(op);
-  const char *keys[MAX_KV], *vals[MAX_KV];
+/* A bounded text builder for inference requests. */
+typedef struct text {
+  char s[512];
+  size_t n;
+} text;
+static void tput(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void tput(text *t, const char *fmt, ...) {
+  if (t->n >= sizeof t->s) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int k = vsnprintf(t->s + t->n, sizeof t->s - t->n, fmt, ap);
+  va_end(ap);
+  t->n += k > 0 ? (size_t)k : 0;
+}
+
+/* The header's input shape (rank 1-4, dims 1-6) and dtype. */
+static const int k_dtypes[8] = {MXW_FLOAT32, MXW_FLOAT32, MXW_FLOAT32, MXW_FLOAT32,
+                                MXW_FLOAT64, MXW_FLOAT16, MXW_INT32,   MXW_UINT8};
+static void put_shape(text *t, const uint8_t *sb) {
+  tput(t, "[");
+  for (int d = 0; d < 1 + sb[0] % 4; d++) tput(t, "%s%d", d ? ", " : "", 1 + sb[1 + d] % 6);
+  tput(t, "]");
+}
+
+/* "key=value" lines (or a first byte picking one of the op's attribute names, then the value). */
+static int parse_lines(const mxw_op_def *def, char *text, const char **keys, const char **vals) {
   int n = 0;
   for (char *line = text; line && n < MAX_KV;) {
     char *nl = strchr(line, '\n');
@@ -275,6 +299,62 @@ static void registry(int mode, int which, const uint8_t *sb, char *text) { /* sb
     }
     line = nl ? nl + 1 : NULL;
   }
+  return n;
+}
+
+/* Inference with the header's shape and dtype for the first input; when that leaves unknowns,
+ * once more with every input's shape and dtype as inferred, the header's where still unknown.
+ * The result (owned by the library) or NULL. */
+static const char *infer_small(const mxw_symbol *s, const cJSON *inputs, const uint8_t *sb, const char *opname) {
+  const char *in0 = cJSON_GetArrayItem(inputs, 0)->valuestring;
+  const int dt = k_dtypes[(sb[5] >> 1) % 8];
+  text req = {.n = 0};
+  tput(&req, "{\"shapes\": {\"%s\": ", in0);
+  put_shape(&req, sb);
+  tput(&req, "}, \"dtypes\": {\"%s\": %d}}", in0, dt);
+  const char *r = req.n < sizeof req.s ? mxw_sym_infer(s, req.s) : NULL;
+  cJSON *first = r && !strstr(r, "\"complete\":true,\"types_complete\":true") ? cJSON_Parse(r) : NULL;
+  if (first) {
+    req.n = 0;
+    for (int pass = 0; pass < 2; pass++) {
+      tput(&req, pass ? "}, \"dtypes\": {" : "{\"shapes\": {");
+      int any = 0;
+      for (int list = 0; list < 2; list++) {
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(first, list ? "aux" : "args");
+        for (const cJSON *it = l ? l->child : NULL; it; it = it->next) {
+          const char *nm = cJSON_GetObjectItemCaseSensitive(it, "name")->valuestring;
+          tput(&req, "%s\"%s\": ", any++ ? ", " : "", nm);
+          const cJSON *shape = cJSON_GetObjectItemCaseSensitive(it, "shape");
+          const int known_dt = cJSON_GetObjectItemCaseSensitive(it, "dtype")->valueint;
+          if (pass) {
+            tput(&req, "%d", known_dt >= 0 ? known_dt : dt);
+          } else if (cJSON_IsNull(shape)) {
+            put_shape(&req, sb);
+          } else { /* the inferred shape, its unknown dims (printed as 0) from the header's */
+            tput(&req, "[");
+            int d = 0;
+            for (const cJSON *x = shape->child; x; x = x->next, d++)
+              tput(&req, "%s%.0f", d ? ", " : "", x->valuedouble > 0 ? x->valuedouble : 1 + sb[1 + d % 4] % 6);
+            tput(&req, "]");
+          }
+        }
+      }
+    }
+    tput(&req, "}}");
+    cJSON_Delete(first);
+    r = req.n < sizeof req.s ? mxw_sym_infer(s, req.s) : NULL;
+  }
+  if (fuzz_verbose()) fprintf(stderr, "%s: infer %s -> %s\n", opname, req.s, r ? r : mxw_get_last_error());
+  return r;
+}
+
+static void registry(int mode, int which, const uint8_t *sb, char *text) { /* sb: 7 header bytes */
+  int op = -1;
+  for (int tries = 0; op < 0 && tries < NUM_OPS; tries++) op = mxw_op_find(k_ops[(which + tries) % NUM_OPS]);
+  if (op < 0) return;
+  const mxw_op_def *def = mxw_op_get(op);
+  const char *keys[MAX_KV], *vals[MAX_KV];
+  int n = parse_lines(def, text, keys, vals);
   mxw_params *p = NULL;
   if (mxw_params_create(op, n, keys, vals, &p) != 0) {
     if (fuzz_verbose()) fprintf(stderr, "%s: attributes rejected: %s\n", def->name, mxw_get_last_error());
@@ -282,8 +362,8 @@ static void registry(int mode, int which, const uint8_t *sb, char *text) { /* sb
     return;
   }
   int nin = mxw_params_num_inputs(p), nout = mxw_params_num_outputs(p), nvis = mxw_params_num_visible_outputs(p);
-  FUZZ_CHECK(nin >= 0 && nout >= 1 && nvis >= 1 && nvis <= nout, "%s: %d inputs, %d outputs, %d visible", def->name, nin,
-             nout, nvis);
+  FUZZ_CHECK(nin >= 0 && nout >= 1 && nvis >= 1 && nvis <= nout, "%s: %d inputs, %d outputs, %d visible",
+             def->name, nin, nout, nvis);
   /* one variable per input ("in0", "in1", ...; variadic ops need them given) */
   mxw_symbol *vars[64] = {0}, *s = NULL;
   int nvars = 0, composed = -1;
@@ -306,57 +386,18 @@ static void registry(int mode, int which, const uint8_t *sb, char *text) { /* sb
     mxw_buffer_free(j);
     cJSON *info = cJSON_Parse(mxw_sym_info(s));
     const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(info, "inputs");
-    if (cJSON_GetArraySize(inputs) > 0) {
-      int rank = 1 + sb[0] % 4;
-      char req[512];
-      int used = snprintf(req, sizeof req, "{\"shapes\": {\"%s\": [", cJSON_GetArrayItem(inputs, 0)->valuestring);
-      for (int d = 0; d < rank && used < 200; d++) used += snprintf(req + used, sizeof req - used, "%s%d", d ? ", " : "", 1 + sb[1 + d] % 6);
-      static const int k_dtypes[8] = {MXW_FLOAT32, MXW_FLOAT32, MXW_FLOAT32, MXW_FLOAT32,
-                                      MXW_FLOAT64, MXW_FLOAT16, MXW_INT32,   MXW_UINT8};
-      snprintf(req + used, sizeof req - used, "]}, \"dtypes\": {\"%s\": %d}}", cJSON_GetArrayItem(inputs, 0)->valuestring,
-               k_dtypes[(sb[5] >> 1) % 8]);
-      const char *r = mxw_sym_infer(s, req);
-      cJSON *first = r && !strstr(r, "\"complete\":true,\"types_complete\":true") ? cJSON_Parse(r) : NULL;
-      if (first) {
-        /* not everything follows from the first input: inputs still without a shape get its
-         * shape, inputs without a dtype its dtype */
-        used = snprintf(req, sizeof req, "{\"shapes\": {");
-        int any = 0;
-        for (int pass = 0; pass < 2; pass++) {
-          if (pass) used += snprintf(req + used, sizeof req - used, "}, \"dtypes\": {");
-          any = 0;
-          for (int list = 0; list < 2; list++) {
-            const cJSON *l = cJSON_GetObjectItemCaseSensitive(first, list ? "aux" : "args");
-            for (const cJSON *it = l ? l->child : NULL; it && used < 400; it = it->next) {
-              const char *nm = cJSON_GetObjectItemCaseSensitive(it, "name")->valuestring;
-              if (!pass && cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(it, "shape"))) {
-                used += snprintf(req + used, sizeof req - used, "%s\"%s\": [", any++ ? ", " : "", nm);
-                for (int d = 0; d < rank; d++) used += snprintf(req + used, sizeof req - used, "%s%d", d ? ", " : "", 1 + sb[1 + d] % 6);
-                used += snprintf(req + used, sizeof req - used, "]");
-              } else if (pass && cJSON_GetObjectItemCaseSensitive(it, "dtype")->valueint < 0) {
-                used += snprintf(req + used, sizeof req - used, "%s\"%s\": %d", any++ ? ", " : "", nm, k_dtypes[(sb[5] >> 1) % 8]);
-              }
-            }
-          }
-        }
-        snprintf(req + used, sizeof req - used, "}}");
-        cJSON_Delete(first);
-        r = used < 400 ? mxw_sym_infer(s, req) : NULL;
-        if (fuzz_verbose()) fprintf(stderr, "%s: infer %s -> %s\n", def->name, req, r ? r : mxw_get_last_error());
+    const char *r = cJSON_GetArraySize(inputs) > 0 ? infer_small(s, inputs, sb, def->name) : NULL;
+    if (r && mode == 3) {
+      cJSON *res = cJSON_Parse(r);
+      FUZZ_CHECK(res != NULL, "inference result is not JSON: %s", r);
+      if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res, "complete")) &&
+          cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res, "types_complete"))) {
+        g_seed = (uint32_t)sb[6] * 2654435761u;
+        int was = mxw_set_training(sb[5] & 1);
+        run_eager(op, def->name, p, inputs, res);
+        mxw_set_training(was);
       }
-      if (fuzz_verbose()) fprintf(stderr, "%s: infer %s -> %s\n", def->name, req, r ? r : mxw_get_last_error());
-      if (r && mode == 3) {
-        cJSON *res = cJSON_Parse(r);
-        FUZZ_CHECK(res != NULL, "inference result is not JSON: %s", r);
-        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res, "complete")) &&
-            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res, "types_complete"))) {
-          g_seed = (uint32_t)sb[6] * 2654435761u;
-          int was = mxw_set_training(sb[5] & 1);
-          run_eager(op, def->name, p, inputs, res);
-          mxw_set_training(was);
-        }
-        cJSON_Delete(res);
-      }
+      cJSON_Delete(res);
     }
     cJSON_Delete(info);
     mxw_sym_free(s);

@@ -68,7 +68,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_CHECK(info[2 + d] >= 0, "array %d has dimension %d = %d", i, d, info[2 + d]);
         elems *= info[2 + d];
       }
-      FUZZ_CHECK(elems == mxw_ndarray_size(a), "array %d: size %.0f for its shape's %.0f", i, mxw_ndarray_size(a), elems);
+      FUZZ_CHECK(elems == mxw_ndarray_size(a), "array %d: size %.0f for its shape's %.0f", i, mxw_ndarray_size(a),
+                 elems);
       size_t nb = (size_t)elems * (size_t)mxw_dtype_size(info[0]);
       const uint8_t *p = (const uint8_t *)mxw_ndarray_data(a);
       for (size_t k = 0; k < nb; k += 61) sum += p[k];

@@ -94,8 +94,9 @@ static void run_one(const char *path) {
   free(data);
   if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
     g_unexpected++;
-    fprintf(stderr, "NOW PASSES: %s -- the finding is fixed: move the file from tests/fuzz/regressions/pending/<target>/ "
-                    "to tests/fuzz/regressions/<target>/ (and mark it fixed in tests/fuzz/README.md)\n", path);
+    fprintf(stderr,
+            "NOW PASSES: %s -- the finding is fixed: move the file from tests/fuzz/regressions/pending/<target>/ "
+            "to tests/fuzz/regressions/<target>/ (and mark it fixed in tests/fuzz/README.md)\n", path);
   } else if (WIFEXITED(st)) {
     fprintf(stderr, "still fails, as expected until fixed (exit %d%s): %s\n", WEXITSTATUS(st),
             WEXITSTATUS(st) == 70 ? ", timeout" : "", path);
