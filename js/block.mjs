@@ -9,7 +9,7 @@ import { Parameter, ParameterDict, DeferredInitializationError, opt } from './pa
 import { bindArgs, isPlainObject } from './signature.mjs';
 import { SIGNATURES } from './signatures.mjs';
 import { CachedOp } from './cached_op.mjs';
-import { readBytes, loadBytes, saveBytes, writeFileSync } from './io.mjs';
+import { readBytes, loadBytes, loadLimit, saveBytes, writeFileSync } from './io.mjs';
 import { attrString } from './format.mjs';
 import { isTraining } from './autograd.mjs';
 
@@ -423,7 +423,7 @@ export class Block {
     const a = bindArgs(SIGNATURES['Block.loadParameters'], args);
     this._checkAlive();
     const source = a.filename;
-    const loaded = loadBytes(await readBytes(source));
+    const loaded = loadBytes(await readBytes(source), { maxBytes: loadLimit({ maxBytes: a.maxBytes }, 'loadParameters') });
     return this._loadParameterDict(loaded, a, typeof source === 'string' ? source : 'the given data');
   }
   _loadParameterDict(loaded, o, label) {
@@ -551,7 +551,7 @@ export class Block {
 ParameterDict.prototype.load = async function load(...args) {
   const o = bindArgs(SIGNATURES['ParameterDict.load'], args);
   const source = o.filename;
-  const loaded = loadBytes(await readBytes(source));
+  const loaded = loadBytes(await readBytes(source), { maxBytes: loadLimit({ maxBytes: o.maxBytes }, 'ParameterDict.load') });
   const label = typeof source === 'string' ? source : 'the given data';
   try {
     this._loadDict(loaded, { ...o, label });
@@ -576,7 +576,8 @@ ParameterDict.prototype._loadDict = function loadDict(loaded, o = {}) {
       if (!name.startsWith(restorePrefix)) throw new MXNetError(`restore_prefix is '${restorePrefix}' but Parameters name '${name}' does not start with '${restorePrefix}'`);
     }
   }
-  const arg = {};
+  // no prototype: a parameter named '__proto__' or 'constructor' is an ordinary key
+  const arg = Object.create(null);
   for (const [k, v] of Object.entries(loaded)) {
     const key = k.startsWith('arg:') || k.startsWith('aux:') ? k.slice(4) : k;
     arg[restorePrefix + key] = v;
@@ -895,12 +896,17 @@ export class SymbolBlock extends HybridBlock {
     const labels = new Set(info.labels ?? []);
     // parameter dtypes by type inference from the inputs (float32 when it cannot tell)
     const dt = {};
-    for (const n of inputNames) dt[n] = inList.find((i) => i.name === n).attr('__dtype__') !== undefined ? Number(inList.find((i) => i.name === n).attr('__dtype__')) : 0;
+    for (const i of inList) if (!(i.name in dt)) dt[i.name] = i.attr('__dtype__') !== undefined ? Number(i.attr('__dtype__')) : 0;
     let types = null;
     try { types = outSym._infer({}, dt, true).raw; } catch { types = null; }
+    // one map, built once (a lookup per parameter in the lists was quadratic)
+    const dtypeName = new Map();
+    for (const [k, v] of Object.entries(registry.dtypes)) if (!dtypeName.has(v)) dtypeName.set(v, k);
+    const inferred = new Map();
+    for (const x of types ? [...types.args, ...types.aux] : []) if (!inferred.has(x.name)) inferred.set(x.name, x.dtype);
     const typeOf = (name) => {
-      const x = types && [...types.args, ...types.aux].find((a) => a.name === name);
-      return x && x.dtype >= 0 ? Object.keys(registry.dtypes).find((k) => registry.dtypes[k] === x.dtype) : 'float32';
+      const d = inferred.get(name);
+      return d !== undefined && d >= 0 ? dtypeName.get(d) ?? 'float32' : 'float32';
     };
     for (const name of info.arguments) {
       if (inputNames.has(name) || labels.has(name)) continue;
@@ -940,7 +946,7 @@ export class SymbolBlock extends HybridBlock {
       if (paramFile !== null && paramFile !== undefined) {
         await ret.collectParams().load(paramFile, {
           allowMissing: opt(o, 'allowMissing', false), ignoreExtra: opt(o, 'ignoreExtra', false), restorePrefix: '',
-          castDtype: true, dtypeSource: 'saved',
+          castDtype: true, dtypeSource: 'saved', maxBytes: opt(o, 'maxBytes', 0),
         });
       }
     } catch (e) {

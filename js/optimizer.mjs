@@ -920,10 +920,23 @@ export class Updater {
     const states = new Map(header.states.map(([idx, d]) => [idx, build(d)]));
     for (const a of Object.values(arrays)) a.dispose();
     if (header.optimizer) this.optimizer = restoreOptimizer(header.optimizer, this.optimizer);
+    this.dispose();
     this.states = states;
     this.statesSynced = new Map([...states.keys()].map((k) => [k, false]));
   }
   set_states(bytes) { return this.setStates(bytes); }
+
+  // Frees the optimizer states' arrays (new: JS has no reference counting); the next update
+  // creates fresh ones.
+  dispose() {
+    const free = (s) => {
+      if (s instanceof NDArray) s.dispose();
+      else if (Array.isArray(s)) s.forEach(free);
+    };
+    for (const s of this.states.values()) free(s);
+    this.states = new Map();
+    this.statesSynced = new Map();
+  }
 }
 
 // Parses the states format: {header, arrays (name -> NDArray, the header entry removed)}.

@@ -81,13 +81,14 @@ const ENTRIES = [
       ['forward_bulk_size', null, 'int'], ['backward_bulk_size', null, 'int']],
   }],
   ['Block.loadParameters', [['filename', R, 'any'], ['ctx', null, 'ctx'], ['allow_missing', false, 'bool'], ['ignore_extra', false, 'bool'],
-    ['cast_dtype', false, 'bool'], ['dtype_source', 'current', 'str']]],
+    ['cast_dtype', false, 'bool'], ['dtype_source', 'current', 'str']], { kwargs: [['max_bytes', 0, 'number']] }],
   ['Block.saveParameters', [['filename', null, 'str'], ['deduplicate', false, 'bool']]],
   ['HybridBlock.export', [['path', R, 'str'], ['epoch', 0, 'int'], ['remove_amp_cast', true, 'bool']]],
   ['SymbolBlock.imports', [['symbol_file', R, 'any'], ['input_names', R, 'str|array'], ['param_file', null, 'any'], ['ctx', null, 'ctx'],
-    ['allow_missing', false, 'bool'], ['ignore_extra', false, 'bool']]],
+    ['allow_missing', false, 'bool'], ['ignore_extra', false, 'bool']], { kwargs: [['max_bytes', 0, 'number']] }],
   ['ParameterDict.load', [['filename', R, 'any'], ['ctx', null, 'ctx'], ['allow_missing', false, 'bool'], ['ignore_extra', false, 'bool'],
-    ['restore_prefix', '', 'str'], ['cast_dtype', false, 'bool'], ['dtype_source', 'current', 'str']]],
+    ['restore_prefix', '', 'str'], ['cast_dtype', false, 'bool'], ['dtype_source', 'current', 'str']],
+    { kwargs: [['max_bytes', 0, 'number']] }],
   ['ParameterDict.save', [['filename', null, 'str'], ['strip_prefix', '', 'str']]],
 
   // ---- gluon.nn (basic_layers.py, conv_layers.py, activations.py) ----

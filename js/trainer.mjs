@@ -317,4 +317,12 @@ export class Trainer {
     }
     this._optimizer.paramDict = Object.fromEntries(this._params.map((p, i) => [i, p]));
   }
+
+  // dispose(): frees the optimizer states (momenta, Adam's moments, ...) held for the
+  // parameters (new: JS has no reference counting; net.dispose() frees the parameters
+  // themselves). The Trainer stays usable: the next step creates fresh states.
+  dispose() {
+    for (const u of this._updaters) u.dispose();
+    if (this._kvUpdater) this._kvUpdater.dispose();
+  }
 }

@@ -407,6 +407,16 @@ int mxw_op_infer_shape(const mxw_params *p, int num_inputs, const int32_t *in_sh
     mxw_error_prefix("Operator %s: ", op->name);
     return -1;
   }
+  /* the caller's int32 dims: an inferred dim past 2^31 - 1 (or below -1) is refused, not narrowed */
+  for (int i = 0; i < nout; i++) {
+    for (int d = 0; d < out[i].ndim; d++) {
+      if (out[i].dims[d] < -1 || out[i].dims[d] > INT32_MAX) {
+        mxw_fail("Operator %s: output %d dim %d is %lld, outside the supported range [-1, 2^31 - 1]", op->name, i, d,
+                 (long long)out[i].dims[d]);
+        return -1;
+      }
+    }
+  }
   int32_t *w = out_shapes;
   for (int i = 0; i < nout; i++) {
     *w++ = out[i].ndim;

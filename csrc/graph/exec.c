@@ -91,79 +91,135 @@ static void var_hints(const mxw_node *n, mxw_shape *shape, int *dtype) {
 
 static int shape_changed(const mxw_shape *a, const mxw_shape *b) { return !mxw_shape_equal(a, b); }
 
-/* Runs every node's inference until nothing changes. Errors on a node whose inputs were all
- * known are real (reported with the node's name); failures with unknowns are retried. */
+/* Runs the nodes' inference to a fixpoint with a worklist: every operator node once in graph
+ * order, then again only when an entry it touches (an input or an output) changed, so each node
+ * runs a number of times bounded by its entries' changes (an entry's shape and dtype only go
+ * from unknown to known), not once per sweep of the whole graph (whole sweeps took O(n^2) on a
+ * graph whose information travels against node order). Errors on a node whose inputs were all
+ * known are real (reported with the node's name); failures with unknowns wait for a change. */
 static int graph_infer(const exec_graph *g, mxw_shape *shapes, int *types) {
   mxw_shape in_s[64], out_s[64];
   int in_t[64], out_t[64];
-  for (int pass = 0; pass < 2 * g->num_nodes + 4; pass++) {
-    int changed = 0;
-    for (int step = 0; step < 2 * g->num_nodes; step++) {
-      int i = step < g->num_nodes ? step : 2 * g->num_nodes - 1 - step; /* forward, then backward */
-      mxw_node *n = g->nodes[i];
-      if (!n->op) continue;
-      int nin = n->num_inputs, nout = mxw_node_num_outputs(n);
-      if (nin > 64 || nout > 64) return mxw_fail("node '%s' has too many inputs or outputs", n->name);
-      int shapes_known = 1, types_known = 1;
-      for (int k = 0; k < nin; k++) {
-        int e = entry_id(g, &n->inputs[k]);
-        in_s[k] = shapes[e];
-        in_t[k] = types[e];
-        shapes_known &= mxw_shape_known(&in_s[k]);
-        types_known &= in_t[k] >= 0;
-      }
-      for (int k = 0; k < nout; k++) {
-        out_s[k] = shapes[g->entry_base[i] + k];
-        out_t[k] = types[g->entry_base[i] + k];
-      }
-      /* shapes and dtypes are inferred and written back independently: an error with every
-       * input known is real (reported with the node and its inputs' variables); with unknowns
-       * it is retried on a later pass */
-      for (int what = 0; what < 2; what++) {
-        int rc = what == 0 ? n->op->infer_shape(n->params->param, nin, in_s, nout, out_s)
-                           : (n->op->infer_type ? n->op->infer_type : mxw_infer_type_same)(n->params->param, nin, in_t, nout, out_t);
-        if (rc != 0) {
-          if (what == 0 ? shapes_known : types_known) {
-            char ctx[1024] = "";
-            size_t used = 0;
-            for (int k = 0; k < nin && used < sizeof ctx - 1; k++) {
-              char iname[64], sh[128];
-              mxw_node_input_name(n, k, iname, sizeof iname);
-              used += (size_t)snprintf(ctx + used, sizeof ctx - used, "%s%s = '%s' %s %s", k ? ", " : " (inputs: ", iname,
-                                       n->inputs[k].node->name, mxw_shape_str(&in_s[k], sh, sizeof sh), mxw_dtype_name(in_t[k]));
-            }
-            if (nin && used < sizeof ctx - 1) snprintf(ctx + used, sizeof ctx - used, ")");
-            char msg[2048];
-            snprintf(msg, sizeof msg, "%s", mxw_get_last_error());
-            return mxw_fail("node '%s' (%s): %s%s", n->name, n->op->name, msg, ctx);
+  int n_nodes = g->num_nodes, n_entries = g->num_entries, n_edges = 0, rc = -1;
+  for (int i = 0; i < n_nodes; i++) n_edges += g->nodes[i]->op ? g->nodes[i]->num_inputs : 0;
+  /* consumers of each entry (CSR), the producer of each entry, and a FIFO ring of node ids */
+  int *cons_base = (int *)calloc((size_t)n_entries + 1, sizeof(int));
+  int *cons = (int *)malloc(sizeof(int) * (size_t)(n_edges ? n_edges : 1));
+  int *producer = (int *)malloc(sizeof(int) * (size_t)(n_entries ? n_entries : 1));
+  int *queue = (int *)malloc(sizeof(int) * (size_t)(n_nodes ? n_nodes : 1));
+  unsigned char *queued = (unsigned char *)calloc((size_t)(n_nodes ? n_nodes : 1), 1);
+  if (!cons_base || !cons || !producer || !queue || !queued) {
+    mxw_fail("out of memory");
+    goto done;
+  }
+  for (int i = 0; i < n_nodes; i++) {
+    for (int e = g->entry_base[i]; e < g->entry_base[i + 1]; e++) producer[e] = i;
+    if (!g->nodes[i]->op) continue;
+    for (int k = 0; k < g->nodes[i]->num_inputs; k++) cons_base[entry_id(g, &g->nodes[i]->inputs[k]) + 1]++;
+  }
+  for (int e = 0; e < n_entries; e++) cons_base[e + 1] += cons_base[e];
+  {
+    int *fill = (int *)malloc(sizeof(int) * (size_t)(n_entries ? n_entries : 1));
+    if (!fill) {
+      mxw_fail("out of memory");
+      goto done;
+    }
+    memcpy(fill, cons_base, sizeof(int) * (size_t)n_entries);
+    for (int i = 0; i < n_nodes; i++) {
+      if (!g->nodes[i]->op) continue;
+      for (int k = 0; k < g->nodes[i]->num_inputs; k++) cons[fill[entry_id(g, &g->nodes[i]->inputs[k])]++] = i;
+    }
+    free(fill);
+  }
+  int head = 0, count = 0;
+#define ENQUEUE(id)                                                                               \
+  do {                                                                                            \
+    int id_ = (id);                                                                               \
+    if (g->nodes[id_]->op && !queued[id_]) {                                                      \
+      queued[id_] = 1;                                                                            \
+      queue[(head + count++) % n_nodes] = id_;                                                    \
+    }                                                                                             \
+  } while (0)
+  for (int i = 0; i < n_nodes; i++) ENQUEUE(i);
+  /* a bound on the work in case an operator's inference keeps changing a known output (none
+   * should; the sweeps this replaced were capped too) */
+  long long budget = 64LL * ((long long)n_nodes + n_entries) + 1024;
+  while (count > 0 && budget-- > 0) {
+    int i = queue[head];
+    head = (head + 1) % n_nodes;
+    count--;
+    queued[i] = 0;
+    mxw_node *n = g->nodes[i];
+    int nin = n->num_inputs, nout = mxw_node_num_outputs(n);
+    if (nin > 64 || nout > 64) {
+      mxw_fail("node '%s' has too many inputs or outputs", n->name);
+      goto done;
+    }
+    int shapes_known = 1, types_known = 1;
+    for (int k = 0; k < nin; k++) {
+      int e = entry_id(g, &n->inputs[k]);
+      in_s[k] = shapes[e];
+      in_t[k] = types[e];
+      shapes_known &= mxw_shape_known(&in_s[k]);
+      types_known &= in_t[k] >= 0;
+    }
+    for (int k = 0; k < nout; k++) {
+      out_s[k] = shapes[g->entry_base[i] + k];
+      out_t[k] = types[g->entry_base[i] + k];
+    }
+    /* shapes and dtypes are inferred and written back independently: an error with every
+     * input known is real (reported with the node and its inputs' variables); with unknowns
+     * the node runs again when one of its entries changes */
+    for (int what = 0; what < 2; what++) {
+      int irc = what == 0 ? n->op->infer_shape(n->params->param, nin, in_s, nout, out_s)
+                          : (n->op->infer_type ? n->op->infer_type : mxw_infer_type_same)(n->params->param, nin, in_t, nout, out_t);
+      if (irc != 0) {
+        if (what == 0 ? shapes_known : types_known) {
+          char ctx[1024] = "";
+          size_t used = 0;
+          for (int k = 0; k < nin && used < sizeof ctx - 1; k++) {
+            char iname[64], sh[128];
+            mxw_node_input_name(n, k, iname, sizeof iname);
+            used += (size_t)snprintf(ctx + used, sizeof ctx - used, "%s%s = '%s' %s %s", k ? ", " : " (inputs: ", iname,
+                                     n->inputs[k].node->name, mxw_shape_str(&in_s[k], sh, sizeof sh), mxw_dtype_name(in_t[k]));
           }
-          continue;
+          if (nin && used < sizeof ctx - 1) snprintf(ctx + used, sizeof ctx - used, ")");
+          char msg[2048];
+          snprintf(msg, sizeof msg, "%s", mxw_get_last_error());
+          mxw_fail("node '%s' (%s): %s%s", n->name, n->op->name, msg, ctx);
+          goto done;
         }
-        for (int k = 0; k < nin + nout; k++) {
-          int e = k < nin ? entry_id(g, &n->inputs[k]) : g->entry_base[i] + (k - nin);
-          if (what == 0) {
-            const mxw_shape *ns = k < nin ? &in_s[k] : &out_s[k - nin];
-            if (!shape_changed(&shapes[e], ns)) continue;
-            if (k < nin && mxw_shape_known(&shapes[e])) {
-              char a[128], b[128];
-              return mxw_fail("node '%s' (%s): input %d ('%s') has shape %s but the operator needs %s", n->name, n->op->name,
-                              k, n->inputs[k].node->name, mxw_shape_str(&shapes[e], a, sizeof a), mxw_shape_str(ns, b, sizeof b));
-            }
-            shapes[e] = *ns;
-          } else {
-            int nt = k < nin ? in_t[k] : out_t[k - nin];
-            if (types[e] == nt) continue;
-            if (k < nin && types[e] >= 0)
-              return mxw_fail("node '%s' (%s): input %d ('%s') has dtype %s but the operator needs %s", n->name, n->op->name,
-                              k, n->inputs[k].node->name, mxw_dtype_name(types[e]), mxw_dtype_name(nt));
-            types[e] = nt;
+        continue;
+      }
+      for (int k = 0; k < nin + nout; k++) {
+        int e = k < nin ? entry_id(g, &n->inputs[k]) : g->entry_base[i] + (k - nin);
+        if (what == 0) {
+          const mxw_shape *ns = k < nin ? &in_s[k] : &out_s[k - nin];
+          if (!shape_changed(&shapes[e], ns)) continue;
+          if (k < nin && mxw_shape_known(&shapes[e])) {
+            char a[128], b[128];
+            mxw_fail("node '%s' (%s): input %d ('%s') has shape %s but the operator needs %s", n->name, n->op->name, k,
+                     n->inputs[k].node->name, mxw_shape_str(&shapes[e], a, sizeof a), mxw_shape_str(ns, b, sizeof b));
+            goto done;
           }
-          changed = 1;
+          shapes[e] = *ns;
+        } else {
+          int nt = k < nin ? in_t[k] : out_t[k - nin];
+          if (types[e] == nt) continue;
+          if (k < nin && types[e] >= 0) {
+            mxw_fail("node '%s' (%s): input %d ('%s') has dtype %s but the operator needs %s", n->name, n->op->name, k,
+                     n->inputs[k].node->name, mxw_dtype_name(types[e]), mxw_dtype_name(nt));
+            goto done;
+          }
+          types[e] = nt;
         }
+        /* entry e changed: its producer and every consumer may learn from it */
+        ENQUEUE(producer[e]);
+        for (int c = cons_base[e]; c < cons_base[e + 1]; c++) ENQUEUE(cons[c]);
       }
     }
-    if (!changed) break;
   }
+#undef ENQUEUE
   /* At the fixpoint, a node whose outputs are still unknown and whose inference fails is the
    * reason: report its error (e.g. a bad num_group met during deferred initialization). */
   for (int i = 0; i < g->num_nodes; i++) {
@@ -177,10 +233,18 @@ static int graph_infer(const exec_graph *g, mxw_shape *shapes, int *types) {
     if (n->op->infer_shape(n->params->param, nin, in_s, nout, out_s) != 0) {
       char msg[2048];
       snprintf(msg, sizeof msg, "%s", mxw_get_last_error());
-      return mxw_fail("node '%s' (%s): %s", n->name, n->op->name, msg);
+      mxw_fail("node '%s' (%s): %s", n->name, n->op->name, msg);
+      goto done;
     }
   }
-  return 0;
+  rc = 0;
+done:
+  free(cons_base);
+  free(cons);
+  free(producer);
+  free(queue);
+  free(queued);
+  return rc;
 }
 
 static int init_entries(const exec_graph *g, mxw_shape **shapes, int **types) {

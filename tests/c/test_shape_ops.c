@@ -432,6 +432,19 @@ static void test_depth_space_roundtrip(void **state) {
   mxw_ndarray_free(x);
 }
 
+/* mxw_op_infer_shape hands back int32 dims: a dim past 2^31 - 1 is an error naming it, never
+ * narrowed (Reshape (2^31 - 1, 2) to (-1,) is 4294967294 elements along one axis). */
+static void test_infer_shape_int32_range(void **state) {
+  (void)state;
+  int32_t o[1 + MXW_MAX_NDIM];
+  const int32_t big[2] = {INT32_MAX, 2};
+  assert_int_equal(infer1("Reshape", 2, big, o, "shape", "(-1,)", NULL), -1);
+  assert_non_null(strstr(mxw_get_last_error(), "4294967294"));
+  assert_non_null(strstr(mxw_get_last_error(), "2^31 - 1"));
+  assert_int_equal(infer1("Reshape", 2, big, o, "shape", "(2, -1)", NULL), 0);
+  assert_shape(o, 2, INT32_MAX);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_reshape_codes),
@@ -445,6 +458,7 @@ int main(void) {
       cmocka_unit_test(test_slice_negative_steps),
       cmocka_unit_test(test_split_pad_tile_repeat),
       cmocka_unit_test(test_depth_space_roundtrip),
+      cmocka_unit_test(test_infer_shape_int32_range),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -52,6 +52,29 @@ test('net.dispose() frees parameters, gradients, the cached graph and the childr
   net.dispose(); // twice is fine
 });
 
+test('trainer.dispose() frees the optimizer states (Adam: two per parameter); the trainer stays usable', () => {
+  const before = mx.memory();
+  const net = runOne();
+  const trainer = new gluon.Trainer(net.collectParams(), 'adam', { learning_rate: 0.01 });
+  const step = () => mx.tidy(() => {
+    mx.autograd.record(() => net(x).sum()).backward();
+    trainer.step(4);
+  });
+  step();
+  const trained = mx.memory();
+  trainer.dispose();
+  const freed = mx.memory();
+  // four parameters, a mean and a variance each, of the parameters' sizes
+  assert.equal(trained.numArrays - freed.numArrays, 8);
+  assert.equal(trained.bytes - freed.bytes, 2 * PARAM_BYTES);
+  step(); // fresh states
+  assert.equal(mx.memory().numArrays, trained.numArrays);
+  trainer.dispose();
+  net.dispose();
+  assert.equal(mx.memory().numArrays, before.numArrays);
+  assert.equal(mx.memory().bytes, before.bytes);
+});
+
 test('dispose() leaves parameters shared from another block alone', () => {
   const before = mx.memory().numArrays;
   const a = new nn.Dense(2, { inUnits: 3, useBias: false });
