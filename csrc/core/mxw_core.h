@@ -348,9 +348,10 @@ double mxw_rand_normal(void);  /* N(0, 1) */
 /* Memory accounting: array storage and executor arenas report their bytes here. */
 void mxw_memory_account(double delta_bytes);
 
-/* Scratch memory for kernels (packing buffers), 64-byte aligned: slot 0..MXW_SCRATCH_SLOTS-1,
- * each grows and never shrinks; NULL (with an error set) on allocation failure. Valid until
- * the next request of the same slot. */
+/* Scratch memory for kernels (packing buffers), 64-byte aligned: slot 0..MXW_SCRATCH_SLOTS-1
+ * of the calling thread (each thread of the pool has its own), each grows and never shrinks;
+ * NULL (with an error set) on allocation failure. Valid until the next request of the same slot
+ * on the same thread. */
 #define MXW_SCRATCH_SLOTS 4
 void *mxw_scratch(int slot, size_t bytes);
 

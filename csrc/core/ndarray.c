@@ -221,8 +221,10 @@ int mxw_ndarray_copy(const mxw_ndarray *src, mxw_ndarray *dst) {
 }
 
 /* ---- scratch ---------------------------------------------------------------------------------- */
-static void *g_scratch[MXW_SCRATCH_SLOTS];
-static size_t g_scratch_size[MXW_SCRATCH_SLOTS];
+/* per thread: a kernel's chunks running on the pool's workers (mxw_parallel_for) each get their
+ * own slots; a worker's slots live as long as the worker (the pool's lifetime) */
+static _Thread_local void *g_scratch[MXW_SCRATCH_SLOTS];
+static _Thread_local size_t g_scratch_size[MXW_SCRATCH_SLOTS];
 
 void *mxw_scratch(int slot, size_t bytes) {
   if (slot < 0 || slot >= MXW_SCRATCH_SLOTS) {
