@@ -1,7 +1,7 @@
 // core.mjs -- the thin typed FFI over the wasm exports (TVM web runtime style): instantiates the
 // module once (top-level await), marshals arguments through one preallocated scratch block, and
 // turns every failing status into an MXNetError carrying the C core's message.
-import createMxCore from './mxcore.mjs';
+import { loadCore } from './tiers.mjs';
 
 export class MXNetError extends Error {
   constructor(message) {
@@ -10,15 +10,34 @@ export class MXNetError extends Error {
   }
 }
 
-export const M = await createMxCore().catch((e) => {
-  throw new MXNetError(`mxnet-wasm: cannot instantiate mxcore.wasm (${e && e.message ? e.message : e}); is dist/ complete?`);
-});
+// The build of the C core this realm runs (tiers.mjs): {module, tier, requested, fallbacks}.
+export const core = await loadCore((msg) => new MXNetError(`mxnet-wasm: ${msg}`));
+export const M = core.module;
 
 // Never cache a typed view of wasm memory across a call that may grow it: these getters always
-// return views of the current buffer.
-export const heapU8 = () => M.HEAPU8;
-export const heap32 = () => M.HEAP32;
-export const heapF64 = () => M.HEAPF64;
+// return views of the current buffer. In the threaded tiers another thread can grow the memory,
+// which the module's own views (M.HEAPU8, ...) learn only at its next runtime call: the views
+// here follow the memory's buffer itself.
+// (the threaded tiers create the memory in JS: M.wasmMemory; the others export it, under a
+// minified name, among M.asm's exports)
+const memory = M.wasmMemory ?? Object.values(M.asm ?? {}).find((v) => v instanceof WebAssembly.Memory);
+if (!(memory instanceof WebAssembly.Memory)) throw new MXNetError('mxnet-wasm: the module exposes no WebAssembly.Memory');
+let viewsOf = null, u8 = null, i32 = null, f64 = null;
+function views() {
+  const b = memory.buffer;
+  if (b !== viewsOf) {
+    viewsOf = b;
+    u8 = new Uint8Array(b);
+    i32 = new Int32Array(b);
+    f64 = new Float64Array(b);
+  }
+}
+export const heapU8 = () => { if (memory.buffer !== viewsOf) views(); return u8; };
+export const heap32 = () => { if (memory.buffer !== viewsOf) views(); return i32; };
+export const heapF64 = () => { if (memory.buffer !== viewsOf) views(); return f64; };
+// True when the memory is a SharedArrayBuffer (threaded tiers): bytes handed to users are
+// copied out of it, never viewed.
+export const sharedMemory = typeof SharedArrayBuffer === 'function' && memory.buffer instanceof SharedArrayBuffer;
 
 export function lastError() {
   return M.UTF8ToString(M._mxw_get_last_error());

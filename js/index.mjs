@@ -7,7 +7,7 @@
 //   console.log(y.toString());           // [[ 5. 11.] [11. 25.]] <NDArray 2x2 @cpu(0)>
 //
 // The wasm module is instantiated at import (top-level await); every call after is synchronous.
-import { M, MXNetError, registry, check } from './core.mjs';
+import { M, MXNetError, registry, check, core } from './core.mjs';
 import {
   NDArray, Context, cpu, tidy, keep, memory, array, empty, invokeByName, dtypeFlag, ufunc,
 } from './ndarray.mjs';
@@ -138,20 +138,29 @@ export const lr_scheduler = Object.freeze({ ...lrSchedulerModule });
 export const lrScheduler = lr_scheduler;
 export const metric = metricModule.default ?? Object.freeze({ ...metricModule });
 
-// The kernels' thread pool (csrc/core/parallel.c). A build without threads runs one thread
-// whatever is asked; a threaded build clamps to the workers it can start.
+// The build this realm runs (tiers.mjs) and the kernels' thread pool (csrc/core/parallel.c). A
+// single-thread tier runs one thread whatever is asked; a threaded tier clamps to the workers
+// its pool started with (the default count, or MXW_NUM_THREADS in Node).
 const threaded = M._mxw_threads_supported() === 1;
+// features(): {tier, simd, relaxedSimd, threads, numThreads, maxThreads, requested, fallbacks}:
+// `requested` is the tier a subpath import or MXW_TIER asked for (null when chosen
+// automatically), `fallbacks` the better tiers passed over and why.
 export function features() {
-  return { tier: threaded ? 'threads' : 'simd', threads: threaded, numThreads: M._mxw_get_num_threads(), simd: true,
-    relaxedSimd: false };
+  return {
+    tier: core.tier, simd: true, relaxedSimd: core.tier.includes('relaxed'), threads: threaded,
+    numThreads: M._mxw_get_num_threads(), maxThreads: threaded ? core.poolSize + 1 : 1,
+    requested: core.requested, fallbacks: core.fallbacks.map((f) => ({ ...f })),
+  };
 }
+// setNumThreads(n): the threads the kernels use from now on (the caller included); returns the
+// count in effect, which a threaded tier clamps to its pool and a single-thread tier keeps at 1.
 export function setNumThreads(n) {
   if (!Number.isInteger(n) || n < 1) throw new MXNetError(`setNumThreads takes a positive integer, got ${n}`);
   check(M._mxw_set_num_threads(n));
   return M._mxw_get_num_threads();
 }
 export function getNumThreads() { return M._mxw_get_num_threads(); }
-if (threaded) setNumThreads(M._mxw_default_num_threads());
+if (threaded) setNumThreads(core.defaultThreads);
 
 export const version = VERSION;
 export { MXNetError, NDArray, Context, cpu, tidy, keep, memory, Symbol, CachedOp };

@@ -87,7 +87,7 @@ function cString(p) {
   const h = heapU8();
   let e = p;
   while (h[e] !== 0) e++;
-  return utf8.decode(h.subarray(p, e));
+  return utf8.decode(h.slice(p, e)); // a copy: TextDecoder refuses views of shared memory
 }
 
 // Parses NDArray-list bytes: {names: string[] | null, arrays: (NDArray|null)[]}. maxBytes as

@@ -1,6 +1,6 @@
 // ndarray.mjs -- NDArray: a handle to a C array, its creation and read-back, arithmetic methods
 // with MXNet's broadcasting rules, memory scopes (tidy), and the eager operator call.
-import { M, MXNetError, args, check, lastError, heap32, heapU8, registry, shapeBuf, DTYPE_FLAGS, DTYPE_NAMES } from './core.mjs';
+import { M, MXNetError, args, check, lastError, heap32, heapU8, heapF64, registry, shapeBuf, DTYPE_FLAGS, DTYPE_NAMES } from './core.mjs';
 import { attrString, formatValues } from './format.mjs';
 
 // ---- dtypes ------------------------------------------------------------------------------------
@@ -184,7 +184,7 @@ export function memory({ resetPeak = false, gcThreshold } = {}) {
   }
   const p = args.reset().alloc(24);
   M._mxw_memory_stats(p);
-  const f64 = M.HEAPF64;
+  const f64 = heapF64();
   const r = {
     numArrays: f64[p >> 3], bytes: f64[(p >> 3) + 1], peakBytes: f64[(p >> 3) + 2], wasmHeapBytes: heapU8().length,
     gcArrays: gcState.arrays, gcBytes: gcState.bytes, finalizedArrays: gcState.finalizedArrays,
@@ -256,7 +256,8 @@ export class NDArray {
     const T = TYPED[this._dtype];
     const ptr = M._mxw_ndarray_data(h);
     const n = this.size;
-    return new T(heapU8().buffer.slice(ptr, ptr + n * T.BYTES_PER_ELEMENT));
+    // a copy in an ordinary ArrayBuffer (the threaded tiers' memory is a SharedArrayBuffer)
+    return new T(heapU8().slice(ptr, ptr + n * T.BYTES_PER_ELEMENT).buffer);
   }
 
   toArray() {

@@ -17,7 +17,14 @@ if [ "$what" = all ] || [ "$what" = native ]; then
 fi
 if [ "$what" = all ] || [ "$what" = wasm ]; then
   # emcmake's default emulator flag (--experimental-wasm-threads) is rejected by Node 20.
-  [ -f build/wasm/CMakeCache.txt ] || emcmake cmake -S . -B build/wasm "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_CROSSCOMPILING_EMULATOR="$(command -v node)" -DMXW_DIST_DIR="$PWD/dist" >/dev/null
+  # MXW_TIERS (a ;-list, default all four) limits the tiers built, e.g. MXW_TIERS=simd while
+  # iterating; the relaxed tiers need clang-19 (scripts/setup.sh) and are skipped without it.
+  tiers=${MXW_TIERS:-simd;threads;relaxed-simd;relaxed-simd-threads}
+  if [ ! -f build/wasm/CMakeCache.txt ]; then
+    emcmake cmake -S . -B build/wasm "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_CROSSCOMPILING_EMULATOR="$(command -v node)" -DMXW_DIST_DIR="$PWD/dist" -DMXW_TIERS="$tiers" >/dev/null
+  elif ! grep -qxF "MXW_TIERS:STRING=$tiers" build/wasm/CMakeCache.txt; then
+    cmake -S . -B build/wasm -DMXW_TIERS="$tiers" >/dev/null
+  fi
   cmake --build build/wasm -j2
 fi

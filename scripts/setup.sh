@@ -11,7 +11,8 @@ cd "$(dirname "$0")/.."
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
-APT_PKGS=(emscripten wasi-libc libclang-rt-14-dev-wasm32 libcjson-dev libsimde-dev libcmocka-dev dpkg-dev cmake make)
+# clang-19 + lld-19: the relaxed-SIMD tiers (emcc 3.1.6's clang-14 cannot emit relaxed SIMD; CMakeLists.txt)
+APT_PKGS=(emscripten wasi-libc libclang-rt-14-dev-wasm32 libcjson-dev libsimde-dev libcmocka-dev dpkg-dev cmake make clang-19 lld-19)
 if [ -z "${MXW_SKIP_CHROMIUM:-}" ]; then APT_PKGS+=(chromium); fi
 
 missing=()

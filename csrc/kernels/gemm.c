@@ -39,13 +39,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef __wasm_simd128__
-#include <wasm_simd128.h>
-#else
-#include <simde/wasm/simd128.h>
-#endif
-
 #include "../core/mxw_core.h"
+#include "../core/simd.h"
 
 enum {
   GEMM_MR = 4,    /* microkernel rows */
@@ -172,7 +167,7 @@ int mxw_dgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, double 
 }
 
 /* ---- SIMD helpers ------------------------------------------------------------------------------ */
-#define F4_MADD(acc, a, b) wasm_f32x4_add((acc), wasm_f32x4_mul((a), (b)))
+#define F4_MADD(acc, a, b) MXW_F32X4_MADD(acc, a, b) /* fused in the relaxed-SIMD tiers (core/simd.h) */
 
 /* In-place 4x4 transpose of r0..r3 (rows become columns). */
 #define TRANSPOSE4(r0, r1, r2, r3)                                                                \

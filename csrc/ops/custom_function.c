@@ -12,13 +12,12 @@
 #include "../core/ndarray.h"
 
 #ifdef __EMSCRIPTEN__
-#include <emscripten/emscripten.h>
-/* Runs Function `id`'s backward on the output gradients (handles the JS side takes over) and
- * copies its input gradients into `outs` (handles the C side keeps); 0 or -1 with `err` set. */
-EM_JS(int, mxw_js_custom_backward, (int id, int nog, mxw_ndarray **ograds, int nig, mxw_ndarray **outs, char *err, int errlen), {
-  return Module.mxwCustomBackward(id, nog, ograds, nig, outs, err, errlen);
-});
-EM_JS(void, mxw_js_custom_refs, (int id, int delta), { if (Module.mxwCustomRefs) Module.mxwCustomRefs(id, delta); });
+/* Imports from wasm/library_mxw.js (a JS library rather than EM_JS, whose metadata the relaxed
+ * tiers' link cannot read). Runs Function `id`'s backward on the output gradients (handles the
+ * JS side takes over) and copies its input gradients into `outs` (handles the C side keeps);
+ * 0 or -1 with `err` set. */
+extern int mxw_js_custom_backward(int id, int nog, mxw_ndarray **ograds, int nig, mxw_ndarray **outs, char *err, int errlen);
+extern void mxw_js_custom_refs(int id, int delta);
 #else
 static int mxw_js_custom_backward(int id, int nog, mxw_ndarray **ograds, int nig, mxw_ndarray **outs, char *err, int errlen) {
   (void)id; (void)nog; (void)ograds; (void)nig; (void)outs;

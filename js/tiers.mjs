@@ -1,0 +1,148 @@
+// tiers.mjs -- which build of the C core this realm loads (issue 10). The same sources are built
+// four ways (CMakeLists.txt): 'simd' (every host), 'relaxed-simd' (FMA through
+// f32x4.relaxed_madd; Node 20 needs --experimental-wasm-relaxed-simd, Chromium runs it),
+// 'threads' (a pthreads worker pool over SharedArrayBuffer: always in Node, in browsers only when
+// the page is cross-origin isolated) and 'relaxed-simd-threads'.
+//
+// The choice, in order: a tier requested by a subpath import ('mxnet-wasm/threads' evaluates
+// tier-threads.mjs, which calls requestTier before the core loads), else the MXW_TIER
+// environment variable in Node, else the best tier this host runs: threads before single
+// thread, relaxed before plain SIMD. A requested tier the host cannot run is an MXNetError
+// saying why; the automatic choice falls back (features().tierFallbacks says from what).
+
+const TIERS = ['relaxed-simd-threads', 'threads', 'relaxed-simd', 'simd'];
+const isNode = typeof process === 'object' && typeof process.versions?.node === 'string';
+
+// One choice per realm, kept on globalThis so that two copies of the package (a bundle and
+// node_modules) agree.
+const KEY = Symbol.for('mxnet-wasm.tier');
+const state = globalThis[KEY] ?? (globalThis[KEY] = { requested: null, loaded: null });
+
+// Called by the generated dist/tier-<name>.mjs, before the core is evaluated.
+export function requestTier(tier) {
+  if (!TIERS.includes(tier)) throw new Error(`mxnet-wasm: unknown tier '${tier}' (tiers: ${TIERS.join(', ')})`);
+  if (state.loaded && state.loaded !== tier) {
+    throw new Error(`mxnet-wasm: the '${state.loaded}' tier is already loaded in this realm; 'mxnet-wasm/${tier}' ` +
+      'cannot load another (import one entry point per realm, or use a worker)');
+  }
+  if (state.requested && state.requested !== tier) {
+    throw new Error(`mxnet-wasm: both 'mxnet-wasm/${state.requested}' and 'mxnet-wasm/${tier}' were imported`);
+  }
+  state.requested = tier;
+}
+
+// f32x4.relaxed_madd in a 40-byte module: (func (result v128) v128.const 0 x3 f32x4.relaxed_madd)
+const RELAXED_PROBE = new Uint8Array([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b, 0x03, 0x02, 0x01, 0x00,
+  0x0a, 0x3d, 0x01, 0x3b, 0x00,
+  0xfd, 0x0c, ...new Array(16).fill(0),
+  0xfd, 0x0c, ...new Array(16).fill(0),
+  0xfd, 0x0c, ...new Array(16).fill(0),
+  0xfd, 0x85, 0x02, 0x0b,
+]);
+// v128.const: a module using SIMD at all
+const SIMD_PROBE = new Uint8Array([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b, 0x03, 0x02, 0x01, 0x00,
+  0x0a, 0x16, 0x01, 0x14, 0x00, 0xfd, 0x0c, ...new Array(16).fill(0), 0x0b,
+]);
+
+function validate(bytes) {
+  try { return WebAssembly.validate(bytes); } catch { return false; }
+}
+
+// What this host can run, and why not where it cannot.
+export function hostSupport() {
+  const why = {};
+  const simd = validate(SIMD_PROBE);
+  if (!simd) why.simd = 'this engine has no WebAssembly SIMD';
+  const relaxed = simd && validate(RELAXED_PROBE);
+  if (!relaxed) {
+    why.relaxed = isNode
+      ? 'this Node does not enable relaxed SIMD (Node 20: run node --experimental-wasm-relaxed-simd)'
+      : 'this browser does not support WebAssembly relaxed SIMD';
+  }
+  let threads = typeof SharedArrayBuffer === 'function' && typeof Atomics === 'object';
+  if (!threads) why.threads = 'SharedArrayBuffer is not available';
+  else if (!isNode && globalThis.crossOriginIsolated !== true) {
+    threads = false;
+    why.threads = 'the page is not cross-origin isolated (serve it with Cross-Origin-Opener-Policy: same-origin and ' +
+      'Cross-Origin-Embedder-Policy: require-corp)';
+  } else if (!isNode && typeof Worker !== 'function') {
+    threads = false;
+    why.threads = 'this context cannot start workers';
+  }
+  return { simd, relaxed, threads, why };
+}
+
+function runnable(tier, host) {
+  if (!host.simd) return host.why.simd;
+  if (tier.includes('relaxed') && !host.relaxed) return host.why.relaxed;
+  if (tier.includes('threads') && !host.threads) return host.why.threads;
+  return null;
+}
+
+// The module factories: static strings, so that bundlers see every file.
+const LOADERS = {
+  simd: () => import('./mxcore.mjs'),
+  threads: () => import('./threads/mxcore.mjs'),
+  'relaxed-simd': () => import('./relaxed-simd/mxcore.mjs'),
+  'relaxed-simd-threads': () => import('./relaxed-simd-threads/mxcore.mjs'),
+};
+
+// Workers the threaded tiers start with (they cannot start more later without yielding to the
+// event loop): the default thread count minus the caller, or MXW_NUM_THREADS - 1 in Node.
+// Returns the default thread count; the pool is that minus one, and at least one worker (the
+// module's start waits for its pool, and an empty pool never reports loaded).
+async function defaultThreads() {
+  let cores = globalThis.navigator?.hardwareConcurrency ?? 1;
+  if (isNode) {
+    const env = Number(process.env.MXW_NUM_THREADS);
+    if (Number.isInteger(env) && env >= 1) return Math.min(env, 16);
+    const os = await import('node:os');
+    cores = os.availableParallelism ? os.availableParallelism() : os.cpus().length;
+  }
+  return Math.max(1, Math.min(cores, 4));
+}
+
+// Instantiates the chosen tier: {module, tier, requested, fallbacks}.
+export async function loadCore(wrapError) {
+  const host = hostSupport();
+  const envTier = isNode ? process.env.MXW_TIER || null : null;
+  const requested = state.requested ?? envTier;
+  const fallbacks = [];
+  let order;
+  if (requested) {
+    if (!TIERS.includes(requested)) throw wrapError(`unknown tier '${requested}' in MXW_TIER (tiers: ${TIERS.join(', ')})`);
+    const why = runnable(requested, host);
+    if (why) throw wrapError(`the '${requested}' tier cannot run here: ${why}`);
+    order = [requested];
+  } else {
+    order = TIERS.filter((t) => {
+      const why = runnable(t, host);
+      if (why) fallbacks.push({ tier: t, reason: why });
+      return !why;
+    });
+  }
+  for (const tier of order) {
+    let factory;
+    try {
+      factory = (await LOADERS[tier]()).default;
+    } catch (e) {
+      // a tier not built here (the simd tier always is)
+      if (requested || tier === 'simd') throw wrapError(`the '${tier}' tier is not built (${e && e.message ? e.message : e}); is dist/ complete?`);
+      fallbacks.push({ tier, reason: 'not built' });
+      continue;
+    }
+    const threads = tier.includes('threads') ? await defaultThreads() : 1;
+    const poolSize = tier.includes('threads') ? Math.max(1, threads - 1) : 0;
+    try {
+      const module = await factory(tier.includes('threads') ? { mxwPoolSize: poolSize } : {});
+      state.loaded = tier;
+      return { module, tier, requested: requested ?? null, fallbacks, poolSize, defaultThreads: threads };
+    } catch (e) {
+      if (requested || tier === 'simd') throw wrapError(`cannot instantiate the '${tier}' tier (${e && e.message ? e.message : e})`);
+      fallbacks.push({ tier, reason: `failed to instantiate: ${e && e.message ? e.message : e}` });
+    }
+  }
+  throw wrapError('no tier of mxcore.wasm can run here');
+}
