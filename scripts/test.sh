@@ -26,7 +26,20 @@ logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 status=0
 ctest --test-dir build/native --output-on-failure 2>&1 | tee "$logs/ctest" || status=1
-node --test --test-reporter=spec tests/js/ 2>&1 | tee "$logs/node" || status=1
+# The whole JS suite on the simd tier (the one every host runs), then the kernel, layer and model
+# tests on each other tier built here (issue 10; tests/js/tiers.test.mjs compares the tiers).
+MXW_TIER=simd node --test --test-reporter=spec tests/js/ 2>&1 | tee "$logs/node" || status=1
+tier_tests=(tests/js/conv.test.mjs tests/js/grad_conv.test.mjs tests/js/pooling.test.mjs tests/js/norm.test.mjs
+  tests/js/softmax.test.mjs tests/js/reduce.test.mjs tests/js/elemwise_unary.test.mjs tests/js/elemwise_binary.test.mjs
+  tests/js/linalg.test.mjs tests/js/nn_layers.test.mjs tests/js/models.test.mjs tests/js/hybrid_backward.test.mjs)
+for tier in threads relaxed-simd relaxed-simd-threads; do
+  echo
+  if [ ! -f "dist/$tier/mxcore.wasm" ]; then echo "tier $tier: not built here, its tests skipped"; continue; fi
+  flags=()
+  case $tier in relaxed*) flags=(--experimental-wasm-relaxed-simd) ;; esac
+  echo "tier $tier: ${#tier_tests[@]} test files"
+  MXW_TIER=$tier node "${flags[@]}" --test --test-reporter=dot "${tier_tests[@]}" || status=1
+done
 
 # ---- fuzzing (helper 'fuzz'; scripts/fuzz.sh, tests/fuzz/README.md) ----------------------------------
 # Each libFuzzer target runs MXW_FUZZ_SECONDS (default 60) s; a finding fails the run. Skipped, with
