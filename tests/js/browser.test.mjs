@@ -1,5 +1,6 @@
 // The same SymbolBlock.imports in headless Chromium (Debian's, driven by playwright-core), from
-// URLs served on 127.0.0.1: the outputs equal Node's bit for bit (same wasm, same inputs).
+// URLs served on 127.0.0.1: the outputs equal Node's bit for bit (same wasm, same inputs: the page
+// loads the tier this Node process runs, through its subpath entry).
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { chromium } from 'playwright-core';
@@ -29,8 +30,9 @@ test('SymbolBlock.imports runs in Chromium from 127.0.0.1 URLs with the same out
     await page.goto(`${server.url}/tests/browser/blank.html`);
     const lenetInput = Array.from(rng(3).uniform(2 * 28 * 28, 0, 1));
     const retinaInput = Array.from(rng(4).uniform(3 * 64 * 64, 0, 255));
-    const result = await page.evaluate(async ({ lenetInput, retinaInput }) => {
-      const mx = await import('/dist/index.mjs');
+    const tier = mx.features().tier;
+    const result = await page.evaluate(async ({ lenetInput, retinaInput, tier }) => {
+      const mx = await import(`/dist/${tier}.mjs`);
       const { nd, gluon } = mx;
       const linreg = await gluon.SymbolBlock.imports('/models/linreg-v1/model-symbol.json', ['data'], '/models/linreg-v1/model-0000.params');
       const lenet = await gluon.SymbolBlock.imports(new URL('/models/lenet-gluon/lenet-symbol.json', location.href), ['data'],
@@ -45,7 +47,7 @@ test('SymbolBlock.imports runs in Chromium from 127.0.0.1 URLs with the same out
         retina: r.map((o) => Array.from(o.toTypedArray())),
         features: mx.features(),
       };
-    }, { lenetInput, retinaInput });
+    }, { lenetInput, retinaInput, tier });
     assert.equal(result.version, mx.version);
     assert.deepEqual(result.linreg, [4.9999918937683105]);
     const lenet = await gluon.SymbolBlock.imports(path.join(MODELS, 'lenet-gluon/lenet-symbol.json'), ['data'], path.join(MODELS, 'lenet-gluon/lenet-0001.params'));
@@ -54,6 +56,7 @@ test('SymbolBlock.imports runs in Chromium from 127.0.0.1 URLs with the same out
     const r = retina(nd.array(retinaInput, { shape: [1, 3, 64, 64] }));
     assert.deepEqual(result.retina, r.map((o) => Array.from(o.toTypedArray())));
     assert.equal(result.features.simd, true);
+    assert.equal(result.features.tier, tier);
     assert.ok(!logs.some((l) => /error/i.test(l)), logs.join('\n'));
   } finally {
     await browser.close();

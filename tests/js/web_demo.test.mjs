@@ -44,3 +44,51 @@ test('web demo: the sample 7 is classified 7; a model picked from local files ru
     await server.close();
   }
 });
+
+// The demo served cross-origin isolated (COOP/COEP: scripts/serve.mjs's default) runs its
+// inference worker on a threaded tier; served without the headers, on a single-thread tier; the
+// same test digit gets the same prediction and probabilities either way.
+test('web demo: threaded tier when cross-origin isolated, single-thread when not, same prediction', { timeout: 180_000, skip: REAL_FILES_SKIP }, async () => {
+  const browser = await chromium.launch(LAUNCH);
+  const seen = {};
+  try {
+    for (const isolated of [true, false]) {
+      const server = await startServer(0, { isolated });
+      try {
+        const page = await browser.newPage();
+        const errors = [];
+        page.on('pageerror', (e) => errors.push(String(e)));
+        await page.goto(`${server.url}/web-demo/index.html`);
+        await page.waitForFunction(() => window.demo && window.demo.ready, null, { timeout: 60_000 });
+        seen[isolated] = await page.evaluate(async () => {
+          const text = await (await fetch('../models/mnist-mlp-module/07.csv')).text();
+          const pixels = Float32Array.from(text.trim().split('\n')[0].split(','), Number);
+          const r = await window.demo.classify(pixels);
+          return { isolated: window.demo.isolated, features: window.demo.features, best: r.best, probs: r.probs,
+            status: document.getElementById('status').textContent };
+        });
+        assert.deepEqual(errors, []);
+        await page.close();
+      } finally {
+        await server.close();
+      }
+    }
+  } finally {
+    await browser.close();
+  }
+  const on = seen[true], off = seen[false];
+  assert.equal(on.isolated, true);
+  assert.equal(on.features.threads, true);
+  assert.match(on.features.tier, /threads$/);
+  assert.ok(on.features.numThreads >= 2, `${on.features.numThreads} threads`);
+  assert.match(on.status, /tier in a worker, \d+ threads/);
+  assert.equal(off.isolated, false);
+  assert.equal(off.features.threads, false);
+  assert.doesNotMatch(off.features.tier, /threads/);
+  assert.ok(off.features.fallbacks.some((f) => /cross-origin isolated/.test(f.reason)), JSON.stringify(off.features.fallbacks));
+  // the known result (../shared/models/README.md): the test digits in 07.csv are 7s
+  assert.equal(on.best, 7);
+  assert.equal(off.best, 7);
+  for (let i = 0; i < 10; i++) assert.ok(Math.abs(on.probs[i] - off.probs[i]) <= 1e-6, `class ${i}: ${on.probs[i]} vs ${off.probs[i]}`);
+});
+
