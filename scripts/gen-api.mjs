@@ -74,7 +74,13 @@ ${binaryMethods('Symbol')}
 export declare function tidy<T>(fn: () => T): T;
 export declare function keep(a: NDArray): NDArray;
 export declare function memory(opts?: { resetPeak?: boolean; gcThreshold?: number }): { numArrays: number; bytes: number; peakBytes: number; wasmHeapBytes: number; gcArrays: number; gcBytes: number; finalizedArrays: number; finalizedBytes: number; gcCollections: number; gcThreshold: number };
-export declare function features(): { tier: 'scalar' | 'simd' | 'relaxed-simd'; threads: boolean; numThreads: number; simd: boolean; relaxedSimd: boolean };
+export type Tier = 'simd' | 'relaxed-simd' | 'threads' | 'relaxed-simd-threads';
+export declare function features(): {
+  tier: Tier; simd: boolean; relaxedSimd: boolean; threads: boolean; numThreads: number; maxThreads: number;
+  requested: Tier | null; fallbacks: { tier: Tier; reason: string }[];
+};
+export declare function setNumThreads(n: number): number;
+export declare function getNumThreads(): number;
 export declare const random: { seed(n: number): void };
 @@GLUON@@
 export declare const autograd: {

@@ -16,7 +16,8 @@ test('npm pack → npm install elsewhere → import computes nd.dot', { timeout:
     const packed = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', tmp],
       { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
     const files = packed[0].files.map((f) => f.path);
-    for (const f of ['dist/index.mjs', 'dist/mxcore.mjs', 'dist/mxcore.wasm', 'package.json', 'README.md']) {
+    for (const f of ['dist/index.mjs', 'dist/mxcore.mjs', 'dist/mxcore.wasm', 'dist/threads/mxcore.wasm', 'dist/threads/mxcore.worker.js',
+      'dist/threads.mjs', 'dist/simd.mjs', 'package.json', 'README.md']) {
       assert.ok(files.includes(f), `${f} is in the tarball`);
     }
     assert.ok(!files.some((f) => f.startsWith('csrc/') || f.startsWith('tests/')), 'no sources or tests shipped');
@@ -36,6 +37,16 @@ test('npm pack → npm install elsewhere → import computes nd.dot', { timeout:
     const out = execFileSync(process.execPath, [path.join(app, 'main.mjs')], { cwd: tmpdir(), encoding: 'utf8' });
     const res = JSON.parse(out.trim().split('\n').pop());
     assert.deepEqual(res.dot, [[19, 22], [43, 50]]);
+    // the subpath entries resolve in the installed package and load their tier
+    for (const tier of ['simd', 'threads']) {
+      writeFileSync(path.join(app, `${tier}.mjs`), `
+        import * as mx from 'mxnet-wasm/${tier}';
+        console.log(JSON.stringify({ tier: mx.features().tier, dot: mx.nd.dot(mx.nd.ones([2, 3]), mx.nd.ones([3, 2])).toArray() }));
+      `);
+      const r = JSON.parse(execFileSync(process.execPath, [path.join(app, `${tier}.mjs`)], { cwd: tmpdir(), encoding: 'utf8', env: { ...process.env, MXW_TIER: '' } }).trim().split('\n').pop());
+      assert.equal(r.tier, tier);
+      assert.deepEqual(r.dot, [[3, 3], [3, 3]]);
+    }
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
