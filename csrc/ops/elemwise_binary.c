@@ -17,7 +17,9 @@
  *     whose strides chain are merged in both inputs, which leaves the innermost dim with input
  *     strides 0 or 1. So the fast paths are not special cases: same shape becomes one flat row,
  *     array-op-scalar one row with stride 0, (N,C)+(C,) N rows, (N,C,H,W)+(1,C,1,1) N*C rows
- *     with a splatted rhs; anything else walks the outer dims with an odometer.
+ *     with a splatted rhs; anything else walks the outer dims with an odometer. Large calls
+ *     split the output's flat element range over the thread pool (every element is computed
+ *     the same way in any chunk, so results do not depend on the thread count).
  *  5. Shape inference, forwards and the op definitions.
  */
 #include <math.h>
@@ -30,7 +32,7 @@
 #include <simde/wasm/simd128.h>
 #endif
 
-#include "../core/mxw_core.h"
+#include "../core/mxw_parallel.h"
 
 /* ---- 1. the per-element math ---------------------------------------------------------------- */
 /* Integer results that come from double math (power, hypot) saturate instead of overflowing the
@@ -208,13 +210,34 @@ typedef struct binary_kernels {
   row_f64 d;
   row_i64 i;
   row_u64 u;
+  double cost; /* element-ops per float32 element (mxw_parallel.h) */
 } binary_kernels;
+
+/* Per-element costs, for splitting large calls over the thread pool. */
+#define COST_add MXW_COST_CHEAP
+#define COST_sub MXW_COST_CHEAP
+#define COST_mul MXW_COST_CHEAP
+#define COST_div MXW_COST_DIV
+#define COST_maximum MXW_COST_CHEAP
+#define COST_minimum MXW_COST_CHEAP
+#define COST_mod MXW_COST_MATH
+#define COST_power MXW_COST_MATH
+#define COST_hypot MXW_COST_MATH
+#define COST_equal MXW_COST_CHEAP
+#define COST_not_equal MXW_COST_CHEAP
+#define COST_greater MXW_COST_CHEAP
+#define COST_greater_equal MXW_COST_CHEAP
+#define COST_lesser MXW_COST_CHEAP
+#define COST_lesser_equal MXW_COST_CHEAP
+#define COST_logical_and MXW_COST_CHEAP
+#define COST_logical_or MXW_COST_CHEAP
+#define COST_logical_xor MXW_COST_CHEAP
 
 #define DEFINE_WIDE_KERNELS(NAME)                                                                 \
   ROW_KERNEL(NAME, d, double)                                                                     \
   ROW_KERNEL(NAME, i, int64_t)                                                                    \
   ROW_KERNEL(NAME, u, uint64_t)                                                                   \
-  static const binary_kernels k_##NAME = {row_##NAME##_f, row_##NAME##_d, row_##NAME##_i, row_##NAME##_u};
+  static const binary_kernels k_##NAME = {row_##NAME##_f, row_##NAME##_d, row_##NAME##_i, row_##NAME##_u, COST_##NAME};
 #define DEFINE_KERNELS_SIMD(NAME) ROW_KERNEL_F32_SIMD(NAME) DEFINE_WIDE_KERNELS(NAME)
 #define DEFINE_KERNELS_SCALAR(NAME) ROW_KERNEL(NAME, f, float) DEFINE_WIDE_KERNELS(NAME)
 
@@ -348,33 +371,60 @@ static void plan_broadcast(const mxw_shape *ls, const mxw_shape *rs, const mxw_s
   }
 }
 
-/* out = op(lhs, rhs) with broadcasting; all three share a dtype. */
-static void binary_apply(const binary_kernels *k, const mxw_tensor *lhs, const mxw_tensor *rhs, mxw_tensor *out) {
-  if (mxw_tensor_size(out) == 0) return;
+/* One call's plan and operands. */
+typedef struct binary_job {
+  const binary_kernels *k;
   bcast_plan p;
-  plan_broadcast(&lhs->shape, &rhs->shape, &out->shape, &p);
-  const size_t es = (size_t)mxw_dtype_size(out->dtype);
-  const char *a = (const char *)lhs->data, *b = (const char *)rhs->data;
-  char *o = (char *)out->data;
-  const int last = p.ndim - 1;
-  const int64_t inner = p.dims[last];
-  const int ia = p.sa[last] != 0, ib = p.sb[last] != 0; /* the innermost strides are 0 or 1 */
-  int64_t outer = 1;
-  for (int d = 0; d < last; d++) outer *= p.dims[d];
+  int dtype;
+  size_t es;
+  const char *a, *b;
+  char *o;
+} binary_job;
+
+/* Output elements [begin, end): rows of the innermost dim (the first and last may be partial),
+ * the outer dims walked by an odometer started at begin's row. */
+static void binary_range(const binary_job *j, int64_t begin, int64_t end) {
+  const bcast_plan *p = &j->p;
+  const int last = p->ndim - 1;
+  const int64_t inner = p->dims[last];
+  const int ia = p->sa[last] != 0, ib = p->sb[last] != 0; /* the innermost strides are 0 or 1 */
   int64_t idx[MXW_MAX_NDIM] = {0};
-  int64_t off_a = 0, off_b = 0, off_o = 0;
-  for (int64_t r = 0; r < outer; r++) {
-    run_row(k, out->dtype, a + (size_t)off_a * es, ia, b + (size_t)off_b * es, ib, o + (size_t)off_o * es, inner);
-    off_o += inner;
+  int64_t off_a = 0, off_b = 0, row = begin / inner, col = begin % inner;
+  for (int d = last - 1; d >= 0; d--) { /* row -> outer multi-index */
+    idx[d] = row % p->dims[d];
+    row /= p->dims[d];
+    off_a += idx[d] * p->sa[d];
+    off_b += idx[d] * p->sb[d];
+  }
+  const size_t es = j->es;
+  for (int64_t at = begin; at < end;) {
+    const int64_t len = inner - col < end - at ? inner - col : end - at;
+    run_row(j->k, j->dtype, j->a + (size_t)(off_a + (ia ? col : 0)) * es, ia, j->b + (size_t)(off_b + (ib ? col : 0)) * es,
+            ib, j->o + (size_t)at * es, len);
+    at += len;
+    col = 0;
     for (int d = last - 1; d >= 0; d--) { /* odometer over the outer dims */
-      off_a += p.sa[d];
-      off_b += p.sb[d];
-      if (++idx[d] < p.dims[d]) break;
-      off_a -= p.sa[d] * p.dims[d];
-      off_b -= p.sb[d] * p.dims[d];
+      off_a += p->sa[d];
+      off_b += p->sb[d];
+      if (++idx[d] < p->dims[d]) break;
+      off_a -= p->sa[d] * p->dims[d];
+      off_b -= p->sb[d] * p->dims[d];
       idx[d] = 0;
     }
   }
+}
+
+static void binary_chunk(void *ctx, int64_t begin, int64_t end) { binary_range((const binary_job *)ctx, begin, end); }
+
+/* out = op(lhs, rhs) with broadcasting; all three share a dtype. Large outputs are split into
+ * element ranges across the thread pool. */
+static void binary_apply(const binary_kernels *k, const mxw_tensor *lhs, const mxw_tensor *rhs, mxw_tensor *out) {
+  const int64_t n = mxw_tensor_size(out);
+  if (n == 0) return;
+  binary_job j = {k, {0}, out->dtype, (size_t)mxw_dtype_size(out->dtype), (const char *)lhs->data,
+                  (const char *)rhs->data, (char *)out->data};
+  plan_broadcast(&lhs->shape, &rhs->shape, &out->shape, &j.p);
+  mxw_parallel_run(n, 16, k->cost * mxw_par_dtype_factor(out->dtype), binary_chunk, &j);
 }
 
 /* ---- 5. shape inference ------------------------------------------------------------------------- */

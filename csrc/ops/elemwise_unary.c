@@ -3,10 +3,12 @@
  * Semantics: ../shared/spec/ops.md §6 and Activation in §1. Output dtype = input dtype; float32
  * and float64 compute in their own type, other dtypes through double and back (integer results
  * convert by the core's rule, as DType(op(x)) does in MXNet: abs of INT32_MIN is INT32_MIN).
- * negative works in the dtype itself (integers wrap) and the identity ops copy the bytes. */
+ * negative works in the dtype itself (integers wrap) and the identity ops copy the bytes.
+ * Threads: every kernel here maps element i to element i, so large calls run as elementwise
+ * sub-calls over the pool (mxw_parallel_elemwise), each op with its cost class (MXW_COST_*). */
 #include <math.h>
 
-#include "../core/mxw_core.h"
+#include "../core/mxw_parallel.h"
 
 static const char *const k_data[] = {"data", NULL};
 
@@ -21,10 +23,16 @@ static inline float softsign_f(float x) { return x / (1.f + fabsf(x)); }
 static inline double softsign_d(double x) { return x / (1.0 + fabs(x)); }
 static inline double sign_d(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }
 
+/* fwd_NAME: kern_NAME over the pool when the call is large (COST element-ops per element). */
+#define PARALLEL_FORWARD(NAME, COST)                                                              \
+  static int fwd_##NAME(const mxw_op_call *c) {                                                   \
+    return mxw_parallel_elemwise(c, mxw_tensor_size(&c->outputs[0]), COST, kern_##NAME);          \
+  }
+
 /* One forward per op, with the expression inlined into the loop so the compiler vectorises the
  * simple ones (-msimd128 / SSE natively). X32 and X64 are expressions in `x`. */
-#define UNARY_FORWARD(NAME, X32, X64)                                                             \
-  static int fwd_##NAME(const mxw_op_call *c) {                                                   \
+#define UNARY_FORWARD(NAME, X32, X64, COST)                                                       \
+  static int kern_##NAME(const mxw_op_call *c) {                                                  \
     const mxw_tensor *in = &c->inputs[0];                                                         \
     mxw_tensor *out = &c->outputs[0];                                                             \
     int64_t n = mxw_tensor_size(in);                                                              \
@@ -52,7 +60,8 @@ static inline double sign_d(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0
       }                                                                                           \
     }                                                                                             \
     return 0;                                                                                     \
-  }
+  }                                                                                               \
+  PARALLEL_FORWARD(NAME, COST)
 
 #define UNARY_DEF(NAME, OPNAME, ALIASES, DOC, AS_ACT, GRADSPEC)                                   \
   static const mxw_op_def op_##NAME = {                                                           \
@@ -60,17 +69,17 @@ static inline double sign_d(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0
       .num_outputs = 1, .infer_shape = mxw_infer_shape_same, .forward = fwd_##NAME, .inplace = 1, \
       .as_activation = AS_ACT, GRADSPEC};
 
-#define UNARY_OP(NAME, ALIASES, X32, X64, DOC, GRADSPEC)                                          \
-  UNARY_FORWARD(NAME, X32, X64)                                                                   \
+#define UNARY_OP(NAME, ALIASES, X32, X64, DOC, GRADSPEC, COST)                                    \
+  UNARY_FORWARD(NAME, X32, X64, COST)                                                             \
   UNARY_DEF(NAME, #NAME, ALIASES, DOC, NULL, GRADSPEC)
 
 /* Activation ops a producer (FullyConnected, Convolution) can apply itself: graph fusion. */
-#define ACT_UNARY_OP(NAME, ALIASES, X32, X64, DOC, ACT, GRADSPEC)                                 \
+#define ACT_UNARY_OP(NAME, ALIASES, X32, X64, DOC, ACT, GRADSPEC, COST)                           \
   static int as_act_##NAME(const void *param) {                                                   \
     (void)param;                                                                                  \
     return ACT;                                                                                   \
   }                                                                                               \
-  UNARY_FORWARD(NAME, X32, X64)                                                                   \
+  UNARY_FORWARD(NAME, X32, X64, COST)                                                             \
   UNARY_DEF(NAME, #NAME, ALIASES, DOC, as_act_##NAME, GRADSPEC)
 
 #define ALIASES(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -115,8 +124,8 @@ static inline float relu_grad_f(float a) { return a > 0.f ? 1.f : (a == a ? 0.f 
 static inline double relu_grad_d(double a) { return a > 0.0 ? 1.0 : (a == a ? 0.0 : a); }
 
 /* The kernel of `_backward_<NAME>`: dst = expression of g (ograd) and a (x or y). */
-#define UNARY_BACKWARD(NAME, X32, X64)                                                            \
-  static int fwd_backward_##NAME(const mxw_op_call *c) {                                          \
+#define UNARY_BACKWARD(NAME, X32, X64, COST)                                                      \
+  static int kern_backward_##NAME(const mxw_op_call *c) {                                         \
     const mxw_tensor *gt = &c->inputs[0], *at = &c->inputs[1];                                    \
     mxw_tensor *out = &c->outputs[0];                                                             \
     int64_t n = mxw_tensor_size(out);                                                             \
@@ -145,6 +154,7 @@ static inline double relu_grad_d(double a) { return a > 0.0 ? 1.0 : (a == a ? 0.
     }                                                                                             \
     return 0;                                                                                     \
   }                                                                                               \
+  PARALLEL_FORWARD(backward_##NAME, COST)                                                         \
   static const mxw_op_def op_backward_##NAME = {                                                  \
       .name = "_backward_" #NAME, .doc = "the gradient of " #NAME ": ograd * d" #NAME,            \
       .num_inputs = 2, .input_names = k_ograd_data, .num_outputs = 1,                             \
@@ -158,40 +168,40 @@ static int grad_with(mxw_grad_ctx *g, const char *op, mxw_gid a) {
   static int grad_##NAME(mxw_grad_ctx *g) { return grad_with(g, "_backward_" #NAME, mxw_grad_in(g, 0)); }
 #define GRAD_OUT(NAME)                                                                            \
   static int grad_##NAME(mxw_grad_ctx *g) { return grad_with(g, "_backward_" #NAME, mxw_grad_out(g, 0)); }
-#define BWD_IN(NAME, X32, X64) UNARY_BACKWARD(NAME, X32, X64) GRAD_IN(NAME)
-#define BWD_OUT(NAME, X32, X64) UNARY_BACKWARD(NAME, X32, X64) GRAD_OUT(NAME)
+#define BWD_IN(NAME, X32, X64, COST) UNARY_BACKWARD(NAME, X32, X64, COST) GRAD_IN(NAME)
+#define BWD_OUT(NAME, X32, X64, COST) UNARY_BACKWARD(NAME, X32, X64, COST) GRAD_OUT(NAME)
 
-BWD_OUT(relu, g * relu_grad_f(a), g * relu_grad_d(a))
-BWD_OUT(sigmoid, g * (a * (1.f - a)), g * (a * (1.0 - a)))
-BWD_OUT(tanh, g * (1.f - a * a), g * (1.0 - a * a))
-BWD_IN(expm1, g * expf(a), g * exp(a))
-BWD_IN(log, g / a, g / a)
-BWD_IN(log1p, g / (1.f + a), g / (1.0 + a))
-BWD_IN(log2, g / (a * (float)M_LN2), g / (a * M_LN2))
-BWD_IN(log10, g / (a * (float)M_LN10), g / (a * M_LN10))
-BWD_OUT(sqrt, g * (0.5f / a), g * (0.5 / a))
-BWD_IN(rsqrt, g * (-0.5f / (sqrtf(a) * a)), g * (-0.5 / (sqrt(a) * a)))
-BWD_OUT(cbrt, g * (1.f / (3.f * a * a)), g * (1.0 / (3.0 * a * a)))
-BWD_IN(square, g * (2.f * a), g * (2.0 * a))
-BWD_IN(reciprocal, g * (-1.f / (a * a)), g * (-1.0 / (a * a)))
-BWD_IN(abs, g * (float)sign_grad_d(a), g * sign_grad_d(a))
-BWD_IN(erf, g * (float)(2.0 / sqrt(M_PI)) * expf(-(a * a)), g * (2.0 / sqrt(M_PI)) * exp(-(a * a)))
-BWD_IN(softsign, g * (1.f / ((1.f + fabsf(a)) * (1.f + fabsf(a)))), g * (1.0 / ((1.0 + fabs(a)) * (1.0 + fabs(a)))))
-BWD_IN(sin, g * cosf(a), g * cos(a))
-BWD_IN(cos, g * -sinf(a), g * -sin(a))
-BWD_OUT(tan, g * (a * a + 1.f), g * (a * a + 1.0))
-BWD_IN(arcsin, g * (1.f / sqrtf(1.f - a * a)), g * (1.0 / sqrt(1.0 - a * a)))
-BWD_IN(arccos, g * (-1.f / sqrtf(1.f - a * a)), g * (-1.0 / sqrt(1.0 - a * a)))
-BWD_IN(arctan, g * (1.f / (a * a + 1.f)), g * (1.0 / (a * a + 1.0)))
-BWD_IN(sinh, g * coshf(a), g * cosh(a))
-BWD_IN(cosh, g * sinhf(a), g * sinh(a))
-BWD_IN(arcsinh, g * (1.f / sqrtf(a * a + 1.f)), g * (1.0 / sqrt(a * a + 1.0)))
-BWD_IN(arccosh, g * (1.f / sqrtf(a * a - 1.f)), g * (1.0 / sqrt(a * a - 1.0)))
-BWD_IN(arctanh, g * (1.f / (1.f - a * a)), g * (1.0 / (1.0 - a * a)))
-BWD_IN(gamma, g * (float)(tgamma((double)a) * digamma_d((double)a)), g * (tgamma(a) * digamma_d(a)))
-BWD_IN(gammaln, g * (float)digamma_d((double)a), g * digamma_d(a))
-BWD_IN(degrees, g * (float)(180.0 / M_PI), g * (180.0 / M_PI))
-BWD_IN(radians, g * (float)(M_PI / 180.0), g * (M_PI / 180.0))
+BWD_OUT(relu, g * relu_grad_f(a), g * relu_grad_d(a), MXW_COST_CHEAP)
+BWD_OUT(sigmoid, g * (a * (1.f - a)), g * (a * (1.0 - a)), MXW_COST_CHEAP)
+BWD_OUT(tanh, g * (1.f - a * a), g * (1.0 - a * a), MXW_COST_CHEAP)
+BWD_IN(expm1, g * expf(a), g * exp(a), MXW_COST_MATH)
+BWD_IN(log, g / a, g / a, MXW_COST_DIV)
+BWD_IN(log1p, g / (1.f + a), g / (1.0 + a), MXW_COST_DIV)
+BWD_IN(log2, g / (a * (float)M_LN2), g / (a * M_LN2), MXW_COST_DIV)
+BWD_IN(log10, g / (a * (float)M_LN10), g / (a * M_LN10), MXW_COST_DIV)
+BWD_OUT(sqrt, g * (0.5f / a), g * (0.5 / a), MXW_COST_DIV)
+BWD_IN(rsqrt, g * (-0.5f / (sqrtf(a) * a)), g * (-0.5 / (sqrt(a) * a)), MXW_COST_DIV)
+BWD_OUT(cbrt, g * (1.f / (3.f * a * a)), g * (1.0 / (3.0 * a * a)), MXW_COST_DIV)
+BWD_IN(square, g * (2.f * a), g * (2.0 * a), MXW_COST_CHEAP)
+BWD_IN(reciprocal, g * (-1.f / (a * a)), g * (-1.0 / (a * a)), MXW_COST_DIV)
+BWD_IN(abs, g * (float)sign_grad_d(a), g * sign_grad_d(a), MXW_COST_CHEAP)
+BWD_IN(erf, g * (float)(2.0 / sqrt(M_PI)) * expf(-(a * a)), g * (2.0 / sqrt(M_PI)) * exp(-(a * a)), MXW_COST_MATH)
+BWD_IN(softsign, g * (1.f / ((1.f + fabsf(a)) * (1.f + fabsf(a)))), g * (1.0 / ((1.0 + fabs(a)) * (1.0 + fabs(a)))), MXW_COST_DIV)
+BWD_IN(sin, g * cosf(a), g * cos(a), MXW_COST_MATH)
+BWD_IN(cos, g * -sinf(a), g * -sin(a), MXW_COST_MATH)
+BWD_OUT(tan, g * (a * a + 1.f), g * (a * a + 1.0), MXW_COST_CHEAP)
+BWD_IN(arcsin, g * (1.f / sqrtf(1.f - a * a)), g * (1.0 / sqrt(1.0 - a * a)), MXW_COST_DIV)
+BWD_IN(arccos, g * (-1.f / sqrtf(1.f - a * a)), g * (-1.0 / sqrt(1.0 - a * a)), MXW_COST_DIV)
+BWD_IN(arctan, g * (1.f / (a * a + 1.f)), g * (1.0 / (a * a + 1.0)), MXW_COST_DIV)
+BWD_IN(sinh, g * coshf(a), g * cosh(a), MXW_COST_MATH)
+BWD_IN(cosh, g * sinhf(a), g * sinh(a), MXW_COST_MATH)
+BWD_IN(arcsinh, g * (1.f / sqrtf(a * a + 1.f)), g * (1.0 / sqrt(a * a + 1.0)), MXW_COST_DIV)
+BWD_IN(arccosh, g * (1.f / sqrtf(a * a - 1.f)), g * (1.0 / sqrt(a * a - 1.0)), MXW_COST_DIV)
+BWD_IN(arctanh, g * (1.f / (1.f - a * a)), g * (1.0 / (1.0 - a * a)), MXW_COST_DIV)
+BWD_IN(gamma, g * (float)(tgamma((double)a) * digamma_d((double)a)), g * (tgamma(a) * digamma_d(a)), MXW_COST_SPECIAL)
+BWD_IN(gammaln, g * (float)digamma_d((double)a), g * digamma_d(a), MXW_COST_SPECIAL)
+BWD_IN(degrees, g * (float)(180.0 / M_PI), g * (180.0 / M_PI), MXW_COST_CHEAP)
+BWD_IN(radians, g * (float)(M_PI / 180.0), g * (M_PI / 180.0), MXW_COST_CHEAP)
 
 static int grad_exp(mxw_grad_ctx *g) { /* ElemwiseGradUseOut{"_mul"}: dx = ograd * y */
   return mxw_grad_set(g, 0, mxw_grad_mul(g, mxw_grad_ograd(g, 0), mxw_grad_out(g, 0)));
@@ -210,7 +220,7 @@ static int grad_make_loss(mxw_grad_ctx *g) {
 /* negative: MXNet's negation computes -a in the dtype itself, so integers wrap as two's complement
  * (-INT32_MIN is INT32_MIN, -int8(-128) is -128; uint8 5 -> 251). Done on the unsigned pattern of
  * the element's width, where C defines the wrap; bool stays as it is (-true is true). */
-static int fwd_negative(const mxw_op_call *c) {
+static int kern_negative(const mxw_op_call *c) {
   const mxw_tensor *in = &c->inputs[0];
   mxw_tensor *out = &c->outputs[0];
   int64_t n = mxw_tensor_size(in);
@@ -253,64 +263,66 @@ static int fwd_negative(const mxw_op_call *c) {
 #undef NEG_BITS
   return 0;
 }
+PARALLEL_FORWARD(negative, MXW_COST_CHEAP)
 
 /* The identity ops copy the bytes (every dtype exactly, int64 beyond 2^53 included). */
 #define COPY_OP(NAME, ALIASES, DOC, GRADSPEC)                                                     \
-  static int fwd_##NAME(const mxw_op_call *c) {                                                   \
+  static int kern_##NAME(const mxw_op_call *c) {                                                  \
     const mxw_tensor *in = &c->inputs[0];                                                         \
     mxw_tensor *out = &c->outputs[0];                                                             \
     if (out->data != in->data)                                                                    \
       memmove(out->data, in->data, (size_t)mxw_tensor_size(in) * (size_t)mxw_dtype_size(in->dtype)); \
     return 0;                                                                                     \
   }                                                                                               \
+  PARALLEL_FORWARD(NAME, MXW_COST_CHEAP)                                                          \
   UNARY_DEF(NAME, #NAME, ALIASES, DOC, NULL, GRADSPEC)
 
-ACT_UNARY_OP(relu, ALIASES("_npx_relu"), relu_f(x), relu_d(x), "max(x, 0); NaN propagates", MXW_ACT_RELU, GRAD(grad_relu))
-ACT_UNARY_OP(sigmoid, ALIASES("_npx_sigmoid"), sigmoid_f(x), sigmoid_d(x), "1 / (1 + exp(-x))", MXW_ACT_SIGMOID, GRAD(grad_sigmoid))
-ACT_UNARY_OP(tanh, ALIASES("_npi_tanh"), tanhf(x), tanh(x), "hyperbolic tangent", MXW_ACT_TANH, GRAD(grad_tanh))
-UNARY_OP(exp, ALIASES("_npi_exp"), expf(x), exp(x), "e^x", GRAD(grad_exp))
-UNARY_OP(expm1, ALIASES("_npi_expm1"), expm1f(x), expm1(x), "e^x - 1", GRAD(grad_expm1))
-UNARY_OP(log, ALIASES("_npi_log"), logf(x), log(x), "natural logarithm", GRAD(grad_log))
-UNARY_OP(log1p, ALIASES("_npi_log1p"), log1pf(x), log1p(x), "log(1 + x)", GRAD(grad_log1p))
-UNARY_OP(log2, ALIASES("_npi_log2"), log2f(x), log2(x), "base-2 logarithm", GRAD(grad_log2))
-UNARY_OP(log10, ALIASES("_npi_log10"), log10f(x), log10(x), "base-10 logarithm", GRAD(grad_log10))
-UNARY_OP(sqrt, ALIASES("_npi_sqrt"), sqrtf(x), sqrt(x), "square root", GRAD(grad_sqrt))
-UNARY_OP(rsqrt, NULL, 1.f / sqrtf(x), 1.0 / sqrt(x), "1 / sqrt(x)", GRAD(grad_rsqrt))
-UNARY_OP(cbrt, ALIASES("_npi_cbrt"), cbrtf(x), cbrt(x), "cube root", GRAD(grad_cbrt))
-UNARY_OP(square, ALIASES("_npi_square"), x * x, x * x, "x * x", GRAD(grad_square))
-UNARY_OP(reciprocal, ALIASES("_npi_reciprocal"), 1.f / x, 1.0 / x, "1 / x", GRAD(grad_reciprocal))
-UNARY_OP(abs, ALIASES("_npi_absolute"), fabsf(x), fabs(x), "|x|", GRAD(grad_abs))
+ACT_UNARY_OP(relu, ALIASES("_npx_relu"), relu_f(x), relu_d(x), "max(x, 0); NaN propagates", MXW_ACT_RELU, GRAD(grad_relu), MXW_COST_CHEAP)
+ACT_UNARY_OP(sigmoid, ALIASES("_npx_sigmoid"), sigmoid_f(x), sigmoid_d(x), "1 / (1 + exp(-x))", MXW_ACT_SIGMOID, GRAD(grad_sigmoid), MXW_COST_MATH)
+ACT_UNARY_OP(tanh, ALIASES("_npi_tanh"), tanhf(x), tanh(x), "hyperbolic tangent", MXW_ACT_TANH, GRAD(grad_tanh), MXW_COST_SPECIAL)
+UNARY_OP(exp, ALIASES("_npi_exp"), expf(x), exp(x), "e^x", GRAD(grad_exp), MXW_COST_MATH)
+UNARY_OP(expm1, ALIASES("_npi_expm1"), expm1f(x), expm1(x), "e^x - 1", GRAD(grad_expm1), MXW_COST_MATH)
+UNARY_OP(log, ALIASES("_npi_log"), logf(x), log(x), "natural logarithm", GRAD(grad_log), MXW_COST_MATH)
+UNARY_OP(log1p, ALIASES("_npi_log1p"), log1pf(x), log1p(x), "log(1 + x)", GRAD(grad_log1p), MXW_COST_MATH)
+UNARY_OP(log2, ALIASES("_npi_log2"), log2f(x), log2(x), "base-2 logarithm", GRAD(grad_log2), MXW_COST_MATH)
+UNARY_OP(log10, ALIASES("_npi_log10"), log10f(x), log10(x), "base-10 logarithm", GRAD(grad_log10), MXW_COST_MATH)
+UNARY_OP(sqrt, ALIASES("_npi_sqrt"), sqrtf(x), sqrt(x), "square root", GRAD(grad_sqrt), MXW_COST_DIV)
+UNARY_OP(rsqrt, NULL, 1.f / sqrtf(x), 1.0 / sqrt(x), "1 / sqrt(x)", GRAD(grad_rsqrt), MXW_COST_DIV)
+UNARY_OP(cbrt, ALIASES("_npi_cbrt"), cbrtf(x), cbrt(x), "cube root", GRAD(grad_cbrt), MXW_COST_MATH)
+UNARY_OP(square, ALIASES("_npi_square"), x * x, x * x, "x * x", GRAD(grad_square), MXW_COST_CHEAP)
+UNARY_OP(reciprocal, ALIASES("_npi_reciprocal"), 1.f / x, 1.0 / x, "1 / x", GRAD(grad_reciprocal), MXW_COST_DIV)
+UNARY_OP(abs, ALIASES("_npi_absolute"), fabsf(x), fabs(x), "|x|", GRAD(grad_abs), MXW_COST_CHEAP)
 UNARY_DEF(negative, "negative", ALIASES("_npi_negative"), "-x (integers wrap)", NULL, GRAD(grad_negative))
-UNARY_OP(sign, ALIASES("_npi_sign"), (float)sign_d(x), sign_d(x), "-1, 0 or 1", NO_GRAD)
-UNARY_OP(floor, ALIASES("_npi_floor"), floorf(x), floor(x), "round down", NO_GRAD)
-UNARY_OP(ceil, ALIASES("_npi_ceil"), ceilf(x), ceil(x), "round up", NO_GRAD)
-UNARY_OP(round, NULL, roundf(x), round(x), "round half away from zero", NO_GRAD)
-UNARY_OP(rint, ALIASES("_npi_rint"), rintf(x), rint(x), "round half to even", NO_GRAD)
-UNARY_OP(fix, ALIASES("_npi_fix"), truncf(x), trunc(x), "round toward zero", NO_GRAD)
-UNARY_OP(trunc, ALIASES("_npi_trunc"), truncf(x), trunc(x), "round toward zero", NO_GRAD)
-UNARY_OP(erf, ALIASES("_npx_erf"), erff(x), erf(x), "error function", GRAD(grad_erf))
-ACT_UNARY_OP(softsign, NULL, softsign_f(x), softsign_d(x), "x / (1 + |x|)", MXW_ACT_SOFTSIGN, GRAD(grad_softsign))
-UNARY_OP(sin, ALIASES("_npi_sin"), sinf(x), sin(x), "sine", GRAD(grad_sin))
-UNARY_OP(cos, ALIASES("_npi_cos"), cosf(x), cos(x), "cosine", GRAD(grad_cos))
-UNARY_OP(tan, ALIASES("_npi_tan"), tanf(x), tan(x), "tangent", GRAD(grad_tan))
-UNARY_OP(arcsin, ALIASES("_npi_arcsin"), asinf(x), asin(x), "inverse sine", GRAD(grad_arcsin))
-UNARY_OP(arccos, ALIASES("_npi_arccos"), acosf(x), acos(x), "inverse cosine", GRAD(grad_arccos))
-UNARY_OP(arctan, ALIASES("_npi_arctan"), atanf(x), atan(x), "inverse tangent", GRAD(grad_arctan))
-UNARY_OP(sinh, ALIASES("_npi_sinh"), sinhf(x), sinh(x), "hyperbolic sine", GRAD(grad_sinh))
-UNARY_OP(cosh, ALIASES("_npi_cosh"), coshf(x), cosh(x), "hyperbolic cosine", GRAD(grad_cosh))
-UNARY_OP(arcsinh, ALIASES("_npi_arcsinh"), asinhf(x), asinh(x), "inverse hyperbolic sine", GRAD(grad_arcsinh))
-UNARY_OP(arccosh, ALIASES("_npi_arccosh"), acoshf(x), acosh(x), "inverse hyperbolic cosine", GRAD(grad_arccosh))
-UNARY_OP(arctanh, ALIASES("_npi_arctanh"), atanhf(x), atanh(x), "inverse hyperbolic tangent", GRAD(grad_arctanh))
-UNARY_OP(gamma, ALIASES("_npi_gamma"), tgammaf(x), tgamma(x), "gamma function", GRAD(grad_gamma))
-UNARY_OP(gammaln, ALIASES("_npi_gammaln"), lgammaf(x), lgamma(x), "log |gamma(x)|", GRAD(grad_gammaln))
-UNARY_OP(degrees, ALIASES("_npi_degrees"), x * (float)(180.0 / M_PI), x * (180.0 / M_PI), "radians to degrees", GRAD(grad_degrees))
-UNARY_OP(radians, ALIASES("_npi_radians"), x * (float)(M_PI / 180.0), x * (M_PI / 180.0), "degrees to radians", GRAD(grad_radians))
-UNARY_OP(logical_not, ALIASES("_npi_logical_not"), (float)(x == 0.f), (double)(x == 0.0), "1 where x == 0, else 0", NO_GRAD)
+UNARY_OP(sign, ALIASES("_npi_sign"), (float)sign_d(x), sign_d(x), "-1, 0 or 1", NO_GRAD, MXW_COST_CHEAP)
+UNARY_OP(floor, ALIASES("_npi_floor"), floorf(x), floor(x), "round down", NO_GRAD, MXW_COST_CHEAP)
+UNARY_OP(ceil, ALIASES("_npi_ceil"), ceilf(x), ceil(x), "round up", NO_GRAD, MXW_COST_CHEAP)
+UNARY_OP(round, NULL, roundf(x), round(x), "round half away from zero", NO_GRAD, MXW_COST_CHEAP)
+UNARY_OP(rint, ALIASES("_npi_rint"), rintf(x), rint(x), "round half to even", NO_GRAD, MXW_COST_CHEAP)
+UNARY_OP(fix, ALIASES("_npi_fix"), truncf(x), trunc(x), "round toward zero", NO_GRAD, MXW_COST_CHEAP)
+UNARY_OP(trunc, ALIASES("_npi_trunc"), truncf(x), trunc(x), "round toward zero", NO_GRAD, MXW_COST_CHEAP)
+UNARY_OP(erf, ALIASES("_npx_erf"), erff(x), erf(x), "error function", GRAD(grad_erf), MXW_COST_SPECIAL)
+ACT_UNARY_OP(softsign, NULL, softsign_f(x), softsign_d(x), "x / (1 + |x|)", MXW_ACT_SOFTSIGN, GRAD(grad_softsign), MXW_COST_DIV)
+UNARY_OP(sin, ALIASES("_npi_sin"), sinf(x), sin(x), "sine", GRAD(grad_sin), MXW_COST_MATH)
+UNARY_OP(cos, ALIASES("_npi_cos"), cosf(x), cos(x), "cosine", GRAD(grad_cos), MXW_COST_MATH)
+UNARY_OP(tan, ALIASES("_npi_tan"), tanf(x), tan(x), "tangent", GRAD(grad_tan), MXW_COST_MATH)
+UNARY_OP(arcsin, ALIASES("_npi_arcsin"), asinf(x), asin(x), "inverse sine", GRAD(grad_arcsin), MXW_COST_MATH)
+UNARY_OP(arccos, ALIASES("_npi_arccos"), acosf(x), acos(x), "inverse cosine", GRAD(grad_arccos), MXW_COST_MATH)
+UNARY_OP(arctan, ALIASES("_npi_arctan"), atanf(x), atan(x), "inverse tangent", GRAD(grad_arctan), MXW_COST_MATH)
+UNARY_OP(sinh, ALIASES("_npi_sinh"), sinhf(x), sinh(x), "hyperbolic sine", GRAD(grad_sinh), MXW_COST_MATH)
+UNARY_OP(cosh, ALIASES("_npi_cosh"), coshf(x), cosh(x), "hyperbolic cosine", GRAD(grad_cosh), MXW_COST_MATH)
+UNARY_OP(arcsinh, ALIASES("_npi_arcsinh"), asinhf(x), asinh(x), "inverse hyperbolic sine", GRAD(grad_arcsinh), MXW_COST_MATH)
+UNARY_OP(arccosh, ALIASES("_npi_arccosh"), acoshf(x), acosh(x), "inverse hyperbolic cosine", GRAD(grad_arccosh), MXW_COST_MATH)
+UNARY_OP(arctanh, ALIASES("_npi_arctanh"), atanhf(x), atanh(x), "inverse hyperbolic tangent", GRAD(grad_arctanh), MXW_COST_MATH)
+UNARY_OP(gamma, ALIASES("_npi_gamma"), tgammaf(x), tgamma(x), "gamma function", GRAD(grad_gamma), MXW_COST_SPECIAL)
+UNARY_OP(gammaln, ALIASES("_npi_gammaln"), lgammaf(x), lgamma(x), "log |gamma(x)|", GRAD(grad_gammaln), MXW_COST_SPECIAL)
+UNARY_OP(degrees, ALIASES("_npi_degrees"), x * (float)(180.0 / M_PI), x * (180.0 / M_PI), "radians to degrees", GRAD(grad_degrees), MXW_COST_CHEAP)
+UNARY_OP(radians, ALIASES("_npi_radians"), x * (float)(M_PI / 180.0), x * (M_PI / 180.0), "degrees to radians", GRAD(grad_radians), MXW_COST_CHEAP)
+UNARY_OP(logical_not, ALIASES("_npi_logical_not"), (float)(x == 0.f), (double)(x == 0.0), "1 where x == 0, else 0", NO_GRAD, MXW_COST_CHEAP)
 COPY_OP(_copy, ALIASES("identity", "_npi_copy"), "a copy of the input", GRAD(grad_copy))
 COPY_OP(BlockGrad, ALIASES("stop_gradient"), "identity forward; no gradient flows back", NO_GRAD)
 COPY_OP(make_loss, NULL, "identity forward; marks a loss for training", GRAD(grad_make_loss))
-UNARY_OP(zeros_like, ALIASES("_npi_zeros_like"), 0.f, 0.0, "zeros of the input's shape and dtype", NO_GRAD)
-UNARY_OP(ones_like, ALIASES("_npi_ones_like"), 1.f, 1.0, "ones of the input's shape and dtype", NO_GRAD)
+UNARY_OP(zeros_like, ALIASES("_npi_zeros_like"), 0.f, 0.0, "zeros of the input's shape and dtype", NO_GRAD, MXW_COST_CHEAP)
+UNARY_OP(ones_like, ALIASES("_npi_ones_like"), 1.f, 1.0, "ones of the input's shape and dtype", NO_GRAD, MXW_COST_CHEAP)
 
 /* ---- hard_sigmoid (alpha, beta) ------------------------------------------------------------- */
 typedef struct {
@@ -320,7 +332,7 @@ static const mxw_attr_spec k_hard_sigmoid_attrs[] = {
     MXW_A_FLOAT("alpha", HardSigmoidParam, alpha, "0.2", "slope"),
     MXW_A_FLOAT("beta", HardSigmoidParam, beta, "0.5", "offset"),
 };
-static int fwd_hard_sigmoid(const mxw_op_call *c) {
+static int kern_hard_sigmoid(const mxw_op_call *c) {
   const HardSigmoidParam *p = (const HardSigmoidParam *)c->param;
   const mxw_tensor *in = &c->inputs[0];
   mxw_tensor *out = &c->outputs[0];
@@ -331,9 +343,10 @@ static int fwd_hard_sigmoid(const mxw_op_call *c) {
   }
   return 0;
 }
+PARALLEL_FORWARD(hard_sigmoid, MXW_COST_DIV) /* through double */
 /* _backward_hard_sigmoid(ograd, x): ograd * alpha where 0 < alpha * x + beta < 1 (computed in the
  * data type, as MXNet), else 0 */
-static int fwd_backward_hard_sigmoid(const mxw_op_call *c) {
+static int kern_backward_hard_sigmoid(const mxw_op_call *c) {
   const HardSigmoidParam *p = (const HardSigmoidParam *)c->param;
   const mxw_tensor *gt = &c->inputs[0], *xt = &c->inputs[1];
   mxw_tensor *out = &c->outputs[0];
@@ -353,6 +366,7 @@ static int fwd_backward_hard_sigmoid(const mxw_op_call *c) {
   }
   return 0;
 }
+PARALLEL_FORWARD(backward_hard_sigmoid, MXW_COST_CHEAP)
 static int grad_hard_sigmoid(mxw_grad_ctx *g) { /* ElemwiseGradUseIn{"_backward_hard_sigmoid"} */
   return mxw_grad_set_fwd_op(g, "_backward_hard_sigmoid", 1);
 }
@@ -383,7 +397,7 @@ static int as_act_Activation(const void *param) {
 }
 
 /* The activations as one in-place pass (a fused producer calls this on its output). */
-void mxw_apply_act(void *data, int dtype, int64_t n, int act) {
+static void apply_act_range(void *data, int dtype, int64_t n, int act) {
   if (dtype == MXW_FLOAT32) {
     float *x = (float *)data;
     switch (act) {
@@ -409,14 +423,22 @@ void mxw_apply_act(void *data, int dtype, int64_t n, int act) {
   }
 }
 
-static int fwd_Activation(const mxw_op_call *c) {
-  switch (((const ActivationParam *)c->param)->act_type) {
-    case ACT_RELU: return fwd_relu(c);
-    case ACT_SIGMOID: return fwd_sigmoid(c);
-    case ACT_TANH: return fwd_tanh(c);
-    case ACT_SOFTSIGN: return fwd_softsign(c);
-    default: break;
-  }
+typedef struct {
+  void *data;
+  int dtype, act;
+} act_job;
+static void apply_act_chunk(void *ctx, int64_t b, int64_t e) {
+  const act_job *j = (const act_job *)ctx;
+  apply_act_range((char *)j->data + (size_t)b * (size_t)mxw_dtype_size(j->dtype), j->dtype, e - b, j->act);
+}
+void mxw_apply_act(void *data, int dtype, int64_t n, int act) {
+  if (act == MXW_ACT_NONE) return;
+  act_job j = {data, dtype, act};
+  const double cost = act == MXW_ACT_RELU ? MXW_COST_CHEAP : act == MXW_ACT_TANH ? MXW_COST_SPECIAL : MXW_COST_MATH;
+  mxw_parallel_run(n, 16, cost * mxw_par_dtype_factor(dtype), apply_act_chunk, &j);
+}
+
+static int kern_softrelu(const mxw_op_call *c) {
   const mxw_tensor *in = &c->inputs[0];
   mxw_tensor *out = &c->outputs[0];
   int64_t n = mxw_tensor_size(in);
@@ -431,6 +453,17 @@ static int fwd_Activation(const mxw_op_call *c) {
   return 0;
 }
 
+static int fwd_Activation(const mxw_op_call *c) {
+  switch (((const ActivationParam *)c->param)->act_type) {
+    case ACT_RELU: return fwd_relu(c);
+    case ACT_SIGMOID: return fwd_sigmoid(c);
+    case ACT_TANH: return fwd_tanh(c);
+    case ACT_SOFTSIGN: return fwd_softsign(c);
+    default: break;
+  }
+  return mxw_parallel_elemwise(c, mxw_tensor_size(&c->outputs[0]), MXW_COST_MATH, kern_softrelu);
+}
+
 /* _backward_Activation(ograd, y[, x]) as MXNet's ActivationGrad: relu takes (ograd, y); the others
  * (ograd, y, x): sigmoid ograd * y (1 - y), tanh ograd * (1 - y^2), softrelu ograd * -expm1(-y)
  * (= sigmoid(x)), softsign ograd / (1 + |x|)^2. */
@@ -439,7 +472,7 @@ static int act_grad_num_inputs(const void *param) {
 }
 static const char *const k_act_grad_inputs[] = {"ograd", "output", "data", NULL};
 
-static int fwd_backward_Activation(const mxw_op_call *c) {
+static int kern_backward_Activation(const mxw_op_call *c) {
   int act = ((const ActivationParam *)c->param)->act_type;
   const mxw_tensor *gt = &c->inputs[0], *yt = &c->inputs[1], *xt = act == ACT_RELU ? yt : &c->inputs[2];
   mxw_tensor *out = &c->outputs[0];
@@ -474,6 +507,11 @@ static int fwd_backward_Activation(const mxw_op_call *c) {
     mxw_store_f64(out->data, out->dtype, i, d);
   }
   return 0;
+}
+static int fwd_backward_Activation(const mxw_op_call *c) {
+  const int act = ((const ActivationParam *)c->param)->act_type;
+  return mxw_parallel_elemwise(c, mxw_tensor_size(&c->outputs[0]), act == ACT_SOFTRELU ? MXW_COST_MATH : MXW_COST_CHEAP,
+                               kern_backward_Activation);
 }
 
 static int grad_Activation(mxw_grad_ctx *g) {

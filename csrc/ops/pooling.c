@@ -22,10 +22,17 @@
  * Kernels: pool_point_* computes one output cell (the readable reference); pool_plane_f32 uses
  * it on the borders and, for 2-D 2x2/3x3 max/avg/sum windows, a SIMD row kernel on the interior
  * where no window is clipped (same arithmetic in the same order, so the results are identical).
- * Channel-last data is transposed to channel-first scratch, pooled there and transposed back. */
+ * Channel-last data is pooled in place by pool_last_*: each output cell is a vector of C
+ * channels, and every channel goes through its window in the same (d, h, w) order with the same
+ * arithmetic as pool_point_*, so both layouts give the same values. Gradients likewise.
+ *
+ * Threads: channel-first work splits over the N*C planes, channel-last forward over the output
+ * rows (n, od, oh), channel-last backward over (n, block of channels) (windows overlap, so a
+ * gradient cell gathers from several output cells: each cell's sum keeps the output order). */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #ifdef __wasm_simd128__
@@ -34,7 +41,7 @@
 #include <simde/wasm/simd128.h>
 #endif
 
-#include "../core/mxw_core.h"
+#include "../core/mxw_parallel.h"
 
 #define ALIASES(...) ((const char *const[]){__VA_ARGS__, NULL})
 #define SHAPE_STR(s, buf) mxw_shape_str((s), (buf), sizeof(buf))
@@ -383,24 +390,24 @@ static void pool_plane_f32(const float *x, float *y, const pool_geom *g) {
   }
 }
 
-/* Pools `planes` channel-first planes of x (g->in each) into y (g->out each). */
-static int pool_channel_first(const void *x, void *y, int dtype, int64_t planes, const pool_geom *g) {
-  int64_t isz = g->in[0] * g->in[1] * g->in[2], osz = g->out[0] * g->out[1] * g->out[2];
-  if (planes == 0 || osz == 0) return 0;
+/* Pools channel-first planes [i0, i1) of x (g->in each) into y (g->out each). float16 and
+ * bfloat16 go one plane at a time through float32 (scratch slots 0 and 1 of the running thread;
+ * float accumulation, as MXNet). */
+static int pool_planes(const void *x, void *y, int dtype, const pool_geom *g, int64_t i0, int64_t i1) {
+  const int64_t isz = g->in[0] * g->in[1] * g->in[2], osz = g->out[0] * g->out[1] * g->out[2];
   if (dtype == MXW_FLOAT64) {
-    for (int64_t i = 0; i < planes; i++) pool_plane_f64((const double *)x + i * isz, (double *)y + i * osz, g);
+    for (int64_t i = i0; i < i1; i++) pool_plane_f64((const double *)x + i * isz, (double *)y + i * osz, g);
     return 0;
   }
   if (dtype == MXW_FLOAT32) {
-    for (int64_t i = 0; i < planes; i++) pool_plane_f32((const float *)x + i * isz, (float *)y + i * osz, g);
+    for (int64_t i = i0; i < i1; i++) pool_plane_f32((const float *)x + i * isz, (float *)y + i * osz, g);
     return 0;
   }
-  /* float16 / bfloat16: one plane at a time through float32 (float accumulation, as MXNet) */
   float *xf = (float *)mxw_scratch(0, (size_t)isz * sizeof(float));
   float *yf = (float *)mxw_scratch(1, (size_t)osz * sizeof(float));
   if (!xf || !yf) return -1;
   size_t es = (size_t)mxw_dtype_size(dtype);
-  for (int64_t i = 0; i < planes; i++) {
+  for (int64_t i = i0; i < i1; i++) {
     mxw_convert((const char *)x + (size_t)(i * isz) * es, dtype, xf, MXW_FLOAT32, isz);
     pool_plane_f32(xf, yf, g);
     if (g->type == POOL_MAX) { /* an empty window is the dtype's lowest value, not -inf */
@@ -411,6 +418,106 @@ static int pool_channel_first(const void *x, void *y, int dtype, int64_t planes,
     mxw_convert(yf, MXW_FLOAT32, (char *)y + (size_t)(i * osz) * es, dtype, osz);
   }
   return 0;
+}
+
+/* Element-ops of one output cell: its window, times the dtype's factor. */
+static double cell_cost(const pool_geom *g, int dtype) {
+  return (double)(g->k[0] * g->k[1] * g->k[2]) * mxw_par_dtype_factor(dtype);
+}
+
+typedef struct {
+  const void *x;
+  void *y;
+  int dtype;
+  const pool_geom *g;
+  int64_t C; /* channel-last only */
+  atomic_int failed;
+} pool_job;
+
+static void planes_chunk(void *ctx, int64_t i0, int64_t i1) {
+  pool_job *j = (pool_job *)ctx;
+  if (pool_planes(j->x, j->y, j->dtype, j->g, i0, i1) != 0) atomic_store(&j->failed, 1);
+}
+
+/* Pools `planes` channel-first planes of x into y, split over the planes when large. */
+static int pool_channel_first(const void *x, void *y, int dtype, int64_t planes, const pool_geom *g) {
+  const int64_t osz = g->out[0] * g->out[1] * g->out[2];
+  if (planes == 0 || osz == 0) return 0;
+  pool_job j = {x, y, dtype, g, 0, 0};
+  mxw_parallel_run(planes, 1, (double)osz * cell_cost(g, dtype), planes_chunk, &j);
+  return atomic_load(&j.failed) ? -1 : 0;
+}
+
+/* ---- channel-last: output rows (n, od, oh) of (N, D, H, W, C) data ----------------------------- */
+/* Output cells of rows [r0, r1), C channels each: the window of pool_point_*, with the channels
+ * as the innermost loop. */
+#define DEFINE_POOL_LAST(NAME, T, LOWEST, SQRT, CBRT)                                               \
+  static void NAME(const T *x, T *y, const pool_geom *g, int64_t C, int64_t r0, int64_t r1) {       \
+    const int64_t D = g->in[0], H = g->in[1], W = g->in[2], OD = g->out[0], OH = g->out[1];         \
+    const int64_t OW = g->out[2];                                                                   \
+    for (int64_t row = r0; row < r1; row++) {                                                       \
+      const int64_t n = row / (OD * OH), od = row / OH % OD, oh = row % OH;                         \
+      const T *xn = x + n * D * H * W * C;                                                          \
+      for (int64_t ow = 0; ow < OW; ow++) {                                                         \
+        T *yc = y + (row * OW + ow) * C;                                                            \
+        int64_t d0 = od * g->s[0] - g->p[0], h0 = oh * g->s[1] - g->p[1], w0 = ow * g->s[2] - g->p[2]; \
+        if (g->type == POOL_MAX) {                                                                  \
+          const int64_t d1 = min64(d0 + g->k[0], D), h1 = min64(h0 + g->k[1], H), w1 = min64(w0 + g->k[2], W); \
+          for (int64_t c = 0; c < C; c++) yc[c] = LOWEST;                                           \
+          for (int64_t d = max64(d0, 0); d < d1; d++)                                               \
+            for (int64_t h = max64(h0, 0); h < h1; h++)                                             \
+              for (int64_t w = max64(w0, 0); w < w1; w++) {                                         \
+                const T *xc = xn + ((d * H + h) * W + w) * C;                                       \
+                for (int64_t c = 0; c < C; c++) yc[c] = xc[c] > yc[c] ? xc[c] : yc[c];              \
+              }                                                                                     \
+          continue;                                                                                 \
+        }                                                                                           \
+        int64_t d1 = min64(d0 + g->k[0], D + g->p[0]), h1 = min64(h0 + g->k[1], H + g->p[1]);       \
+        int64_t w1 = min64(w0 + g->k[2], W + g->p[2]);                                              \
+        int64_t pool_size = (d1 - d0) * (h1 - h0) * (w1 - w0);                                      \
+        d0 = max64(d0, 0);                                                                          \
+        h0 = max64(h0, 0);                                                                          \
+        w0 = max64(w0, 0);                                                                          \
+        d1 = min64(d1, D);                                                                          \
+        h1 = min64(h1, H);                                                                          \
+        w1 = min64(w1, W);                                                                          \
+        if (g->type != POOL_AVG) pool_size = 1;                                                     \
+        else if (!g->include_pad) pool_size = (d1 - d0) * (h1 - h0) * (w1 - w0);                    \
+        const T div = (T)pool_size;                                                                 \
+        for (int64_t c = 0; c < C; c++) yc[c] = 0;                                                  \
+        for (int64_t d = d0; d < d1; d++)                                                           \
+          for (int64_t h = h0; h < h1; h++)                                                         \
+            for (int64_t w = w0; w < w1; w++) {                                                     \
+              const T *xc = xn + ((d * H + h) * W + w) * C;                                         \
+              if (g->p_value == 2) {                                                                \
+                for (int64_t c = 0; c < C; c++) yc[c] += (xc[c] * xc[c]) / div;                     \
+              } else if (g->p_value == 3) {                                                         \
+                for (int64_t c = 0; c < C; c++) yc[c] += (xc[c] * xc[c] * xc[c]) / div;             \
+              } else {                                                                              \
+                for (int64_t c = 0; c < C; c++) yc[c] += xc[c] / div;                               \
+              }                                                                                     \
+            }                                                                                       \
+        if (g->p_value == 2)                                                                        \
+          for (int64_t c = 0; c < C; c++) yc[c] = SQRT(yc[c]);                                      \
+        else if (g->p_value == 3)                                                                   \
+          for (int64_t c = 0; c < C; c++) yc[c] = CBRT(yc[c]);                                      \
+      }                                                                                             \
+    }                                                                                               \
+  }
+
+DEFINE_POOL_LAST(pool_last_f32, float, -FLT_MAX, sqrtf, cbrtf)
+DEFINE_POOL_LAST(pool_last_f64, double, -DBL_MAX, sqrt, cbrt)
+
+static void last_chunk(void *ctx, int64_t r0, int64_t r1) {
+  const pool_job *j = (const pool_job *)ctx;
+  if (j->dtype == MXW_FLOAT64) pool_last_f64((const double *)j->x, (double *)j->y, j->g, j->C, r0, r1);
+  else pool_last_f32((const float *)j->x, (float *)j->y, j->g, j->C, r0, r1);
+}
+
+/* Pools channel-last float32 or float64 data of N samples, split over the output rows. */
+static void pool_channel_last(const void *x, void *y, int dtype, int64_t N, int64_t C, const pool_geom *g) {
+  pool_job j = {x, y, dtype, g, C, 0};
+  mxw_parallel_run(N * g->out[0] * g->out[1], 1, (double)(g->out[2] * C) * cell_cost(g, dtype), last_chunk, &j);
 }
 
 /* A channel-last shape (N, spatial..., C) as channel-first (N, C, spatial...). */
@@ -430,18 +537,28 @@ static int fwd_Pooling(const mxw_op_call *c) {
     make_geom(p, &in->shape, &out->shape, &g);
     return pool_channel_first(in->data, out->data, in->dtype, in->shape.dims[0] * in->shape.dims[1], &g);
   }
-  /* channel-last: (N, spatial, C) -> channel-first scratch, pool, and back */
+  /* channel-last (N, spatial, C): pooled in place, every channel of an output cell at once */
   const mxw_shape is = channel_first(&in->shape), os = channel_first(&out->shape);
   make_geom(p, &is, &os, &g);
   const int64_t N = is.dims[0], C = is.dims[1];
-  const int64_t isz = g.in[0] * g.in[1] * g.in[2], osz = g.out[0] * g.out[1] * g.out[2];
-  const size_t es = (size_t)mxw_dtype_size(in->dtype);
-  if (N * C == 0 || osz == 0) return 0;
-  void *xt = mxw_scratch(2, (size_t)(N * C * isz) * es + 1), *yt = mxw_scratch(3, (size_t)(N * C * osz) * es);
-  if (!xt || !yt) return -1;
-  mxw_swap_last2(in->data, xt, N, isz, C, es);
-  MXW_TRY(pool_channel_first(xt, yt, in->dtype, N * C, &g));
-  mxw_swap_last2(yt, out->data, N, C, osz, es);
+  const int64_t nx = mxw_tensor_size(in), ny = mxw_tensor_size(out);
+  if (N * C == 0 || ny == 0) return 0;
+  if (in->dtype == MXW_FLOAT32 || in->dtype == MXW_FLOAT64) {
+    pool_channel_last(in->data, out->data, in->dtype, N, C, &g);
+    return 0;
+  }
+  /* float16 / bfloat16: through float32 copies (float accumulation, as MXNet) */
+  float *xf = (float *)mxw_scratch(2, (size_t)nx * sizeof(float) + 1);
+  float *yf = (float *)mxw_scratch(3, (size_t)ny * sizeof(float) + 1);
+  if (!xf || !yf) return -1;
+  mxw_parallel_convert(in->data, in->dtype, xf, MXW_FLOAT32, nx);
+  pool_channel_last(xf, yf, MXW_FLOAT32, N, C, &g);
+  if (g.type == POOL_MAX) { /* an empty window is the dtype's lowest value, not -inf */
+    const float lowest = in->dtype == MXW_FLOAT16 ? -65504.f : -3.38953139e38f;
+    for (int64_t i = 0; i < ny; i++)
+      if (yf[i] < lowest) yf[i] = lowest;
+  }
+  mxw_parallel_convert(yf, MXW_FLOAT32, out->data, out->dtype, ny);
   return 0;
 }
 
@@ -572,12 +689,12 @@ static void pool_grad_disjoint_f32(const float *x, const float *y, const float *
   for (int64_t i = OH * kh * W; i < H * W; i++) dx[i] = 0.f; /* rows past the last window */
 }
 
-/* Gradients of `planes` channel-first planes (float32 or float64). */
-static void pool_grad_channel_first(const void *x, const void *y, const void *dy, void *dx, int dtype, int64_t planes,
-                                    const pool_geom *g) {
+/* Gradients of channel-first planes [i0, i1) (float32 or float64). */
+static void pool_grad_planes(const void *x, const void *y, const void *dy, void *dx, int dtype, const pool_geom *g,
+                             int64_t i0, int64_t i1) {
   const int64_t isz = g->in[0] * g->in[1] * g->in[2], osz = g->out[0] * g->out[1] * g->out[2];
   const int disjoint = dtype == MXW_FLOAT32 && use_disjoint_f32(g);
-  for (int64_t i = 0; i < planes; i++) {
+  for (int64_t i = i0; i < i1; i++) {
     if (disjoint)
       pool_grad_disjoint_f32((const float *)x + i * isz, (const float *)y + i * osz, (const float *)dy + i * osz,
                              (float *)dx + i * isz, g);
@@ -590,6 +707,118 @@ static void pool_grad_channel_first(const void *x, const void *y, const void *dy
   }
 }
 
+/* Channel-last gradients: for sample n and channels [c0, c1), every output cell in order (as the
+ * channel-first loop), each channel through its window as pool_grad_plane_*. */
+#define DEFINE_POOL_GRAD_LAST(NAME, T)                                                              \
+  static void NAME(const T *x, const T *y, const T *dy, T *dx, const pool_geom *g, int64_t C, int64_t n, \
+                   int64_t c0, int64_t c1) {                                                        \
+    const int64_t D = g->in[0], H = g->in[1], W = g->in[2], isz = D * H * W;                        \
+    const int64_t osz = g->out[0] * g->out[1] * g->out[2];                                          \
+    x += n * isz * C;                                                                               \
+    dx += n * isz * C;                                                                              \
+    y += n * osz * C;                                                                               \
+    dy += n * osz * C;                                                                              \
+    for (int64_t i = 0; i < isz; i++)                                                               \
+      for (int64_t c = c0; c < c1; c++) dx[i * C + c] = 0;                                          \
+    int64_t o = 0;                                                                                  \
+    for (int64_t od = 0; od < g->out[0]; od++)                                                      \
+      for (int64_t oh = 0; oh < g->out[1]; oh++)                                                    \
+        for (int64_t ow = 0; ow < g->out[2]; ow++, o++) {                                           \
+          int64_t d0 = od * g->s[0] - g->p[0], h0 = oh * g->s[1] - g->p[1], w0 = ow * g->s[2] - g->p[2]; \
+          const T *gv = dy + o * C, *yv = y + o * C;                                                \
+          if (g->type == POOL_MAX) { /* per channel: the first cell of the window equal to y */     \
+            const int64_t d1 = min64(d0 + g->k[0], D), h1 = min64(h0 + g->k[1], H), w1 = min64(w0 + g->k[2], W); \
+            d0 = max64(d0, 0);                                                                      \
+            h0 = max64(h0, 0);                                                                      \
+            w0 = max64(w0, 0);                                                                      \
+            for (int64_t c = c0; c < c1; c++) {                                                     \
+              for (int64_t d = d0; d < d1; d++)                                                     \
+                for (int64_t h = h0; h < h1; h++)                                                   \
+                  for (int64_t w = w0; w < w1; w++) {                                               \
+                    const int64_t idx = ((d * H + h) * W + w) * C + c;                              \
+                    if (x[idx] == yv[c]) {                                                          \
+                      dx[idx] += gv[c];                                                             \
+                      goto next_##NAME;                                                             \
+                    }                                                                               \
+                  }                                                                                 \
+            next_##NAME:;                                                                           \
+            }                                                                                       \
+            continue;                                                                               \
+          }                                                                                         \
+          int64_t d1 = min64(d0 + g->k[0], D + g->p[0]), h1 = min64(h0 + g->k[1], H + g->p[1]);     \
+          int64_t w1 = min64(w0 + g->k[2], W + g->p[2]);                                            \
+          int64_t pool_size = (d1 - d0) * (h1 - h0) * (w1 - w0);                                    \
+          d0 = max64(d0, 0);                                                                        \
+          h0 = max64(h0, 0);                                                                        \
+          w0 = max64(w0, 0);                                                                        \
+          d1 = min64(d1, D);                                                                        \
+          h1 = min64(h1, H);                                                                        \
+          w1 = min64(w1, W);                                                                        \
+          if (g->type != POOL_AVG) pool_size = 1;                                                   \
+          else if (!g->include_pad) pool_size = (d1 - d0) * (h1 - h0) * (w1 - w0);                  \
+          const T div = (T)pool_size;                                                               \
+          for (int64_t d = d0; d < d1; d++)                                                         \
+            for (int64_t h = h0; h < h1; h++)                                                       \
+              for (int64_t w = w0; w < w1; w++) {                                                   \
+                const int64_t cell = ((d * H + h) * W + w) * C;                                     \
+                for (int64_t c = c0; c < c1; c++) {                                                 \
+                  if (g->p_value == 1) {                                                            \
+                    dx[cell + c] += gv[c] / div;                                                    \
+                  } else if (yv[c] != 0) {                                                          \
+                    const T r = x[cell + c] / yv[c];                                                \
+                    dx[cell + c] += g->p_value == 2 ? gv[c] * r : gv[c] * r * r;                    \
+                  }                                                                                 \
+                }                                                                                   \
+              }                                                                                     \
+        }                                                                                           \
+  }
+
+DEFINE_POOL_GRAD_LAST(pool_grad_last_f32, float)
+DEFINE_POOL_GRAD_LAST(pool_grad_last_f64, double)
+
+/* Channel-last units: (sample, block of GRAD_CB channels). */
+#define GRAD_CB 32
+
+typedef struct {
+  const void *x, *y, *dy;
+  void *dx;
+  int dtype, last;
+  const pool_geom *g;
+  int64_t C;
+} grad_job;
+
+static void grad_chunk(void *ctx, int64_t u0, int64_t u1) {
+  const grad_job *j = (const grad_job *)ctx;
+  if (!j->last) {
+    pool_grad_planes(j->x, j->y, j->dy, j->dx, j->dtype, j->g, u0, u1);
+    return;
+  }
+  const int64_t nb = (j->C + GRAD_CB - 1) / GRAD_CB;
+  for (int64_t u = u0; u < u1; u++) {
+    const int64_t n = u / nb, c0 = (u % nb) * GRAD_CB, c1 = min64(c0 + GRAD_CB, j->C);
+    if (j->dtype == MXW_FLOAT64)
+      pool_grad_last_f64((const double *)j->x, (const double *)j->y, (const double *)j->dy, (double *)j->dx, j->g, j->C,
+                         n, c0, c1);
+    else
+      pool_grad_last_f32((const float *)j->x, (const float *)j->y, (const float *)j->dy, (float *)j->dx, j->g, j->C, n,
+                         c0, c1);
+  }
+}
+
+/* The gradient of N samples of C channels (float32 or float64, either layout), split over the
+ * planes (channel-first) or over (sample, channel block) (channel-last) when large. */
+static void pool_grad(const grad_job *j, int64_t N) {
+  const pool_geom *g = j->g;
+  const int64_t isz = g->in[0] * g->in[1] * g->in[2], osz = g->out[0] * g->out[1] * g->out[2];
+  const double per_channel = (double)(isz + osz * g->k[0] * g->k[1] * g->k[2]) * mxw_par_dtype_factor(j->dtype);
+  if (!j->last) {
+    mxw_parallel_run(N * j->C, 1, per_channel, grad_chunk, (void *)j);
+    return;
+  }
+  const int64_t nb = (j->C + GRAD_CB - 1) / GRAD_CB;
+  mxw_parallel_run(N * nb, 1, per_channel * (double)min64(j->C, GRAD_CB), grad_chunk, (void *)j);
+}
+
 static int fwd_backward_Pooling(const mxw_op_call *c) {
   const PoolingParam *p = (const PoolingParam *)c->param;
   const mxw_tensor *dy = &c->inputs[0], *x = &c->inputs[1], *y = &c->inputs[2];
@@ -600,45 +829,29 @@ static int fwd_backward_Pooling(const mxw_op_call *c) {
   make_geom(p, &is, &os, &g);
   const int64_t N = is.dims[0], C = is.dims[1];
   const int64_t nx = mxw_tensor_size(x), ny = mxw_tensor_size(y);
-  if (!last && (dtype == MXW_FLOAT32 || dtype == MXW_FLOAT64)) {
-    pool_grad_channel_first(x->data, y->data, dy->data, dx->data, dtype, N * C, &g);
+  grad_job j = {x->data, y->data, dy->data, dx->data, dtype, last, &g, C};
+  if (N * C == 0) {
+    memset(dx->data, 0, (size_t)nx * (size_t)mxw_dtype_size(dtype));
     return 0;
   }
-  /* channel-last or float16/bfloat16: channel-first copies in the compute type (float32 for the
-   * halves), computed there, converted / transposed back */
-  const int ct = dtype == MXW_FLOAT64 ? MXW_FLOAT64 : MXW_FLOAT32;
-  const size_t es = (size_t)mxw_dtype_size(ct);
-  char *buf = (char *)malloc((size_t)(2 * nx + 2 * ny) * es + 1);
+  if (dtype == MXW_FLOAT32 || dtype == MXW_FLOAT64) {
+    pool_grad(&j, N);
+    return 0;
+  }
+  /* float16 / bfloat16: float32 copies, computed there and converted back */
+  float *buf = (float *)malloc((size_t)(2 * nx + 2 * ny) * sizeof(float) + 1);
   MXW_CHECK(buf != NULL, "out of memory for the Pooling gradient's copies");
-  char *xc = buf, *dxc = xc + (size_t)nx * es, *yc = dxc + (size_t)nx * es, *dyc = yc + (size_t)ny * es;
-  const mxw_tensor *src[3] = {x, y, dy};
-  char *dst[3] = {xc, yc, dyc};
-  for (int k = 0; k < 3; k++) {
-    const int64_t n = mxw_tensor_size(src[k]);
-    if (!last) {
-      mxw_convert(src[k]->data, dtype, dst[k], ct, n);
-    } else if (ct == dtype) { /* (N, spatial, C) -> (N, C, spatial) */
-      mxw_swap_last2(src[k]->data, dst[k], N, C ? n / (N * C) : 0, C, es);
-    } else {
-      char *tmp = (char *)malloc((size_t)n * es + 1);
-      if (!tmp) {
-        free(buf);
-        return mxw_fail("out of memory for the Pooling gradient's copies");
-      }
-      mxw_convert(src[k]->data, dtype, tmp, ct, n);
-      mxw_swap_last2(tmp, dst[k], N, C ? n / (N * C) : 0, C, es);
-      free(tmp);
-    }
-  }
-  if (N * C > 0) pool_grad_channel_first(xc, yc, dyc, dxc, ct, N * C, &g);
-  if (!last) {
-    mxw_convert(dxc, ct, dx->data, dtype, nx);
-  } else if (ct == dtype) {
-    mxw_swap_last2(dxc, dx->data, N, C, C ? nx / (N * C) : 0, es);
-  } else {
-    mxw_swap_last2(dxc, xc, N, C, C ? nx / (N * C) : 0, es); /* xc is free now */
-    mxw_convert(xc, ct, dx->data, dtype, nx);
-  }
+  float *xc = buf, *dxc = xc + nx, *yc = dxc + nx, *dyc = yc + ny;
+  mxw_parallel_convert(x->data, dtype, xc, MXW_FLOAT32, nx);
+  mxw_parallel_convert(y->data, dtype, yc, MXW_FLOAT32, ny);
+  mxw_parallel_convert(dy->data, dtype, dyc, MXW_FLOAT32, ny);
+  j.x = xc;
+  j.y = yc;
+  j.dy = dyc;
+  j.dx = dxc;
+  j.dtype = MXW_FLOAT32;
+  pool_grad(&j, N);
+  mxw_parallel_convert(dxc, MXW_FLOAT32, dx->data, dtype, nx);
   free(buf);
   return 0;
 }

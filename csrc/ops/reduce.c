@@ -16,11 +16,21 @@
  * which gives exactly the bits of MXNet's accumulation in the type itself. max/min propagate
  * NaN; nansum/nanprod read NaN as 0/1. mean divides in the output type (integer division for
  * integer types, as MXNet's `out /= count`).
+ *
+ * Threads. A stage splits over its independent outputs: rows (inner == 1), or blocks of
+ * COL_LANES neighbouring columns of each outer slice; each output is computed by the same loop
+ * whatever chunk holds it. A sum of one long row (a full reduction) evaluates the top of its
+ * pairwise tree in parallel: the subtrees of at most TREE_BLOCK elements are the same for every
+ * thread count, and are added back in the tree's order, so the result is the 1-thread one. A
+ * max/min/prod of one long row stays on one thread. The backward kernels split the input's rows.
  */
 #include <math.h>
 #include <stdio.h>
 
-#include "../core/mxw_core.h"
+#include "../core/mxw_parallel.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
 
 #ifdef __wasm_simd128__
 #include <wasm_simd128.h>
@@ -191,12 +201,13 @@ typedef struct {
     sum_cols_##SFX(x + half * stride, stride, rows - half, w, tmp, m);                             \
     for (int j = 0; j < w; j++) out[j] += tmp[j];                                                  \
   }                                                                                                \
-  /* y[j] = fold over r < red of map(x[r * inner + j]) for j < inner (prod, max, min) */           \
-  static void fold_cols_##SFX(const T *x, int64_t red, int64_t inner, T *y, comb_kind c, map_kind m) { \
-    for (int64_t j = 0; j < inner; j++) y[j] = map_##SFX(x[j], m);                                 \
+  /* y[j] = fold over r < red of map(x[r * stride + j]) for j < w (prod, max, min) */             \
+  static void fold_cols_##SFX(const T *x, int64_t red, int64_t stride, int64_t w, T *y, comb_kind c,  \
+                              map_kind m) {                                                        \
+    for (int64_t j = 0; j < w; j++) y[j] = map_##SFX(x[j], m);                                     \
     for (int64_t r = 1; r < red; r++) {                                                            \
-      const T *xr = x + r * inner;                                                                 \
-      for (int64_t j = 0; j < inner; j++) y[j] = comb_##SFX(y[j], map_##SFX(xr[j], m), c);         \
+      const T *xr = x + r * stride;                                                                \
+      for (int64_t j = 0; j < w; j++) y[j] = comb_##SFX(y[j], map_##SFX(xr[j], m), c);             \
     }                                                                                              \
   }
 
@@ -295,23 +306,123 @@ static double fold_contig_f64(const double *x, int64_t n, comb_kind c, map_kind 
 }
 
 /* ---- one stage over (outer, red, inner) ------------------------------------------------------ */
+/* A stage's units of work: one per output row when inner == 1, else one per block of COL_LANES
+ * neighbouring columns of each outer slice. */
+static int64_t col_blocks(stage_dims d) { return (d.inner + COL_LANES - 1) / COL_LANES; }
+static int64_t stage_units(stage_dims d) { return d.inner == 1 ? d.outer : d.outer * col_blocks(d); }
+
+/* Units [u0, u1) of a stage. */
 #define DEFINE_STAGE(T, SFX)                                                                       \
-  static void stage_##SFX(const T *x, T *y, stage_dims d, comb_kind c, map_kind m) {               \
-    for (int64_t o = 0; o < d.outer; o++) {                                                        \
-      const T *xo = x + o * d.red * d.inner;                                                       \
-      T *yo = y + o * d.inner;                                                                     \
-      if (d.inner == 1) {                                                                          \
-        *yo = c == COMB_SUM ? sum_contig_##SFX(xo, d.red, m) : fold_contig_##SFX(xo, d.red, c, m); \
-      } else if (c == COMB_SUM) {                                                                  \
-        for (int64_t i0 = 0; i0 < d.inner; i0 += COL_LANES)                                        \
-          sum_cols_##SFX(xo + i0, d.inner, d.red, (int)min_i64(COL_LANES, d.inner - i0), yo + i0, m); \
-      } else {                                                                                     \
-        fold_cols_##SFX(xo, d.red, d.inner, yo, c, m);                                             \
-      }                                                                                            \
+  static void stage_units_##SFX(const T *x, T *y, stage_dims d, comb_kind c, map_kind m, int64_t u0, int64_t u1) { \
+    if (d.inner == 1) {                                                                            \
+      for (int64_t o = u0; o < u1; o++)                                                            \
+        y[o] = c == COMB_SUM ? sum_contig_##SFX(x + o * d.red, d.red, m)                           \
+                             : fold_contig_##SFX(x + o * d.red, d.red, c, m);                      \
+      return;                                                                                      \
+    }                                                                                              \
+    const int64_t nb = col_blocks(d);                                                              \
+    for (int64_t u = u0; u < u1; u++) {                                                            \
+      const int64_t o = u / nb, i0 = (u % nb) * COL_LANES, w = min_i64(COL_LANES, d.inner - i0);   \
+      const T *xo = x + o * d.red * d.inner + i0;                                                  \
+      T *yo = y + o * d.inner + i0;                                                                \
+      if (c == COMB_SUM) sum_cols_##SFX(xo, d.inner, d.red, (int)w, yo, m);                       \
+      else fold_cols_##SFX(xo, d.red, d.inner, w, yo, c, m);                                       \
     }                                                                                              \
   }
 DEFINE_STAGE(float, f32)
 DEFINE_STAGE(double, f64)
+
+/* ---- a full-row sum over the pool: the pairwise tree's top in parallel -------------------------- */
+/* Subtrees of at most TREE_BLOCK elements are summed in parallel (each exactly as the 1-thread
+ * recursion sums it), then added back up the tree in its order. */
+#define TREE_BLOCK 32768
+typedef struct {
+  const void *x;
+  int f64;
+  map_kind m;
+  int64_t nleaves;
+  int64_t *off, *len; /* the leaves, in order */
+  double *res;        /* their sums (float sums widened exactly) */
+} tree_job;
+
+/* The split of sum_contig_f32 / sum_contig_f64 at a node of n > SUM_LEAF elements. */
+static int64_t tree_half(int64_t n, int f64) { return (n / 2) & ~(int64_t)(f64 ? 3 : 15); }
+
+static void tree_leaves(tree_job *t, int64_t off, int64_t n) {
+  if (n <= TREE_BLOCK) {
+    if (t->off) {
+      t->off[t->nleaves] = off;
+      t->len[t->nleaves] = n;
+    }
+    t->nleaves++;
+    return;
+  }
+  const int64_t half = tree_half(n, t->f64);
+  tree_leaves(t, off, half);
+  tree_leaves(t, off + half, n - half);
+}
+
+static void tree_chunk(void *ctx, int64_t l0, int64_t l1) {
+  tree_job *t = (tree_job *)ctx;
+  for (int64_t l = l0; l < l1; l++)
+    t->res[l] = t->f64 ? sum_contig_f64((const double *)t->x + t->off[l], t->len[l], t->m)
+                       : (double)sum_contig_f32((const float *)t->x + t->off[l], t->len[l], t->m);
+}
+
+#define DEFINE_TREE_COMBINE(T, SFX)                                                                \
+  static T tree_combine_##SFX(const tree_job *t, int64_t n, int64_t *next) {                       \
+    if (n <= TREE_BLOCK) return (T)t->res[(*next)++];                                              \
+    const int64_t half = tree_half(n, t->f64);                                                     \
+    const T left = tree_combine_##SFX(t, half, next);                                              \
+    return left + tree_combine_##SFX(t, n - half, next);                                           \
+  }
+DEFINE_TREE_COMBINE(float, f32)
+DEFINE_TREE_COMBINE(double, f64)
+
+/* sum of map(x[i]) for i < n on the pool; 0 when it stays on one thread (the caller then sums). */
+static int tree_sum(const void *x, int64_t n, int f64, map_kind m, void *result) {
+  if (n <= TREE_BLOCK || mxw_par_chunks((double)n * (f64 ? 2.0 : 1.0)) <= 1) return 0;
+  tree_job t = {x, f64, m, 0, NULL, NULL, NULL};
+  tree_leaves(&t, 0, n);
+  const int64_t count = t.nleaves;
+  char *mem = (char *)malloc((size_t)count * (2 * sizeof(int64_t) + sizeof(double)));
+  if (!mem) return 0;
+  t.off = (int64_t *)mem;
+  t.len = t.off + count;
+  t.res = (double *)(t.len + count);
+  t.nleaves = 0;
+  tree_leaves(&t, 0, n);
+  mxw_parallel_run(count, 1, (double)TREE_BLOCK * (f64 ? 2.0 : 1.0), tree_chunk, &t);
+  int64_t next = 0;
+  if (f64) *(double *)result = tree_combine_f64(&t, n, &next);
+  else *(float *)result = tree_combine_f32(&t, n, &next);
+  free(mem);
+  return 1;
+}
+
+typedef struct {
+  const void *x;
+  void *y;
+  stage_dims d;
+  comb_kind c;
+  map_kind m;
+  int f64;
+} stage_job;
+
+static void stage_chunk(void *ctx, int64_t u0, int64_t u1) {
+  const stage_job *j = (const stage_job *)ctx;
+  if (j->f64) stage_units_f64((const double *)j->x, (double *)j->y, j->d, j->c, j->m, u0, u1);
+  else stage_units_f32((const float *)j->x, (float *)j->y, j->d, j->c, j->m, u0, u1);
+}
+
+/* One stage, split over its units when large. */
+static void stage_run(const void *x, void *y, stage_dims d, comb_kind c, map_kind m, int f64) {
+  if (d.outer == 1 && d.inner == 1 && c == COMB_SUM && tree_sum(x, d.red, f64, m, y)) return;
+  stage_job j = {x, y, d, c, m, f64};
+  const int64_t units = stage_units(d);
+  const double per_unit = (double)d.red * (double)(d.inner == 1 ? 1 : min_i64(COL_LANES, d.inner)) * (f64 ? 2.0 : 1.0);
+  mxw_parallel_run(units, 1, per_unit, stage_chunk, &j);
+}
 
 /* ==== integer kernels: int64 accumulation with wrap-around ================================== */
 static inline int64_t load_i64(const void *p, int dtype, int64_t i) {
@@ -355,17 +466,32 @@ static inline int64_t comb_i64(int64_t acc, int64_t v, comb_kind c) {
 }
 
 /* One stage reading elements of `dtype`; `flip` toggles the sign bit as elements are read, which
- * maps uint64 order onto int64 order for max/min (flipped back at the end). */
-static void stage_i64(const void *x, int dtype, uint64_t flip, int64_t *y, stage_dims d, comb_kind c) {
-  for (int64_t o = 0; o < d.outer; o++) {
-    for (int64_t i = 0; i < d.inner; i++) {
-      int64_t base = o * d.red * d.inner + i;
-      int64_t acc = (int64_t)((uint64_t)load_i64(x, dtype, base) ^ flip);
-      for (int64_t r = 1; r < d.red; r++)
-        acc = comb_i64(acc, (int64_t)((uint64_t)load_i64(x, dtype, base + r * d.inner) ^ flip), c);
-      y[o * d.inner + i] = acc;
-    }
+ * maps uint64 order onto int64 order for max/min (flipped back at the end). Outputs [k0, k1) of
+ * the outer * inner ones (exact integer arithmetic: any split gives the same results). */
+typedef struct {
+  const void *x;
+  int dtype;
+  uint64_t flip;
+  int64_t *y;
+  stage_dims d;
+  comb_kind c;
+} stage_i64_job;
+
+static void stage_i64_chunk(void *ctx, int64_t k0, int64_t k1) {
+  const stage_i64_job *j = (const stage_i64_job *)ctx;
+  const stage_dims d = j->d;
+  for (int64_t k = k0; k < k1; k++) {
+    const int64_t o = k / d.inner, i = k % d.inner, base = o * d.red * d.inner + i;
+    int64_t acc = (int64_t)((uint64_t)load_i64(j->x, j->dtype, base) ^ j->flip);
+    for (int64_t r = 1; r < d.red; r++)
+      acc = comb_i64(acc, (int64_t)((uint64_t)load_i64(j->x, j->dtype, base + r * d.inner) ^ j->flip), j->c);
+    j->y[k] = acc;
   }
+}
+
+static void stage_i64(const void *x, int dtype, uint64_t flip, int64_t *y, stage_dims d, comb_kind c) {
+  stage_i64_job j = {x, dtype, flip, y, d, c};
+  mxw_parallel_run(d.outer * d.inner, 1, 2.0 * (double)d.red, stage_i64_chunk, &j);
 }
 
 /* ==== the reduction driver =================================================================== */
@@ -429,7 +555,7 @@ static int reduce_forward(const mxw_op_call *c, reduce_kind k, const mxw_tuple *
   if (in->dtype != acc) {
     void *wide = mxw_scratch(0, (size_t)n_in * es);
     if (!wide) return -1;
-    mxw_convert(in->data, in->dtype, wide, acc, n_in);
+    mxw_parallel_convert(in->data, in->dtype, wide, acc, n_in);
     src = wide;
   }
   void *res = out->data;
@@ -440,8 +566,7 @@ static int reduce_forward(const mxw_op_call *c, reduce_kind k, const mxw_tuple *
     void *dst = res;
     if (s < ns - 1 && !(dst = mxw_scratch(1 + (s & 1), (size_t)(st[s].outer * st[s].inner) * es))) return -1;
     map_kind m = s == 0 ? k.map : MAP_ID;
-    if (acc == MXW_FLOAT32) stage_f32((const float *)cur, (float *)dst, st[s], k.comb, m);
-    else stage_f64((const double *)cur, (double *)dst, st[s], k.comb, m);
+    stage_run(cur, dst, st[s], k.comb, m, acc == MXW_FLOAT64);
     cur = dst;
   }
 
@@ -531,13 +656,20 @@ static void make_bcast_map(const mxw_shape *s, const uint8_t *reduced, bcast_map
   }
 }
 
-/* Calls BODY(i, o) for every input element i (in order) with its output element o. */
-#define BCAST_FOR(m, n, ...)                                                                     \
+/* Calls BODY(i, o) for every input element i of rows [r0, r1) (rows of the last block's size,
+ * in order) with its output element o. */
+#define BCAST_FOR(m, r0, r1, ...)                                                                 \
   do {                                                                                            \
-    int64_t idx_[MXW_MAX_NDIM] = {0}, o_ = 0;                                                     \
     const int last_ = (m)->nb - 1;                                                                \
     const int64_t inner_ = (m)->size[last_], istr_ = (m)->ostride[last_];                         \
-    for (int64_t i0_ = 0; i0_ < (n); i0_ += inner_) {                                             \
+    int64_t idx_[MXW_MAX_NDIM] = {0}, o_ = 0, q_ = (r0);                                          \
+    for (int b_ = last_ - 1; b_ >= 0; b_--) { /* row r0 -> the outer blocks' multi-index */       \
+      idx_[b_] = q_ % (m)->size[b_];                                                              \
+      q_ /= (m)->size[b_];                                                                        \
+      o_ += idx_[b_] * (m)->ostride[b_];                                                          \
+    }                                                                                             \
+    for (int64_t r_ = (r0); r_ < (r1); r_++) {                                                    \
+      const int64_t i0_ = r_ * inner_;                                                            \
       if (istr_) {                                                                                \
         for (int64_t j_ = 0; j_ < inner_; j_++) {                                                 \
           const int64_t i = i0_ + j_, o = o_ + j_;                                                \
@@ -568,6 +700,50 @@ static void make_bcast_map(const mxw_shape *s, const uint8_t *reduced, bcast_map
    : (k) == BW_NORM1  ? (g) * (T)((x) > 0 ? 1 : ((x) < 0 ? -1 : 0))                                \
                       : (g) * ((x) / (y)))
 
+typedef struct {
+  const mxw_tensor *og, *x, *y;
+  mxw_tensor *dx;
+  backward_kind k;
+  bcast_map m;
+  int64_t count;
+} backward_job;
+
+/* The gradient of the input's rows [r0, r1); each input element is written once. */
+static void backward_rows(void *ctx, int64_t r0, int64_t r1) {
+  const backward_job *j = (const backward_job *)ctx;
+  const mxw_tensor *og = j->og, *x = j->x, *y = j->y;
+  mxw_tensor *dx = j->dx;
+  const bcast_map *m = &j->m;
+  const backward_kind k = j->k;
+  const int dt = dx->dtype;
+  const int same = og->dtype == dt && x->dtype == dt && (!y || y->dtype == dt);
+  if (same && dt == MXW_FLOAT32) {
+    const float *g = (const float *)og->data, *xs = (const float *)x->data;
+    const float *ys = y ? (const float *)y->data : NULL;
+    float *d = (float *)dx->data, count = (float)j->count;
+    switch (k) {
+      case BW_SUM: BCAST_FOR(m, r0, r1, d[i] = g[o]); break;
+      case BW_MEAN: BCAST_FOR(m, r0, r1, d[i] = g[o] / count); break;
+      default: BCAST_FOR(m, r0, r1, d[i] = BACKWARD_VALUE(float, k, xs[i], ys ? ys[o] : 0.f, g[o], count)); break;
+    }
+    return;
+  }
+  if (same && dt == MXW_FLOAT64) {
+    const double *g = (const double *)og->data, *xs = (const double *)x->data;
+    const double *ys = y ? (const double *)y->data : NULL;
+    double *d = (double *)dx->data, count = (double)j->count;
+    BCAST_FOR(m, r0, r1, d[i] = BACKWARD_VALUE(double, k, xs[i], ys ? ys[o] : 0.0, g[o], count));
+    return;
+  }
+  /* other dtype combinations (norm's out_dtype, float16, integers) through double */
+  double count = (double)j->count;
+  BCAST_FOR(m, r0, r1, {
+    double xv = mxw_load_f64(x->data, x->dtype, i), yv = y ? mxw_load_f64(y->data, y->dtype, o) : 0.0;
+    double gv = mxw_load_f64(og->data, og->dtype, o);
+    mxw_store_f64(dx->data, dt, i, BACKWARD_VALUE(double, k, xv, yv, gv, count));
+  });
+}
+
 static int reduce_backward(const mxw_op_call *c, backward_kind k, const mxw_tuple *axis, int exclude) {
   const mxw_tensor *og = &c->inputs[0], *x = &c->inputs[1], *y = c->num_inputs > 2 ? &c->inputs[2] : NULL;
   mxw_tensor *dx = &c->outputs[0];
@@ -575,36 +751,12 @@ static int reduce_backward(const mxw_op_call *c, backward_kind k, const mxw_tupl
   if (n == 0) return 0;
   uint8_t reduced[MXW_MAX_NDIM];
   MXW_TRY(resolve_axes(axis, exclude, &x->shape, reduced));
-  bcast_map m;
-  make_bcast_map(&x->shape, reduced, &m);
-  int64_t count_i = n_out ? n / n_out : 1;
-  int dt = dx->dtype;
-  int same = og->dtype == dt && x->dtype == dt && (!y || y->dtype == dt);
-  if (same && dt == MXW_FLOAT32) {
-    const float *g = (const float *)og->data, *xs = (const float *)x->data;
-    const float *ys = y ? (const float *)y->data : NULL;
-    float *d = (float *)dx->data, count = (float)count_i;
-    switch (k) {
-      case BW_SUM: BCAST_FOR(&m, n, d[i] = g[o]); break;
-      case BW_MEAN: BCAST_FOR(&m, n, d[i] = g[o] / count); break;
-      default: BCAST_FOR(&m, n, d[i] = BACKWARD_VALUE(float, k, xs[i], ys ? ys[o] : 0.f, g[o], count)); break;
-    }
-    return 0;
-  }
-  if (same && dt == MXW_FLOAT64) {
-    const double *g = (const double *)og->data, *xs = (const double *)x->data;
-    const double *ys = y ? (const double *)y->data : NULL;
-    double *d = (double *)dx->data, count = (double)count_i;
-    BCAST_FOR(&m, n, d[i] = BACKWARD_VALUE(double, k, xs[i], ys ? ys[o] : 0.0, g[o], count));
-    return 0;
-  }
-  /* other dtype combinations (norm's out_dtype, float16, integers) through double */
-  double count = (double)count_i;
-  BCAST_FOR(&m, n, {
-    double xv = mxw_load_f64(x->data, x->dtype, i), yv = y ? mxw_load_f64(y->data, y->dtype, o) : 0.0;
-    double gv = mxw_load_f64(og->data, og->dtype, o);
-    mxw_store_f64(dx->data, dt, i, BACKWARD_VALUE(double, k, xv, yv, gv, count));
-  });
+  backward_job j = {og, x, y, dx, k, {0}, n_out ? n / n_out : 1};
+  make_bcast_map(&x->shape, reduced, &j.m);
+  const int64_t inner = j.m.size[j.m.nb - 1];
+  const int same_f32 = dx->dtype == MXW_FLOAT32 && og->dtype == MXW_FLOAT32 && x->dtype == MXW_FLOAT32;
+  const double cost = (k == BW_SUM || k == BW_MEAN ? 1.0 : 2.0) * (same_f32 ? 1.0 : 4.0);
+  mxw_parallel_run(n / inner, 1, cost * (double)inner, backward_rows, &j);
   return 0;
 }
 
@@ -805,7 +957,7 @@ static inline int is_nan_d(double v) { return v != v; }
 /* First index of the max (min) of each (outer, inner) line; a NaN counts as the extreme (its
  * first occurrence wins), as numpy. Indices are stored in the output (= input) dtype. */
 #define ARG_LOOP(T, LOAD)                                                                         \
-  for (int64_t o = 0; o < outer; o++) {                                                           \
+  for (int64_t o = o0; o < o1; o++) {                                                             \
     for (int64_t i = 0; i < inner; i++) {                                                         \
       int64_t base = o * n * inner + i, best_j = 0;                                               \
       T best = LOAD(base);                                                                        \
@@ -820,14 +972,20 @@ static inline int is_nan_d(double v) { return v != v; }
     }                                                                                             \
   }
 
-static int argreduce_forward(const mxw_op_call *c, int is_max) {
-  const ReduceAxisParam *p = (const ReduceAxisParam *)c->param;
-  const mxw_tensor *in = &c->inputs[0];
-  mxw_tensor *out = &c->outputs[0];
-  int64_t outer, n, inner;
-  int ax;
-  MXW_TRY(axis_view(&p->axis, &in->shape, &outer, &n, &inner, &ax));
-  if (outer * inner == 0 || n == 0) return 0;
+typedef struct {
+  const mxw_tensor *in;
+  mxw_tensor *out;
+  int64_t n, inner;
+  int is_max;
+  atomic_int failed;
+} arg_job;
+
+/* Lines of the outer slices [o0, o1). */
+static int argreduce_range(const arg_job *j, int64_t o0, int64_t o1) {
+  const mxw_tensor *in = j->in;
+  mxw_tensor *out = j->out;
+  const int64_t n = j->n, inner = j->inner;
+  const int is_max = j->is_max;
   if (in->dtype == MXW_FLOAT16 || in->dtype == MXW_BFLOAT16) {
 #define LOAD_GENERIC(k) mxw_load_f64(in->data, in->dtype, (k))
     ARG_LOOP(double, LOAD_GENERIC)
@@ -840,6 +998,24 @@ static int argreduce_forward(const mxw_op_call *c, int is_max) {
     ARG_LOOP(T, LOAD_TYPED)
   })
 #undef LOAD_TYPED
+  return 0;
+}
+
+static void argreduce_chunk(void *ctx, int64_t o0, int64_t o1) {
+  arg_job *j = (arg_job *)ctx;
+  if (argreduce_range(j, o0, o1) != 0) atomic_store(&j->failed, 1);
+}
+
+static int argreduce_forward(const mxw_op_call *c, int is_max) {
+  const ReduceAxisParam *p = (const ReduceAxisParam *)c->param;
+  const mxw_tensor *in = &c->inputs[0];
+  int64_t outer, n, inner;
+  int ax;
+  MXW_TRY(axis_view(&p->axis, &in->shape, &outer, &n, &inner, &ax));
+  if (outer * inner == 0 || n == 0) return 0;
+  arg_job j = {in, &c->outputs[0], n, inner, is_max, 0};
+  mxw_parallel_run(outer, 1, 2.0 * (double)(n * inner), argreduce_chunk, &j);
+  if (atomic_load(&j.failed)) return argreduce_range(&j, 0, outer); /* the error, from this thread */
   return 0;
 }
 

@@ -15,12 +15,17 @@
  * are 0. float32 -> float32 computes in float32 (the sum accumulates in float32, as MXNet);
  * contiguous lines (the last axis) use a SIMD exp. Every other dtype combination computes each
  * line in double and stores in the output dtype.
+ *
+ * Threads: lines are independent, so large calls split over them (rows when the axis is last,
+ * else blocks of LANES neighbouring lines of each outer slice, the same blocks as one thread
+ * uses, so each line takes the same SIMD or scalar path whatever the thread count).
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
-#include "../core/mxw_core.h"
+#include "../core/mxw_parallel.h"
 
 #ifdef __wasm_simd128__
 #include <wasm_simd128.h>
@@ -125,11 +130,12 @@ static void softmax_row_f32(const float *x, float *y, int64_t len, int64_t n, fl
 /* float32 lines with stride `inner` (axis not last), no length: blocks of LANES neighbouring
  * lines at a time, so every pass reads contiguous memory and runs four lines per vector. */
 #define LANES 64
-static void softmax_cols_f32(const float *x, float *y, int64_t n, int64_t inner, float t, int has_t, int log) {
+static void softmax_cols_f32(const float *x, float *y, int64_t n, int64_t inner, int64_t i_begin, int64_t i_end, float t,
+                             int has_t, int log) {
   float m[LANES], s[LANES];
   int simd = !has_t || t > 0.f; /* exp arguments <= 0 */
   v128_t vt = wasm_f32x4_splat(t);
-  for (int64_t i0 = 0; i0 < inner; i0 += LANES) {
+  for (int64_t i0 = i_begin; i0 < i_end; i0 += LANES) {
     int w = (int)(inner - i0 < LANES ? inner - i0 : LANES);
     const float *xb = x + i0;
     float *yb = y + i0;
@@ -164,44 +170,55 @@ static void softmax_cols_f32(const float *x, float *y, int64_t n, int64_t inner,
   }
 }
 
-/* Any dtypes: each line is gathered into doubles, computed, and stored in the output dtype. */
-static int softmax_generic(const softmax_plan *p, const mxw_tensor *in, mxw_tensor *out) {
+/* Any dtypes: each line is gathered into doubles, computed, and stored in the output dtype.
+ * Lines [k0, k1) of the outer * inner ones; scratch slot 0 of the running thread. */
+static int softmax_generic(const softmax_plan *p, const mxw_tensor *in, mxw_tensor *out, int64_t k0, int64_t k1) {
   double *row = (double *)mxw_scratch(0, (size_t)p->n * sizeof(double));
   if (!row) return -1;
-  for (int64_t o = 0; o < p->outer; o++) {
-    for (int64_t i = 0; i < p->inner; i++) {
-      int64_t base = o * p->n * p->inner + i, len = p->n;
-      if (p->length) {
-        double l = mxw_load_f64(p->length->data, p->length->dtype, o * p->inner + i);
-        len = !(l > 0) ? 0 : (l >= (double)p->n ? p->n : (int64_t)l);
-      }
-      for (int64_t j = 0; j < len; j++) row[j] = mxw_load_f64(in->data, in->dtype, base + j * p->inner);
-      double m = len ? row[0] : 0.0, sum = 0.0;
-      for (int64_t j = 1; j < len; j++)
-        if (row[j] > m) m = row[j];
-      for (int64_t j = 0; j < len; j++) {
-        row[j] = (row[j] - m) / p->temperature;
-        sum += exp(row[j]);
-      }
-      double ls = log(sum);
-      for (int64_t j = 0; j < p->n; j++) {
-        double v = j >= len ? 0.0 : p->log ? row[j] - ls : exp(row[j]) / sum;
-        mxw_store_f64(out->data, out->dtype, base + j * p->inner, v);
-      }
+  for (int64_t k = k0; k < k1; k++) {
+    const int64_t o = k / p->inner, i = k % p->inner;
+    int64_t base = o * p->n * p->inner + i, len = p->n;
+    if (p->length) {
+      double l = mxw_load_f64(p->length->data, p->length->dtype, o * p->inner + i);
+      len = !(l > 0) ? 0 : (l >= (double)p->n ? p->n : (int64_t)l);
+    }
+    for (int64_t j = 0; j < len; j++) row[j] = mxw_load_f64(in->data, in->dtype, base + j * p->inner);
+    double m = len ? row[0] : 0.0, sum = 0.0;
+    for (int64_t j = 1; j < len; j++)
+      if (row[j] > m) m = row[j];
+    for (int64_t j = 0; j < len; j++) {
+      row[j] = (row[j] - m) / p->temperature;
+      sum += exp(row[j]);
+    }
+    double ls = log(sum);
+    for (int64_t j = 0; j < p->n; j++) {
+      double v = j >= len ? 0.0 : p->log ? row[j] - ls : exp(row[j]) / sum;
+      mxw_store_f64(out->data, out->dtype, base + j * p->inner, v);
     }
   }
   return 0;
 }
 
-static int softmax_run(const softmax_plan *p, const mxw_tensor *in, mxw_tensor *out) {
-  if (p->outer * p->n * p->inner == 0) return 0;
-  int f32 = in->dtype == MXW_FLOAT32 && out->dtype == MXW_FLOAT32;
-  float t = (float)p->temperature;
-  int has_t = p->temperature != 1.0;
-  if (f32 && p->inner == 1) {
-    const float *x = (const float *)in->data;
-    float *y = (float *)out->data;
-    for (int64_t o = 0; o < p->outer; o++) {
+/* The three kernels' units of work: rows (float32, axis last), blocks of LANES lines of each
+ * outer slice (float32, axis not last, no length), lines (any dtypes). */
+enum { RUN_ROWS, RUN_COLS, RUN_GENERIC };
+typedef struct {
+  const softmax_plan *p;
+  const mxw_tensor *in;
+  mxw_tensor *out;
+  int kind;
+  atomic_int failed;
+} softmax_job;
+
+static void softmax_chunk(void *ctx, int64_t u0, int64_t u1) {
+  softmax_job *j = (softmax_job *)ctx;
+  const softmax_plan *p = j->p;
+  const float t = (float)p->temperature;
+  const int has_t = p->temperature != 1.0;
+  if (j->kind == RUN_ROWS) {
+    const float *x = (const float *)j->in->data;
+    float *y = (float *)j->out->data;
+    for (int64_t o = u0; o < u1; o++) {
       int64_t len = p->n;
       if (p->length) {
         double l = mxw_load_f64(p->length->data, p->length->dtype, o);
@@ -210,15 +227,36 @@ static int softmax_run(const softmax_plan *p, const mxw_tensor *in, mxw_tensor *
       if (len == 0) memset(y + o * p->n, 0, (size_t)p->n * sizeof(float));
       else softmax_row_f32(x + o * p->n, y + o * p->n, len, p->n, t, has_t, p->log);
     }
-    return 0;
+  } else if (j->kind == RUN_COLS) {
+    const int64_t nb = (p->inner + LANES - 1) / LANES;
+    for (int64_t u = u0; u < u1; u++) {
+      const int64_t o = u / nb, i0 = (u % nb) * LANES, i1 = i0 + LANES < p->inner ? i0 + LANES : p->inner;
+      softmax_cols_f32((const float *)j->in->data + o * p->n * p->inner, (float *)j->out->data + o * p->n * p->inner,
+                       p->n, p->inner, i0, i1, t, has_t, p->log);
+    }
+  } else if (softmax_generic(p, j->in, j->out, u0, u1) != 0) {
+    atomic_store(&j->failed, 1);
   }
-  if (f32 && !p->length) {
-    for (int64_t o = 0; o < p->outer; o++)
-      softmax_cols_f32((const float *)in->data + o * p->n * p->inner, (float *)out->data + o * p->n * p->inner,
-                       p->n, p->inner, t, has_t, p->log);
-    return 0;
+}
+
+static int softmax_run(const softmax_plan *p, const mxw_tensor *in, mxw_tensor *out) {
+  if (p->outer * p->n * p->inner == 0) return 0;
+  int f32 = in->dtype == MXW_FLOAT32 && out->dtype == MXW_FLOAT32;
+  softmax_job j = {p, in, out, RUN_GENERIC, 0};
+  int64_t units = p->outer * p->inner;
+  double cost = 24.0 * (double)p->n; /* per line, through double */
+  if (f32 && p->inner == 1) {
+    j.kind = RUN_ROWS;
+    units = p->outer;
+    cost = 12.0 * (double)p->n;
+  } else if (f32 && !p->length) {
+    j.kind = RUN_COLS;
+    units = p->outer * ((p->inner + LANES - 1) / LANES);
+    cost = 12.0 * (double)(p->n * (p->inner < LANES ? p->inner : LANES));
   }
-  return softmax_generic(p, in, out);
+  mxw_parallel_run(units, 1, cost, softmax_chunk, &j);
+  if (atomic_load(&j.failed)) return softmax_generic(p, in, out, 0, units); /* the error, from this thread */
+  return 0;
 }
 
 /* The (outer, n, inner) view around axis `axis` of s (rank 0 counts as (1,)). */
@@ -249,14 +287,15 @@ static int same_shape(mxw_shape *a, mxw_shape *b) {
  * pass over the axis reads contiguous memory. */
 #define SOFTMAX_BACKWARD(T, SFX, EXPF)                                                            \
   static void softmax_backward_##SFX(const T *g, const T *y, T *dx, const softmax_plan *p,          \
-                                     const int64_t *lens) {                                       \
+                                     const int64_t *lens, int64_t u0, int64_t u1) {               \
     const T t = (T)p->temperature;                                                                \
     const int has_t = p->temperature != 1.0, is_log = p->log;                                        \
-    const int64_t n = p->n, inner = p->inner;                                                     \
+    const int64_t n = p->n, inner = p->inner, nb = (inner + LANES - 1) / LANES;                   \
     T s[LANES];                                                                                   \
     int64_t L[LANES];                                                                             \
-    for (int64_t o = 0; o < p->outer; o++) {                                                      \
-      for (int64_t i0 = 0; i0 < inner; i0 += LANES) {                                             \
+    for (int64_t u = u0; u < u1; u++) { /* unit u: block u % nb of outer slice u / nb */          \
+      const int64_t o = u / nb, i0 = (u % nb) * LANES;                                            \
+      {                                                                                           \
         int w = (int)(inner - i0 < LANES ? inner - i0 : LANES);                                   \
         int64_t base = o * n * inner + i0;                                                        \
         for (int l = 0; l < w; l++) {                                                             \
@@ -283,12 +322,13 @@ static int same_shape(mxw_shape *a, mxw_shape *b) {
 SOFTMAX_BACKWARD(double, f64, exp)
 SOFTMAX_BACKWARD(float, f32_strided, expf)
 
-/* float32 contiguous lines without length: the sums four lanes at a time. */
-static void softmax_backward_f32_rows(const float *g, const float *y, float *dx, const softmax_plan *p) {
+/* float32 contiguous lines [o0, o1) without length: the sums four lanes at a time. */
+static void softmax_backward_f32_rows(const float *g, const float *y, float *dx, const softmax_plan *p, int64_t o0,
+                                      int64_t o1) {
   const float t = (float)p->temperature;
   const int has_t = p->temperature != 1.0;
   const int64_t n = p->n;
-  for (int64_t o = 0; o < p->outer; o++) {
+  for (int64_t o = o0; o < o1; o++) {
     const float *gr = g + o * n, *yr = y + o * n;
     float *dr = dx + o * n;
     v128_t acc = wasm_f32x4_splat(0.f);
@@ -316,6 +356,36 @@ static void softmax_backward_f32_rows(const float *g, const float *y, float *dx,
   }
 }
 
+/* The backward kernels' units: rows (float32 contiguous lines without length), else blocks of
+ * LANES neighbouring lines of each outer slice (float32, or float64 for every other dtype). */
+enum { BWD_F64, BWD_F32, BWD_ROWS };
+typedef struct {
+  const softmax_plan *p;
+  const void *g, *y;
+  void *dx;
+  const int64_t *lens;
+  int kind;
+} backward_job;
+
+static void backward_chunk(void *ctx, int64_t u0, int64_t u1) {
+  const backward_job *j = (const backward_job *)ctx;
+  if (j->kind == BWD_ROWS)
+    softmax_backward_f32_rows((const float *)j->g, (const float *)j->y, (float *)j->dx, j->p, u0, u1);
+  else if (j->kind == BWD_F32)
+    softmax_backward_f32_strided((const float *)j->g, (const float *)j->y, (float *)j->dx, j->p, j->lens, u0, u1);
+  else
+    softmax_backward_f64((const double *)j->g, (const double *)j->y, (double *)j->dx, j->p, j->lens, u0, u1);
+}
+
+static void backward_run(const backward_job *j) {
+  const softmax_plan *p = j->p;
+  const int rows = j->kind == BWD_ROWS;
+  const int64_t w = p->inner < LANES ? p->inner : LANES; /* lines per unit */
+  const int64_t units = rows ? p->outer : p->outer * ((p->inner + LANES - 1) / LANES);
+  const double cost = (rows ? 4.0 : j->kind == BWD_F32 ? 6.0 : 12.0) * (double)(p->n * (rows ? 1 : w));
+  mxw_parallel_run(units, 1, cost, backward_chunk, (void *)j);
+}
+
 /* dx from g and y (any float dtypes: float32 in float32, everything else through double). */
 static int softmax_backward_run(const softmax_plan *p, const mxw_tensor *g, const mxw_tensor *y, mxw_tensor *dx) {
   int64_t size = p->outer * p->n * p->inner;
@@ -329,21 +399,30 @@ static int softmax_backward_run(const softmax_plan *p, const mxw_tensor *g, cons
       lens[k] = !(l > 0) ? 0 : (l >= (double)p->n ? p->n : (int64_t)l);
     }
   }
+  backward_job j = {p, NULL, NULL, NULL, lens, BWD_F64};
+  int direct = 0; /* g, y and dx all float32 or all float64: no copies */
   if (g->dtype == MXW_FLOAT32 && y->dtype == MXW_FLOAT32 && dx->dtype == MXW_FLOAT32) {
-    if (p->inner == 1 && !lens) softmax_backward_f32_rows((const float *)g->data, (const float *)y->data, (float *)dx->data, p);
-    else softmax_backward_f32_strided((const float *)g->data, (const float *)y->data, (float *)dx->data, p, lens);
-    return 0;
+    j.kind = p->inner == 1 && !lens ? BWD_ROWS : BWD_F32;
+    direct = 1;
+  } else if (g->dtype == MXW_FLOAT64 && y->dtype == MXW_FLOAT64 && dx->dtype == MXW_FLOAT64) {
+    direct = 1;
   }
-  if (g->dtype == MXW_FLOAT64 && y->dtype == MXW_FLOAT64 && dx->dtype == MXW_FLOAT64) {
-    softmax_backward_f64((const double *)g->data, (const double *)y->data, (double *)dx->data, p, lens);
+  if (direct) {
+    j.g = g->data;
+    j.y = y->data;
+    j.dx = dx->data;
+    backward_run(&j);
     return 0;
   }
   double *buf = (double *)malloc((size_t)size * 3 * sizeof(double));
   if (!buf) return mxw_fail("out of memory for the softmax gradient (%lld elements)", (long long)size);
-  mxw_convert(g->data, g->dtype, buf, MXW_FLOAT64, size);
-  mxw_convert(y->data, y->dtype, buf + size, MXW_FLOAT64, size);
-  softmax_backward_f64(buf, buf + size, buf + 2 * size, p, lens);
-  mxw_convert(buf + 2 * size, MXW_FLOAT64, dx->data, dx->dtype, size);
+  mxw_parallel_convert(g->data, g->dtype, buf, MXW_FLOAT64, size);
+  mxw_parallel_convert(y->data, y->dtype, buf + size, MXW_FLOAT64, size);
+  j.g = buf;
+  j.y = buf + size;
+  j.dx = buf + 2 * size;
+  backward_run(&j);
+  mxw_parallel_convert(buf + 2 * size, MXW_FLOAT64, dx->data, dx->dtype, size);
   free(buf);
   return 0;
 }
