@@ -141,28 +141,53 @@ int mxw_sgemm_ref(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, flo
   return 0;
 }
 
-int mxw_dgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double *A, int64_t lda,
-              const double *B, int64_t ldb, double beta, double *C, int64_t ldc) {
-  MXW_TRY(check_args("dgemm", M, N, K, trans_a, trans_b, lda, ldb, ldc, A, B, C));
-  for (int64_t i = 0; i < M; i++) {
-    double *row = C + i * ldc;
-    for (int64_t j = 0; j < N; j++) row[j] = beta == 0 ? 0.0 : beta * row[j];
+/* Below this many multiply-adds a product runs on the calling thread (the pool's hand-off costs
+ * a few microseconds); tests lower it (gemm.h). */
+int64_t mxw_gemm_parallel_min_macs = 1 << 17;
+
+/* Rows [begin, end) of the double product: each row of C is computed by the same loop whatever
+ * chunk holds it, so the row split across the pool is bit-identical to one thread. */
+typedef struct {
+  int trans_a, trans_b;
+  int64_t N, K, lda, ldb, ldc;
+  double alpha, beta;
+  const double *A, *B;
+  double *C;
+} dgemm_job;
+
+static void dgemm_rows(void *ctx, int64_t begin, int64_t end) {
+  const dgemm_job *j = (const dgemm_job *)ctx;
+  const int64_t N = j->N, K = j->K, lda = j->lda, ldb = j->ldb;
+  const double alpha = j->alpha, beta = j->beta, *A = j->A, *B = j->B;
+  for (int64_t i = begin; i < end; i++) {
+    double *row = j->C + i * j->ldc;
+    for (int64_t c = 0; c < N; c++) row[c] = beta == 0 ? 0.0 : beta * row[c];
     if (alpha == 0 || K == 0) continue;
-    if (!trans_b) { /* row i of C += a_ik * row k of B: unit stride inside */
+    if (!j->trans_b) { /* row i of C += a_ik * row k of B: unit stride inside */
       for (int64_t k = 0; k < K; k++) {
-        double a = alpha * (trans_a ? A[k * lda + i] : A[i * lda + k]);
+        double a = alpha * (j->trans_a ? A[k * lda + i] : A[i * lda + k]);
         const double *brow = B + k * ldb;
-        for (int64_t j = 0; j < N; j++) row[j] += a * brow[j];
+        for (int64_t c = 0; c < N; c++) row[c] += a * brow[c];
       }
-    } else { /* C[i][j] += dot(row i of op(A), row j of B) */
-      for (int64_t j = 0; j < N; j++) {
-        const double *brow = B + j * ldb;
+    } else { /* C[i][c] += dot(row i of op(A), row c of B) */
+      for (int64_t c = 0; c < N; c++) {
+        const double *brow = B + c * ldb;
         double sum = 0;
-        for (int64_t k = 0; k < K; k++) sum += (trans_a ? A[k * lda + i] : A[i * lda + k]) * brow[k];
-        row[j] += alpha * sum;
+        for (int64_t k = 0; k < K; k++) sum += (j->trans_a ? A[k * lda + i] : A[i * lda + k]) * brow[k];
+        row[c] += alpha * sum;
       }
     }
   }
+}
+
+int mxw_dgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double *A, int64_t lda,
+              const double *B, int64_t ldb, double beta, double *C, int64_t ldc) {
+  MXW_TRY(check_args("dgemm", M, N, K, trans_a, trans_b, lda, ldb, ldc, A, B, C));
+  dgemm_job j = {trans_a, trans_b, N, K, lda, ldb, ldc, alpha, beta, A, B, C};
+  if (M > 1 && mxw_get_num_threads() > 1 && (double)M * (double)N * (double)K >= (double)mxw_gemm_parallel_min_macs)
+    mxw_parallel_for(M, 1, dgemm_rows, &j);
+  else
+    dgemm_rows(&j, 0, M);
   return 0;
 }
 
@@ -695,13 +720,11 @@ static void tiled_chunk(void *ctx, int64_t begin, int64_t end) {
   if (rc != 0) atomic_store(&j->failed, 1);
 }
 
-/* Below this many multiply-adds a product runs on the calling thread (the pool's hand-off costs
- * a few microseconds). */
-#define GEMM_PARALLEL_MIN_MACS (1 << 17)
+/* (mxw_gemm_parallel_min_macs, defined above mxw_dgemm, keeps small products on the calling thread) */
 
 static int sgemm_tiled(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha, const float *A, size_t sa,
                        const float *B, size_t sb, float beta, float *C, size_t sc) {
-  if ((double)m * (double)n * (double)k < (double)GEMM_PARALLEL_MIN_MACS || mxw_get_num_threads() <= 1)
+  if ((double)m * (double)n * (double)k < (double)mxw_gemm_parallel_min_macs || mxw_get_num_threads() <= 1)
     return sgemm_serial(trans_a, trans_b, m, n, k, alpha, A, sa, B, sb, beta, C, sc);
   tiled_job j = {trans_a, trans_b, n < m, m, n, k, sa, sb, sc, alpha, beta, A, B, C, 0};
   if (j.by_rows) mxw_parallel_for((int64_t)m, GEMM_MR, tiled_chunk, &j);

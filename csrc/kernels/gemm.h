@@ -16,7 +16,8 @@
  * other has few rows (M == 1; M < 8, or < 24 with a cache-sized B, when B is transposed: a
  * small-batch FullyConnected) or op(B) few columns (N < 8, or < 24 with a partial 8-column tile
  * and a cache-sized A). gemm.c's header lists the dispatch. Its packing buffers are its own, so
- * callers may hold any mxw_scratch slot across the call. Not thread-safe.
+ * callers may hold any mxw_scratch slot across the call. Products split across the thread pool
+ * (by columns or rows of C; mxw_dgemm by rows), bit-identical for any thread count.
  * mxw_sgemm_ref is the plain triple loop (accumulating in double) that tests compare against.
  * mxw_dgemm is the plain double-precision version used for float64 (and, through conversion,
  * float16/bfloat16) operands.
@@ -33,6 +34,10 @@ int mxw_sgemm_ref(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, flo
                   int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
 int mxw_dgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double *A, int64_t lda,
               const double *B, int64_t ldb, double beta, double *C, int64_t ldc);
+
+/* Products of fewer multiply-adds than this run on the calling thread; larger ones split across
+ * the thread pool (mxw_parallel_for), bit-identical to one thread. Tests lower it. */
+extern int64_t mxw_gemm_parallel_min_macs;
 
 /* The microkernels, exposed for tests and benchmarks.
  *

@@ -38,7 +38,10 @@
 #include <simde/wasm/simd128.h>
 #endif
 
+#include <stdatomic.h>
+
 #include "../core/mxw_core.h"
+#include "../kernels/conv_kernels.h"
 #include "../kernels/gemm.h"
 
 #define ALIASES(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -327,6 +330,33 @@ static int is_pointwise(const window *w) {
   return 1;
 }
 
+/* ---- threads ------------------------------------------------------------------------------------
+ * Every path splits its work into units fixed by the shapes alone (planes, (image, group, band)
+ * triples, filter blocks, channel blocks) and runs each unit the same way on whatever thread
+ * holds it, so results are bit-identical for any thread count. The units go to the pool when the
+ * call is big enough (mxw_conv_parallel_min_work multiply-adds) and there are enough of them to
+ * keep every thread busy; otherwise they run in order on the calling thread, and the GEMMs inside
+ * split themselves (mxw_sgemm is bit-identical for any split). A unit that fails (scratch memory)
+ * sets `failed`; the error message is already set. */
+int64_t mxw_conv_parallel_min_work = 1 << 18;
+
+/* Whether `units` units of `work` multiply-adds in all should go to the pool as units. */
+static int split_units(int64_t units, double work) {
+  const int threads = mxw_get_num_threads();
+  if (threads <= 1 || units < 2 || work < (double)mxw_conv_parallel_min_work) return 0;
+  /* few units over many threads leave some idle: 3 units on 2 threads use 3/4 of them */
+  return units % threads == 0 || units >= 3 * (int64_t)threads;
+}
+
+/* fn over [0, units): on the pool when the work pays for a wake-up, else inline. */
+static void run_units(int64_t units, double work, mxw_task_fn fn, void *ctx) {
+  if (units <= 0) return;
+  if (mxw_get_num_threads() > 1 && units > 1 && work >= (double)mxw_conv_parallel_min_work)
+    mxw_parallel_for(units, 1, fn, ctx);
+  else
+    fn(ctx, 0, units);
+}
+
 /* ---- float32 depthwise 1-D/2-D convolution -------------------------------------------------------- */
 /* One output row: y[x] = b + sum over taps t of wt[t] * base[off[t] + x], x < n; 16 outputs
  * (four f32x4 accumulators) at a time, then 4; rows of 4 or more end with an overlapping 4-wide
@@ -399,31 +429,50 @@ static void split_row_f32(float *row, const float *src, int64_t W, int64_t pw, i
  * (split_row_f32), so that for every tap the inputs of consecutive outputs are contiguous,
  * whatever the width stride:
  *   out[y][x] = sum_{i,j} w[i][j] * buf[y*sh + i*dh][phase (j*dw) % sw][(j*dw) / sw + x]
- * Bounds: x <= Wo-1 gives (Wo-1)*sw + (kw-1)*dw <= W + 2*pw - 1, i.e. slot <= Wq - 1. */
-static int depthwise_f32(const window *w, const float *data, const float *weight, const float *bias, float *out,
-                         int64_t N, int64_t C) {
+ * Bounds: x <= Wo-1 gives (Wo-1)*sw + (kw-1)*dw <= W + 2*pw - 1, i.e. slot <= Wq - 1.
+ * Threads: one unit per (image, channel) plane, each thread with its own buffer. */
+typedef struct {
+  const window *w;
+  const float *data, *weight, *bias;
+  float *out;
+  int64_t C;
+  atomic_int failed;
+} dw_job;
+
+static void depthwise_planes(void *ctx, int64_t begin, int64_t end) {
+  dw_job *j = (dw_job *)ctx;
+  const window *w = j->w;
   const int64_t H = w->img[1], W = w->img[2], Ho = w->grid[1], Wo = w->grid[2];
   const int64_t kh = w->k[1], kw = w->k[2], sh = w->s[1], sw = w->s[2], dh = w->d[1], dw = w->d[2];
   const int64_t ph = w->p[1], pw = w->p[2];
   const int64_t Hp = H + 2 * ph, Wp = W + 2 * pw, Wq = (Wp + sw - 1) / sw, pitch = sw * Wq;
   const int ntaps = (int)(kh * kw);
   float *buf = (float *)mxw_scratch(0, (size_t)(Hp * pitch) * sizeof(float));
-  if (!buf) return -1;
+  if (!buf) {
+    atomic_store(&j->failed, 1);
+    return;
+  }
   int64_t off[DW_MAX_TAPS];
   for (int64_t i = 0; i < kh; i++)
-    for (int64_t j = 0; j < kw; j++) off[i * kw + j] = i * dh * pitch + ((j * dw) % sw) * Wq + (j * dw) / sw;
-  /* The padding cells are never written below, so zeroing once serves every channel. */
+    for (int64_t k = 0; k < kw; k++) off[i * kw + k] = i * dh * pitch + ((k * dw) % sw) * Wq + (k * dw) / sw;
+  /* The padding cells are never written below, so zeroing once serves every plane. */
   memset(buf, 0, (size_t)(Hp * pitch) * sizeof(float));
-  for (int64_t n = 0; n < N; n++)
-    for (int64_t c = 0; c < C; c++) {
-      const float *in = data + (n * C + c) * H * W;
-      for (int64_t y = 0; y < H; y++) split_row_f32(buf + (y + ph) * pitch, in + y * W, W, pw, sw, Wq);
-      const float *wt = weight + c * ntaps;
-      const float b = bias ? bias[c] : 0.f;
-      float *o = out + (n * C + c) * Ho * Wo;
-      for (int64_t y = 0; y < Ho; y++) dw_row_f32(buf + y * sh * pitch, off, wt, ntaps, b, o + y * Wo, Wo);
-    }
-  return 0;
+  for (int64_t u = begin; u < end; u++) {
+    const int64_t c = u % j->C;
+    const float *in = j->data + u * H * W;
+    for (int64_t y = 0; y < H; y++) split_row_f32(buf + (y + ph) * pitch, in + y * W, W, pw, sw, Wq);
+    const float *wt = j->weight + c * ntaps;
+    const float b = j->bias ? j->bias[c] : 0.f;
+    float *o = j->out + u * Ho * Wo;
+    for (int64_t y = 0; y < Ho; y++) dw_row_f32(buf + y * sh * pitch, off, wt, ntaps, b, o + y * Wo, Wo);
+  }
+}
+
+static int depthwise_f32(const window *w, const float *data, const float *weight, const float *bias, float *out,
+                         int64_t N, int64_t C) {
+  dw_job j = {w, data, weight, bias, out, C, 0};
+  run_units(N * C, (double)(N * C) * (double)prod3(w->grid) * (double)prod3(w->k), depthwise_planes, &j);
+  return atomic_load(&j.failed) ? -1 : 0;
 }
 
 /* ---- float32 depthwise 1-D/2-D transposed convolution and weight gradient ------------------------ */
@@ -469,52 +518,74 @@ static void merge_row_f32(float *dst, const float *row, int64_t W, int64_t pw, i
 /* Depthwise transposed convolution (one input channel to one output channel, Cg == Fg == 1): the
  * image of channel c is bias[c] + sum over grid cells and taps of wt[t] * grid value, scattered as
  * whole contiguous runs into the padded buffer, then merged out of it. data (N, C, grid) -> out
- * (N, C, image). */
+ * (N, C, image). Threads: one unit per (image, channel) plane. */
+static void depthwise_deconv_planes(void *ctx, int64_t begin, int64_t end) {
+  dw_job *j = (dw_job *)ctx;
+  dw_layout l;
+  dw_layout_init(j->w, &l);
+  float *buf = (float *)mxw_scratch(0, (size_t)(l.Hp * l.pitch + 1) * sizeof(float));
+  if (!buf) {
+    atomic_store(&j->failed, 1);
+    return;
+  }
+  for (int64_t u = begin; u < end; u++) {
+    const int64_t c = u % j->C;
+    memset(buf, 0, (size_t)(l.Hp * l.pitch) * sizeof(float));
+    const float *g = j->data + u * l.Ho * l.Wo, *wt = j->weight + c * l.ntaps;
+    for (int64_t y = 0; y < l.Ho; y++) {
+      const float *gr = g + y * l.Wo;
+      float *base = buf + y * l.sh * l.pitch;
+      for (int t = 0; t < l.ntaps; t++) {
+        float *d = base + l.off[t];
+        const v128_t wv = wasm_f32x4_splat(wt[t]);
+        int64_t x = 0;
+        for (; x + 4 <= l.Wo; x += 4)
+          wasm_v128_store(d + x, wasm_f32x4_add(wasm_v128_load(d + x), wasm_f32x4_mul(wv, wasm_v128_load(gr + x))));
+        for (; x < l.Wo; x++) d[x] += wt[t] * gr[x];
+      }
+    }
+    float *o = j->out + u * l.H * l.W;
+    const float b = j->bias ? j->bias[c] : 0.f;
+    for (int64_t y = 0; y < l.H; y++) merge_row_f32(o + y * l.W, buf + (y + l.ph) * l.pitch, l.W, l.pw, l.sw, l.Wq, b);
+  }
+}
+
 static int depthwise_deconv_f32(const window *w, const float *data, const float *weight, const float *bias, float *out,
                                 int64_t N, int64_t C) {
-  dw_layout l;
-  dw_layout_init(w, &l);
-  float *buf = (float *)mxw_scratch(0, (size_t)(l.Hp * l.pitch + 1) * sizeof(float));
-  if (!buf) return -1;
-  for (int64_t n = 0; n < N; n++)
-    for (int64_t c = 0; c < C; c++) {
-      memset(buf, 0, (size_t)(l.Hp * l.pitch) * sizeof(float));
-      const float *g = data + (n * C + c) * l.Ho * l.Wo, *wt = weight + c * l.ntaps;
-      for (int64_t y = 0; y < l.Ho; y++) {
-        const float *gr = g + y * l.Wo;
-        float *base = buf + y * l.sh * l.pitch;
-        for (int t = 0; t < l.ntaps; t++) {
-          float *d = base + l.off[t];
-          const v128_t wv = wasm_f32x4_splat(wt[t]);
-          int64_t x = 0;
-          for (; x + 4 <= l.Wo; x += 4)
-            wasm_v128_store(d + x, wasm_f32x4_add(wasm_v128_load(d + x), wasm_f32x4_mul(wv, wasm_v128_load(gr + x))));
-          for (; x < l.Wo; x++) d[x] += wt[t] * gr[x];
-        }
-      }
-      float *o = out + (n * C + c) * l.H * l.W;
-      const float b = bias ? bias[c] : 0.f;
-      for (int64_t y = 0; y < l.H; y++) merge_row_f32(o + y * l.W, buf + (y + l.ph) * l.pitch, l.W, l.pw, l.sw, l.Wq, b);
-    }
-  return 0;
+  dw_job j = {w, data, weight, bias, out, C, 0};
+  run_units(N * C, (double)(N * C) * (double)prod3(w->grid) * (double)prod3(w->k), depthwise_deconv_planes, &j);
+  return atomic_load(&j.failed) ? -1 : 0;
 }
 
 /* Depthwise weight gradient: dw[c, t] = sum over n and grid cells of grid[n, c, cell] * the image
  * cell tap t of that cell reads (img split into the padded buffer once per (n, c)); one f32x4
- * accumulator per tap over each (n, c), summed into double. img (N, C, image), grid (N, C, grid). */
-static int depthwise_wgrad_f32(const window *w, const float *img, const float *grid, float *dw, int64_t N, int64_t C) {
+ * accumulator per tap over each (n, c), summed into double. img (N, C, image), grid (N, C, grid).
+ * Threads: one unit per channel (its sum over the batch stays in one unit, in batch order). */
+typedef struct {
+  const window *w;
+  const float *img, *grid;
+  float *dw;
+  int64_t N, C;
+  atomic_int failed;
+} dw_wgrad_job;
+
+static void depthwise_wgrad_channels(void *ctx, int64_t begin, int64_t end) {
+  dw_wgrad_job *j = (dw_wgrad_job *)ctx;
   dw_layout l;
-  dw_layout_init(w, &l);
+  dw_layout_init(j->w, &l);
   float *buf = (float *)mxw_scratch(0, (size_t)(l.Hp * l.pitch + 1) * sizeof(float));
-  if (!buf) return -1;
+  if (!buf) {
+    atomic_store(&j->failed, 1);
+    return;
+  }
   memset(buf, 0, (size_t)(l.Hp * l.pitch) * sizeof(float)); /* the padding cells are never written */
   double sum[DW_MAX_TAPS];
   v128_t acc[DW_MAX_TAPS];
-  const int64_t W4 = l.Wo & ~(int64_t)3;
-  for (int64_t c = 0; c < C; c++) {
+  const int64_t W4 = l.Wo & ~(int64_t)3, C = j->C;
+  for (int64_t c = begin; c < end; c++) {
     for (int t = 0; t < l.ntaps; t++) sum[t] = 0.0;
-    for (int64_t n = 0; n < N; n++) {
-      const float *x = img + (n * C + c) * l.H * l.W, *g = grid + (n * C + c) * l.Ho * l.Wo;
+    for (int64_t n = 0; n < j->N; n++) {
+      const float *x = j->img + (n * C + c) * l.H * l.W, *g = j->grid + (n * C + c) * l.Ho * l.Wo;
       for (int64_t y = 0; y < l.H; y++) split_row_f32(buf + (y + l.ph) * l.pitch, x + y * l.W, l.W, l.pw, l.sw, l.Wq);
       for (int t = 0; t < l.ntaps; t++) acc[t] = wasm_f32x4_splat(0.f);
       for (int64_t y = 0; y < l.Ho; y++) {
@@ -529,9 +600,14 @@ static int depthwise_wgrad_f32(const window *w, const float *img, const float *g
       }
       for (int t = 0; t < l.ntaps; t++) sum[t] += lanes_sum_f32(acc[t]);
     }
-    for (int t = 0; t < l.ntaps; t++) dw[c * l.ntaps + t] = (float)sum[t];
+    for (int t = 0; t < l.ntaps; t++) j->dw[c * l.ntaps + t] = (float)sum[t];
   }
-  return 0;
+}
+
+static int depthwise_wgrad_f32(const window *w, const float *img, const float *grid, float *dw, int64_t N, int64_t C) {
+  dw_wgrad_job j = {w, img, grid, dw, N, C, 0};
+  run_units(C, (double)(N * C) * (double)prod3(w->grid) * (double)prod3(w->k), depthwise_wgrad_channels, &j);
+  return atomic_load(&j.failed) ? -1 : 0;
 }
 
 /* ---- float32 direct convolution for few filters per group ---------------------------------------- */
@@ -651,18 +727,64 @@ static void direct_plane(int fb, const direct_job *j) {
 }
 
 /* Convolution as above: data (N, C, image), weight (F, C/G, taps), bias (F,) or NULL -> out
- * (N, F, grid). Correct for any F/G (DIRECT_MAX_FG is about speed); the grid width must be >= 4. */
+ * (N, F, grid). Correct for any F/G (DIRECT_MAX_FG is about speed); the grid width must be >= 4.
+ * Threads: one unit per (group, image, filter block), in that order; a chunk copies an image's
+ * channels into its own buffer once for the blocks it holds. */
+typedef struct {
+  const window *w;
+  const float *data;
+  float *out;
+  const float *wpk;     /* every group's packed blocks, group g at g * Fg * (K + 1) */
+  const ptrdiff_t *off; /* K tap offsets into a group's channel 0 */
+  int64_t N, C, F, Cg, Fg, K, nblocks, chan, plane, pitch, Wq;
+  int copy;
+  atomic_int failed;
+} direct_conv_job;
+
+static void direct_units(void *ctx, int64_t begin, int64_t end) {
+  direct_conv_job *d = (direct_conv_job *)ctx;
+  const window *w = d->w;
+  const int64_t D = w->img[0], H = w->img[1], W = w->img[2], sw = w->s[2], grid = prod3(w->grid);
+  float *buf = NULL;
+  if (d->copy) {
+    if (!(buf = (float *)mxw_scratch(0, (size_t)(d->Cg * d->chan + 1) * sizeof(float)))) {
+      atomic_store(&d->failed, 1);
+      return;
+    }
+    /* The padding cells are never written below, so zeroing once serves every image. */
+    memset(buf, 0, (size_t)(d->Cg * d->chan) * sizeof(float));
+  }
+  direct_job j = {.off = d->off, .K = d->K, .grid = grid, .go = w->grid[0], .ho = w->grid[1], .wo = w->grid[2],
+                  .zstep = w->s[0] * d->plane, .ystep = w->s[1] * d->pitch};
+  int64_t in_buf = -1; /* the (group, image) pair whose channels buf holds */
+  for (int64_t u = begin; u < end; u++) {
+    const int64_t b = u % d->nblocks, gn = u / d->nblocks, g = gn / d->N, n = gn % d->N;
+    const float *x = d->data + (n * d->C + g * d->Cg) * D * H * W;
+    if (d->copy && in_buf != gn) {
+      for (int64_t c = 0; c < d->Cg; c++)
+        for (int64_t z = 0; z < D; z++)
+          for (int64_t yy = 0; yy < H; yy++)
+            split_row_f32(buf + c * d->chan + (z + w->p[0]) * d->plane + (yy + w->p[1]) * d->pitch,
+                          x + ((c * D + z) * H + yy) * W, W, w->p[2], sw, d->Wq);
+      in_buf = gn;
+    }
+    const int64_t f0 = b * d->Fg / d->nblocks, fb = (b + 1) * d->Fg / d->nblocks - f0;
+    j.src = d->copy ? buf : x;
+    j.wpk = d->wpk + (g * d->Fg + f0) * (d->K + 1);
+    j.out = d->out + (n * d->F + g * d->Fg + f0) * grid;
+    direct_plane((int)fb, &j);
+  }
+}
+
 static int direct_f32(const window *w, const float *data, const float *weight, const float *bias, float *out,
                       int64_t N, int64_t C, int64_t F, int64_t G) {
-  const int64_t Cg = C / G, Fg = F / G, K = Cg * prod3(w->k), grid = prod3(w->grid);
+  const int64_t Cg = C / G, Fg = F / G, K = Cg * prod3(w->k);
   const int64_t D = w->img[0], H = w->img[1], W = w->img[2], sw = w->s[2];
   const int copy = w->p[0] != 0 || w->p[1] != 0 || w->p[2] != 0 || sw != 1;
   const int64_t Wq = copy ? (W + 2 * w->p[2] + sw - 1) / sw : W, pitch = sw * Wq;
   const int64_t plane = (H + 2 * w->p[1]) * pitch, chan = (D + 2 * w->p[0]) * plane;
   const int64_t nblocks = (Fg + DIRECT_FB - 1) / DIRECT_FB;
-  float *buf = NULL; /* (sizes + 1: a request of 0 bytes may give NULL) */
-  if (copy && !(buf = (float *)mxw_scratch(0, (size_t)(Cg * chan + 1) * sizeof(float)))) return -1;
-  float *wpk = (float *)mxw_scratch(1, (size_t)(Fg * (K + 1)) * sizeof(float));
+  float *wpk = (float *)mxw_scratch(1, (size_t)(F * (K + 1)) * sizeof(float));
   ptrdiff_t *off = (ptrdiff_t *)mxw_scratch(2, (size_t)(K + 1) * sizeof(ptrdiff_t));
   if (!wpk || !off) return -1;
   int64_t k = 0;
@@ -672,13 +794,10 @@ static int direct_f32(const window *w, const float *data, const float *weight, c
         for (int64_t tx = 0; tx < w->k[2]; tx++)
           off[k++] = (ptrdiff_t)(c * chan + tz * w->d[0] * plane + ty * w->d[1] * pitch + ((tx * w->d[2]) % sw) * Wq +
                                  (tx * w->d[2]) / sw);
-  /* The padding cells are never written below, so zeroing once serves every image. */
-  if (copy) memset(buf, 0, (size_t)(Cg * chan) * sizeof(float));
-  direct_job j = {.off = off, .K = K, .grid = grid, .go = w->grid[0], .ho = w->grid[1], .wo = w->grid[2],
-                  .zstep = w->s[0] * plane, .ystep = w->s[1] * pitch};
-  for (int64_t g = 0; g < G; g++) {
-    /* filter blocks of nearly equal size, each as (K, fb) weights followed by fb biases */
-    float *dst = wpk;
+  /* per group, filter blocks of nearly equal size, each as (K, fb) weights followed by fb biases
+   * (block b of group g at (g * Fg + f0) * (K + 1)) */
+  float *dst = wpk;
+  for (int64_t g = 0; g < G; g++)
     for (int64_t b = 0; b < nblocks; b++) {
       const int64_t f0 = b * Fg / nblocks, fb = (b + 1) * Fg / nblocks - f0;
       const float *wf = weight + (g * Fg + f0) * K;
@@ -686,29 +805,101 @@ static int direct_f32(const window *w, const float *data, const float *weight, c
         for (int64_t f = 0; f < fb; f++) *dst++ = wf[f * K + kk];
       for (int64_t f = 0; f < fb; f++) *dst++ = bias ? bias[g * Fg + f0 + f] : 0.f;
     }
-    for (int64_t n = 0; n < N; n++) {
-      const float *x = data + (n * C + g * Cg) * D * H * W;
-      if (copy) {
-        for (int64_t c = 0; c < Cg; c++)
-          for (int64_t z = 0; z < D; z++)
-            for (int64_t yy = 0; yy < H; yy++)
-              split_row_f32(buf + c * chan + (z + w->p[0]) * plane + (yy + w->p[1]) * pitch,
-                            x + ((c * D + z) * H + yy) * W, W, w->p[2], sw, Wq);
-      }
-      j.src = copy ? buf : x;
-      j.wpk = wpk;
-      for (int64_t b = 0; b < nblocks; b++) {
-        const int64_t f0 = b * Fg / nblocks, fb = (b + 1) * Fg / nblocks - f0;
-        j.out = out + (n * F + g * Fg + f0) * grid;
-        direct_plane((int)fb, &j);
-        j.wpk += fb * (K + 1);
-      }
-    }
-  }
-  return 0;
+  direct_conv_job d = {w, data, out, wpk, off, N, C, F, Cg, Fg, K, nblocks, chan, plane, pitch, Wq, copy, 0};
+  run_units(G * N * nblocks, (double)(N * F) * (double)K * (double)prod3(w->grid), direct_units, &d);
+  return atomic_load(&d.failed) ? -1 : 0;
 }
 
 /* ---- the two drivers ----------------------------------------------------------------------------- */
+/* Grid rows in `nbands` equal bands of `band` rows, each within COL_BUDGET (fixed by the shape). */
+static void split_bands(const window *w, int64_t rows_per_pos, size_t esize, int64_t *nbands, int64_t *band) {
+  const int64_t total = w->grid[0] * w->grid[1], most = band_rows(w, rows_per_pos, esize);
+  *nbands = total > 0 ? (total + most - 1) / most : 1;
+  *band = total > 0 ? (total + *nbands - 1) / *nbands : 0;
+}
+
+/* im2col / col2im over channels [0, chans), split across the pool by channels (each channel's
+ * rows of col are its own), for a unit that runs on the calling thread. */
+typedef struct {
+  const window *w;
+  size_t esize;
+  const char *src;
+  char *dst;
+  int64_t row0, nrows, taps;
+  int to_image; /* 0: im2col (src image, dst col); 1: col2im (src col, dst image) */
+} colimg_job;
+
+static void colimg_chunk(void *ctx, int64_t begin, int64_t end) {
+  const colimg_job *j = (const colimg_job *)ctx;
+  const size_t plane = (size_t)prod3(j->w->img) * j->esize, colc = (size_t)(j->taps * j->nrows * j->w->grid[2]) * j->esize;
+  if (j->to_image)
+    col2im(j->w, j->esize, j->src + (size_t)begin * colc, end - begin, j->row0, j->nrows, j->dst + (size_t)begin * plane);
+  else
+    im2col(j->w, j->esize, j->src + (size_t)begin * plane, end - begin, j->row0, j->nrows, j->dst + (size_t)begin * colc);
+}
+
+static void colimg_split(const window *w, size_t esize, const void *src, int64_t chans, int64_t row0, int64_t nrows,
+                         void *dst, int to_image) {
+  const int64_t taps = prod3(w->k);
+  colimg_job j = {w, esize, (const char *)src, (char *)dst, row0, nrows, taps, to_image};
+  run_units(chans, (double)(chans * taps) * (double)(nrows * w->grid[2]), colimg_chunk, &j);
+}
+
+/* Convolution by im2col + GEMM: one unit per (image, group, band of grid rows):
+ *   out[n, g] (Fg, band) (= bias) (+)= W[g] (Fg, Cg*taps) * im2col(in[n, g], band) */
+typedef struct {
+  const window *w;
+  int dtype, pointwise, inner; /* inner: units run in order on the calling thread, im2col and GEMM split */
+  size_t esize;
+  const char *data, *weight;
+  const void *bias;
+  char *out;
+  int64_t C, F, G, Cg, Fg, rows, img, grid, gw, total_rows, nbands, band;
+  atomic_int failed;
+} conv_gemm_job;
+
+static void conv_gemm_units(void *ctx, int64_t begin, int64_t end) {
+  conv_gemm_job *j = (conv_gemm_job *)ctx;
+  const size_t es = j->esize;
+  void *col = NULL;
+  if (!j->pointwise && !(col = mxw_scratch(0, (size_t)(j->rows * j->band * j->gw) * es + 1))) {
+    atomic_store(&j->failed, 1);
+    return;
+  }
+  for (int64_t u = begin; u < end; u++) {
+    const int64_t b = u % j->nbands, ng = u / j->nbands, g = ng % j->G, n = ng / j->G;
+    const int64_t r0 = b * j->band, nr = j->band < j->total_rows - r0 ? j->band : j->total_rows - r0;
+    const int64_t cols = nr * j->gw;
+    const char *x = j->data + (size_t)((n * j->C + g * j->Cg) * j->img) * es;
+    const char *wg = j->weight + (size_t)(g * j->Fg * j->rows) * es;
+    char *y = j->out + (size_t)((n * j->F + g * j->Fg) * j->grid + r0 * j->gw) * es;
+    if (j->bias)
+      for (int64_t f = 0; f < j->Fg; f++) {
+        char *yf = y + (size_t)(f * j->grid) * es;
+        if (j->dtype == MXW_FLOAT32) {
+          const float bv = ((const float *)j->bias)[g * j->Fg + f];
+          for (int64_t i = 0; i < cols; i++) ((float *)yf)[i] = bv;
+        } else {
+          const double bv = ((const double *)j->bias)[g * j->Fg + f];
+          for (int64_t i = 0; i < cols; i++) ((double *)yf)[i] = bv;
+        }
+      }
+    int rc;
+    if (j->pointwise) {
+      rc = gemm(j->dtype, 0, j->Fg, cols, j->Cg, wg, j->Cg, x + (size_t)(r0 * j->gw) * es, j->img, j->bias != NULL, y,
+                j->grid);
+    } else {
+      if (j->inner) colimg_split(j->w, es, x, j->Cg, r0, nr, col, 0);
+      else im2col(j->w, es, x, j->Cg, r0, nr, col);
+      rc = gemm(j->dtype, 0, j->Fg, cols, j->rows, wg, j->rows, col, cols, j->bias != NULL, y, j->grid);
+    }
+    if (rc != 0) {
+      atomic_store(&j->failed, 1);
+      return;
+    }
+  }
+}
+
 /* Convolution: data (N, C, image), weight (F, C/G, taps), bias (F,) or NULL -> out (N, F, grid). */
 static int conv_run(const window *w, int dtype, const void *data, const void *weight, const void *bias, void *out,
                     int64_t N, int64_t C, int64_t F, int64_t G) {
@@ -723,29 +914,87 @@ static int conv_run(const window *w, int dtype, const void *data, const void *we
     return depthwise_f32(w, (const float *)data, (const float *)weight, (const float *)bias, (float *)out, N, C);
   if (dtype == MXW_FLOAT32 && Fg <= (is_pointwise(w) ? DIRECT_FB : DIRECT_MAX_FG) && w->grid[2] >= 4)
     return direct_f32(w, (const float *)data, (const float *)weight, (const float *)bias, (float *)out, N, C, F, G);
-  if (bias) fill_channels(out, dtype, N, F, grid, bias);
-  const int accumulate = bias != NULL;
-  const int pointwise = is_pointwise(w);
-  const int64_t band = band_rows(w, rows, esize), total_rows = w->grid[0] * w->grid[1], gw = w->grid[2];
+  conv_gemm_job j = {.w = w, .dtype = dtype, .pointwise = is_pointwise(w), .esize = esize, .data = (const char *)data,
+                     .weight = (const char *)weight, .bias = bias, .out = (char *)out, .C = C, .F = F, .G = G,
+                     .Cg = Cg, .Fg = Fg, .rows = rows, .img = img, .grid = grid, .gw = w->grid[2],
+                     .total_rows = w->grid[0] * w->grid[1]};
+  if (j.pointwise) { /* the input is the column matrix: one unit per (image, group) */
+    j.nbands = 1;
+    j.band = j.total_rows;
+  } else {
+    split_bands(w, rows, esize, &j.nbands, &j.band);
+  }
+  const int64_t units = N * G * j.nbands;
+  const double work = (double)(N * F) * (double)rows * (double)grid;
+  j.inner = !split_units(units, work);
+  if (j.inner) conv_gemm_units(&j, 0, units);
+  else mxw_parallel_for(units, 1, conv_gemm_units, &j);
+  return atomic_load(&j.failed) ? -1 : 0;
+}
+
+/* Deconvolution by GEMM + col2im: one unit per (image, group) (bands of one image overlap in
+ * the output, so they stay in one unit, in order):
+ *   out[n, g] (= bias) += col2im(W[g]^T (Fg*taps, Cg) * in[n, g] (Cg, band)) */
+typedef struct {
+  const window *w;
+  int dtype, pointwise, direct, inner;
+  size_t esize;
+  const char *data, *weight;
+  const void *bias;
+  char *out;
+  int64_t C, F, G, Cg, Fg, rows, img, grid, gw, total_rows, nbands, band;
+  atomic_int failed;
+} deconv_job;
+
+static void deconv_units(void *ctx, int64_t begin, int64_t end) {
+  deconv_job *j = (deconv_job *)ctx;
+  const window *w = j->w;
+  const size_t es = j->esize;
+  const int64_t gw = j->gw;
   void *col = NULL;
-  if (!pointwise && !(col = mxw_scratch(0, (size_t)(rows * band * gw) * esize + 1))) return -1;
-  for (int64_t n = 0; n < N; n++)
-    for (int64_t g = 0; g < G; g++) {
-      const char *x = (const char *)data + (size_t)((n * C + g * Cg) * img) * esize;
-      const char *wg = (const char *)weight + (size_t)(g * Fg * rows) * esize;
-      char *y = (char *)out + (size_t)((n * F + g * Fg) * grid) * esize;
-      if (pointwise) {
-        MXW_TRY(gemm(dtype, 0, Fg, grid, Cg, wg, Cg, x, img, accumulate, y, grid));
-        continue;
-      }
-      for (int64_t r0 = 0; r0 < total_rows; r0 += band) {
-        const int64_t nr = band < total_rows - r0 ? band : total_rows - r0;
-        im2col(w, esize, x, Cg, r0, nr, col);
-        MXW_TRY(gemm(dtype, 0, Fg, nr * gw, rows, wg, rows, col, nr * gw, accumulate, y + (size_t)(r0 * gw) * esize,
-                     grid));
+  if (!j->pointwise && !j->direct && !(col = mxw_scratch(0, (size_t)(j->rows * j->band * gw) * es + 1))) {
+    atomic_store(&j->failed, 1);
+    return;
+  }
+  for (int64_t u = begin; u < end; u++) {
+    const int64_t g = u % j->G, n = u / j->G;
+    const char *x = j->data + (size_t)((n * j->C + g * j->Cg) * j->grid) * es;
+    const char *wg = j->weight + (size_t)(g * j->Cg * j->rows) * es;
+    char *y = j->out + (size_t)((n * j->F + g * j->Fg) * j->img) * es;
+    fill_channels(y, j->dtype, 1, j->Fg, j->img, j->bias ? (const char *)j->bias + (size_t)(g * j->Fg) * es : NULL);
+    if (j->pointwise) {
+      if (gemm(j->dtype, 1, j->Fg, j->grid, j->Cg, wg, j->Fg, x, j->grid, 1, y, j->img) != 0) goto fail;
+    } else if (j->direct) {
+      /* one input channel to one output channel: scatter every tap's weighted input row */
+      int64_t t = 0;
+      for (int64_t tz = 0; tz < w->k[0]; tz++)
+        for (int64_t ty = 0; ty < w->k[1]; ty++)
+          for (int64_t tx = 0; tx < w->k[2]; tx++, t++) {
+            const double wt = mxw_load_f64(wg, j->dtype, t);
+            const int64_t off = tx * w->d[2] - w->p[2];
+            int64_t lo, hi;
+            valid_range(off, w->s[2], w->img[2], gw, &lo, &hi);
+            for (int64_t r = 0; r < j->total_rows; r++) {
+              char *dst = (char *)image_row(w, y, 0, r, tz, ty, es);
+              if (dst && hi > lo)
+                row_scatter_add(dst + (size_t)(lo * w->s[2] + off) * es, x + (size_t)(r * gw + lo) * es, hi - lo,
+                                w->s[2], wt, es);
+            }
+          }
+    } else {
+      for (int64_t r0 = 0; r0 < j->total_rows; r0 += j->band) {
+        const int64_t nr = j->band < j->total_rows - r0 ? j->band : j->total_rows - r0;
+        if (gemm(j->dtype, 1, j->rows, nr * gw, j->Cg, wg, j->rows, x + (size_t)(r0 * gw) * es, j->grid, 0, col,
+                 nr * gw) != 0)
+          goto fail;
+        if (j->inner) colimg_split(w, es, col, j->Fg, r0, nr, y, 1);
+        else col2im(w, es, col, j->Fg, r0, nr, y);
       }
     }
-  return 0;
+  }
+  return;
+fail:
+  atomic_store(&j->failed, 1);
 }
 
 /* Deconvolution: data (N, C, grid), weight (C, F/G, taps), bias (F,) or NULL -> out (N, F, image). */
@@ -759,45 +1008,18 @@ static int deconv_run(const window *w, int dtype, const void *data, const void *
   if (dtype == MXW_FLOAT32 && Cg == 1 && Fg == 1 && is_planar(w) && taps <= DW_MAX_TAPS && N > 0 &&
       w->s[2] <= w->img[2] + 2 * w->p[2] + 1)
     return depthwise_deconv_f32(w, (const float *)data, (const float *)weight, (const float *)bias, (float *)out, N, C);
-  fill_channels(out, dtype, N, F, img, bias); /* col2im accumulates onto it */
-  if (N == 0 || grid == 0) return 0;
-  const int64_t band = band_rows(w, rows, esize), total_rows = w->grid[0] * w->grid[1], gw = w->grid[2];
-  const int pointwise = is_pointwise(w), direct = Cg == 1 && Fg == 1;
-  void *col = NULL;
-  if (!pointwise && !direct && !(col = mxw_scratch(0, (size_t)(rows * band * gw) * esize + 1))) return -1;
-  for (int64_t n = 0; n < N; n++)
-    for (int64_t g = 0; g < G; g++) {
-      const char *x = (const char *)data + (size_t)((n * C + g * Cg) * grid) * esize;
-      const char *wg = (const char *)weight + (size_t)(g * Cg * rows) * esize;
-      char *y = (char *)out + (size_t)((n * F + g * Fg) * img) * esize;
-      if (pointwise) {
-        MXW_TRY(gemm(dtype, 1, Fg, grid, Cg, wg, Fg, x, grid, 1, y, img));
-      } else if (direct) {
-        /* one input channel to one output channel: scatter every tap's weighted input row */
-        int64_t t = 0;
-        for (int64_t tz = 0; tz < w->k[0]; tz++)
-          for (int64_t ty = 0; ty < w->k[1]; ty++)
-            for (int64_t tx = 0; tx < w->k[2]; tx++, t++) {
-              const double wt = mxw_load_f64(wg, dtype, t);
-              const int64_t off = tx * w->d[2] - w->p[2];
-              int64_t lo, hi;
-              valid_range(off, w->s[2], w->img[2], gw, &lo, &hi);
-              for (int64_t r = 0; r < total_rows; r++) {
-                char *dst = (char *)image_row(w, y, 0, r, tz, ty, esize);
-                if (dst && hi > lo)
-                  row_scatter_add(dst + (size_t)(lo * w->s[2] + off) * esize, x + (size_t)(r * gw + lo) * esize,
-                                  hi - lo, w->s[2], wt, esize);
-              }
-            }
-      } else {
-        for (int64_t r0 = 0; r0 < total_rows; r0 += band) {
-          const int64_t nr = band < total_rows - r0 ? band : total_rows - r0;
-          MXW_TRY(gemm(dtype, 1, rows, nr * gw, Cg, wg, rows, x + (size_t)(r0 * gw) * esize, grid, 0, col, nr * gw));
-          col2im(w, esize, col, Fg, r0, nr, y);
-        }
-      }
-    }
-  return 0;
+  if (N == 0) return 0;
+  deconv_job j = {.w = w, .dtype = dtype, .pointwise = is_pointwise(w), .direct = Cg == 1 && Fg == 1, .esize = esize,
+                  .data = (const char *)data, .weight = (const char *)weight, .bias = bias, .out = (char *)out,
+                  .C = C, .F = F, .G = G, .Cg = Cg, .Fg = Fg, .rows = rows, .img = img, .grid = grid,
+                  .gw = w->grid[2], .total_rows = w->grid[0] * w->grid[1]};
+  split_bands(w, rows, esize, &j.nbands, &j.band);
+  const int64_t units = N * G;
+  const double work = (double)(N * C) * (double)rows * (double)grid;
+  j.inner = !split_units(units, work);
+  if (j.inner) deconv_units(&j, 0, units);
+  else mxw_parallel_for(units, 1, deconv_units, &j);
+  return atomic_load(&j.failed) ? -1 : 0;
 }
 
 /* ---- Convolution / Deconvolution parameters -------------------------------------------------------- */
@@ -1212,46 +1434,102 @@ static int gemm_bt(int dtype, int64_t M, int64_t N, int64_t K, const void *A, in
                    (double *)C, ldc);
 }
 
+/* The weight gradient by im2col + GEMM, one unit per (group, block of channels): the unit owns the
+ * columns of dW[g] of its channels and sums them over the batch and the bands in order:
+ *   dW[g][:, block] (Fg, cb*taps) += dy[n, g] (Fg, band) * im2col(x[n, block], band)^T
+ * Channel blocks hold a multiple of 8 columns (8 / gcd(taps, 8) channels) and about 64 columns,
+ * fixed by the shape, so every column is summed the same way for any thread count. */
+typedef struct {
+  const window *w;
+  int dtype, pointwise, inner;
+  size_t esize;
+  const char *img, *grid;
+  char *dw;
+  int64_t N, C, F, G, Cg, Fg, rows, isz, gsz, gw, total_rows, nbands, band, cb, nblk;
+  atomic_int failed;
+} wgrad_job;
+
+static void wgrad_units(void *ctx, int64_t begin, int64_t end) {
+  wgrad_job *j = (wgrad_job *)ctx;
+  const size_t es = j->esize;
+  const int64_t taps = j->rows / j->Cg;
+  void *col = NULL;
+  if (!j->pointwise && !(col = mxw_scratch(0, (size_t)(j->cb * taps * j->band * j->gw) * es + 1))) {
+    atomic_store(&j->failed, 1);
+    return;
+  }
+  for (int64_t u = begin; u < end; u++) {
+    const int64_t blk = u % j->nblk, g = u / j->nblk;
+    const int64_t c0 = blk * j->cb, nc = j->cb < j->Cg - c0 ? j->cb : j->Cg - c0, ncols = nc * taps;
+    char *dwb = j->dw + (size_t)(g * j->Fg * j->rows + c0 * taps) * es;
+    for (int64_t f = 0; f < j->Fg; f++) memset(dwb + (size_t)(f * j->rows) * es, 0, (size_t)ncols * es);
+    for (int64_t n = 0; n < j->N; n++) {
+      const char *x = j->img + (size_t)((n * j->C + g * j->Cg + c0) * j->isz) * es;
+      const char *dy = j->grid + (size_t)((n * j->F + g * j->Fg) * j->gsz) * es;
+      if (j->pointwise) {
+        if (gemm_bt(j->dtype, j->Fg, ncols, j->gsz, dy, j->gsz, x, j->isz, 1, dwb, j->rows) != 0) goto fail;
+        continue;
+      }
+      for (int64_t r0 = 0; r0 < j->total_rows; r0 += j->band) {
+        const int64_t nr = j->band < j->total_rows - r0 ? j->band : j->total_rows - r0;
+        if (j->inner) colimg_split(j->w, es, x, nc, r0, nr, col, 0);
+        else im2col(j->w, es, x, nc, r0, nr, col);
+        if (gemm_bt(j->dtype, j->Fg, ncols, nr * j->gw, dy + (size_t)(r0 * j->gw) * es, j->gsz, col, nr * j->gw, 1, dwb,
+                    j->rows) != 0)
+          goto fail;
+      }
+    }
+  }
+  return;
+fail:
+  atomic_store(&j->failed, 1);
+}
+
 /* img (N, C, image), grid (N, F, grid) -> dw (F, C/G, taps) (written). */
 static int wgrad_run(const window *w, int dtype, const void *img, const void *gridv, void *dw, int64_t N, int64_t C,
                      int64_t F, int64_t G) {
   const size_t esize = (size_t)mxw_dtype_size(dtype);
-  const int64_t Cg = C / G, Fg = F / G, taps = prod3(w->k), isz = prod3(w->img), grid = prod3(w->grid);
-  const int64_t rows = Cg * taps;
+  const int64_t Cg = C / G, Fg = F / G, taps = prod3(w->k), grid = prod3(w->grid);
   if (dtype == MXW_FLOAT32 && Cg == 1 && Fg == 1 && is_planar(w) && taps <= DW_MAX_TAPS)
     return depthwise_wgrad_f32(w, (const float *)img, (const float *)gridv, (float *)dw, N, C);
-  memset(dw, 0, (size_t)(F * rows) * esize);
-  if (N == 0 || grid == 0) return 0;
-  const int pointwise = is_pointwise(w);
-  const int64_t band = band_rows(w, rows, esize), total_rows = w->grid[0] * w->grid[1], gw = w->grid[2];
-  void *col = NULL;
-  if (!pointwise && !(col = mxw_scratch(0, (size_t)(rows * band * gw) * esize + 1))) return -1;
-  for (int64_t n = 0; n < N; n++)
-    for (int64_t g = 0; g < G; g++) {
-      const char *x = (const char *)img + (size_t)((n * C + g * Cg) * isz) * esize;
-      const char *dy = (const char *)gridv + (size_t)((n * F + g * Fg) * grid) * esize;
-      char *dwg = (char *)dw + (size_t)(g * Fg * rows) * esize;
-      if (pointwise) {
-        MXW_TRY(gemm_bt(dtype, Fg, Cg, grid, dy, grid, x, isz, 1, dwg, rows));
-        continue;
-      }
-      for (int64_t r0 = 0; r0 < total_rows; r0 += band) {
-        const int64_t nr = band < total_rows - r0 ? band : total_rows - r0;
-        im2col(w, esize, x, Cg, r0, nr, col);
-        MXW_TRY(gemm_bt(dtype, Fg, rows, nr * gw, dy + (size_t)(r0 * gw) * esize, grid, col, nr * gw, 1, dwg, rows));
-      }
-    }
-  return 0;
+  if (N == 0 || grid == 0) {
+    memset(dw, 0, (size_t)(F * Cg * taps) * esize);
+    return 0;
+  }
+  int64_t unit = 8; /* channels per block: a multiple of 8 / gcd(taps, 8), about 64 columns */
+  for (int64_t t = taps; unit > 1 && t % 2 == 0; t /= 2) unit /= 2;
+  int64_t cb = unit * (64 / (unit * taps) > 1 ? 64 / (unit * taps) : 1);
+  if (cb > Cg) cb = Cg;
+  wgrad_job j = {.w = w, .dtype = dtype, .pointwise = is_pointwise(w), .esize = esize, .img = (const char *)img,
+                 .grid = (const char *)gridv, .dw = (char *)dw, .N = N, .C = C, .F = F, .G = G, .Cg = Cg, .Fg = Fg,
+                 .rows = Cg * taps, .isz = prod3(w->img), .gsz = grid, .gw = w->grid[2],
+                 .total_rows = w->grid[0] * w->grid[1], .cb = cb, .nblk = (Cg + cb - 1) / cb};
+  split_bands(w, cb * taps, esize, &j.nbands, &j.band);
+  const int64_t units = G * j.nblk;
+  const double work = (double)(N * F) * (double)(Cg * taps) * (double)grid;
+  j.inner = !split_units(units, work);
+  if (j.inner) wgrad_units(&j, 0, units);
+  else mxw_parallel_for(units, 1, wgrad_units, &j);
+  return atomic_load(&j.failed) ? -1 : 0;
 }
 
-/* db[f] = sum over n and the `per` positions of dy (N, F, per). */
-static void bias_grad(int dtype, const void *dy, void *db, int64_t N, int64_t F, int64_t per) {
-  for (int64_t f = 0; f < F; f++) {
+/* db[f] = sum over n and the `per` positions of dy (N, F, per); one unit per channel. */
+typedef struct {
+  int dtype;
+  const void *dy;
+  void *db;
+  int64_t N, F, per;
+} bias_grad_job;
+
+static void bias_grad_channels(void *ctx, int64_t begin, int64_t end) {
+  const bias_grad_job *j = (const bias_grad_job *)ctx;
+  const int64_t N = j->N, F = j->F, per = j->per;
+  for (int64_t f = begin; f < end; f++) {
     double s = 0.0;
     for (int64_t n = 0; n < N; n++) {
       const int64_t base = (n * F + f) * per;
-      if (dtype == MXW_FLOAT32) {
-        const float *y = (const float *)dy + base;
+      if (j->dtype == MXW_FLOAT32) {
+        const float *y = (const float *)j->dy + base;
         v128_t a0 = wasm_f32x4_splat(0.f), a1 = a0;
         int64_t i = 0;
         for (; i + 8 <= per; i += 8) {
@@ -1264,12 +1542,17 @@ static void bias_grad(int dtype, const void *dy, void *db, int64_t N, int64_t F,
         for (; i < per; i++) part += y[i];
         s += part;
       } else {
-        const double *y = (const double *)dy + base;
+        const double *y = (const double *)j->dy + base;
         for (int64_t i = 0; i < per; i++) s += y[i];
       }
     }
-    mxw_store_f64(db, dtype, f, s);
+    mxw_store_f64(j->db, j->dtype, f, s);
   }
+}
+
+static void bias_grad(int dtype, const void *dy, void *db, int64_t N, int64_t F, int64_t per) {
+  bias_grad_job j = {dtype, dy, db, N, F, per};
+  run_units(F, (double)(N * F) * (double)per, bias_grad_channels, &j);
 }
 
 /* Product of dims 2.. of a channel-first shape: the spatial size. */
