@@ -126,7 +126,11 @@ for (const tier of ['threads', 'relaxed-simd-threads']) {
       assert.equal(many.features.numThreads, n);
       for (const k of Object.keys(one.out)) {
         assert.deepEqual(many.out[k].shape, one.out[k].shape, k);
-        assert.equal(many.out[k].b64, one.out[k].b64, `${k} at ${n} threads differs from 1 thread`);
+        if (many.out[k].b64 !== one.out[k].b64) {
+          const a = decode(one.out[k]), b = decode(many.out[k]);
+          const i = a.findIndex((v, j) => !Object.is(v, b[j]));
+          assert.fail(`${k} at ${n} threads differs from 1 thread: element ${i} is ${b[i]}, not ${a[i]}`);
+        }
       }
     }
   });
