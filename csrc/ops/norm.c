@@ -20,12 +20,19 @@
  * momentum) with the biased variance; MXNet does this update in the backward pass, here it is
  * done once per training forward (and the backward does not repeat it). Inference, as MXNet's CPU kernels, gives
  * mean = moving_mean and var = 1 / sqrt(moving_var + eps) (invstd) on the hidden outputs.
+ *
+ * Threads: large calls split over independent work -- channels for BatchNorm's statistics (each
+ * channel's sums run over the batch in the same order in any chunk), rows or (outer, block of
+ * positions) for the other normalizations' statistics, rows for the affine maps. The gamma/beta
+ * gradients, which sum over rows, are computed per row (or per fixed block of rows) in parallel
+ * and added up in row order on the calling thread, so results do not depend on the thread count.
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
-#include "../core/mxw_core.h"
+#include "../core/mxw_parallel.h"
 
 #ifdef __wasm_simd128__
 #include <wasm_simd128.h>
@@ -273,7 +280,7 @@ static void *stage_buffer(stage *s, const mxw_tensor *t, int copy_in, mxw_tensor
     mxw_fail("out of memory for a %s copy of %lld elements", mxw_dtype_name(s->k->dtype), (long long)n);
     return NULL;
   }
-  if (copy_in) mxw_convert(t->data, t->dtype, buf, s->k->dtype, n);
+  if (copy_in) mxw_parallel_convert(t->data, t->dtype, buf, s->k->dtype, n);
   s->own[s->n] = buf;
   s->back[s->n++] = back;
   return buf;
@@ -284,7 +291,8 @@ static void *stage_out(stage *s, mxw_tensor *t) { return stage_buffer(s, t, 0, t
 /* Converts staged outputs back (when ok) and frees the copies; returns ok ? 0 : -1. */
 static int stage_finish(stage *s, int ok) {
   for (int i = 0; i < s->n; i++) {
-    if (ok && s->back[i]) mxw_convert(s->own[i], s->k->dtype, s->back[i]->data, s->back[i]->dtype, mxw_tensor_size(s->back[i]));
+    if (ok && s->back[i])
+      mxw_parallel_convert(s->own[i], s->k->dtype, s->back[i]->data, s->back[i]->dtype, mxw_tensor_size(s->back[i]));
     free(s->own[i]);
   }
   s->n = 0;
@@ -466,41 +474,93 @@ static int bn_infer_type(const void *param, int nin, int *in, int nout, int *out
   return 0;
 }
 
-/* Batch mean and biased variance per channel of the (outer, C, inner) view. */
-static void channel_moments(const norm_kernels *k, const void *x, axis_view v, double *mean, double *var) {
+/* ---- the shared parallel loops ------------------------------------------------------------------
+ * One context for the loops below: the kernels, the data and its (outer, n, inner) view (or rows
+ * of len), the statistics and the parameters each loop reads. */
+typedef struct {
+  const norm_kernels *k;
+  const void *x, *g; /* data, and the output gradient (backward) */
+  void *y;           /* output, or the data gradient (backward) */
+  axis_view v;
+  int64_t len, G;    /* rows of len elements; gamma/beta index = row % G */
+  double *mean, *var, *inv, *gam, *beta, *sa, *sb;
+  double *ca, *cb, *cc; /* the gradients' per-group constants (see "gradients") */
+  const void *gvec, *bvec; /* per-element gamma and beta in the compute type (LayerNorm, last axis) */
+  double eps;
+  const mxw_tensor *t0; /* an extra tensor (BatchNormWithReLU's workspace) */
+  mxw_tensor *t1;
+} norm_job;
+
+/* Element-ops per element of the data for a pass over it (float16/bfloat16 were converted). */
+static double pass_cost(const norm_kernels *k) { return k->dtype == MXW_FLOAT32 ? 1.0 : 2.0; }
+
+/* Channels [c0, c1) of the batch mean and biased variance over the (outer, C, inner) view: each
+ * channel's sums run over the batch in the same order whatever chunk holds it. */
+static void moments_chunk(void *ctx, int64_t c0, int64_t c1) {
+  const norm_job *j = (const norm_job *)ctx;
+  const norm_kernels *k = j->k;
+  const axis_view v = j->v;
   const int64_t C = v.n, count = v.outer * v.inner;
-  for (int64_t c = 0; c < C; c++) mean[c] = var[c] = 0.0;
-  if (v.inner == 1) { /* channels last: whole rows of C channels at a time */
-    for (int64_t o = 0; o < v.outer; o++) k->col_sum(mean, at(x, o * C, k->esize), C);
+  double *mean = j->mean, *var = j->var;
+  for (int64_t c = c0; c < c1; c++) mean[c] = var[c] = 0.0;
+  if (v.inner == 1) { /* channels last: whole rows of channels at a time */
+    for (int64_t o = 0; o < v.outer; o++) k->col_sum(mean + c0, at(j->x, o * C + c0, k->esize), c1 - c0);
   } else {
     for (int64_t o = 0; o < v.outer; o++)
-      for (int64_t c = 0; c < C; c++) mean[c] += k->sum(at(x, (o * C + c) * v.inner, k->esize), v.inner);
+      for (int64_t c = c0; c < c1; c++) mean[c] += k->sum(at(j->x, (o * C + c) * v.inner, k->esize), v.inner);
   }
-  for (int64_t c = 0; c < C; c++) mean[c] = count > 0 ? mean[c] / (double)count : 0.0;
+  for (int64_t c = c0; c < c1; c++) mean[c] = count > 0 ? mean[c] / (double)count : 0.0;
   if (v.inner == 1) {
-    for (int64_t o = 0; o < v.outer; o++) k->col_sqdev(var, at(x, o * C, k->esize), mean, C);
+    for (int64_t o = 0; o < v.outer; o++) k->col_sqdev(var + c0, at(j->x, o * C + c0, k->esize), mean + c0, c1 - c0);
   } else {
     for (int64_t o = 0; o < v.outer; o++)
-      for (int64_t c = 0; c < C; c++) var[c] += k->sqdev(at(x, (o * C + c) * v.inner, k->esize), v.inner, mean[c]);
+      for (int64_t c = c0; c < c1; c++)
+        var[c] += k->sqdev(at(j->x, (o * C + c) * v.inner, k->esize), v.inner, mean[c]);
   }
-  for (int64_t c = 0; c < C; c++) var[c] = count > 0 ? var[c] / (double)count : 0.0;
+  for (int64_t c = c0; c < c1; c++) var[c] = count > 0 ? var[c] / (double)count : 0.0;
 }
 
-/* y = ((x - mean[c]) * inv[c]) * g[c] + b[c] over the (outer, C, inner) view. */
-static void channel_affine(const norm_kernels *k, const void *x, void *y, axis_view v, const double *mean,
-                           const double *inv, const double *g, const double *b) {
-  const int64_t C = v.n;
-  if (v.inner == 1) {
-    for (int64_t o = 0; o < v.outer; o++)
-      k->col_affine(at(x, o * C, k->esize), at_mut(y, o * C, k->esize), C, mean, inv, g, b, 1);
-    return;
-  }
-  for (int64_t o = 0; o < v.outer; o++) {
-    for (int64_t c = 0; c < C; c++) {
-      const int64_t off = (o * C + c) * v.inner;
-      k->affine(at(x, off, k->esize), at_mut(y, off, k->esize), v.inner, mean[c], inv[c], g[c], b[c]);
+/* Batch mean and biased variance per channel of the (outer, C, inner) view, split over the
+ * channels (groups of 16 keep the channel-last column kernels' vectors whole). */
+static void channel_moments(norm_job *j) {
+  const axis_view v = j->v;
+  mxw_parallel_run(v.n, v.inner == 1 ? 16 : 1, 2.0 * pass_cost(j->k) * (double)(v.outer * v.inner), moments_chunk, j);
+}
+
+/* Units [u0, u1) of y = ((x - mean[c]) * inv[c]) * g[c] + b[c] over the (outer, C, inner) view:
+ * rows of C channels (inner == 1) or (outer, channel) runs of inner. */
+static void affine_chunk(void *ctx, int64_t u0, int64_t u1) {
+  const norm_job *j = (const norm_job *)ctx;
+  const norm_kernels *k = j->k;
+  const int64_t C = j->v.n, inner = j->v.inner;
+  for (int64_t u = u0; u < u1; u++) {
+    if (inner == 1) {
+      k->col_affine(at(j->x, u * C, k->esize), at_mut(j->y, u * C, k->esize), C, j->mean, j->inv, j->gam, j->beta, 1);
+    } else {
+      const int64_t c = u % C;
+      k->affine(at(j->x, u * inner, k->esize), at_mut(j->y, u * inner, k->esize), inner, j->mean[c], j->inv[c],
+                j->gam[c], j->beta[c]);
     }
   }
+}
+
+static void channel_affine(norm_job *j) {
+  const axis_view v = j->v;
+  const int64_t units = v.inner == 1 ? v.outer : v.outer * v.n, per = v.inner == 1 ? v.n : v.inner;
+  mxw_parallel_run(units, 1, 2.0 * pass_cost(j->k) * (double)per, affine_chunk, j);
+}
+
+/* y = max(y, 0) over elements [b, e) of j->y. */
+static void relu_chunk(void *ctx, int64_t b, int64_t e) {
+  const norm_job *j = (const norm_job *)ctx;
+  j->k->relu(at_mut(j->y, b, j->k->esize), e - b);
+}
+
+/* BatchNormWithReLU's workspace t1 = (t0 > 0), elements [b, e). */
+static void mask_chunk(void *ctx, int64_t b, int64_t e) {
+  const norm_job *j = (const norm_job *)ctx;
+  for (int64_t i = b; i < e; i++)
+    mxw_store_f64(j->t1->data, j->t1->dtype, i, mxw_load_f64(j->t0->data, j->t0->dtype, i) > 0 ? 1.0 : 0.0);
 }
 
 static int bn_forward_common(const mxw_op_call *call, int with_relu) {
@@ -531,8 +591,9 @@ static int bn_forward_common(const mxw_op_call *call, int with_relu) {
   if (!yd) return stage_finish(&st, 0);
   const norm_kernels *k = st.k;
 
+  norm_job j = {.k = k, .x = xd, .y = yd, .v = v, .mean = mean, .var = var, .inv = inv, .gam = g, .beta = b};
   if (training) {
-    channel_moments(k, xd, v, mean, var);
+    channel_moments(&j);
     for (int64_t c = 0; c < C; c++) inv[c] = (var[c] == 0.0 && p->eps == 0.0) ? 0.0 : 1.0 / sqrt(var[c] + p->eps);
     /* moving statistics, in place (FMutateInputs {3, 4}); MXNet's momentum is a float */
     const double momentum = (double)(float)p->momentum;
@@ -548,16 +609,16 @@ static int bn_forward_common(const mxw_op_call *call, int with_relu) {
     load_vec(moving_var, var);
     for (int64_t c = 0; c < C; c++) inv[c] = 1.0 / sqrt(var[c] + p->eps);
   }
-  channel_affine(k, xd, yd, v, mean, inv, g, b);
-  if (with_relu) k->relu(yd, mxw_tensor_size(y));
+  channel_affine(&j);
+  if (with_relu) mxw_parallel_run(mxw_tensor_size(y), 16, pass_cost(k), relu_chunk, &j);
   MXW_TRY(stage_finish(&st, 1));
 
   store_vec(mean, &call->outputs[1]);
   store_vec(inv, &call->outputs[2]); /* the var output holds invstd, in training and inference */
   if (with_relu) {                   /* workspace: the ReLU mask (1 where the output is positive) */
-    const mxw_tensor *ws = &call->outputs[3];
-    const int64_t n = mxw_tensor_size(y);
-    for (int64_t i = 0; i < n; i++) mxw_store_f64(ws->data, ws->dtype, i, mxw_load_f64(y->data, y->dtype, i) > 0 ? 1.0 : 0.0);
+    j.t0 = y;
+    j.t1 = &call->outputs[3];
+    mxw_parallel_run(mxw_tensor_size(y), 16, 4.0, mask_chunk, &j);
   }
   return 0;
 }
@@ -650,6 +711,46 @@ static int ln_infer_shape(const void *param, int nin, mxw_shape *in, int nout, m
   return 0;
 }
 
+/* LayerNorm over the last axis, rows [r0, r1): mean, std = sqrt(var + eps) and the affine map with
+ * per-element gamma and beta. */
+static void ln_rows_chunk(void *ctx, int64_t r0, int64_t r1) {
+  const norm_job *j = (const norm_job *)ctx;
+  const norm_kernels *k = j->k;
+  const int64_t n = j->v.n;
+  row_moments(k, at(j->x, r0 * n, k->esize), r1 - r0, n, j->mean + r0, j->var + r0);
+  for (int64_t o = r0; o < r1; o++) {
+    j->var[o] = sqrt(j->var[o] + j->eps);
+    k->affine_gb(at(j->x, o * n, k->esize), at_mut(j->y, o * n, k->esize), n, j->mean[o], 1.0 / j->var[o], j->gvec,
+                 j->bvec);
+  }
+}
+
+/* LayerNorm over an inner axis: units of (outer slice, block of LN_COLS positions); statistics
+ * per position, accumulated a row of the block at a time. */
+#define LN_COLS 64
+static void ln_cols_chunk(void *ctx, int64_t u0, int64_t u1) {
+  const norm_job *j = (const norm_job *)ctx;
+  const norm_kernels *k = j->k;
+  const axis_view v = j->v;
+  const int64_t nb = (v.inner + LN_COLS - 1) / LN_COLS;
+  for (int64_t u = u0; u < u1; u++) {
+    const int64_t o = u / nb, i0 = (u % nb) * LN_COLS, w = v.inner - i0 < LN_COLS ? v.inner - i0 : LN_COLS;
+    double *mo = j->mean + o * v.inner + i0, *so = j->var + o * v.inner + i0, *io = j->inv + o * v.inner + i0;
+    for (int64_t i = 0; i < w; i++) mo[i] = so[i] = 0.0;
+    for (int64_t r = 0; r < v.n; r++) k->col_sum(mo, at(j->x, (o * v.n + r) * v.inner + i0, k->esize), w);
+    for (int64_t i = 0; i < w; i++) mo[i] = v.n > 0 ? mo[i] / (double)v.n : NAN;
+    for (int64_t r = 0; r < v.n; r++) k->col_sqdev(so, at(j->x, (o * v.n + r) * v.inner + i0, k->esize), mo, w);
+    for (int64_t i = 0; i < w; i++) {
+      so[i] = sqrt((v.n > 0 ? so[i] / (double)v.n : NAN) + j->eps);
+      io[i] = 1.0 / so[i];
+    }
+    for (int64_t r = 0; r < v.n; r++) {
+      const int64_t off = (o * v.n + r) * v.inner + i0;
+      k->col_affine(at(j->x, off, k->esize), at_mut(j->y, off, k->esize), w, mo, io, &j->gam[r], &j->beta[r], 0);
+    }
+  }
+}
+
 /* Over one axis: mean, var = mean((x - mean)²), std = sqrt(var + eps),
  * y = (x - mean) / std * gamma + beta. */
 static int ln_forward(const mxw_op_call *call) {
@@ -669,47 +770,40 @@ static int ln_forward(const mxw_op_call *call) {
   void *yd = xd ? stage_out(&st, y) : NULL;
   if (!yd) return stage_finish(&st, 0);
 
+  norm_job j = {.k = k, .x = xd, .y = yd, .v = v, .eps = eps};
   if (v.inner == 1) { /* the last axis (or trailing 1s): contiguous rows with per-element gamma/beta */
     const void *g = stage_in(&st, &call->inputs[1]);
     const void *b = g ? stage_in(&st, &call->inputs[2]) : NULL;
     double *mean = b ? scratch_doubles(2 * nstat) : NULL;
     if (!mean) return stage_finish(&st, 0);
-    double *sd = mean + nstat;
-    row_moments(k, xd, v.outer, v.n, mean, sd);
-    for (int64_t o = 0; o < v.outer; o++) {
-      sd[o] = sqrt(sd[o] + eps);
-      k->affine_gb(at(xd, o * v.n, k->esize), at_mut(yd, o * v.n, k->esize), v.n, mean[o], 1.0 / sd[o], g, b);
-    }
+    j.mean = mean;
+    j.var = mean + nstat; /* the std, in the end */
+    j.gvec = g;
+    j.bvec = b;
+    mxw_parallel_run(v.outer, 1, 4.0 * pass_cost(k) * (double)v.n, ln_rows_chunk, &j);
     MXW_TRY(stage_finish(&st, 1));
     store_vec(mean, &call->outputs[1]);
-    store_vec(sd, &call->outputs[2]);
+    store_vec(j.var, &call->outputs[2]);
     return 0;
   }
 
-  /* An inner axis: statistics per (outer, inner) position, accumulated a row of `inner` at a time. */
-  double *mean = scratch_doubles(2 * nstat + v.inner + 2 * v.n);
+  /* An inner axis: statistics per (outer, inner) position, accumulated a row of `inner` at a time,
+   * over units of (outer, block of LN_COLS positions). */
+  double *mean = scratch_doubles(3 * nstat + 2 * v.n);
   if (!mean) return stage_finish(&st, 0);
-  double *sd = mean + nstat, *inv = sd + nstat, *g = inv + v.inner, *b = g + v.n;
-  load_vec(&call->inputs[1], g);
-  load_vec(&call->inputs[2], b);
-  for (int64_t i = 0; i < 2 * nstat; i++) mean[i] = 0.0;
-  for (int64_t o = 0; o < v.outer; o++) {
-    double *mo = mean + o * v.inner, *so = sd + o * v.inner;
-    for (int64_t j = 0; j < v.n; j++) k->col_sum(mo, at(xd, (o * v.n + j) * v.inner, k->esize), v.inner);
-    for (int64_t i = 0; i < v.inner; i++) mo[i] = v.n > 0 ? mo[i] / (double)v.n : NAN;
-    for (int64_t j = 0; j < v.n; j++) k->col_sqdev(so, at(xd, (o * v.n + j) * v.inner, k->esize), mo, v.inner);
-    for (int64_t i = 0; i < v.inner; i++) {
-      so[i] = sqrt((v.n > 0 ? so[i] / (double)v.n : NAN) + eps);
-      inv[i] = 1.0 / so[i];
-    }
-    for (int64_t j = 0; j < v.n; j++) {
-      const int64_t off = (o * v.n + j) * v.inner;
-      k->col_affine(at(xd, off, k->esize), at_mut(yd, off, k->esize), v.inner, mo, inv, &g[j], &b[j], 0);
-    }
-  }
+  j.mean = mean;
+  j.var = mean + nstat; /* the std, in the end */
+  j.inv = j.var + nstat;
+  j.gam = j.inv + nstat;
+  j.beta = j.gam + v.n;
+  load_vec(&call->inputs[1], j.gam);
+  load_vec(&call->inputs[2], j.beta);
+  const int64_t nb = (v.inner + LN_COLS - 1) / LN_COLS;
+  mxw_parallel_run(v.outer * nb, 1, 4.0 * pass_cost(k) * (double)(v.n * (v.inner < LN_COLS ? v.inner : LN_COLS)),
+                   ln_cols_chunk, &j);
   MXW_TRY(stage_finish(&st, 1));
   store_vec(mean, &call->outputs[1]);
-  store_vec(sd, &call->outputs[2]);
+  store_vec(j.var, &call->outputs[2]);
   return 0;
 }
 
@@ -762,6 +856,18 @@ static int in_infer_shape(const void *param, int nin, mxw_shape *in, int nout, m
   return 0;
 }
 
+/* Rows [r0, r1) (one per (n, c)): mean and biased var, then the affine map. */
+static void in_rows_chunk(void *ctx, int64_t r0, int64_t r1) {
+  const norm_job *j = (const norm_job *)ctx;
+  const norm_kernels *k = j->k;
+  row_moments(k, at(j->x, r0 * j->len, k->esize), r1 - r0, j->len, j->mean + r0, j->var + r0);
+  for (int64_t r = r0; r < r1; r++) {
+    const int64_t c = r % j->G;
+    k->affine(at(j->x, r * j->len, k->esize), at_mut(j->y, r * j->len, k->esize), j->len, j->mean[r],
+              1.0 / sqrt(j->var[r] + j->eps), j->gam[c], j->beta[c]);
+  }
+}
+
 /* Per (n, c) over the spatial positions: mean, biased var (the var output, without eps);
  * y = gamma[c] * (x - mean) / sqrt(var + eps) + beta[c]. */
 static int in_forward(const mxw_op_call *call) {
@@ -783,12 +889,8 @@ static int in_forward(const mxw_op_call *call) {
   const void *xd = stage_in(&st, x);
   void *yd = xd ? stage_out(&st, y) : NULL;
   if (!yd) return stage_finish(&st, 0);
-  row_moments(k, xd, rows, len, mean, var);
-  for (int64_t r = 0; r < rows; r++) {
-    const int64_t c = r % C;
-    k->affine(at(xd, r * len, k->esize), at_mut(yd, r * len, k->esize), len, mean[r], 1.0 / sqrt(var[r] + eps), g[c],
-              b[c]);
-  }
+  norm_job j = {.k = k, .x = xd, .y = yd, .len = len, .G = C, .mean = mean, .var = var, .gam = g, .beta = b, .eps = eps};
+  mxw_parallel_run(rows, 1, 4.0 * pass_cost(k) * (double)len, in_rows_chunk, &j);
   MXW_TRY(stage_finish(&st, 1));
   store_vec(mean, &call->outputs[1]);
   store_vec(var, &call->outputs[2]);
@@ -856,6 +958,19 @@ static int gn_infer_shape(const void *param, int nin, mxw_shape *in, int nout, m
   return 0;
 }
 
+/* Rows [r0, r1) (one per (n, group)): mean and std (in j->var), then the affine map. */
+static void gn_rows_chunk(void *ctx, int64_t r0, int64_t r1) {
+  const norm_job *j = (const norm_job *)ctx;
+  const norm_kernels *k = j->k;
+  double *sd = j->var;
+  row_moments(k, at(j->x, r0 * j->len, k->esize), r1 - r0, j->len, j->mean + r0, sd + r0);
+  for (int64_t r = r0; r < r1; r++) {
+    sd[r] = sqrt(sd[r] + j->eps);
+    k->affine(at(j->x, r * j->len, k->esize), at_mut(j->y, r * j->len, k->esize), j->len, j->mean[r], 1.0 / sd[r],
+              j->gam[r % j->G], j->beta[r % j->G]);
+  }
+}
+
 /* Per (n, group) over the group's channels and spatial positions: mean, biased var,
  * std = sqrt(var + eps); y = (x - mean) / std * gamma[g] + beta[g]. */
 static int gn_forward(const mxw_op_call *call) {
@@ -877,11 +992,8 @@ static int gn_forward(const mxw_op_call *call) {
   const void *xd = stage_in(&st, x);
   void *yd = xd ? stage_out(&st, y) : NULL;
   if (!yd) return stage_finish(&st, 0);
-  row_moments(k, xd, rows, len, mean, sd);
-  for (int64_t r = 0; r < rows; r++) {
-    sd[r] = sqrt(sd[r] + eps);
-    k->affine(at(xd, r * len, k->esize), at_mut(yd, r * len, k->esize), len, mean[r], 1.0 / sd[r], g[r % G], b[r % G]);
-  }
+  norm_job j = {.k = k, .x = xd, .y = yd, .len = len, .G = G, .mean = mean, .var = sd, .gam = g, .beta = b, .eps = eps};
+  mxw_parallel_run(rows, 1, 4.0 * pass_cost(k) * (double)len, gn_rows_chunk, &j);
   MXW_TRY(stage_finish(&st, 1));
   store_vec(mean, &call->outputs[1]);
   store_vec(sd, &call->outputs[2]);
@@ -942,6 +1054,40 @@ static int l2_infer_shape(const void *param, int nin, mxw_shape *in, int nout, m
   return mxw_shape_unify(&out[1], &norm, "norm output", " (the data's shape with axis 1 set to 1)");
 }
 
+/* Rows [r0, r1) of len: norm = sqrt(Σ x² + eps) (in j->var), y = x / norm. */
+static void l2_rows_chunk(void *ctx, int64_t r0, int64_t r1) {
+  const norm_job *j = (const norm_job *)ctx;
+  const norm_kernels *k = j->k;
+  for (int64_t r = r0; r < r1; r++) {
+    const void *row = at(j->x, r * j->len, k->esize);
+    j->var[r] = sqrt(k->sqdev(row, j->len, 0.0) + j->eps);
+    k->affine(row, at_mut(j->y, r * j->len, k->esize), j->len, 0.0, 1.0 / j->var[r], 1.0, 0.0);
+  }
+}
+
+/* Channel mode, units of (outer slice, block of LN_COLS positions): the norm per position over
+ * the channels (in j->var), then y = x / norm. */
+static void l2_cols_chunk(void *ctx, int64_t u0, int64_t u1) {
+  const norm_job *j = (const norm_job *)ctx;
+  const norm_kernels *k = j->k;
+  const axis_view v = j->v;
+  const int64_t nb = (v.inner + LN_COLS - 1) / LN_COLS;
+  for (int64_t u = u0; u < u1; u++) {
+    const int64_t o = u / nb, i0 = (u % nb) * LN_COLS, w = v.inner - i0 < LN_COLS ? v.inner - i0 : LN_COLS;
+    double *no = j->var + o * v.inner + i0, *io = j->inv + o * v.inner + i0;
+    for (int64_t i = 0; i < w; i++) no[i] = 0.0;
+    for (int64_t c = 0; c < v.n; c++) k->col_sqdev(no, at(j->x, (o * v.n + c) * v.inner + i0, k->esize), NULL, w);
+    for (int64_t i = 0; i < w; i++) {
+      no[i] = sqrt(no[i] + j->eps);
+      io[i] = 1.0 / no[i];
+    }
+    for (int64_t c = 0; c < v.n; c++) {
+      const int64_t off = (o * v.n + c) * v.inner + i0;
+      k->col_affine(at(j->x, off, k->esize), at_mut(j->y, off, k->esize), w, NULL, io, j->gam, j->beta, 0);
+    }
+  }
+}
+
 /* y = x / sqrt(Σ x² + eps), the sum as the mode says; the norm output holds sqrt(Σ x² + eps). */
 static int l2_forward(const mxw_op_call *call) {
   const L2NormParam *p = (const L2NormParam *)call->param;
@@ -957,43 +1103,33 @@ static int l2_forward(const mxw_op_call *call) {
   void *yd = xd ? stage_out(&st, y) : NULL;
   if (!yd) return stage_finish(&st, 0);
 
+  norm_job j = {.k = k, .x = xd, .y = yd, .eps = eps};
   if (p->mode != L2_CHANNEL) { /* rows: (N, rest) or (N*C, spatial) */
     const int64_t rows = p->mode == L2_INSTANCE ? N : N * x->shape.dims[1];
-    const int64_t len = rows > 0 ? total / rows : 0;
-    double *norm = scratch_doubles(rows);
-    if (!norm) return stage_finish(&st, 0);
-    for (int64_t r = 0; r < rows; r++) {
-      const void *row = at(xd, r * len, k->esize);
-      norm[r] = sqrt(k->sqdev(row, len, 0.0) + eps);
-      k->affine(row, at_mut(yd, r * len, k->esize), len, 0.0, 1.0 / norm[r], 1.0, 0.0);
-    }
+    j.len = rows > 0 ? total / rows : 0;
+    j.var = scratch_doubles(rows);
+    if (!j.var) return stage_finish(&st, 0);
+    mxw_parallel_run(rows, 1, 3.0 * pass_cost(k) * (double)j.len, l2_rows_chunk, &j);
     MXW_TRY(stage_finish(&st, 1));
-    store_vec(norm, &call->outputs[1]);
+    store_vec(j.var, &call->outputs[1]);
     return 0;
   }
 
-  /* channel: over axis 1 of (N, C, rest), a row of `rest` positions at a time */
-  const axis_view v = view_around(&x->shape, 1);
-  double *norm = scratch_doubles(v.outer * v.inner + v.inner + 2);
-  if (!norm) return stage_finish(&st, 0);
-  double *inv = norm + v.outer * v.inner, *one = inv + v.inner, *zero = one + 1;
-  *one = 1.0;
-  *zero = 0.0;
-  for (int64_t i = 0; i < v.outer * v.inner; i++) norm[i] = 0.0;
-  for (int64_t o = 0; o < v.outer; o++) {
-    double *no = norm + o * v.inner;
-    for (int64_t c = 0; c < v.n; c++) k->col_sqdev(no, at(xd, (o * v.n + c) * v.inner, k->esize), NULL, v.inner);
-    for (int64_t i = 0; i < v.inner; i++) {
-      no[i] = sqrt(no[i] + eps);
-      inv[i] = 1.0 / no[i];
-    }
-    for (int64_t c = 0; c < v.n; c++) {
-      const int64_t off = (o * v.n + c) * v.inner;
-      k->col_affine(at(xd, off, k->esize), at_mut(yd, off, k->esize), v.inner, NULL, inv, one, zero, 0);
-    }
-  }
+  /* channel: over axis 1 of (N, C, rest), a row of a block of positions at a time */
+  j.v = view_around(&x->shape, 1);
+  const int64_t nstat = j.v.outer * j.v.inner;
+  j.var = scratch_doubles(2 * nstat + 2);
+  if (!j.var) return stage_finish(&st, 0);
+  j.inv = j.var + nstat;
+  j.gam = j.inv + nstat; /* 1 */
+  j.beta = j.gam + 1;    /* 0 */
+  j.gam[0] = 1.0;
+  j.beta[0] = 0.0;
+  const int64_t nb = (j.v.inner + LN_COLS - 1) / LN_COLS;
+  mxw_parallel_run(j.v.outer * nb, 1, 3.0 * pass_cost(k) * (double)(j.v.n * (j.v.inner < LN_COLS ? j.v.inner : LN_COLS)),
+                   l2_cols_chunk, &j);
   MXW_TRY(stage_finish(&st, 1));
-  store_vec(norm, &call->outputs[1]);
+  store_vec(j.var, &call->outputs[1]);
   return 0;
 }
 
@@ -1052,16 +1188,43 @@ static int lrn_infer_shape(const void *param, int nin, mxw_shape *in, int nout, 
 }
 
 /* tmp_norm[c] = knorm + alpha / nsize * Σ_{|c' - c| <= nsize / 2} x[c']²; y = x * tmp_norm^-beta. */
+typedef struct {
+  const LRNParam *p;
+  const norm_kernels *k;
+  const void *x;
+  void *y, *norm;
+  int64_t C, HW;
+  double salpha;
+  atomic_int failed;
+} lrn_job;
+
+/* Planes (n, c) [u0, u1); the squares' sums in scratch slot 2 of the running thread. */
+static void lrn_chunk(void *ctx, int64_t u0, int64_t u1) {
+  lrn_job *j = (lrn_job *)ctx;
+  const norm_kernels *k = j->k;
+  const int64_t C = j->C, HW = j->HW, half = j->p->nsize / 2;
+  double *sq = (double *)mxw_scratch(2, (size_t)(HW > 0 ? HW : 1) * sizeof(double));
+  if (!sq) {
+    atomic_store(&j->failed, 1);
+    return;
+  }
+  for (int64_t u = u0; u < u1; u++) {
+    const int64_t n = u / C, c = u % C;
+    for (int64_t i = 0; i < HW; i++) sq[i] = 0.0;
+    const int64_t lo = c - half < 0 ? 0 : c - half, hi = c + half > C - 1 ? C - 1 : c + half;
+    for (int64_t cc = lo; cc <= hi; cc++) k->col_sqdev(sq, at(j->x, (n * C + cc) * HW, k->esize), NULL, HW);
+    const int64_t off = u * HW;
+    k->lrn(at(j->x, off, k->esize), at_mut(j->y, off, k->esize), at_mut(j->norm, off, k->esize), sq, HW, j->p->knorm,
+           j->salpha, j->p->beta);
+  }
+}
+
 static int lrn_forward(const mxw_op_call *call) {
   const LRNParam *p = (const LRNParam *)call->param;
   const mxw_tensor *x = &call->inputs[0];
   const int64_t N = x->shape.dims[0], C = x->shape.dims[1], HW = x->shape.dims[2] * x->shape.dims[3];
-  const int64_t half = p->nsize / 2;
   /* float arithmetic as MXNet: salpha = alpha / nsize in float */
   const double salpha = (double)((float)p->alpha / (float)p->nsize);
-
-  double *sq = scratch_doubles(HW);
-  if (!sq) return -1;
   stage st;
   stage_init(&st, x->dtype);
   const norm_kernels *k = st.k;
@@ -1069,17 +1232,9 @@ static int lrn_forward(const mxw_op_call *call) {
   void *yd = xd ? stage_out(&st, &call->outputs[0]) : NULL;
   void *nd = yd ? stage_out(&st, &call->outputs[1]) : NULL;
   if (!nd) return stage_finish(&st, 0);
-  for (int64_t n = 0; n < N; n++) {
-    for (int64_t c = 0; c < C; c++) {
-      for (int64_t i = 0; i < HW; i++) sq[i] = 0.0;
-      const int64_t lo = c - half < 0 ? 0 : c - half, hi = c + half > C - 1 ? C - 1 : c + half;
-      for (int64_t cc = lo; cc <= hi; cc++) k->col_sqdev(sq, at(xd, (n * C + cc) * HW, k->esize), NULL, HW);
-      const int64_t off = (n * C + c) * HW;
-      k->lrn(at(xd, off, k->esize), at_mut(yd, off, k->esize), at_mut(nd, off, k->esize), sq, HW, p->knorm, salpha,
-             p->beta);
-    }
-  }
-  return stage_finish(&st, 1);
+  lrn_job j = {p, k, xd, yd, nd, C, HW, salpha, 0};
+  mxw_parallel_run(N * C, 1, (double)HW * (2.0 * (double)p->nsize + MXW_COST_MATH) * pass_cost(k), lrn_chunk, &j);
+  return stage_finish(&st, !atomic_load(&j.failed));
 }
 
 static const mxw_op_def op_LRN = {
@@ -1188,6 +1343,57 @@ static inline void stc(const norm_kernels *k, void *p, int64_t i, double v) {
  * forward (mean and invstd on the hidden outputs); otherwise with the moving statistics as
  * constants. The moving statistics get no gradient and are not updated here (the forward did). With
  * ReLU the output gradient is first masked by the workspace (1 where the output was positive). */
+/* g * mask (BatchNormWithReLU's workspace t0) into y, elements [b, e). */
+static void bn_mask_chunk(void *ctx, int64_t b, int64_t e) {
+  const norm_job *j = (const norm_job *)ctx;
+  for (int64_t i = b; i < e; i++)
+    stc(j->k, j->y, i, mxw_load_f64(j->t0->data, j->t0->dtype, i) > 0 ? ldc(j->k, j->g, i) : 0.0);
+}
+
+/* Channels [c0, c1): sa = Σ g, sb = Σ (x - mean) g over the batch, in batch order. */
+static void bn_sums_chunk(void *ctx, int64_t c0, int64_t c1) {
+  const norm_job *j = (const norm_job *)ctx;
+  const norm_kernels *k = j->k;
+  const grad_kernels *gk = grad_k(k);
+  const int64_t C = j->v.n, inner = j->v.inner;
+  for (int64_t c = c0; c < c1; c++) j->sa[c] = j->sb[c] = 0.0;
+  for (int64_t o = 0; o < j->v.outer; o++) {
+    if (inner == 1) { /* channels last: a row of C channels */
+      for (int64_t c = c0; c < c1; c++) {
+        const double gv = ldc(k, j->g, o * C + c);
+        j->sa[c] += gv;
+        j->sb[c] += (ldc(k, j->x, o * C + c) - j->mean[c]) * gv;
+      }
+    } else {
+      for (int64_t c = c0; c < c1; c++) {
+        const int64_t off = (o * C + c) * inner;
+        gk->sums(at(j->x, off, k->esize), at(j->g, off, k->esize), inner, j->mean[c], &j->sa[c], &j->sb[c]);
+      }
+    }
+  }
+}
+
+/* Units [u0, u1) of dx = cc * (g - ca - (x - mean) * cb): rows of C channels (inner == 1) or
+ * (outer, channel) runs of inner. */
+static void bn_apply_chunk(void *ctx, int64_t u0, int64_t u1) {
+  const norm_job *j = (const norm_job *)ctx;
+  const norm_kernels *k = j->k;
+  const grad_kernels *gk = grad_k(k);
+  const int64_t C = j->v.n, inner = j->v.inner;
+  for (int64_t u = u0; u < u1; u++) {
+    if (inner == 1) {
+      for (int64_t c = 0; c < C; c++) {
+        const int64_t i = u * C + c;
+        stc(k, j->y, i, j->cc[c] * (ldc(k, j->g, i) - j->ca[c] - (ldc(k, j->x, i) - j->mean[c]) * j->cb[c]));
+      }
+    } else {
+      const int64_t c = u % C, off = u * inner;
+      gk->apply(at(j->x, off, k->esize), at(j->g, off, k->esize), at_mut(j->y, off, k->esize), inner, j->mean[c],
+                j->ca[c], j->cb[c], j->cc[c]);
+    }
+  }
+}
+
 static int bn_backward_common(const mxw_op_call *call, int with_relu) {
   const BatchNormParam *p = (const BatchNormParam *)call->param;
   const mxw_tensor *og = &call->inputs[0], *x = &call->inputs[3];
@@ -1213,35 +1419,22 @@ static int bn_backward_common(const mxw_op_call *call, int with_relu) {
   } else {
     load_vec(&call->inputs[4], w);
   }
-  for (int64_t c = 0; c < C; c++) sg[c] = sxg[c] = 0.0;
 
   stage st;
   stage_init(&st, x->dtype);
   const norm_kernels *k = st.k;
-  const grad_kernels *gk = grad_k(k);
   const void *xd = stage_in(&st, x);
   const void *gd = xd ? stage_in(&st, og) : NULL;
   void *dxd = gd ? stage_out(&st, dx) : NULL;
   if (!dxd) return stage_finish(&st, 0);
+  norm_job j = {.k = k, .x = xd, .g = gd, .y = dxd, .v = v, .mean = mean, .inv = inv, .sa = sg, .sb = sxg};
+  const double pc = pass_cost(k) * (k->dtype == MXW_FLOAT32 && v.inner > 1 ? 1.0 : 2.0); /* ldc/stc loops */
   if (with_relu) { /* g * mask, computed into dx's buffer (each element is read before it is written) */
-    const mxw_tensor *ws = &call->inputs[8];
-    for (int64_t i = 0; i < total; i++) stc(k, dxd, i, mxw_load_f64(ws->data, ws->dtype, i) > 0 ? ldc(k, gd, i) : 0.0);
-    gd = dxd;
+    j.t0 = &call->inputs[8];
+    mxw_parallel_run(total, 16, 4.0, bn_mask_chunk, &j);
+    j.g = gd = dxd;
   }
-  if (v.inner == 1) { /* channels last: whole rows of C channels */
-    for (int64_t o = 0; o < v.outer; o++)
-      for (int64_t c = 0; c < C; c++) {
-        const double gv = ldc(k, gd, o * C + c);
-        sg[c] += gv;
-        sxg[c] += (ldc(k, xd, o * C + c) - mean[c]) * gv;
-      }
-  } else {
-    for (int64_t o = 0; o < v.outer; o++)
-      for (int64_t c = 0; c < C; c++) {
-        const int64_t off = (o * C + c) * v.inner;
-        gk->sums(at(xd, off, k->esize), at(gd, off, k->esize), v.inner, mean[c], &sg[c], &sxg[c]);
-      }
-  }
+  mxw_parallel_run(C, v.inner == 1 ? 16 : 1, 2.0 * pc * (double)m, bn_sums_chunk, &j);
   /* per channel: a, b, c of the common form, kept in dg (a), db (b), w (c) until the end */
   double *ca = dg, *cb = db, *cc = w;
   for (int64_t c = 0; c < C; c++) {
@@ -1250,20 +1443,11 @@ static int bn_backward_common(const mxw_op_call *call, int with_relu) {
     cb[c] = training && m > 0 ? sxg[c] * inv[c] * inv[c] / (double)m : 0.0;
     cc[c] = inv[c] * wc;
   }
-  if (v.inner == 1) {
-    for (int64_t o = 0; o < v.outer; o++)
-      for (int64_t c = 0; c < C; c++) {
-        const int64_t i = o * C + c;
-        stc(k, dxd, i, cc[c] * (ldc(k, gd, i) - ca[c] - (ldc(k, xd, i) - mean[c]) * cb[c]));
-      }
-  } else {
-    for (int64_t o = 0; o < v.outer; o++)
-      for (int64_t c = 0; c < C; c++) {
-        const int64_t off = (o * C + c) * v.inner;
-        gk->apply(at(xd, off, k->esize), at(gd, off, k->esize), at_mut(dxd, off, k->esize), v.inner, mean[c], ca[c],
-                  cb[c], cc[c]);
-      }
-  }
+  j.ca = ca;
+  j.cb = cb;
+  j.cc = cc;
+  const int64_t units = v.inner == 1 ? v.outer : v.outer * C, per = v.inner == 1 ? C : v.inner;
+  mxw_parallel_run(units, 1, 3.0 * pc * (double)per, bn_apply_chunk, &j);
   MXW_TRY(stage_finish(&st, 1));
   for (int64_t c = 0; c < C; c++) {
     dg[c] = p->fix_gamma ? 0.0 : sxg[c] * inv[c];
@@ -1344,57 +1528,127 @@ static const mxw_op_def op_backward_BatchNormWithReLU = {
  *   gg = g * gamma, dx = inv * (gg - Σ gg / m - (x - mean) * inv² * Σ (x - mean) gg / m),
  *   dgamma += g * (x - mean) * inv, dbeta += g. */
 /* The last axis in float32 (rows of n): SIMD over each row; the gamma/beta gradients gather in float
- * vectors over up to FLUSH_ROWS rows at a time and then in double (dg, db). Scratch slot 1. */
+ * vectors over blocks of FLUSH_ROWS rows and then in double (dg, db), block after block. The blocks
+ * are the same for any thread count: they run in parallel, each into its own float partials, which
+ * are then added to dg and db in block order. */
 enum { FLUSH_ROWS = 64 };
+typedef struct {
+  const float *x, *g, *gm; /* gm: gamma as float */
+  float *dx, *part;        /* part: per block, ag (n) then ab (n) */
+  int64_t rows, n;
+  const double *mean, *inv;
+} ln_rows_job;
+
+static void ln_rows_block_chunk(void *ctx, int64_t b0, int64_t b1) {
+  const ln_rows_job *J = (const ln_rows_job *)ctx;
+  const int64_t n = J->n, n4 = n & ~(int64_t)3;
+  const float *gm = J->gm;
+  for (int64_t blk = b0; blk < b1; blk++) {
+    float *ag = J->part + 2 * blk * n, *ab = ag + n;
+    for (int64_t j = 0; j < n; j++) ag[j] = ab[j] = 0.f;
+    const int64_t r1 = (blk + 1) * FLUSH_ROWS < J->rows ? (blk + 1) * FLUSH_ROWS : J->rows;
+    for (int64_t o = blk * FLUSH_ROWS; o < r1; o++) {
+      const float *xr = J->x + o * n, *gr = J->g + o * n;
+      float *dr = J->dx + o * n;
+      const float m = (float)J->mean[o], iv = (float)J->inv[o];
+      const v128_t vm = wasm_f32x4_splat(m), vi = wasm_f32x4_splat(iv);
+      v128_t sa = wasm_f32x4_splat(0.f), sb = sa;
+      for (int64_t j = 0; j < n4; j += 4) {
+        const v128_t gv = wasm_v128_load(gr + j), xm = wasm_f32x4_sub(wasm_v128_load(xr + j), vm);
+        const v128_t t = wasm_f32x4_mul(gv, wasm_v128_load(gm + j));
+        sa = wasm_f32x4_add(sa, t);
+        sb = wasm_f32x4_add(sb, wasm_f32x4_mul(xm, t));
+        wasm_v128_store(ag + j, wasm_f32x4_add(wasm_v128_load(ag + j), wasm_f32x4_mul(gv, wasm_f32x4_mul(xm, vi))));
+        wasm_v128_store(ab + j, wasm_f32x4_add(wasm_v128_load(ab + j), gv));
+      }
+      double da = lanes_sum(sa), dbb = lanes_sum(sb);
+      for (int64_t j = n4; j < n; j++) {
+        const float xm = xr[j] - m, t = gr[j] * gm[j];
+        da += t;
+        dbb += (double)(xm * t);
+        ag[j] += gr[j] * (xm * iv);
+        ab[j] += gr[j];
+      }
+      const float a = (float)(da / (double)n), b = (float)(dbb * J->inv[o] * J->inv[o] / (double)n);
+      const v128_t va = wasm_f32x4_splat(a), vb = wasm_f32x4_splat(b);
+      for (int64_t j = 0; j < n4; j += 4) {
+        const v128_t xm = wasm_f32x4_sub(wasm_v128_load(xr + j), vm);
+        const v128_t t = wasm_f32x4_mul(wasm_v128_load(gr + j), wasm_v128_load(gm + j));
+        wasm_v128_store(dr + j, wasm_f32x4_mul(vi, wasm_f32x4_sub(wasm_f32x4_sub(t, va), wasm_f32x4_mul(xm, vb))));
+      }
+      for (int64_t j = n4; j < n; j++) dr[j] = iv * (gr[j] * gm[j] - a - (xr[j] - m) * b);
+    }
+  }
+}
+
+/* Scratch slot 1: gamma as float and the blocks' partials. */
 static int ln_backward_rows_f32(const float *x, const float *g, float *dx, int64_t rows, int64_t n, const double *mean,
                                 const double *inv, const double *gam, double *dg, double *db) {
-  float *buf = (float *)mxw_scratch(1, (size_t)(3 * n + 4) * sizeof(float));
-  if (!buf) return -1;
-  float *gm = buf, *ag = gm + n, *ab = ag + n;
-  for (int64_t j = 0; j < n; j++) {
-    gm[j] = (float)gam[j];
-    ag[j] = ab[j] = 0.f;
-  }
-  const int64_t n4 = n & ~(int64_t)3;
-  for (int64_t o = 0; o < rows; o++) {
-    const float *xr = x + o * n, *gr = g + o * n;
-    float *dr = dx + o * n;
-    const float m = (float)mean[o], iv = (float)inv[o];
-    const v128_t vm = wasm_f32x4_splat(m), vi = wasm_f32x4_splat(iv);
-    v128_t sa = wasm_f32x4_splat(0.f), sb = sa;
-    for (int64_t j = 0; j < n4; j += 4) {
-      const v128_t gv = wasm_v128_load(gr + j), xm = wasm_f32x4_sub(wasm_v128_load(xr + j), vm);
-      const v128_t t = wasm_f32x4_mul(gv, wasm_v128_load(gm + j));
-      sa = wasm_f32x4_add(sa, t);
-      sb = wasm_f32x4_add(sb, wasm_f32x4_mul(xm, t));
-      wasm_v128_store(ag + j, wasm_f32x4_add(wasm_v128_load(ag + j), wasm_f32x4_mul(gv, wasm_f32x4_mul(xm, vi))));
-      wasm_v128_store(ab + j, wasm_f32x4_add(wasm_v128_load(ab + j), gv));
-    }
-    double da = lanes_sum(sa), dbb = lanes_sum(sb);
-    for (int64_t j = n4; j < n; j++) {
-      const float xm = xr[j] - m, t = gr[j] * gm[j];
-      da += t;
-      dbb += (double)(xm * t);
-      ag[j] += gr[j] * (xm * iv);
-      ab[j] += gr[j];
-    }
-    const float a = (float)(da / (double)n), b = (float)(dbb * inv[o] * inv[o] / (double)n);
-    const v128_t va = wasm_f32x4_splat(a), vb = wasm_f32x4_splat(b);
-    for (int64_t j = 0; j < n4; j += 4) {
-      const v128_t xm = wasm_f32x4_sub(wasm_v128_load(xr + j), vm);
-      const v128_t t = wasm_f32x4_mul(wasm_v128_load(gr + j), wasm_v128_load(gm + j));
-      wasm_v128_store(dr + j, wasm_f32x4_mul(vi, wasm_f32x4_sub(wasm_f32x4_sub(t, va), wasm_f32x4_mul(xm, vb))));
-    }
-    for (int64_t j = n4; j < n; j++) dr[j] = iv * (gr[j] * gm[j] - a - (xr[j] - m) * b);
-    if ((o + 1) % FLUSH_ROWS == 0 || o + 1 == rows) {
-      for (int64_t j = 0; j < n; j++) {
-        dg[j] += ag[j];
-        db[j] += ab[j];
-        ag[j] = ab[j] = 0.f;
-      }
+  const int64_t blocks = (rows + FLUSH_ROWS - 1) / FLUSH_ROWS;
+  float *gm = (float *)mxw_scratch(1, (size_t)((1 + 2 * blocks) * n + 4) * sizeof(float));
+  if (!gm) return -1;
+  for (int64_t j = 0; j < n; j++) gm[j] = (float)gam[j];
+  ln_rows_job J = {x, g, gm, dx, gm + n, rows, n, mean, inv};
+  mxw_parallel_run(blocks, 1, 8.0 * (double)(FLUSH_ROWS * n), ln_rows_block_chunk, &J);
+  for (int64_t blk = 0; blk < blocks; blk++) {
+    const float *ag = J.part + 2 * blk * n, *ab = ag + n;
+    for (int64_t j = 0; j < n; j++) {
+      dg[j] += ag[j];
+      db[j] += ab[j];
     }
   }
   return 0;
+}
+
+/* Any other case (an inner axis, or float64): units of (outer slice, block of LN_COLS positions)
+ * compute sa = Σ g gamma and sb = Σ (x - mean) g gamma per position and the data gradient;
+ * then units of gamma entries sum dgamma and dbeta over (outer, position) in that order. */
+static void ln_grad_cols_chunk(void *ctx, int64_t u0, int64_t u1) {
+  const norm_job *J = (const norm_job *)ctx;
+  const norm_kernels *k = J->k;
+  const axis_view v = J->v;
+  const int64_t n = v.n, nb = (v.inner + LN_COLS - 1) / LN_COLS;
+  for (int64_t u = u0; u < u1; u++) {
+    const int64_t o = u / nb, i0 = (u % nb) * LN_COLS, i1 = v.inner - i0 < LN_COLS ? v.inner : i0 + LN_COLS;
+    const double *mo = J->mean + o * v.inner, *io = J->inv + o * v.inner;
+    double *sa = J->sa + o * v.inner, *sb = J->sb + o * v.inner;
+    for (int64_t i = i0; i < i1; i++) sa[i] = sb[i] = 0.0;
+    for (int64_t j = 0; j < n; j++) {
+      const int64_t off = (o * n + j) * v.inner;
+      for (int64_t i = i0; i < i1; i++) {
+        const double gg = ldc(k, J->g, off + i) * J->gam[j];
+        sa[i] += gg;
+        sb[i] += (ldc(k, J->x, off + i) - mo[i]) * gg;
+      }
+    }
+    for (int64_t j = 0; j < n; j++) {
+      const int64_t off = (o * n + j) * v.inner;
+      for (int64_t i = i0; i < i1; i++) {
+        const double gg = ldc(k, J->g, off + i) * J->gam[j], xm = ldc(k, J->x, off + i) - mo[i];
+        stc(k, J->y, off + i, io[i] * (gg - sa[i] / (double)n - xm * io[i] * io[i] * sb[i] / (double)n));
+      }
+    }
+  }
+}
+
+static void ln_grad_gamma_chunk(void *ctx, int64_t j0, int64_t j1) {
+  const norm_job *J = (const norm_job *)ctx;
+  const norm_kernels *k = J->k;
+  const axis_view v = J->v;
+  for (int64_t j = j0; j < j1; j++) {
+    double dg = 0.0, db = 0.0;
+    for (int64_t o = 0; o < v.outer; o++) {
+      const double *mo = J->mean + o * v.inner, *io = J->inv + o * v.inner;
+      const int64_t off = (o * v.n + j) * v.inner;
+      for (int64_t i = 0; i < v.inner; i++) {
+        const double gv = ldc(k, J->g, off + i), xm = ldc(k, J->x, off + i) - mo[i];
+        dg += gv * xm * io[i];
+        db += gv;
+      }
+    }
+    J->ca[j] = dg;
+    J->cb[j] = db;
+  }
 }
 
 static int ln_backward(const mxw_op_call *call) {
@@ -1404,9 +1658,9 @@ static int ln_backward(const mxw_op_call *call) {
   MXW_TRY(data_axis(p->axis, &x->shape, &axis));
   const axis_view v = view_around(&x->shape, axis);
   const int64_t n = v.n, nstat = v.outer * v.inner;
-  double *mean = scratch_doubles(2 * nstat + 3 * n + 2 * v.inner);
+  double *mean = scratch_doubles(4 * nstat + 3 * n);
   if (!mean) return -1;
-  double *inv = mean + nstat, *gam = inv + nstat, *dg = gam + n, *db = dg + n, *sa = db + n, *sb = sa + v.inner;
+  double *inv = mean + nstat, *gam = inv + nstat, *dg = gam + n, *db = dg + n, *sa = db + n, *sb = sa + nstat;
   load_vec(&call->inputs[3], mean);
   load_vec(&call->inputs[4], inv);
   for (int64_t i = 0; i < nstat; i++) inv[i] = 1.0 / inv[i];
@@ -1426,27 +1680,11 @@ static int ln_backward(const mxw_op_call *call) {
     store_vec(db, &call->outputs[2]);
     return 0;
   }
-  for (int64_t o = 0; o < v.outer; o++) {
-    const double *mo = mean + o * v.inner, *io = inv + o * v.inner;
-    for (int64_t i = 0; i < v.inner; i++) sa[i] = sb[i] = 0.0;
-    for (int64_t j = 0; j < n; j++) {
-      const int64_t off = (o * n + j) * v.inner;
-      for (int64_t i = 0; i < v.inner; i++) {
-        const double gv = ldc(k, gd, off + i), xm = ldc(k, xd, off + i) - mo[i], gg = gv * gam[j];
-        sa[i] += gg;
-        sb[i] += xm * gg;
-        dg[j] += gv * xm * io[i];
-        db[j] += gv;
-      }
-    }
-    for (int64_t j = 0; j < n; j++) {
-      const int64_t off = (o * n + j) * v.inner;
-      for (int64_t i = 0; i < v.inner; i++) {
-        const double gg = ldc(k, gd, off + i) * gam[j], xm = ldc(k, xd, off + i) - mo[i];
-        stc(k, dxd, off + i, io[i] * (gg - sa[i] / (double)n - xm * io[i] * io[i] * sb[i] / (double)n));
-      }
-    }
-  }
+  norm_job j = {.k = k, .x = xd, .g = gd, .y = dxd, .v = v, .mean = mean, .inv = inv, .gam = gam, .sa = sa, .sb = sb,
+                .ca = dg, .cb = db};
+  const int64_t nb = (v.inner + LN_COLS - 1) / LN_COLS, w = v.inner < LN_COLS ? v.inner : LN_COLS;
+  mxw_parallel_run(v.outer * nb, 1, 8.0 * pass_cost(k) * (double)(n * w), ln_grad_cols_chunk, &j);
+  mxw_parallel_run(n, 1, 4.0 * pass_cost(k) * (double)nstat, ln_grad_gamma_chunk, &j);
   MXW_TRY(stage_finish(&st, 1));
   store_vec(dg, &call->outputs[1]);
   store_vec(db, &call->outputs[2]);
@@ -1500,12 +1738,30 @@ static const mxw_op_def op_backward_LayerNorm = {
  * channel / per group; InstanceNorm saved the variance, GroupNorm the std. */
 /* rows (n, c) or (n, group) of the data; gamma index = row % G; stat_is_var: input 4 holds the
  * variance (InstanceNorm, std = sqrt(var + eps)), else the std (GroupNorm). */
+/* Rows [r0, r1): sa[r] = Σ g, sb[r] = Σ (x - mean) g, and the row's data gradient. */
+static void rows_grad_chunk(void *ctx, int64_t r0, int64_t r1) {
+  const norm_job *J = (const norm_job *)ctx;
+  const norm_kernels *k = J->k;
+  const grad_kernels *gk = grad_k(k);
+  const int64_t len = J->len;
+  for (int64_t r = r0; r < r1; r++) {
+    const int64_t c = r % J->G;
+    double sg = 0.0, sxg = 0.0;
+    const void *xr = at(J->x, r * len, k->esize), *gr = at(J->g, r * len, k->esize);
+    gk->sums(xr, gr, len, J->mean[r], &sg, &sxg);
+    J->sa[r] = sg;
+    J->sb[r] = sxg;
+    gk->apply(xr, gr, at_mut(J->y, r * len, k->esize), len, J->mean[r], len > 0 ? sg / (double)len : 0.0,
+              len > 0 ? sxg * J->inv[r] * J->inv[r] / (double)len : 0.0, J->gam[c] * J->inv[r]);
+  }
+}
+
 static int rows_backward(const mxw_op_call *call, int64_t rows, int64_t G, int stat_is_var, double eps) {
   const mxw_tensor *og = &call->inputs[0], *x = &call->inputs[1];
   const int64_t len = rows > 0 ? mxw_tensor_size(x) / rows : 0;
-  double *mean = scratch_doubles(2 * rows + 3 * G);
+  double *mean = scratch_doubles(4 * rows + 3 * G);
   if (!mean) return -1;
-  double *inv = mean + rows, *gam = inv + rows, *dg = gam + G, *db = dg + G;
+  double *inv = mean + rows, *gam = inv + rows, *dg = gam + G, *db = dg + G, *sg = db + G, *sxg = sg + rows;
   load_vec(&call->inputs[3], mean);
   load_vec(&call->inputs[4], inv);
   for (int64_t r = 0; r < rows; r++) inv[r] = stat_is_var ? 1.0 / sqrt(inv[r] + eps) : 1.0 / inv[r];
@@ -1514,20 +1770,16 @@ static int rows_backward(const mxw_op_call *call, int64_t rows, int64_t G, int s
   stage st;
   stage_init(&st, x->dtype);
   const norm_kernels *k = st.k;
-  const grad_kernels *gk = grad_k(k);
   const void *xd = stage_in(&st, x);
   const void *gd = xd ? stage_in(&st, og) : NULL;
   void *dxd = gd ? stage_out(&st, &call->outputs[0]) : NULL;
   if (!dxd) return stage_finish(&st, 0);
-  for (int64_t r = 0; r < rows; r++) {
-    const int64_t c = r % G;
-    double sg = 0.0, sxg = 0.0;
-    const void *xr = at(xd, r * len, k->esize), *gr = at(gd, r * len, k->esize);
-    gk->sums(xr, gr, len, mean[r], &sg, &sxg);
-    dg[c] += sxg * inv[r];
-    db[c] += sg;
-    gk->apply(xr, gr, at_mut(dxd, r * len, k->esize), len, mean[r], len > 0 ? sg / (double)len : 0.0,
-              len > 0 ? sxg * inv[r] * inv[r] / (double)len : 0.0, gam[c] * inv[r]);
+  norm_job j = {.k = k, .x = xd, .g = gd, .y = dxd, .len = len, .G = G, .mean = mean, .inv = inv, .gam = gam,
+                .sa = sg, .sb = sxg};
+  mxw_parallel_run(rows, 1, 6.0 * pass_cost(k) * (double)len, rows_grad_chunk, &j);
+  for (int64_t r = 0; r < rows; r++) { /* the gamma/beta gradients, in row order */
+    dg[r % G] += sxg[r] * inv[r];
+    db[r % G] += sg[r];
   }
   MXW_TRY(stage_finish(&st, 1));
   store_vec(dg, &call->outputs[1]);
@@ -1576,6 +1828,39 @@ static const mxw_op_def op_backward_GroupNorm = {
 
 /* ---- L2Normalization: _backward_L2Normalization(ograd, output, norm) -> data gradient
  *   dx = (g - y * Σ g y) / norm, the sum over what the mode normalizes. */
+/* Rows [r0, r1) of len (instance, spatial); j->x holds the output y, j->var the norms. */
+static void l2_grad_rows_chunk(void *ctx, int64_t r0, int64_t r1) {
+  const norm_job *J = (const norm_job *)ctx;
+  const norm_kernels *k = J->k;
+  const grad_kernels *gk = grad_k(k);
+  for (int64_t r = r0; r < r1; r++) {
+    double sg = 0.0, syg = 0.0;
+    const void *yr = at(J->x, r * J->len, k->esize), *gr = at(J->g, r * J->len, k->esize);
+    gk->sums(yr, gr, J->len, 0.0, &sg, &syg);
+    gk->apply(yr, gr, at_mut(J->y, r * J->len, k->esize), J->len, 0.0, 0.0, syg, 1.0 / J->var[r]);
+  }
+}
+
+/* Channel mode: positions [q0, q1) of the outer * inner ones, each over its channels. */
+static void l2_grad_cols_chunk(void *ctx, int64_t q0, int64_t q1) {
+  const norm_job *J = (const norm_job *)ctx;
+  const norm_kernels *k = J->k;
+  const axis_view v = J->v;
+  for (int64_t q = q0; q < q1; q++) {
+    const int64_t o = q / v.inner, i = q % v.inner;
+    double syg = 0.0;
+    for (int64_t c = 0; c < v.n; c++) {
+      const int64_t e = (o * v.n + c) * v.inner + i;
+      syg += ldc(k, J->x, e) * ldc(k, J->g, e);
+    }
+    const double in = 1.0 / J->var[q];
+    for (int64_t c = 0; c < v.n; c++) {
+      const int64_t e = (o * v.n + c) * v.inner + i;
+      stc(k, J->y, e, (ldc(k, J->g, e) - ldc(k, J->x, e) * syg) * in);
+    }
+  }
+}
+
 static int l2_backward(const mxw_op_call *call) {
   const L2NormParam *p = (const L2NormParam *)call->param;
   const mxw_tensor *og = &call->inputs[0], *y = &call->inputs[1];
@@ -1583,7 +1868,6 @@ static int l2_backward(const mxw_op_call *call) {
   stage st;
   stage_init(&st, y->dtype);
   const norm_kernels *k = st.k;
-  const grad_kernels *gk = grad_k(k);
   const void *yd = stage_in(&st, y);
   const void *gd = yd ? stage_in(&st, og) : NULL;
   void *dxd = gd ? stage_out(&st, &call->outputs[0]) : NULL;
@@ -1591,31 +1875,15 @@ static int l2_backward(const mxw_op_call *call) {
   double *norm = scratch_doubles(mxw_tensor_size(&call->inputs[2]));
   if (!norm) return stage_finish(&st, 0);
   load_vec(&call->inputs[2], norm);
+  norm_job j = {.k = k, .x = yd, .g = gd, .y = dxd, .var = norm};
   if (p->mode != L2_CHANNEL) {
     const int64_t rows = p->mode == L2_INSTANCE ? N : N * y->shape.dims[1];
-    const int64_t len = rows > 0 ? total / rows : 0;
-    for (int64_t r = 0; r < rows; r++) {
-      double sg = 0.0, syg = 0.0;
-      const void *yr = at(yd, r * len, k->esize), *gr = at(gd, r * len, k->esize);
-      gk->sums(yr, gr, len, 0.0, &sg, &syg);
-      gk->apply(yr, gr, at_mut(dxd, r * len, k->esize), len, 0.0, 0.0, syg, 1.0 / norm[r]);
-    }
+    j.len = rows > 0 ? total / rows : 0;
+    mxw_parallel_run(rows, 1, 5.0 * pass_cost(k) * (double)j.len, l2_grad_rows_chunk, &j);
     return stage_finish(&st, 1);
   }
-  const axis_view v = view_around(&y->shape, 1);
-  for (int64_t o = 0; o < v.outer; o++)
-    for (int64_t i = 0; i < v.inner; i++) {
-      double syg = 0.0;
-      for (int64_t c = 0; c < v.n; c++) {
-        const int64_t e = (o * v.n + c) * v.inner + i;
-        syg += ldc(k, yd, e) * ldc(k, gd, e);
-      }
-      const double in = 1.0 / norm[o * v.inner + i];
-      for (int64_t c = 0; c < v.n; c++) {
-        const int64_t e = (o * v.n + c) * v.inner + i;
-        stc(k, dxd, e, (ldc(k, gd, e) - ldc(k, yd, e) * syg) * in);
-      }
-    }
+  j.v = view_around(&y->shape, 1);
+  mxw_parallel_run(j.v.outer * j.v.inner, 1, 8.0 * pass_cost(k) * (double)j.v.n, l2_grad_cols_chunk, &j);
   return stage_finish(&st, 1);
 }
 static int l2_backward_infer_shape(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
@@ -1648,15 +1916,51 @@ static const mxw_op_def op_backward_L2Normalization = {
 /* ---- LRN: _backward_LRN(ograd, data, tmp_norm) -> data gradient
  *   dx[c] = g[c] * norm[c]^-beta - 2 * beta * salpha * x[c] * Σ_{|c' - c| <= nsize/2} g[c'] x[c'] norm[c']^(-beta-1)
  * (MXNet's LRN backward, salpha = alpha / nsize). */
+typedef struct {
+  const LRNParam *p;
+  const norm_kernels *k;
+  const void *g, *x, *norm;
+  void *dx;
+  int64_t C, HW;
+  double salpha;
+  atomic_int failed;
+} lrn_grad_job;
+
+/* Samples [n0, n1); t and acc in scratch slot 2 of the running thread. */
+static void lrn_grad_chunk(void *ctx, int64_t n0, int64_t n1) {
+  lrn_grad_job *J = (lrn_grad_job *)ctx;
+  const norm_kernels *k = J->k;
+  const LRNParam *p = J->p;
+  const int64_t C = J->C, HW = J->HW, half = p->nsize / 2;
+  double *t = (double *)mxw_scratch(2, (size_t)(C * HW + HW + 1) * sizeof(double));
+  if (!t) {
+    atomic_store(&J->failed, 1);
+    return;
+  }
+  double *acc = t + C * HW;
+  for (int64_t n = n0; n < n1; n++) {
+    const int64_t base = n * C * HW;
+    for (int64_t i = 0; i < C * HW; i++)
+      t[i] = ldc(k, J->g, base + i) * ldc(k, J->x, base + i) * pow(ldc(k, J->norm, base + i), -p->beta - 1.0);
+    for (int64_t c = 0; c < C; c++) {
+      for (int64_t i = 0; i < HW; i++) acc[i] = 0.0;
+      const int64_t lo = c - half < 0 ? 0 : c - half, hi = c + half > C - 1 ? C - 1 : c + half;
+      for (int64_t cc = lo; cc <= hi; cc++)
+        for (int64_t i = 0; i < HW; i++) acc[i] += t[cc * HW + i];
+      for (int64_t i = 0; i < HW; i++) {
+        const int64_t e = base + c * HW + i;
+        stc(k, J->dx, e,
+            ldc(k, J->g, e) * pow(ldc(k, J->norm, e), -p->beta) - 2.0 * p->beta * J->salpha * ldc(k, J->x, e) * acc[i]);
+      }
+    }
+  }
+}
+
 static int lrn_backward(const mxw_op_call *call) {
   const LRNParam *p = (const LRNParam *)call->param;
   const mxw_tensor *x = &call->inputs[1];
   const int64_t N = x->shape.dims[0], C = x->shape.dims[1], HW = x->shape.dims[2] * x->shape.dims[3];
-  const int64_t half = p->nsize / 2;
   const double salpha = (double)((float)p->alpha / (float)p->nsize);
-  double *t = scratch_doubles(C * HW + HW);
-  if (!t) return -1;
-  double *acc = t + C * HW;
   stage st;
   stage_init(&st, x->dtype);
   const norm_kernels *k = st.k;
@@ -1665,23 +1969,9 @@ static int lrn_backward(const mxw_op_call *call) {
   const void *nd = xd ? stage_in(&st, &call->inputs[2]) : NULL;
   void *dxd = nd ? stage_out(&st, &call->outputs[0]) : NULL;
   if (!dxd) return stage_finish(&st, 0);
-  for (int64_t n = 0; n < N; n++) {
-    const int64_t base = n * C * HW;
-    for (int64_t i = 0; i < C * HW; i++)
-      t[i] = ldc(k, gd, base + i) * ldc(k, xd, base + i) * pow(ldc(k, nd, base + i), -p->beta - 1.0);
-    for (int64_t c = 0; c < C; c++) {
-      for (int64_t i = 0; i < HW; i++) acc[i] = 0.0;
-      const int64_t lo = c - half < 0 ? 0 : c - half, hi = c + half > C - 1 ? C - 1 : c + half;
-      for (int64_t cc = lo; cc <= hi; cc++)
-        for (int64_t i = 0; i < HW; i++) acc[i] += t[cc * HW + i];
-      for (int64_t i = 0; i < HW; i++) {
-        const int64_t e = base + c * HW + i;
-        stc(k, dxd, e,
-            ldc(k, gd, e) * pow(ldc(k, nd, e), -p->beta) - 2.0 * p->beta * salpha * ldc(k, xd, e) * acc[i]);
-      }
-    }
-  }
-  return stage_finish(&st, 1);
+  lrn_grad_job j = {p, k, gd, xd, nd, dxd, C, HW, salpha, 0};
+  mxw_parallel_run(N, 1, (double)(C * HW) * (2.0 * (double)p->nsize + 4.0 * MXW_COST_MATH), lrn_grad_chunk, &j);
+  return stage_finish(&st, !atomic_load(&j.failed));
 }
 static int grad_lrn(mxw_grad_ctx *g) {
   mxw_gid dx;
