@@ -5,8 +5,9 @@
  *    conversion rule (mxw_convert, csrc/core/dtype.c): integers keep their low bits, out-of-range
  *    values and NaN going to an integer dtype give what x86-64 gives (1e20 -> int32 INT32_MIN).
  *  - clip: y = x > a_max ? a_max : (x < a_min ? a_min : x), with a_min and a_max as float32;
- *    NaN passes through; output dtype = input dtype. */
-#include "../core/mxw_core.h"
+ *    NaN passes through; output dtype = input dtype.
+ * Large calls split into element ranges over the thread pool (mxw_parallel.h). */
+#include "../core/mxw_parallel.h"
 
 #ifdef __wasm_simd128__
 #include <wasm_simd128.h>
@@ -39,7 +40,7 @@ static int infer_type_cast(const void *param, int nin, int *in, int nout, int *o
 static int fwd_cast(const mxw_op_call *c) {
   const mxw_tensor *in = &c->inputs[0];
   mxw_tensor *out = &c->outputs[0];
-  mxw_convert(in->data, in->dtype, out->data, out->dtype, mxw_tensor_size(in));
+  mxw_parallel_convert(in->data, in->dtype, out->data, out->dtype, mxw_tensor_size(in));
   return 0;
 }
 
@@ -103,7 +104,7 @@ static void clip_f32(const float *restrict src, float *restrict dst, int64_t n, 
   for (; i < n; i++) dst[i] = clip_f(src[i], lo, hi);
 }
 
-static int fwd_clip(const mxw_op_call *c) {
+static int kern_clip(const mxw_op_call *c) {
   const ClipParam *p = (const ClipParam *)c->param;
   const mxw_tensor *in = &c->inputs[0];
   mxw_tensor *out = &c->outputs[0];
@@ -128,10 +129,13 @@ static int fwd_clip(const mxw_op_call *c) {
   }
   return 0;
 }
+static int fwd_clip(const mxw_op_call *c) {
+  return mxw_parallel_elemwise(c, mxw_tensor_size(&c->outputs[0]), MXW_COST_CHEAP, kern_clip);
+}
 
 /* _backward_clip(ograd, data): MXNet's clip_grad, ograd where a_min <= x <= a_max (bounds as float32,
  * NaN data passes the gradient), 0 elsewhere. */
-static int fwd_backward_clip(const mxw_op_call *c) {
+static int kern_backward_clip(const mxw_op_call *c) {
   const ClipParam *p = (const ClipParam *)c->param;
   const mxw_tensor *gt = &c->inputs[0], *xt = &c->inputs[1];
   mxw_tensor *out = &c->outputs[0];
@@ -161,6 +165,9 @@ static int fwd_backward_clip(const mxw_op_call *c) {
     mxw_store_f64(out->data, out->dtype, i, (x > hi || x < lo) ? 0.0 : mxw_load_f64(gt->data, gt->dtype, i));
   }
   return 0;
+}
+static int fwd_backward_clip(const mxw_op_call *c) {
+  return mxw_parallel_elemwise(c, mxw_tensor_size(&c->outputs[0]), MXW_COST_CHEAP, kern_backward_clip);
 }
 
 static int grad_clip(mxw_grad_ctx *g) { /* ElemwiseGradUseIn{"_backward_clip"} */

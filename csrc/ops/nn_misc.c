@@ -1,10 +1,14 @@
 /* nn_misc.c -- Dropout, LeakyReLU (leaky, prelu, rrelu, elu, selu, gelu), Embedding and the
  * legacy Crop. Semantics: ../shared/spec/ops.md §1 (Dropout, LeakyReLU, Embedding) and MXNet
- * 1.9.1's crop-inl.h for Crop. float32 computes in float, other dtypes through double. */
+ * 1.9.1's crop-inl.h for Crop. float32 computes in float, other dtypes through double.
+ * Threads: large calls split over elements (the activations, Dropout's product with its mask),
+ * over the (d0, d1) planes (prelu), over indices (Embedding) or over blocks of columns
+ * (Embedding's gradient, which adds rows in index order). Random draws (Dropout's mask, rrelu's
+ * slopes in training) stay on the calling thread, in order, so they are the 1-thread ones. */
 #include <math.h>
 #include <stdio.h>
 
-#include "../core/mxw_core.h"
+#include "../core/mxw_parallel.h"
 
 #define ALIASES(...) ((const char *const[]){__VA_ARGS__, NULL})
 #define SHAPE_STR(s, buf) mxw_shape_str((s), (buf), sizeof(buf))
@@ -73,6 +77,21 @@ static void contiguous_strides(const mxw_shape *s, int64_t *st) {
   }
 }
 
+/* output = data * mask for elements [b, e) of a mask of the data's shape. */
+static void dropout_mul_chunk(void *ctx, int64_t b, int64_t e) {
+  const mxw_op_call *c = (const mxw_op_call *)ctx;
+  const mxw_tensor *in = &c->inputs[0], *mask = &c->outputs[1];
+  mxw_tensor *out = &c->outputs[0];
+  if (in->dtype == MXW_FLOAT32) {
+    const float *x = (const float *)in->data, *m = (const float *)mask->data;
+    float *y = (float *)out->data;
+    for (int64_t i = b; i < e; i++) y[i] = x[i] * m[i];
+    return;
+  }
+  for (int64_t i = b; i < e; i++)
+    mxw_store_f64(out->data, out->dtype, i, mxw_load_f64(in->data, in->dtype, i) * mxw_load_f64(mask->data, mask->dtype, i));
+}
+
 static int fwd_Dropout(const mxw_op_call *c) {
   const DropoutParam *p = (const DropoutParam *)c->param;
   const mxw_tensor *in = &c->inputs[0];
@@ -91,6 +110,10 @@ static int fwd_Dropout(const mxw_op_call *c) {
   for (int64_t i = 0; i < nm; i++)
     mxw_store_f64(mask->data, mask->dtype, i, mxw_rand_uniform() < (double)pkeep ? scale : 0.0);
   /* output = data * mask, the mask broadcast along the shared axes */
+  if (nm == n) {
+    mxw_parallel_run(n, 16, MXW_COST_CHEAP * mxw_par_dtype_factor(in->dtype), dropout_mul_chunk, (void *)c);
+    return 0;
+  }
   int nd = in->shape.ndim;
   int64_t mst[MXW_MAX_NDIM], idx[MXW_MAX_NDIM] = {0};
   contiguous_strides(&mask->shape, mst);
@@ -227,53 +250,60 @@ static inline float leaky_apply_f(int act, float x, float a) {
   }
 }
 
-static int fwd_LeakyReLU(const mxw_op_call *c) {
+/* prelu: data viewed as (d0, d1, rest), the gamma index from the (expanded) positions in d0 and
+ * d1; planes (a, b) [u0, u1). */
+typedef struct {
+  const mxw_tensor *x, *gamma, *g; /* data, gamma, output gradient (backward) */
+  mxw_tensor *y;                   /* output, or the data gradient (backward) */
+  int64_t d1, rest, g01[2];
+  double *plane_sums;              /* backward: each plane's share of dgamma */
+} prelu_job;
+
+static int64_t prelu_gi(const prelu_job *j, int64_t u) {
+  const int64_t a = u / j->d1, b = u % j->d1;
+  return (j->g01[0] == 1 ? 0 : a) * j->g01[1] + (j->g01[1] == 1 ? 0 : b);
+}
+
+static void prelu_chunk(void *ctx, int64_t u0, int64_t u1) {
+  const prelu_job *j = (const prelu_job *)ctx;
+  const mxw_tensor *in = j->x, *gamma = j->gamma;
+  mxw_tensor *out = j->y;
+  for (int64_t u = u0; u < u1; u++) {
+    const int64_t gi = prelu_gi(j, u), i = u * j->rest;
+    if (in->dtype == MXW_FLOAT32) {
+      const float *x = (const float *)in->data + i;
+      float *y = (float *)out->data + i, g = ((const float *)gamma->data)[gi];
+      for (int64_t r = 0; r < j->rest; r++) y[r] = x[r] > 0 ? x[r] : x[r] * g;
+    } else {
+      double g = mxw_load_f64(gamma->data, gamma->dtype, gi);
+      for (int64_t r = 0; r < j->rest; r++) {
+        double x = mxw_load_f64(in->data, in->dtype, i + r);
+        mxw_store_f64(out->data, out->dtype, i + r, x > 0 ? x : x * g);
+      }
+    }
+  }
+}
+
+/* The (d0, d1, rest) view of data for gamma; error when gamma does not fit. */
+static int prelu_view(const mxw_tensor *in, const mxw_tensor *gamma, prelu_job *j) {
+  MXW_TRY(prelu_gamma_layout(&gamma->shape, &in->shape, j->g01));
+  const int nd = in->shape.ndim;
+  j->d1 = nd > 1 ? in->shape.dims[1] : 1;
+  j->rest = 1;
+  for (int d = 2; d < nd; d++) j->rest *= in->shape.dims[d];
+  return 0;
+}
+
+/* Every kind but prelu and rrelu in training, elementwise (rrelu at inference: the mean slope,
+ * also written to the mask). */
+static int kern_leaky(const mxw_op_call *c) {
   const LeakyReLUParam *p = (const LeakyReLUParam *)c->param;
   const mxw_tensor *in = &c->inputs[0];
   mxw_tensor *out = &c->outputs[0];
   int64_t n = mxw_tensor_size(in);
   int act = p->act_type, f32 = in->dtype == MXW_FLOAT32;
-  if (act == ACT_PRELU) {
-    /* data viewed as (d0, d1, rest); gamma index from the (expanded) positions in d0 and d1 */
-    const mxw_tensor *gamma = &c->inputs[1];
-    int64_t g01[2];
-    MXW_TRY(prelu_gamma_layout(&gamma->shape, &in->shape, g01));
-    int nd = in->shape.ndim;
-    int64_t d0 = nd > 0 ? in->shape.dims[0] : 1, d1 = nd > 1 ? in->shape.dims[1] : 1, rest = 1;
-    for (int d = 2; d < nd; d++) rest *= in->shape.dims[d];
-    int64_t i = 0;
-    for (int64_t a = 0; a < d0; a++) {
-      for (int64_t b = 0; b < d1; b++) {
-        int64_t gi = (g01[0] == 1 ? 0 : a) * g01[1] + (g01[1] == 1 ? 0 : b);
-        if (f32) {
-          const float *x = (const float *)in->data + i;
-          float *y = (float *)out->data + i, g = ((const float *)gamma->data)[gi];
-          for (int64_t r = 0; r < rest; r++) y[r] = x[r] > 0 ? x[r] : x[r] * g;
-        } else {
-          double g = mxw_load_f64(gamma->data, gamma->dtype, gi);
-          for (int64_t r = 0; r < rest; r++) {
-            double x = mxw_load_f64(in->data, in->dtype, i + r);
-            mxw_store_f64(out->data, out->dtype, i + r, x > 0 ? x : x * g);
-          }
-        }
-        i += rest;
-      }
-    }
-    return 0;
-  }
   if (act == ACT_RRELU) {
     mxw_tensor *mask = &c->outputs[1];
-    if (c->is_train) { /* one random slope per element, kept in the mask */
-      double lo = p->lower_bound, span = p->upper_bound - p->lower_bound;
-      for (int64_t i = 0; i < n; i++) {
-        double a = lo + span * mxw_rand_uniform();
-        mxw_store_f64(mask->data, mask->dtype, i, a);
-        a = mxw_load_f64(mask->data, mask->dtype, i); /* the slope as stored */
-        double x = mxw_load_f64(in->data, in->dtype, i);
-        mxw_store_f64(out->data, out->dtype, i, x > 0 ? x : x * a);
-      }
-      return 0;
-    }
     float slope = (float)((p->lower_bound + p->upper_bound) / 2.0);
     for (int64_t i = 0; i < n; i++) mxw_store_f64(mask->data, mask->dtype, i, slope);
     if (f32) {
@@ -297,6 +327,37 @@ static int fwd_LeakyReLU(const mxw_op_call *c) {
       mxw_store_f64(out->data, out->dtype, i, leaky_apply(act, mxw_load_f64(in->data, in->dtype, i), a));
   }
   return 0;
+}
+
+static double leaky_cost(int act) {
+  return act == ACT_GELU ? MXW_COST_SPECIAL : (act == ACT_ELU || act == ACT_SELU) ? MXW_COST_MATH : MXW_COST_CHEAP;
+}
+
+static int fwd_LeakyReLU(const mxw_op_call *c) {
+  const LeakyReLUParam *p = (const LeakyReLUParam *)c->param;
+  const mxw_tensor *in = &c->inputs[0];
+  mxw_tensor *out = &c->outputs[0];
+  int64_t n = mxw_tensor_size(in);
+  int act = p->act_type;
+  if (act == ACT_PRELU) {
+    prelu_job j = {in, &c->inputs[1], NULL, out, 0, 0, {0, 0}, NULL};
+    MXW_TRY(prelu_view(in, &c->inputs[1], &j));
+    mxw_parallel_run(j.rest ? n / j.rest : 0, 1, (double)j.rest * mxw_par_dtype_factor(in->dtype), prelu_chunk, &j);
+    return 0;
+  }
+  if (act == ACT_RRELU && c->is_train) { /* one random slope per element, kept in the mask, in order */
+    mxw_tensor *mask = &c->outputs[1];
+    double lo = p->lower_bound, span = p->upper_bound - p->lower_bound;
+    for (int64_t i = 0; i < n; i++) {
+      double a = lo + span * mxw_rand_uniform();
+      mxw_store_f64(mask->data, mask->dtype, i, a);
+      a = mxw_load_f64(mask->data, mask->dtype, i); /* the slope as stored */
+      double x = mxw_load_f64(in->data, in->dtype, i);
+      mxw_store_f64(out->data, out->dtype, i, x > 0 ? x : x * a);
+    }
+    return 0;
+  }
+  return mxw_parallel_elemwise(c, n, leaky_cost(act), kern_leaky);
 }
 
 /* ---- LeakyReLU's gradient: _backward_LeakyReLU(ograd, data, output[, gamma | mask]) -> data's
@@ -332,52 +393,42 @@ static inline float leaky_grad_scale_f(int act, float x, float y, float a) {
   }
 }
 
-static int fwd_backward_LeakyReLU(const mxw_op_call *c) {
+/* prelu's gradient, planes [u0, u1): dx, and each plane's sum of g * (x > 0 ? 0 : x). */
+static void prelu_grad_chunk(void *ctx, int64_t u0, int64_t u1) {
+  const prelu_job *j = (const prelu_job *)ctx;
+  const mxw_tensor *in = j->x, *gamma = j->gamma, *og = j->g;
+  mxw_tensor *dx = j->y;
+  for (int64_t u = u0; u < u1; u++) {
+    const int64_t gi = prelu_gi(j, u), i = u * j->rest;
+    double s = 0.0;
+    if (in->dtype == MXW_FLOAT32) {
+      const float *x = (const float *)in->data + i, *g = (const float *)og->data + i;
+      float *y = (float *)dx->data + i, gm = ((const float *)gamma->data)[gi];
+      for (int64_t r = 0; r < j->rest; r++) {
+        y[r] = x[r] > 0 ? g[r] : g[r] * gm;
+        if (!(x[r] > 0)) s += (double)(g[r] * x[r]);
+      }
+    } else {
+      const double gm = mxw_load_f64(gamma->data, gamma->dtype, gi);
+      for (int64_t r = 0; r < j->rest; r++) {
+        const double x = mxw_load_f64(in->data, in->dtype, i + r), g = mxw_load_f64(og->data, og->dtype, i + r);
+        mxw_store_f64(dx->data, dx->dtype, i + r, x > 0 ? g : g * gm);
+        if (!(x > 0)) s += g * x;
+      }
+    }
+    j->plane_sums[u] = s;
+  }
+}
+
+/* Every kind but prelu, elementwise: dx = g * the derivative. */
+static int kern_backward_leaky(const mxw_op_call *c) {
   const LeakyReLUParam *p = (const LeakyReLUParam *)c->param;
   const mxw_tensor *og = &c->inputs[0], *in = &c->inputs[1], *out = &c->inputs[2];
   mxw_tensor *dx = &c->outputs[0];
   const int64_t n = mxw_tensor_size(in);
-  const int act = p->act_type, f32 = in->dtype == MXW_FLOAT32;
-  if (act == ACT_PRELU) {
-    const mxw_tensor *gamma = &c->inputs[3];
-    mxw_tensor *dgamma = &c->outputs[1];
-    int64_t g01[2];
-    MXW_TRY(prelu_gamma_layout(&gamma->shape, &in->shape, g01));
-    const int nd = in->shape.ndim;
-    const int64_t d0 = nd > 0 ? in->shape.dims[0] : 1, d1 = nd > 1 ? in->shape.dims[1] : 1;
-    int64_t rest = 1;
-    for (int d = 2; d < nd; d++) rest *= in->shape.dims[d];
-    const int64_t ng = mxw_tensor_size(gamma);
-    double *acc = (double *)mxw_scratch(0, (size_t)(ng + 1) * sizeof(double));
-    if (!acc) return -1;
-    for (int64_t i = 0; i < ng; i++) acc[i] = 0.0;
-    int64_t i = 0;
-    for (int64_t a = 0; a < d0; a++)
-      for (int64_t b = 0; b < d1; b++, i += rest) {
-        const int64_t gi = (g01[0] == 1 ? 0 : a) * g01[1] + (g01[1] == 1 ? 0 : b);
-        double s = 0.0;
-        if (f32) {
-          const float *x = (const float *)in->data + i, *g = (const float *)og->data + i;
-          float *y = (float *)dx->data + i, gm = ((const float *)gamma->data)[gi];
-          for (int64_t r = 0; r < rest; r++) {
-            y[r] = x[r] > 0 ? g[r] : g[r] * gm;
-            if (!(x[r] > 0)) s += (double)(g[r] * x[r]);
-          }
-        } else {
-          const double gm = mxw_load_f64(gamma->data, gamma->dtype, gi);
-          for (int64_t r = 0; r < rest; r++) {
-            const double x = mxw_load_f64(in->data, in->dtype, i + r), g = mxw_load_f64(og->data, og->dtype, i + r);
-            mxw_store_f64(dx->data, dx->dtype, i + r, x > 0 ? g : g * gm);
-            if (!(x > 0)) s += g * x;
-          }
-        }
-        acc[gi] += s;
-      }
-    for (int64_t k = 0; k < ng; k++) mxw_store_f64(dgamma->data, dgamma->dtype, k, acc[k]);
-    return 0;
-  }
+  const int act = p->act_type;
   const mxw_tensor *mask = act == ACT_RRELU ? &c->inputs[3] : NULL;
-  if (f32) {
+  if (in->dtype == MXW_FLOAT32) {
     const float *x = (const float *)in->data, *y = (const float *)out->data, *g = (const float *)og->data;
     const float *m = mask ? (const float *)mask->data : NULL;
     float *d = (float *)dx->data;
@@ -391,6 +442,29 @@ static int fwd_backward_LeakyReLU(const mxw_op_call *c) {
       mxw_store_f64(dx->data, dx->dtype, i, mxw_load_f64(og->data, og->dtype, i) * s);
     }
   }
+  return 0;
+}
+
+static int fwd_backward_LeakyReLU(const mxw_op_call *c) {
+  const LeakyReLUParam *p = (const LeakyReLUParam *)c->param;
+  const mxw_tensor *og = &c->inputs[0], *in = &c->inputs[1];
+  const int64_t n = mxw_tensor_size(in);
+  if (p->act_type != ACT_PRELU) {
+    const double cost = p->act_type == ACT_GELU ? MXW_COST_SPECIAL : MXW_COST_CHEAP;
+    return mxw_parallel_elemwise(c, n, cost, kern_backward_leaky);
+  }
+  const mxw_tensor *gamma = &c->inputs[3];
+  mxw_tensor *dgamma = &c->outputs[1];
+  prelu_job j = {in, gamma, og, &c->outputs[0], 0, 0, {0, 0}, NULL};
+  MXW_TRY(prelu_view(in, gamma, &j));
+  const int64_t planes = j.rest ? n / j.rest : 0, ng = mxw_tensor_size(gamma);
+  double *acc = (double *)mxw_scratch(0, (size_t)(ng + planes + 1) * sizeof(double));
+  if (!acc) return -1;
+  j.plane_sums = acc + ng;
+  mxw_parallel_run(planes, 1, 2.0 * (double)j.rest * mxw_par_dtype_factor(in->dtype), prelu_grad_chunk, &j);
+  for (int64_t i = 0; i < ng; i++) acc[i] = 0.0;
+  for (int64_t u = 0; u < planes; u++) acc[prelu_gi(&j, u)] += j.plane_sums[u]; /* in plane order */
+  for (int64_t k = 0; k < ng; k++) mxw_store_f64(dgamma->data, dgamma->dtype, k, acc[k]);
   return 0;
 }
 
@@ -524,45 +598,63 @@ static int64_t load_index(const mxw_tensor *t, int64_t i) {
   return (int64_t)v;
 }
 
-static int fwd_Embedding(const mxw_op_call *c) {
+/* Output rows [i0, i1): the weight row each index selects (clipped). */
+static void embedding_chunk(void *ctx, int64_t i0, int64_t i1) {
+  const mxw_op_call *c = (const mxw_op_call *)ctx;
   const mxw_tensor *idx = &c->inputs[0], *w = &c->inputs[1];
   mxw_tensor *out = &c->outputs[0];
-  int64_t rows = w->shape.dims[0], cols = w->shape.dims[1], n = mxw_tensor_size(idx);
+  int64_t rows = w->shape.dims[0], cols = w->shape.dims[1];
   size_t row_bytes = (size_t)cols * (size_t)mxw_dtype_size(w->dtype);
-  for (int64_t i = 0; i < n; i++) {
+  for (int64_t i = i0; i < i1; i++) {
     int64_t k = load_index(idx, i);
     k = k < 0 ? 0 : (k >= rows ? rows - 1 : k);
     memcpy((char *)out->data + (size_t)i * row_bytes, (const char *)w->data + (size_t)k * row_bytes, row_bytes);
   }
+}
+
+static int fwd_Embedding(const mxw_op_call *c) {
+  const mxw_tensor *w = &c->inputs[1];
+  mxw_parallel_run(mxw_tensor_size(&c->inputs[0]), 1, 0.5 * (double)w->shape.dims[1] * mxw_par_dtype_factor(w->dtype),
+                   embedding_chunk, (void *)c);
   return 0;
 }
 
 /* Gradient: the weight's gradient scatter-adds each output gradient row into the row its index
  * selected (clipped as the forward), MXNet's _backward_Embedding (AddTakeGrad); the indices get
  * none. */
-static int fwd_backward_Embedding(const mxw_op_call *c) {
+/* Columns [j0, j1) of the weight's gradient: zeroed, then every index's row added in index order. */
+static void embedding_grad_chunk(void *ctx, int64_t j0, int64_t j1) {
+  const mxw_op_call *c = (const mxw_op_call *)ctx;
   const mxw_tensor *og = &c->inputs[0], *idx = &c->inputs[1];
   mxw_tensor *dw = &c->outputs[0];
   const int64_t rows = dw->shape.dims[0], cols = dw->shape.dims[1], n = mxw_tensor_size(idx);
   const size_t es = (size_t)mxw_dtype_size(dw->dtype);
-  memset(dw->data, 0, (size_t)(rows * cols) * es);
+  for (int64_t r = 0; r < rows; r++) memset((char *)dw->data + (size_t)(r * cols + j0) * es, 0, (size_t)(j1 - j0) * es);
   for (int64_t i = 0; i < n; i++) {
     int64_t k = load_index(idx, i);
     k = k < 0 ? 0 : (k >= rows ? rows - 1 : k);
     if (dw->dtype == MXW_FLOAT32) {
       float *d = (float *)dw->data + k * cols;
       const float *g = (const float *)og->data + i * cols;
-      for (int64_t j = 0; j < cols; j++) d[j] += g[j];
+      for (int64_t j = j0; j < j1; j++) d[j] += g[j];
     } else if (dw->dtype == MXW_FLOAT64) {
       double *d = (double *)dw->data + k * cols;
       const double *g = (const double *)og->data + i * cols;
-      for (int64_t j = 0; j < cols; j++) d[j] += g[j];
+      for (int64_t j = j0; j < j1; j++) d[j] += g[j];
     } else {
-      for (int64_t j = 0; j < cols; j++)
+      for (int64_t j = j0; j < j1; j++)
         mxw_store_f64(dw->data, dw->dtype, k * cols + j,
                       mxw_load_f64(dw->data, dw->dtype, k * cols + j) + mxw_load_f64(og->data, og->dtype, i * cols + j));
     }
   }
+}
+
+static int fwd_backward_Embedding(const mxw_op_call *c) {
+  const mxw_tensor *idx = &c->inputs[1];
+  mxw_tensor *dw = &c->outputs[0];
+  const int64_t rows = dw->shape.dims[0], cols = dw->shape.dims[1], n = mxw_tensor_size(idx);
+  /* blocks of 16 columns keep the vectors whole */
+  mxw_parallel_run(cols, 16, (double)(n + rows) * mxw_par_dtype_factor(dw->dtype), embedding_grad_chunk, (void *)c);
   return 0;
 }
 

@@ -29,12 +29,14 @@
  * and then converted to the weight's dtype, as MXNet does. float32 and float64 compute in their
  * own type; float16 computes through float32 copies (the mp_ variants keep a float32 master copy
  * instead). lazy_update only matters for row_sparse gradients and is accepted and ignored.
- * The mp_ kernels compute in float32 whatever the weight's dtype (MXNet's MP kernels). */
+ * The mp_ kernels compute in float32 whatever the weight's dtype (MXNet's MP kernels).
+ * Every kernel maps element i of its inputs to element i of the output and states, so large
+ * updates split into element ranges over the thread pool (kern_run). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 
-#include "../core/mxw_core.h"
+#include "../core/mxw_parallel.h"
 
 #define ALIASES(...) ((const char *const[]){__VA_ARGS__, NULL})
 #define MAX_IN 8
@@ -79,52 +81,87 @@ static int is_mutated(const mxw_op_def *op, int i) {
   return 0;
 }
 
+/* A kernel over elements [begin, end) on the pool: the inputs with n elements (`full`) and the
+ * output are offset to begin; the others (lamb's r1, r2) are passed whole. With copy_weight
+ * (out= weight, in place) input 0 is read from a stack copy of each block, so the compiler's
+ * overlap check between weight and output does not send the whole loop down its scalar path. */
+typedef struct {
+  kern_fn f;
+  int nin, copy_weight;
+  void *in[MAX_IN];
+  uint8_t full[MAX_IN];
+  void *out;
+  size_t es;
+  const void *param;
+} kern_job;
+
+#define KERN_COST 4.0 /* element-ops per element of an update (a few multiply-adds, a sqrt, a division) */
+
+static void kern_chunk(void *ctx, int64_t begin, int64_t end) {
+  const kern_job *j = (const kern_job *)ctx;
+  void *cin[MAX_IN];
+  for (int i = 0; i < j->nin; i++) cin[i] = j->full[i] ? (char *)j->in[i] + (size_t)begin * j->es : j->in[i];
+  char *out = (char *)j->out + (size_t)begin * j->es;
+  const int64_t n = end - begin;
+  if (!j->copy_weight) {
+    j->f(n, cin, out, j->param);
+    return;
+  }
+  double wbuf[512];
+  const int64_t chunk = (int64_t)(sizeof wbuf / j->es);
+  char *w = (char *)cin[0];
+  for (int64_t off = 0; off < n; off += chunk) {
+    const int64_t len = n - off < chunk ? n - off : chunk;
+    void *bin[MAX_IN];
+    for (int i = 0; i < j->nin; i++) bin[i] = j->full[i] ? (char *)cin[i] + (size_t)off * j->es : cin[i];
+    memcpy(wbuf, w + (size_t)off * j->es, (size_t)len * j->es);
+    bin[0] = wbuf;
+    j->f(len, bin, out + (size_t)off * j->es, j->param);
+  }
+}
+
+/* Runs f over n elements: in[i] has sizes[i] elements of es bytes. */
+static void kern_run(kern_fn f, int nin, void *const *in, const int64_t *sizes, void *out, size_t es, int64_t n,
+                     const void *param) {
+  kern_job j = {f, nin, 1, {0}, {0}, out, es, param};
+  for (int i = 0; i < nin; i++) {
+    j.in[i] = in[i];
+    j.full[i] = sizes[i] == n;
+    j.copy_weight &= sizes[i] == n;
+  }
+  j.copy_weight &= out == in[0];
+  mxw_parallel_run(n, 16, KERN_COST * (es == 8 ? 2.0 : 1.0), kern_chunk, &j);
+}
+
 /* Runs a same-dtype kernel: float32/float64 directly; float16 through float32 copies of every
  * input, the mutated inputs and the output converted back after. */
 static int run_same(const mxw_op_call *c, kern_fn f32, kern_fn f64) {
   const int dt = c->inputs[0].dtype;
   const int64_t n = mxw_tensor_size(&c->inputs[0]);
   void *in[MAX_IN];
+  int64_t sizes[MAX_IN];
+  for (int i = 0; i < c->num_inputs; i++) sizes[i] = mxw_tensor_size(&c->inputs[i]);
   if (dt == MXW_FLOAT32 || dt == MXW_FLOAT64) {
     for (int i = 0; i < c->num_inputs; i++) in[i] = c->inputs[i].data;
-    kern_fn f = dt == MXW_FLOAT32 ? f32 : f64;
-    int chunked = c->outputs[0].data == in[0];
-    for (int i = 0; i < c->num_inputs; i++) chunked &= mxw_tensor_size(&c->inputs[i]) == n;
-    if (!chunked) {
-      f(n, in, c->outputs[0].data, c->param);
-      return 0;
-    }
-    /* out= weight (in place, as Python's updates call it): the weight is read from a copy of each
-     * chunk, so the compiler's overlap check between weight and output does not send the whole
-     * loop down its scalar path */
-    const size_t es = (size_t)mxw_dtype_size(dt);
-    double wbuf[512];
-    const int64_t chunk = (int64_t)(sizeof wbuf / es);
-    void *cin[MAX_IN];
-    for (int64_t off = 0; off < n; off += chunk) {
-      int64_t len = n - off < chunk ? n - off : chunk;
-      for (int i = 0; i < c->num_inputs; i++) cin[i] = (char *)in[i] + (size_t)off * es;
-      memcpy(wbuf, cin[0], (size_t)len * es);
-      cin[0] = wbuf;
-      f(len, cin, (char *)c->outputs[0].data + (size_t)off * es, c->param);
-    }
+    kern_run(dt == MXW_FLOAT32 ? f32 : f64, c->num_inputs, in, sizes, c->outputs[0].data, (size_t)mxw_dtype_size(dt),
+             n, c->param);
     return 0;
   }
   if (dt != MXW_FLOAT16) return dtype_error(dt);
   float *buf[MAX_IN + 1] = {0};
   int rc = 0;
   for (int i = 0; i <= c->num_inputs && rc == 0; i++) {
-    int64_t m = i < c->num_inputs ? mxw_tensor_size(&c->inputs[i]) : n;
+    int64_t m = i < c->num_inputs ? sizes[i] : n;
     buf[i] = (float *)malloc((size_t)(m > 0 ? m : 1) * sizeof(float));
     if (!buf[i]) rc = mxw_fail("out of memory");
-    else if (i < c->num_inputs) mxw_convert(c->inputs[i].data, dt, buf[i], MXW_FLOAT32, m);
+    else if (i < c->num_inputs) mxw_parallel_convert(c->inputs[i].data, dt, buf[i], MXW_FLOAT32, m);
   }
   if (rc == 0) {
     for (int i = 0; i < c->num_inputs; i++) in[i] = buf[i];
-    f32(n, in, buf[c->num_inputs], c->param);
+    kern_run(f32, c->num_inputs, in, sizes, buf[c->num_inputs], sizeof(float), n, c->param);
     for (int i = 0; i < c->num_inputs; i++)
-      if (is_mutated(c->op, i)) mxw_convert(buf[i], MXW_FLOAT32, c->inputs[i].data, dt, mxw_tensor_size(&c->inputs[i]));
-    mxw_convert(buf[c->num_inputs], MXW_FLOAT32, c->outputs[0].data, c->outputs[0].dtype, n);
+      if (is_mutated(c->op, i)) mxw_parallel_convert(buf[i], MXW_FLOAT32, c->inputs[i].data, dt, sizes[i]);
+    mxw_parallel_convert(buf[c->num_inputs], MXW_FLOAT32, c->outputs[0].data, c->outputs[0].dtype, n);
   }
   for (int i = 0; i <= c->num_inputs; i++) free(buf[i]);
   return rc;
@@ -147,7 +184,7 @@ static int run_mp(const mxw_op_call *c, unsigned low, kern_fn f32) {
     if (!((low >> i) & 1u) || c->inputs[i].dtype == MXW_FLOAT32) continue;
     tmp[i] = (float *)malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
     if (!tmp[i]) rc = mxw_fail("out of memory");
-    else mxw_convert(c->inputs[i].data, c->inputs[i].dtype, tmp[i], MXW_FLOAT32, n);
+    else mxw_parallel_convert(c->inputs[i].data, c->inputs[i].dtype, tmp[i], MXW_FLOAT32, n);
     in[i] = tmp[i];
   }
   void *out = c->outputs[0].data;
@@ -157,8 +194,10 @@ static int run_mp(const mxw_op_call *c, unsigned low, kern_fn f32) {
     out = tmp[MAX_IN];
   }
   if (rc == 0) {
-    f32(n, in, out, c->param);
-    if (tmp[MAX_IN]) mxw_convert(tmp[MAX_IN], MXW_FLOAT32, c->outputs[0].data, c->outputs[0].dtype, n);
+    int64_t sizes[MAX_IN];
+    for (int i = 0; i < c->num_inputs; i++) sizes[i] = mxw_tensor_size(&c->inputs[i]);
+    kern_run(f32, c->num_inputs, in, sizes, out, sizeof(float), n, c->param);
+    if (tmp[MAX_IN]) mxw_parallel_convert(tmp[MAX_IN], MXW_FLOAT32, c->outputs[0].data, c->outputs[0].dtype, n);
   }
   for (int i = 0; i <= MAX_IN; i++) free(tmp[i]);
   return rc;
