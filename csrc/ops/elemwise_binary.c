@@ -399,8 +399,8 @@ static void binary_range(const binary_job *j, int64_t begin, int64_t end) {
   const size_t es = j->es;
   for (int64_t at = begin; at < end;) {
     const int64_t len = inner - col < end - at ? inner - col : end - at;
-    run_row(j->k, j->dtype, j->a + (size_t)(off_a + (ia ? col : 0)) * es, ia, j->b + (size_t)(off_b + (ib ? col : 0)) * es,
-            ib, j->o + (size_t)at * es, len);
+    const char *a = j->a + (size_t)(off_a + (ia ? col : 0)) * es, *b = j->b + (size_t)(off_b + (ib ? col : 0)) * es;
+    run_row(j->k, j->dtype, a, ia, b, ib, j->o + (size_t)at * es, len);
     at += len;
     col = 0;
     for (int d = last - 1; d >= 0; d--) { /* odometer over the outer dims */

@@ -88,8 +88,10 @@ static void dropout_mul_chunk(void *ctx, int64_t b, int64_t e) {
     for (int64_t i = b; i < e; i++) y[i] = x[i] * m[i];
     return;
   }
-  for (int64_t i = b; i < e; i++)
-    mxw_store_f64(out->data, out->dtype, i, mxw_load_f64(in->data, in->dtype, i) * mxw_load_f64(mask->data, mask->dtype, i));
+  for (int64_t i = b; i < e; i++) {
+    const double x = mxw_load_f64(in->data, in->dtype, i), m = mxw_load_f64(mask->data, mask->dtype, i);
+    mxw_store_f64(out->data, out->dtype, i, x * m);
+  }
 }
 
 static int fwd_Dropout(const mxw_op_call *c) {

@@ -889,7 +889,8 @@ static int in_forward(const mxw_op_call *call) {
   const void *xd = stage_in(&st, x);
   void *yd = xd ? stage_out(&st, y) : NULL;
   if (!yd) return stage_finish(&st, 0);
-  norm_job j = {.k = k, .x = xd, .y = yd, .len = len, .G = C, .mean = mean, .var = var, .gam = g, .beta = b, .eps = eps};
+  norm_job j = {.k = k, .x = xd, .y = yd, .len = len, .G = C, .mean = mean, .var = var, .gam = g, .beta = b,
+                .eps = eps};
   mxw_parallel_run(rows, 1, 4.0 * pass_cost(k) * (double)len, in_rows_chunk, &j);
   MXW_TRY(stage_finish(&st, 1));
   store_vec(mean, &call->outputs[1]);
@@ -992,7 +993,8 @@ static int gn_forward(const mxw_op_call *call) {
   const void *xd = stage_in(&st, x);
   void *yd = xd ? stage_out(&st, y) : NULL;
   if (!yd) return stage_finish(&st, 0);
-  norm_job j = {.k = k, .x = xd, .y = yd, .len = len, .G = G, .mean = mean, .var = sd, .gam = g, .beta = b, .eps = eps};
+  norm_job j = {.k = k, .x = xd, .y = yd, .len = len, .G = G, .mean = mean, .var = sd, .gam = g, .beta = b,
+                .eps = eps};
   mxw_parallel_run(rows, 1, 4.0 * pass_cost(k) * (double)len, gn_rows_chunk, &j);
   MXW_TRY(stage_finish(&st, 1));
   store_vec(mean, &call->outputs[1]);
@@ -1125,9 +1127,8 @@ static int l2_forward(const mxw_op_call *call) {
   j.beta = j.gam + 1;    /* 0 */
   j.gam[0] = 1.0;
   j.beta[0] = 0.0;
-  const int64_t nb = (j.v.inner + LN_COLS - 1) / LN_COLS;
-  mxw_parallel_run(j.v.outer * nb, 1, 3.0 * pass_cost(k) * (double)(j.v.n * (j.v.inner < LN_COLS ? j.v.inner : LN_COLS)),
-                   l2_cols_chunk, &j);
+  const int64_t nb = (j.v.inner + LN_COLS - 1) / LN_COLS, w = j.v.inner < LN_COLS ? j.v.inner : LN_COLS;
+  mxw_parallel_run(j.v.outer * nb, 1, 3.0 * pass_cost(k) * (double)(j.v.n * w), l2_cols_chunk, &j);
   MXW_TRY(stage_finish(&st, 1));
   store_vec(j.var, &call->outputs[1]);
   return 0;

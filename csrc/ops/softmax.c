@@ -127,11 +127,12 @@ static void softmax_row_f32(const float *x, float *y, int64_t len, int64_t n, fl
   for (j = len; j < n; j++) y[j] = 0.f;
 }
 
-/* float32 lines with stride `inner` (axis not last), no length: blocks of LANES neighbouring
- * lines at a time, so every pass reads contiguous memory and runs four lines per vector. */
+/* float32 lines [i_begin, i_end) (i_begin a multiple of LANES) with stride `inner` (axis not
+ * last), no length: blocks of LANES neighbouring lines at a time, so every pass reads contiguous
+ * memory and runs four lines per vector. */
 #define LANES 64
-static void softmax_cols_f32(const float *x, float *y, int64_t n, int64_t inner, int64_t i_begin, int64_t i_end, float t,
-                             int has_t, int log) {
+static void softmax_cols_f32(const float *x, float *y, int64_t n, int64_t inner, int64_t i_begin, int64_t i_end,
+                             float t, int has_t, int log) {
   float m[LANES], s[LANES];
   int simd = !has_t || t > 0.f; /* exp arguments <= 0 */
   v128_t vt = wasm_f32x4_splat(t);

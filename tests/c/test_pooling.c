@@ -1,7 +1,8 @@
 /* Pooling: hand-worked values on a 1x1x5x5 ramp (valid / full conventions, padding with and
  * without count_include_pad, global pooling), 1-D 'same' and lp, 3-D, empty windows, float64 and
- * float16, the channel-last layouts (NWC, NHWC, NDHWC), the SIMD interior path against a plain
- * reference loop written here, and errors. */
+ * float16, the channel-last layouts (NWC, NHWC, NDHWC) and their agreement with the channel-first
+ * results (forward and gradient, bit for bit), the SIMD interior path against a plain reference
+ * loop written here, and errors. */
 #include <float.h>
 #include <stdlib.h>
 
@@ -392,6 +393,99 @@ static void test_channel_last(void **state) {
   mxw_ndarray_free(d);
 }
 
+/* Channel-last pooling runs in place (no transposed copies): each channel goes through its window
+ * with the channel-first kernels' arithmetic in the same order, so on random data the NHWC (NWC,
+ * NDHWC) results, forward and gradient, equal the NCHW ones transposed, bit for bit. The
+ * transposes here are plain loops over (N, C, S) <-> (N, S, C). */
+static void to_last(const float *src, float *dst, int N, int C, int S) {
+  for (int n = 0; n < N; n++)
+    for (int c = 0; c < C; c++)
+      for (int i = 0; i < S; i++) dst[((size_t)n * S + i) * C + c] = src[((size_t)n * C + c) * S + i];
+}
+
+static mxw_ndarray *invoke1(const char *op, mxw_ndarray **ins, int nin, const char *const *kv) {
+  mxw_ndarray *out[1] = {NULL};
+  int n = 1;
+  const char *k[12], *v[12];
+  int m = 0;
+  for (; kv[2 * m]; m++) k[m] = kv[2 * m], v[m] = kv[2 * m + 1];
+  const int id = mxw_op_find(op);
+  mxw_params *p = NULL;
+  if (mxw_params_create(id, m, k, v, &p) != 0 || mxw_op_invoke(id, p, nin, ins, &n, out) != 0)
+    fail_msg("%s: %s", op, mxw_get_last_error());
+  mxw_params_free(p);
+  return out[0];
+}
+
+static void check_last_equals_first(int nsp, const int32_t *sp, int N, int C, const char *const *kv_first,
+                                    const char *const *kv_last) {
+  int32_t sf[5] = {N, C}, sl[5] = {N};
+  int S = 1;
+  for (int i = 0; i < nsp; i++) sf[2 + i] = sl[1 + i] = sp[i], S *= sp[i];
+  sl[1 + nsp] = C;
+  float *v = malloc(sizeof(float) * (size_t)(N * C * S)), *t = malloc(sizeof(float) * (size_t)(N * C * S));
+  uint32_t seed = 99;
+  for (int i = 0; i < N * C * S; i++) {
+    seed = seed * 1664525u + 1013904223u;
+    v[i] = (float)((seed >> 9) % 64) / 8.f - 4.f; /* ties on purpose: max's first-cell rule */
+  }
+  to_last(v, t, N, C, S);
+  mxw_ndarray *xf = t_array(2 + nsp, sf, v), *xl = t_array(2 + nsp, sl, t);
+  mxw_ndarray *yf = invoke1("Pooling", &xf, 1, kv_first), *yl = invoke1("Pooling", &xl, 1, kv_last);
+  const int So = (int)(mxw_ndarray_size(yf) / (N * C));
+  float *yt = malloc(sizeof(float) * (size_t)(N * C * So) + 4), *g = malloc(sizeof(float) * (size_t)(N * C * So) + 4);
+  to_last((const float *)mxw_ndarray_data(yf), yt, N, C, So);
+  assert_memory_equal(yt, mxw_ndarray_data(yl), sizeof(float) * (size_t)(N * C * So));
+  /* gradients from the same head */
+  int32_t so_f[5], so_l[5];
+  mxw_ndarray_shape(yf, so_f);
+  mxw_ndarray_shape(yl, so_l);
+  for (int i = 0; i < N * C * So; i++) g[i] = (float)(i % 7) - 3.f;
+  mxw_ndarray *gf = t_array(2 + nsp, so_f, g);
+  to_last(g, yt, N, C, So);
+  mxw_ndarray *gl = t_array(2 + nsp, so_l, yt);
+  mxw_ndarray *inf[3] = {gf, xf, yf}, *inl[3] = {gl, xl, yl};
+  mxw_ndarray *df = invoke1("_backward_Pooling", inf, 3, kv_first), *dl = invoke1("_backward_Pooling", inl, 3, kv_last);
+  to_last((const float *)mxw_ndarray_data(df), t, N, C, S);
+  assert_memory_equal(t, mxw_ndarray_data(dl), sizeof(float) * (size_t)(N * C * S));
+  mxw_ndarray *all[] = {xf, xl, yf, yl, gf, gl, df, dl};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) mxw_ndarray_free(all[i]);
+  free(v), free(t), free(yt), free(g);
+}
+
+static void test_channel_last_equals_channel_first(void **state) {
+  (void)state;
+  static const char *const types[] = {"max", "avg", "sum"};
+#define KV(...) ((const char *const[]){__VA_ARGS__, NULL})
+  for (int k = 0; k < 3; k++) {
+    const char *ty = types[k];
+    check_last_equals_first(2, (int32_t[]){9, 11}, 2, 5,
+                            KV("kernel", "(3, 3)", "stride", "(2, 2)", "pad", "(1, 1)", "pool_type", ty),
+                            KV("kernel", "(3, 3)", "stride", "(2, 2)", "pad", "(1, 1)", "pool_type", ty, "layout",
+                               "NHWC"));
+    check_last_equals_first(2, (int32_t[]){8, 12}, 3, 6, KV("kernel", "(2, 2)", "stride", "(2, 2)", "pool_type", ty),
+                            KV("kernel", "(2, 2)", "stride", "(2, 2)", "pool_type", ty, "layout", "NHWC"));
+    check_last_equals_first(
+        2, (int32_t[]){7, 10}, 2, 3,
+        KV("kernel", "(2, 3)", "stride", "(2, 2)", "pad", "(1, 1)", "pooling_convention", "full", "pool_type", ty,
+           "count_include_pad", "False"),
+        KV("kernel", "(2, 3)", "stride", "(2, 2)", "pad", "(1, 1)", "pooling_convention", "full", "pool_type", ty,
+           "count_include_pad", "False", "layout", "NHWC"));
+    check_last_equals_first(1, (int32_t[]){13}, 2, 4, KV("kernel", "(3,)", "stride", "(2,)", "pool_type", ty),
+                            KV("kernel", "(3,)", "stride", "(2,)", "pool_type", ty, "layout", "NWC"));
+    check_last_equals_first(3, (int32_t[]){4, 5, 6}, 2, 3,
+                            KV("kernel", "(2, 2, 3)", "pad", "(1, 0, 1)", "pool_type", ty),
+                            KV("kernel", "(2, 2, 3)", "pad", "(1, 0, 1)", "pool_type", ty, "layout", "NDHWC"));
+    check_last_equals_first(2, (int32_t[]){5, 7}, 2, 9, KV("global_pool", "True", "pool_type", ty),
+                            KV("global_pool", "True", "pool_type", ty, "layout", "NHWC"));
+  }
+  check_last_equals_first(2, (int32_t[]){9, 11}, 2, 5, KV("kernel", "(3, 3)", "pool_type", "lp", "p_value", "2"),
+                          KV("kernel", "(3, 3)", "pool_type", "lp", "p_value", "2", "layout", "NHWC"));
+  check_last_equals_first(2, (int32_t[]){9, 11}, 2, 5, KV("kernel", "(2, 2)", "pool_type", "lp", "p_value", "3"),
+                          KV("kernel", "(2, 2)", "pool_type", "lp", "p_value", "3", "layout", "NHWC"));
+#undef KV
+}
+
 static void test_errors_name_op_and_problem(void **state) {
   (void)state;
   mxw_ndarray *x = ramp_5x5(), *in[1] = {x}, *out[1] = {NULL};
@@ -441,6 +535,7 @@ int main(void) {
       cmocka_unit_test(test_other_dtypes),
       cmocka_unit_test(test_fast_path_matches_reference),
       cmocka_unit_test(test_channel_last),
+      cmocka_unit_test(test_channel_last_equals_channel_first),
       cmocka_unit_test(test_errors_name_op_and_problem),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -34,17 +34,18 @@ static mxw_ndarray *rand_array(int dtype, double lo, double hi, int ndim, const 
 #define F16(...) RAND(MXW_FLOAT16, -2.0, 2.0, __VA_ARGS__)
 #define POS32(...) RAND(MXW_FLOAT32, 0.25, 3.0, __VA_ARGS__)
 
+static size_t nbytes(const mxw_ndarray *a) {
+  return (size_t)mxw_ndarray_size(a) * (size_t)mxw_dtype_size(mxw_ndarray_dtype(a));
+}
+
 static mxw_ndarray *clone(const mxw_ndarray *a) {
   int32_t shape[MXW_MAX_NDIM];
   mxw_ndarray_shape(a, shape);
   mxw_ndarray *c = NULL;
-  if (mxw_ndarray_create(mxw_ndarray_ndim(a), shape, mxw_ndarray_dtype(a), &c) != 0) fail_msg("%s", mxw_get_last_error());
-  memcpy(mxw_ndarray_data(c), mxw_ndarray_data(a), (size_t)mxw_ndarray_size(a) * (size_t)mxw_dtype_size(mxw_ndarray_dtype(a)));
+  if (mxw_ndarray_create(mxw_ndarray_ndim(a), shape, mxw_ndarray_dtype(a), &c) != 0)
+    fail_msg("%s", mxw_get_last_error());
+  memcpy(mxw_ndarray_data(c), mxw_ndarray_data(a), nbytes(a));
   return c;
-}
-
-static size_t nbytes(const mxw_ndarray *a) {
-  return (size_t)mxw_ndarray_size(a) * (size_t)mxw_dtype_size(mxw_ndarray_dtype(a));
 }
 
 /* Runs op(kv...) on copies of ins (train: is_train), outs allocated; *nout set. */
@@ -123,10 +124,11 @@ static void check(const char *op, const char *const *kv, int nin, mxw_ndarray **
 }
 
 #define KV(...) ((const char *const[]){__VA_ARGS__, NULL})
-#define CHECK(op, kv, ...) check(op, kv, ARGS_(__VA_ARGS__))
-#define ARGS_(...) (int)(sizeof((mxw_ndarray *[]){__VA_ARGS__}) / sizeof(mxw_ndarray *)), ((mxw_ndarray *[]){__VA_ARGS__}), 0
-#define CHECK_TRAIN(op, kv, ...) check(op, kv, ARGST_(__VA_ARGS__))
-#define ARGST_(...) (int)(sizeof((mxw_ndarray *[]){__VA_ARGS__}) / sizeof(mxw_ndarray *)), ((mxw_ndarray *[]){__VA_ARGS__}), 1
+/* CHECK(op, kv, inputs...) at inference, CHECK_TRAIN in training */
+#define ARRAYS_(...)                                                                              \
+  (int)(sizeof((mxw_ndarray *[]){__VA_ARGS__}) / sizeof(mxw_ndarray *)), ((mxw_ndarray *[]){__VA_ARGS__})
+#define CHECK(op, kv, ...) check(op, kv, ARRAYS_(__VA_ARGS__), 0)
+#define CHECK_TRAIN(op, kv, ...) check(op, kv, ARRAYS_(__VA_ARGS__), 1)
 
 /* ---- elementwise unary, Activation, copies ---------------------------------------------------- */
 static void test_unary(void **state) {
@@ -336,7 +338,8 @@ static void test_norm(void **state) {
   CHECK("_backward_LayerNorm", NULL, F32(301, 129), F32(301, 129), F32(129), F32(301, 1), POS32(301, 1));
   CHECK("_backward_LayerNorm", KV("axis", "1"), F32(7, 33, 101), F32(7, 33, 101), F32(33), F32(7, 1, 101),
         POS32(7, 1, 101));
-  CHECK("_backward_LayerNorm", NULL, F16(31, 129), F16(31, 129), F16(129), F16(31, 1), RAND(MXW_FLOAT16, 0.25, 3.0, 31, 1));
+  CHECK("_backward_LayerNorm", NULL, F16(31, 129), F16(31, 129), F16(129), F16(31, 1),
+        RAND(MXW_FLOAT16, 0.25, 3.0, 31, 1));
   /* InstanceNorm / GroupNorm: rows (n, c) / (n, group) */
   CHECK("InstanceNorm", NULL, F32(3, 17, 13, 11), F32(17), F32(17));
   CHECK("_backward_InstanceNorm", NULL, F32(3, 17, 13, 11), F32(3, 17, 13, 11), F32(17), F32(3, 17), POS32(3, 17));
@@ -367,7 +370,8 @@ static void check_pool(const char *const *kv, mxw_ndarray *x) {
   mxw_ndarray_shape(y, s);
   mxw_ndarray *dy = NULL;
   assert_int_equal(mxw_ndarray_create(mxw_ndarray_ndim(y), s, mxw_ndarray_dtype(y), &dy), 0);
-  for (int64_t i = 0; i < mxw_ndarray_size(dy); i++) mxw_store_f64(mxw_ndarray_data(dy), mxw_ndarray_dtype(dy), i, urand());
+  for (int64_t i = 0; i < mxw_ndarray_size(dy); i++)
+    mxw_store_f64(mxw_ndarray_data(dy), mxw_ndarray_dtype(dy), i, urand());
   CHECK("_backward_Pooling", kv, dy, x, y);
 }
 
