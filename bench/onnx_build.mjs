@@ -1,5 +1,5 @@
 // onnx_build.mjs -- builds small ONNX models in memory (onnx-proto's protobuf classes) so that
-// ONNX Runtime Web can run the same weights as mxnet-wasm in bench/peers.mjs. No file is written.
+// ONNX Runtime (web and node) can run the same weights as mxnet-wasm in bench/peers.mjs.
 //
 //   const g = new OnnxGraph();
 //   const y = g.node('Gemm', [x, g.init('w', [out, in], w), g.init('b', [out], b)], { transB: 1 });
@@ -10,11 +10,11 @@ const { onnx } = onnxpkg;
 const FLOAT = onnx.TensorProto.DataType.FLOAT;
 const OPSET = 13;
 
+// shape null: left for the runtime to infer (an output's shape).
 function valueInfo(name, shape) {
-  return {
-    name,
-    type: { tensorType: { elemType: FLOAT, shape: { dim: shape.map((d) => ({ dimValue: d })) } } },
-  };
+  const tensorType = { elemType: FLOAT };
+  if (shape) tensorType.shape = { dim: shape.map((d) => ({ dimValue: d })) };
+  return { name, type: { tensorType } };
 }
 
 // One ONNX attribute: integers and integer lists only (all these graphs need).
@@ -53,7 +53,7 @@ export class OnnxGraph {
     return output;
   }
 
-  // input/output: [name, shape] with static shapes. Returns the serialized ModelProto.
+  // input/output: [name, shape] (input static; output shape may be null). Returns the serialized ModelProto.
   finish([inName, inShape], [outName, outShape]) {
     const model = onnx.ModelProto.create({
       irVersion: 7,

@@ -1,403 +1,346 @@
-// Peers benchmark: the same models, with the same weights, on mxnet-wasm (a hybridized Gluon
-// block or SymbolBlock), TensorFlow.js's WASM backend (XNNPACK, SIMD, single thread in Node) and
-// ONNX Runtime Web's wasm backend (numThreads = 1), in one Node process.
+// Peers benchmark (issue 10): mxnet-wasm against TensorFlow.js's WASM backend and ONNX Runtime Web
+// on the same models with the same weights, at 1 and 2 threads, one process per (engine
+// configuration, thread count), so that build tiers and thread pools never share a process.
 //
-//   node bench/peers.mjs        (build first: bash scripts/build.sh wasm)
-//   env: RUNS (timed runs per engine, default 7, at least 7), RUN_MS (target length of one run,
-//        default 250), WARM_MS (warm-up per engine and model, default 1000), RESNET=0 skips the
-//        conv stack, ONLY=<substring of a model name> runs only matching models.
+//   node bench/peers.mjs          (npm run bench; build first: bash scripts/build.sh wasm)
+//   env: RUNS (timed runs per engine and model, default 7), RUN_MS (one run, default 300),
+//        WARM_MS (warm-up per engine and model, default 1000), ONLY=<model keys, comma-separated:
+//        mlp,lenet,resnet18,mobilenetv2,gemm>, ENGINES=<substrings of engine ids, comma-separated>,
+//        BROWSER=0 (Node only), STARTUP_RUNS (fresh processes per tier, default 5), PEAK_RUNS (default 5)
 //
-// One timed iteration is what an application does per inference: copy a Float32Array input in,
-// run the network, copy the output back out to a Float32Array. Each engine gets the input in
-// its native layout (TF.js: NHWC, prepared outside the timing). Outputs are compared first
-// (max difference relative to the largest reference value, must be <= 1e-4); then every engine
-// is warmed up (V8 runs wasm through its baseline compiler first), and the timed runs are
-// interleaved across engines so load changes on a shared machine hit all of them alike. The
-// result is the median per iteration of each engine and the ratios peer / mxnet-wasm (> 1:
-// mxnet-wasm is faster).
+// What it does, in order:
+// 1. references: a child builds every model's ONNX graph (bench/models.mjs -> bench/onnx_build.mjs)
+//    and runs it with onnxruntime-node (native CPU, independent of every engine measured), writing
+//    the graphs and outputs to a temporary folder;
+// 2. peaks: a child measures the register-only f32x4 mul+add and relaxed_madd peaks (bench/peak.mjs)
+//    at 1 and 2 threads (relaxed only where the host validates it; Node 20 with its flag);
+// 3. engines: one child per configuration, in Node (bench/peers_child.mjs) or in headless Chromium
+//    behind a cross-origin isolated page (bench/peers_browser.mjs, the engine in a worker): every
+//    mxnet-wasm tier (MXW_TIER; "not built" when absent), tfjs-wasm (SIMD in Node; threaded-SIMD in
+//    Chromium, where it can use threads), onnxruntime-web (numThreads 1 and 2, Node and Chromium);
+// 4. per model: every engine's output is compared with the reference (engines that differ are not
+//    timed), warmed up (V8 runs wasm on its baseline compiler first), then timed in RUNS rounds that
+//    visit the engines in turn (so a load change on this shared machine hits all of them alike);
+// 5. mxnet-wasm's GEMM on resident arrays as a fraction of its tier's peak; import -> first LeNet
+//    inference (median of fresh processes, bench/startup.mjs); the .wasm sizes, raw and gzip.
+// The table: median ms per inference; the ratio mxnet-wasm / best peer per host and thread count.
 import os from 'node:os';
 import path from 'node:path';
-import { existsSync } from 'node:fs';
+import { fork, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
-import * as mx from 'mxnet-wasm';
-import { OnnxGraph } from './onnx_build.mjs';
-import { median, oihwToHwio, transpose2d } from './common.mjs';
+import { MODELS } from './models.mjs';
+import { median } from './common.mjs';
 
-const { nd, gluon } = mx;
-const { nn } = gluon;
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '..');
 const require = createRequire(import.meta.url);
+const env = process.env;
+const RUNS = Math.max(1, Number(env.RUNS ?? 7));
+const RUN_MS = Number(env.RUN_MS ?? 300);
+const WARM_MS = Number(env.WARM_MS ?? 1000);
+const STARTUP_RUNS = Math.max(1, Number(env.STARTUP_RUNS ?? 5));
+const CALL_TIMEOUT_MS = 15 * 60 * 1000;
+const THREADS = [1, 2];
+const TIERS = ['simd', 'relaxed-simd', 'threads', 'relaxed-simd-threads'];
+const only = env.ONLY ? env.ONLY.split(',') : null;
+const models = MODELS.filter((m) => !only || only.includes(m.key));
+const log = (s) => process.stderr.write(`[peers] ${s}\n`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-const RUNS = Math.max(7, Number(process.env.RUNS ?? 7));
-const RUN_MS = Number(process.env.RUN_MS ?? 250);
-const WARM_MS = Number(process.env.WARM_MS ?? 1000);
-const TOL = 1e-4;
-// The real MXNet files: $MXW_MODELS (relative to the project root), default ../shared/models.
-const MODELS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', process.env.MXW_MODELS || '../shared/models');
-const LENET = path.join(MODELS, 'lenet-gluon');
+// ---- host facts -------------------------------------------------------------------------------------
+// Relaxed SIMD: native here, behind Node 20's flag, or not at all.
+const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
+const { peakSupported } = await import('./peak.mjs');
+const relaxedNative = peakSupported('relaxed');
+const relaxedFlag = !relaxedNative && spawnSync(process.execPath, [RELAXED_FLAG, '-e', '0']).status === 0;
+const relaxedArgv = relaxedFlag ? [RELAXED_FLAG] : [];
+let chromiumOk = env.BROWSER !== '0';
+try { require.resolve('playwright-core'); statSync(env.CHROMIUM ?? '/usr/bin/chromium'); } catch { chromiumOk = false; }
 
-// ---- peers: loaded defensively; an engine that cannot run here is left out with a note ----------
-const notes = [];
-let tf = null;
-try {
-  tf = await import('@tensorflow/tfjs-core');
-  const { setWasmPaths } = await import('@tensorflow/tfjs-backend-wasm');
-  // In Node the backend cannot find its .wasm files by itself: point it at the package's dist/.
-  const dist = path.dirname(require.resolve('@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm'));
-  setWasmPaths(dist + path.sep);
-  if (!(await tf.setBackend('wasm'))) throw new Error('tf.setBackend("wasm") returned false');
-  await tf.ready();
-} catch (e) {
-  notes.push(`tfjs-wasm left out: ${e.message}`);
-  tf = null;
-}
-let ort = null;
-try {
-  ort = await import('onnxruntime-web');
-  ort.env.wasm.numThreads = 1; // single thread, as mxnet-wasm and tfjs-wasm here
-  ort.env.wasm.proxy = false;
-  ort.env.logLevel = 'error';
-  // Creating a session is what instantiates the wasm: probe once so a failure is reported here.
-  const g = new OnnxGraph('probe');
-  const y = g.node('Relu', ['x']);
-  const s = await ort.InferenceSession.create(g.finish(['x', [1]], [y, [1]]), { executionProviders: ['wasm'] });
-  await s.run({ x: new ort.Tensor('float32', new Float32Array([1]), [1]) });
-  await s.release();
-} catch (e) {
-  notes.push(`ort-web left out: ${e.message}`);
-  ort = null;
-}
-
-// ---- helpers --------------------------------------------------------------------------------------
-function rand(n, lo, hi, seed) { // deterministic uniform [lo, hi)
-  const v = new Float32Array(n);
-  let s = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    v[i] = lo + (hi - lo) * (s / 4294967296);
+// ---- engine configurations --------------------------------------------------------------------------
+const configs = [];
+for (const tier of TIERS) {
+  for (const threads of tier.includes('threads') ? THREADS : [1]) {
+    configs.push({ engine: 'mx', host: 'node', tier, threads });
   }
-  return v;
 }
-const prod = (shape) => shape.reduce((a, b) => a * b, 1);
+configs.push({ engine: 'tf', host: 'node', build: 'simd', threads: 1 });
+for (const threads of THREADS) configs.push({ engine: 'ort', host: 'node', threads });
+if (chromiumOk) {
+  for (const threads of THREADS) configs.push({ engine: 'mx', host: 'chromium', threads });
+  configs.push({ engine: 'tf', host: 'chromium', build: 'simd', threads: 1 });
+  for (const threads of THREADS) configs.push({ engine: 'tf', host: 'chromium', build: 'threaded-simd', threads });
+  for (const threads of THREADS) configs.push({ engine: 'ort', host: 'chromium', threads });
+}
+for (const c of configs) {
+  const variant = c.tier ?? c.build;
+  c.id = `${c.engine}${variant ? `-${variant}` : ''}@${c.threads}${c.host === 'chromium' ? '-chromium' : ''}`;
+}
+const wanted = env.ENGINES ? env.ENGINES.split(',') : null;
+const selected = configs.filter((c) => !wanted || wanted.some((w) => c.id.includes(w)));
 
-// NCHW <-> NHWC for whole tensors
-function nchwToNhwc(x, [N, C, H, W]) {
-  const out = new Float32Array(x.length);
-  for (let n = 0; n < N; n++) for (let c = 0; c < C; c++) for (let p = 0; p < H * W; p++) out[(n * H * W + p) * C + c] = x[(n * C + c) * H * W + p];
-  return out;
-}
-function nhwcToNchw(x, [N, C, H, W]) {
-  const out = new Float32Array(x.length);
-  for (let n = 0; n < N; n++) for (let c = 0; c < C; c++) for (let p = 0; p < H * W; p++) out[(n * C + c) * H * W + p] = x[(n * H * W + p) * C + c];
-  return out;
-}
-
-// Max |a - ref| and that divided by max |ref| (the scale of the output).
-function compare(a, ref) {
-  if (a.length !== ref.length) return { abs: Infinity, rel: Infinity };
-  let abs = 0, scale = 0;
-  for (let i = 0; i < ref.length; i++) {
-    const d = Math.abs(a[i] - ref[i]);
-    abs = Number.isNaN(d) ? Infinity : Math.max(abs, d);
-    scale = Math.max(scale, Math.abs(ref[i]));
-  }
-  return { abs, rel: abs / (scale || 1) };
-}
-
-// ---- engines: each model builds { run(): Float32Array | Promise<Float32Array>, async, toRef } ---
-// mxnet-wasm: a hybridized block; one iteration = nd.array in, forward, toTypedArray out.
-function mxRunner(net, input, shape) {
+// ---- children ---------------------------------------------------------------------------------------
+// A child answers each message with one message, in order; call() resolves with the answer, or with
+// { error } when the child exits or does not answer in time.
+function startChild(script, config, { env: extraEnv = {}, execArgv = [] } = {}) {
+  const child = fork(path.join(here, script), [JSON.stringify(config)], {
+    env: { ...process.env, ...extraEnv }, execArgv, serialization: 'advanced',
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const waiting = [];
+  let dead = null;
+  child.on('message', (m) => waiting.shift()?.(m));
+  child.on('exit', (code, signal) => {
+    dead = `exited (${signal ?? code})`;
+    while (waiting.length) waiting.shift()({ ready: false, ok: false, reason: dead, error: dead });
+  });
+  const next = (ms) => new Promise((resolve) => {
+    if (dead) { resolve({ ready: false, ok: false, reason: dead, error: dead }); return; }
+    const t = setTimeout(() => { child.kill(); }, ms);
+    waiting.push((m) => { clearTimeout(t); resolve(m); });
+  });
   return {
-    async: false,
-    run() {
-      const x = nd.array(input, { shape });
-      const y = net(x);
-      const out = y.toTypedArray();
-      x.dispose();
-      y.dispose();
-      return out;
-    },
-  };
-}
-// TF.js: fwd maps a tf tensor to a tf tensor; weights are tf tensors created once.
-function tfRunner(fwd, input, shape, toRef = (o) => o) {
-  return {
-    async: false,
-    toRef,
-    run() {
-      const y = tf.tidy(() => fwd(tf.tensor(input, shape, 'float32')));
-      const out = y.dataSync();
-      y.dispose();
-      return out;
-    },
-  };
-}
-// ORT Web: a session per (model, batch) with static shapes; run() is asynchronous by API.
-async function ortRunner(bytes, input, shape) {
-  const session = await ort.InferenceSession.create(bytes, { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
-  const [inName] = session.inputNames, [outName] = session.outputNames;
-  return {
-    async: true,
-    session,
-    async run() {
-      const r = await session.run({ [inName]: new ort.Tensor('float32', input, shape) });
-      return r[outName].data;
+    child,
+    first: () => next(CALL_TIMEOUT_MS),
+    call(msg) { const p = next(CALL_TIMEOUT_MS); if (!dead) child.send(msg); return p; },
+    async stop() {
+      if (dead) return;
+      const gone = new Promise((r) => child.once('exit', r));
+      child.send({ cmd: 'exit' });
+      await Promise.race([gone, sleep(10_000)]);
+      if (!dead) child.kill();
     },
   };
 }
 
-// ---- model 1: the seed MLP (Dense(256, relu) -> Dense(128, relu) -> Dense(2)) ---------------------
-async function mlpModel() {
-  mx.random.seed(0);
-  const net = new nn.HybridSequential();
-  const layers = [];
-  net.nameScope(() => {
-    layers.push(new nn.Dense(256, { activation: 'relu', inUnits: 512 }));
-    layers.push(new nn.Dense(128, { activation: 'relu', inUnits: 256 }));
-    layers.push(new nn.Dense(2, { inUnits: 128 }));
-    for (const l of layers) net.add(l);
-  });
-  net.initialize();
-  // The initializer's values (MXNet's default uniform(-0.07, 0.07), zero biases) are copied to the
-  // peers; the biases get random values so that they are exercised too.
-  const W = layers.map((l) => ({ w: l.weight.data().toTypedArray(), shape: l.weight.shape }));
-  const B = layers.map((l, i) => rand(l.bias.shape[0], -0.1, 0.1, 100 + i));
-  layers.forEach((l, i) => { const b = nd.array(B[i]); l.bias.setData(b); b.dispose(); });
-  net.hybridize();
-  const tfW = tf && W.map(({ w, shape }, i) => ({ w: tf.tensor(transpose2d(w, shape), [shape[1], shape[0]]), b: tf.tensor(B[i]) }));
-  return {
-    name: 'MLP 512-256-128-2',
-    batches: [1, 64],
-    inShape: (n) => [n, 512],
-    inRange: [-1, 1],
-    mx: (input, shape) => mxRunner(net, input, shape),
-    tf: tfW && ((input, shape) => tfRunner((x) => {
-      let h = tf.fused.matMul({ a: x, b: tfW[0].w, bias: tfW[0].b, activation: 'relu' });
-      h = tf.fused.matMul({ a: h, b: tfW[1].w, bias: tfW[1].b, activation: 'relu' });
-      return tf.fused.matMul({ a: h, b: tfW[2].w, bias: tfW[2].b });
-    }, input, shape)),
-    ort: ort && ((input, shape) => {
-      const g = new OnnxGraph('mlp');
-      let h = 'data';
-      W.forEach(({ w, shape: ws }, i) => {
-        h = g.node('Gemm', [h, g.init(`w${i}`, ws, w), g.init(`b${i}`, [ws[0]], B[i])], { transB: 1 });
-        if (i < 2) h = g.node('Relu', [h]);
-      });
-      return ortRunner(g.finish(['data', shape], [h, [shape[0], 2]]), input, shape);
-    }),
-  };
-}
+const data = mkdtempSync(path.join(os.tmpdir(), 'mxw-peers-'));
+process.on('exit', () => rmSync(data, { recursive: true, force: true }));
+const loadStart = os.loadavg();
+const t0 = Date.now();
 
-// ---- model 2: LeNet from the shared MXNet export (SymbolBlock.imports) ----------------------------
-async function lenetModel() {
-  const net = await gluon.SymbolBlock.imports(`${LENET}/lenet-symbol.json`, ['data'], `${LENET}/lenet-0001.params`);
-  net.hybridize();
-  const loaded = await nd.load(`${LENET}/lenet-0001.params`);
-  const P = {};
-  for (const [k, v] of Object.entries(loaded)) {
-    P[k.replace(/^arg:hybridsequential0_/, '')] = { v: v.toTypedArray(), shape: v.shape };
-    v.dispose();
-  }
-  const need = ['conv0_weight', 'conv0_bias', 'conv1_weight', 'conv1_bias', 'dense0_weight', 'dense0_bias', 'dense1_weight', 'dense1_bias'];
-  for (const k of need) if (!P[k]) throw new Error(`lenet params: ${k} missing`);
-  // TF.js runs NHWC: the flattened features come out in (h, w, c) order, MXNet's in (c, h, w), so
-  // dense0's input columns are permuted once here instead of transposing activations per call.
-  let tfP = null;
-  if (tf) {
-    const [O0, I0] = P.dense0_weight.shape; // 32 x 80 = 32 x (5 * 4 * 4)
-    const C = P.conv1_weight.shape[0], HW = I0 / C;
-    const d0 = new Float32Array(I0 * O0); // [I0 (h, w, c), O0]
-    for (let o = 0; o < O0; o++) for (let c = 0; c < C; c++) for (let p = 0; p < HW; p++) d0[(p * C + c) * O0 + o] = P.dense0_weight.v[o * I0 + c * HW + p];
-    const conv = (k) => { const s = P[k].shape; return tf.tensor(oihwToHwio(P[k].v, s), [s[2], s[3], s[1], s[0]]); };
-    tfP = {
-      c0: conv('conv0_weight'), b0: tf.tensor(P.conv0_bias.v), c1: conv('conv1_weight'), b1: tf.tensor(P.conv1_bias.v),
-      d0: tf.tensor(d0, [I0, O0]), db0: tf.tensor(P.dense0_bias.v),
-      d1: tf.tensor(transpose2d(P.dense1_weight.v, P.dense1_weight.shape), [P.dense1_weight.shape[1], P.dense1_weight.shape[0]]),
-      db1: tf.tensor(P.dense1_bias.v),
-    };
-  }
-  return {
-    name: 'LeNet (SymbolBlock)',
-    batches: [1, 32],
-    inShape: (n) => [n, 1, 28, 28],
-    inRange: [0, 1],
-    mx: (input, shape) => mxRunner(net, input, shape),
-    // one input channel: NCHW and NHWC are the same bytes, so the input is passed as is
-    tf: tfP && ((input, [n, , h, w]) => tfRunner((x) => {
-      let y = tf.fused.conv2d({ x, filter: tfP.c0, strides: 1, pad: 'valid', bias: tfP.b0, activation: 'relu' });
-      y = tf.maxPool(y, 2, 2, 'valid');
-      y = tf.fused.conv2d({ x: y, filter: tfP.c1, strides: 1, pad: 'valid', bias: tfP.b1, activation: 'relu' });
-      y = tf.maxPool(y, 2, 2, 'valid');
-      y = tf.reshape(y, [y.shape[0], -1]);
-      y = tf.fused.matMul({ a: y, b: tfP.d0, bias: tfP.db0, activation: 'relu' });
-      return tf.fused.matMul({ a: y, b: tfP.d1, bias: tfP.db1 });
-    }, input, [n, h, w, 1])),
-    ort: ort && ((input, shape) => {
-      const g = new OnnxGraph('lenet');
-      const w = (k) => g.init(k, P[k].shape, P[k].v);
-      let y = g.node('Conv', ['data', w('conv0_weight'), w('conv0_bias')], { kernel_shape: [5, 5] });
-      y = g.node('Relu', [y]);
-      y = g.node('MaxPool', [y], { kernel_shape: [2, 2], strides: [2, 2] });
-      y = g.node('Conv', [y, w('conv1_weight'), w('conv1_bias')], { kernel_shape: [5, 5] });
-      y = g.node('Relu', [y]);
-      y = g.node('MaxPool', [y], { kernel_shape: [2, 2], strides: [2, 2] });
-      y = g.node('Flatten', [y], { axis: 1 });
-      y = g.node('Gemm', [y, w('dense0_weight'), w('dense0_bias')], { transB: 1 });
-      y = g.node('Relu', [y]);
-      y = g.node('Gemm', [y, w('dense1_weight'), w('dense1_bias')], { transB: 1 });
-      return ortRunner(g.finish(['data', shape], [y, [shape[0], 10]]), input, shape);
-    }),
-  };
-}
+// 1. references
+log(`references (onnxruntime-node) for ${models.map((m) => m.key).join(', ')} ...`);
+const ref = startChild('peers_child.mjs', { engine: 'ref', data, models: models.map((m) => m.key) });
+const refInfo = await ref.first();
+if (!refInfo.ready) { console.error(`references failed: ${refInfo.reason}`); process.exit(1); }
 
-// ---- model 3: a ResNet-ish stack: 4 x (Conv 3x3, 64 -> 64, pad 1, BatchNorm folded, relu) on 56x56
-async function convStackModel() {
-  const C = 64, K = 3, DEPTH = 4, EPS = 1e-5;
-  // Conv weights with He-uniform scale; BatchNorm inference statistics folded into the conv:
-  // w' = w * gamma / sqrt(var + eps), b' = beta - mean * gamma / sqrt(var + eps).
-  const layersW = [];
-  for (let l = 0; l < DEPTH; l++) {
-    const a = Math.sqrt(6 / (C * K * K));
-    const w = rand(C * C * K * K, -a, a, 200 + l);
-    const gamma = rand(C, 0.5, 1.5, 300 + l), beta = rand(C, -0.1, 0.1, 400 + l);
-    const mean = rand(C, -0.1, 0.1, 500 + l), variance = rand(C, 0.5, 1.5, 600 + l);
-    const b = new Float32Array(C);
-    for (let o = 0; o < C; o++) {
-      const s = gamma[o] / Math.sqrt(variance[o] + EPS);
-      for (let i = 0; i < C * K * K; i++) w[o * C * K * K + i] *= s;
-      b[o] = beta[o] - mean[o] * s;
-    }
-    layersW.push({ w, b, shape: [C, C, K, K] });
-  }
-  const net = new nn.HybridSequential();
-  const convs = [];
-  net.nameScope(() => {
-    for (let l = 0; l < DEPTH; l++) {
-      const c = new nn.Conv2D(C, K, { padding: 1, inChannels: C, activation: 'relu' });
-      convs.push(c);
-      net.add(c);
-    }
-  });
-  net.initialize();
-  convs.forEach((c, l) => {
-    const w = nd.array(layersW[l].w, { shape: layersW[l].shape }), b = nd.array(layersW[l].b);
-    c.weight.setData(w);
-    c.bias.setData(b);
-    w.dispose();
-    b.dispose();
-  });
-  net.hybridize();
-  const tfP = tf && layersW.map(({ w, b, shape }) => ({ f: tf.tensor(oihwToHwio(w, shape), [K, K, C, C]), b: tf.tensor(b) }));
-  return {
-    name: 'conv3x3 64ch 56x56 x4',
-    batches: [1],
-    inShape: (n) => [n, C, 56, 56],
-    inRange: [-1, 1],
-    mx: (input, shape) => mxRunner(net, input, shape),
-    tf: tfP && ((input, shape) => {
-      const [n, c, h, w] = shape;
-      return tfRunner((x) => {
-        let y = x;
-        for (const p of tfP) y = tf.fused.conv2d({ x: y, filter: p.f, strides: 1, pad: 'same', bias: p.b, activation: 'relu' });
-        return y;
-      }, nchwToNhwc(input, shape), [n, h, w, c], (o) => nhwcToNchw(o, shape));
-    }),
-    ort: ort && ((input, shape) => {
-      const g = new OnnxGraph('convstack');
-      let y = 'data';
-      layersW.forEach(({ w, b, shape: ws }, l) => {
-        y = g.node('Conv', [y, g.init(`w${l}`, ws, w), g.init(`b${l}`, [C], b)], { kernel_shape: [K, K], pads: [1, 1, 1, 1] });
-        y = g.node('Relu', [y]);
-      });
-      return ortRunner(g.finish(['data', shape], [y, shape]), input, shape);
-    }),
-  };
-}
+// 2. peaks
+log('peaks ...');
+const peak = await new Promise((resolve) => {
+  const p = spawn(process.execPath, [...relaxedArgv, path.join(here, 'peak.mjs')], {
+    env: { ...process.env, PEAK_JSON: '1', THREADS: THREADS.join(',') }, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  p.stdout.on('data', (d) => { out += d; });
+  p.on('exit', () => { try { resolve(JSON.parse(out.trim().split('\n').pop())); } catch { resolve(null); } });
+});
 
-// ---- timing ---------------------------------------------------------------------------------------
-// n iterations; returns elapsed ms. Synchronous engines run without awaiting per iteration.
-async function runN(r, n) {
-  const t0 = performance.now();
-  if (r.async) for (let i = 0; i < n; i++) await r.run();
-  else for (let i = 0; i < n; i++) r.run();
-  return performance.now() - t0;
+// 3. engines
+const engines = []; // { config, ch, label, detail, letter }
+const unavailable = [];
+for (const config of selected) {
+  log(`starting ${config.id} ...`);
+  const isMx = config.engine === 'mx';
+  const opts = config.host === 'node' && isMx ? {
+    env: { MXW_TIER: config.tier, MXW_NUM_THREADS: String(Math.max(...THREADS)) },
+    execArgv: config.tier.includes('relaxed') ? relaxedArgv : [],
+  } : {};
+  const ch = startChild(config.host === 'node' ? 'peers_child.mjs' : 'peers_browser.mjs', { ...config, data }, opts);
+  const r = await ch.first();
+  if (r.ready) engines.push({ config, ch, label: r.label, detail: r.detail, checks: [] });
+  else { unavailable.push({ config, reason: r.reason }); await ch.stop(); }
 }
-// Warm-up for WARM_MS, then picks the iteration count of one run (about RUN_MS long).
-async function warm(r) {
-  let n = 0;
-  const t0 = performance.now();
-  do { if (r.async) await r.run(); else r.run(); n++; } while (performance.now() - t0 < WARM_MS);
-  const per = await runN(r, Math.max(1, Math.ceil(n / 10))) / Math.max(1, Math.ceil(n / 10));
-  return Math.max(1, Math.round(RUN_MS / per));
-}
+engines.forEach((e, i) => { e.letter = String.fromCharCode(65 + i); });
 
-// ---- main -----------------------------------------------------------------------------------------
-const ENGINES = [
-  { key: 'mx', label: 'mxnet-wasm' },
-  { key: 'tf', label: 'tfjs-wasm' },
-  { key: 'ort', label: 'ort-web' },
-];
-console.log(`peers benchmark: node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), ` +
-  `load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} (shared machine: other processes may be running)`);
-console.log(`  mxnet-wasm ${mx.version}: ${JSON.stringify(mx.features())}`);
-if (tf) console.log(`  tfjs-wasm ${tf.version_core}: simd ${tf.env().getBool('WASM_HAS_SIMD_SUPPORT')}, threads ${tf.env().getBool('WASM_HAS_MULTITHREAD_SUPPORT')}`);
-if (ort) console.log(`  onnxruntime-web ${ort.env.versions?.web ?? ''}: wasm, numThreads ${ort.env.wasm.numThreads}, simd build`);
-for (const n of notes) console.log(`  NOTE: ${n}`);
-console.log(`  one iteration = input copied in, forward, output copied out; median of ${RUNS} interleaved runs of ~${RUN_MS} ms after ${WARM_MS} ms warm-up each\n`);
-
-const builders = [mlpModel];
-if (existsSync(LENET)) builders.push(lenetModel);
-else console.log(`  NOTE: LeNet (SymbolBlock) skipped: real MXNet files not found at ${MODELS} (set MXW_MODELS)\n`);
-if (process.env.RESNET !== '0') builders.push(convStackModel);
-const rows = [];
+// 4. models
+const rows = []; // { model, batch, ms: Map(engine -> ms), bad: Map(engine -> text) }
 let failed = false;
-for (const build of builders) {
-  const model = await build();
-  if (process.env.ONLY && !model.name.includes(process.env.ONLY)) continue;
+for (const model of models) {
   for (const batch of model.batches) {
-    const shape = model.inShape(batch);
-    const input = rand(prod(shape), model.inRange[0], model.inRange[1], 7 + batch);
-    const runners = {};
-    for (const e of ENGINES) if (model[e.key]) runners[e.key] = await model[e.key](input, shape);
-    // correctness first: every peer against mxnet-wasm on the same input
-    const ref = runners.mx.run();
-    const checks = [];
-    for (const e of ENGINES.slice(1)) {
-      const r = runners[e.key];
-      if (!r) continue;
-      const out = (r.toRef ?? ((o) => o))(await r.run());
-      const { abs, rel } = compare(out, ref);
-      checks.push(`${e.label} max |diff| ${abs.toExponential(2)} (${rel.toExponential(2)} of max |y|)`);
-      if (!(rel <= TOL)) {
-        failed = true;
-        checks[checks.length - 1] += ` MISMATCH > ${TOL}: not timed`;
-        delete runners[e.key];
+    log(`${model.key} batch ${batch}: check and warm-up ...`);
+    const row = { model, batch, ms: new Map(), bad: new Map() };
+    const live = [];
+    for (const e of engines) {
+      const r = await e.ch.call({ cmd: 'prepare', model: model.key, batch, warmMs: WARM_MS, runMs: RUN_MS });
+      if (r.ok) { e.checks.push(r.rel); live.push(e); continue; }
+      failed = true;
+      row.bad.set(e, r.rel !== undefined ? 'MISMATCH' : 'ERROR');
+      log(`${e.letter} ${e.config.id} on ${model.key} b${batch}: ${r.error}`);
+    }
+    log(`${model.key} batch ${batch}: ${RUNS} rounds over ${live.length} engines ...`);
+    const times = new Map(live.map((e) => [e, []]));
+    for (let round = 0; round < RUNS; round++) {
+      const order = live.map((_, i) => live[(i + round) % live.length]);
+      for (const e of order) {
+        const r = await e.ch.call({ cmd: 'run' });
+        if (r.ms !== undefined) times.get(e).push(r.ms);
+        await sleep(20); // let the previous engine's spinning threads settle
       }
     }
-    console.log(`${model.name}, batch ${batch}: ${checks.join('; ') || 'no peer to check'}`);
-    // warm-up and calibration, then interleaved timed runs
-    const iters = {}, times = {};
-    for (const k of Object.keys(runners)) { iters[k] = await warm(runners[k]); times[k] = []; }
-    for (let run = 0; run < RUNS; run++) {
-      for (const k of Object.keys(runners)) times[k].push((await runN(runners[k], iters[k])) / iters[k]);
+    for (const [e, t] of times) if (t.length) row.ms.set(e, median(t));
+    if (model.key === 'gemm') {
+      for (const e of live.filter((x) => x.config.engine === 'mx')) {
+        const k = await e.ch.call({ cmd: 'kernel', runs: Math.max(3, RUNS), runMs: RUN_MS });
+        e.kernel = k.gflops;
+      }
     }
-    const med = Object.fromEntries(Object.keys(times).map((k) => [k, median(times[k])]));
-    const ms = (k) => (med[k] === undefined ? '-' : +med[k].toFixed(med[k] < 1 ? 4 : 2));
-    const ratio = (k) => (med[k] === undefined ? '-' : +(med[k] / med.mx).toFixed(2));
-    rows.push({
-      model: model.name, batch,
-      'mxnet-wasm ms': ms('mx'), 'tfjs-wasm ms': ms('tf'), 'ort-web ms': ms('ort'),
-      'tfjs / mx': ratio('tf'), 'ort / mx': ratio('ort'),
-      iters: Object.keys(iters).map((k) => iters[k]).join('/'),
-    });
-    for (const r of Object.values(runners)) if (r.session) await r.session.release();
+    rows.push(row);
+  }
+  for (const e of engines) await e.ch.call({ cmd: 'release', model: model.key });
+}
+for (const e of engines) await e.ch.stop();
+const loadEnd = os.loadavg();
+const elapsed = (Date.now() - t0) / 1000;
+
+// 5. start-up and sizes
+const startup = [];
+for (const tier of [null, ...TIERS]) {
+  if (tier && !engines.some((e) => e.config.host === 'node' && e.config.tier === tier)) continue;
+  log(`import -> first LeNet inference, ${tier ?? 'default import'} ...`);
+  const runs = [];
+  for (let i = 0; i < STARTUP_RUNS; i++) {
+    const argv = [...(tier?.includes('relaxed') ? relaxedArgv : []), path.join(here, 'startup.mjs')];
+    const r = spawnSync(process.execPath, argv, {
+      env: { ...process.env, ...(tier ? { MXW_TIER: tier } : {}) }, encoding: 'utf8', timeout: 60_000 });
+    try { runs.push(JSON.parse(r.stdout.trim().split('\n').pop())); } catch { /* counted as missing */ }
+  }
+  if (runs.length) {
+    startup.push({ tier: tier ?? `default (${runs[0].tier})`, first: median(runs.map((r) => r.firstMs)),
+      imp: median(runs.map((r) => r.importMs)), proc: median(runs.map((r) => r.processMs)), n: runs.length });
   }
 }
-console.log(`\nmedian ms per iteration (${RUNS} runs each) and ratios peer / mxnet-wasm (> 1: mxnet-wasm is faster); ` +
-  `iters = iterations per run (mx/tf/ort)`);
-console.table(rows);
-for (const n of notes) console.log(`NOTE: ${n}`);
+function wasmFiles(dir, out = []) {
+  for (const f of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, f.name);
+    if (f.isDirectory()) wasmFiles(p, out);
+    else if (f.name.endsWith('.wasm')) out.push(p);
+  }
+  return out;
+}
+const size = (file) => {
+  const b = readFileSync(file);
+  return { raw: b.length, gz: gzipSync(b, { level: 9 }).length };
+};
+const sizes = wasmFiles(path.join(root, 'dist')).map((f) => ({ file: path.relative(root, f), ...size(f) }));
+const peerWasm = [];
+for (const p of ['@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm',
+  '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-threaded-simd.wasm',
+  'onnxruntime-web/dist/ort-wasm-simd-threaded.wasm']) {
+  try { peerWasm.push({ file: p, ...size(path.join(root, 'node_modules', p)) }); } catch { /* not installed */ }
+}
+
+// ---- report -----------------------------------------------------------------------------------------
+const fmtMs = (ms) => {
+  if (ms === undefined) return '-';
+  return ms.toFixed(ms >= 100 ? 0 : ms >= 10 ? 1 : ms >= 1 ? 2 : 3);
+};
+function table(header, body) {
+  const w = header.map((h, i) => Math.max(String(h).length, ...body.map((r) => String(r[i]).length)));
+  const line = (r) => r.map((c, i) => (i === 0 ? String(c).padEnd(w[i]) : String(c).padStart(w[i]))).join('  ');
+  return [line(header), line(w.map((n) => '-'.repeat(n))), ...body.map(line)].join('\n');
+}
+const cpu = os.cpus()[0]?.model ?? '?';
+const when = new Date().toISOString().slice(0, 16).replace('T', ' ');
+const load = (l) => l.map((x) => x.toFixed(2)).join(' ');
+console.log(`peers benchmark, ${when} UTC: Node ${process.version}, ${os.cpus().length} CPUs (${cpu}), ` +
+  `${elapsed.toFixed(0)} s`);
+console.log(`load average ${load(loadStart)} at the start, ${load(loadEnd)} at the end ` +
+  '(a shared machine: other processes may have run)');
+console.log('one inference = input copied in, forward, output copied out; ' +
+  `median of ${RUNS} runs of ~${RUN_MS} ms per engine, after ${WARM_MS} ms of warm-up; the runs visit the engines ` +
+  'in turn');
+console.log(`reference: ${refInfo.label}; every output is compared with it first (max |diff| / max |ref| within the ` +
+  'model\'s tolerance, 1e-4, 1e-3 for ResNet and MobileNet; otherwise the engine is not timed)\n');
+console.log('engines (one process each):');
+for (const e of engines) {
+  const worst = e.checks.length ? Math.max(...e.checks).toExponential(1) : '-';
+  const threads = `${e.config.threads} thread${e.config.threads > 1 ? 's' : ' '}`;
+  console.log(`  ${e.letter}  ${e.config.host.padEnd(8)} ${threads}  ${e.label}  [max rel diff ${worst}]`);
+  console.log(`        ${e.detail}`);
+}
+for (const u of unavailable) console.log(`  -  ${u.config.host.padEnd(8)} ${u.config.id}: ${u.reason}`);
+console.log(`  notes: tfjs-backend-wasm 4.22 cannot use threads in Node: its WASM_HAS_MULTITHREAD_SUPPORT flag is
+         false under Node (tfjs issue #3830), and forcing it fails (its pthread worker is a blob: URL, which
+         Node's worker_threads refuse: ERR_WORKER_PATH); its threaded-SIMD build runs in Chromium here. It
+         also caps its pool at navigator.hardwareConcurrency / 2, so its worker is told 2 x threads.`);
+if (!chromiumOk) console.log('         Chromium configurations skipped (BROWSER=0, or no playwright-core / chromium).');
+
+console.log('\nmedian ms per inference');
+const rowName = (r) => `${r.model.name}, batch ${r.batch}`;
+console.log(table(['model', ...engines.map((e) => e.letter)],
+  rows.map((r) => [rowName(r), ...engines.map((e) => r.bad.get(e) ?? fmtMs(r.ms.get(e)))])));
+
+// The ratio: the best mxnet-wasm configuration over the best peer configuration, each using at most
+// T threads, on the same host.
+console.log('\nmxnet-wasm / best peer (best configuration of each with at most T threads on the same host; ' +
+  'target <= 0.8)');
+const hosts = [...new Set(engines.map((e) => e.config.host))];
+const cols = hosts.flatMap((h) => THREADS.map((t) => ({ h, t })));
+const best = (r, pred) => {
+  let b = null;
+  for (const [e, ms] of r.ms) if (pred(e) && (!b || ms < b.ms)) b = { e, ms };
+  return b;
+};
+const ratioRows = rows.map((r) => [rowName(r), ...cols.map(({ h, t }) => {
+  const on = (e) => e.config.host === h && e.config.threads <= t;
+  const m = best(r, (e) => on(e) && e.config.engine === 'mx'), p = best(r, (e) => on(e) && e.config.engine !== 'mx');
+  return m && p ? `${(m.ms / p.ms).toFixed(2)} ${m.e.letter}/${p.e.letter}` : '-';
+})]);
+console.log(table(['model', ...cols.map(({ h, t }) => `${h} ${t}t`)], ratioRows));
+const cells = ratioRows.flatMap((r) => r.slice(1)).filter((c) => c !== '-');
+console.log(`${cells.filter((c) => parseFloat(c) <= 0.8).length} of ${cells.length} within the target`);
+
+// Thread scaling: the same configuration at 1 and at 2 threads.
+const pairs = [];
+for (const e1 of engines.filter((e) => e.config.threads === 1)) {
+  const same = (e) => ['engine', 'host', 'tier', 'build'].every((k) => e.config[k] === e1.config[k]);
+  const e2 = engines.find((e) => e.config.threads === 2 && same(e));
+  if (e2) pairs.push([e1, e2]);
+}
+if (pairs.length) {
+  console.log('\n2-thread speedup: time at 1 thread / time at 2 threads, same configuration ' +
+    '(target >= 1.8 on ResNet-18)');
+  console.log(table(['model', ...pairs.map(([a, b]) => `${a.letter}/${b.letter}`)], rows.map((r) => [rowName(r),
+    ...pairs.map(([a, b]) => (r.ms.has(a) && r.ms.has(b) ? (r.ms.get(a) / r.ms.get(b)).toFixed(2) : '-'))])));
+}
+
+console.log('\nregister-only f32x4 peak (Node, GFLOP/s; bench/peak.mjs)');
+const pk = (kind, t) => peak?.[kind]?.[t]?.gflops;
+console.log(table(['', ...THREADS.map((t) => `${t} thread${t > 1 ? 's' : ''}`)], [
+  ['f32x4 mul+add', ...THREADS.map((t) => pk('muladd', t)?.toFixed(1) ?? '-')],
+  ['f32x4.relaxed_madd', ...THREADS.map((t) => pk('relaxed', t)?.toFixed(1) ??
+    (relaxedNative || relaxedFlag ? '-' : 'not on this host'))],
+]));
+if (relaxedFlag) {
+  console.log(`(relaxed SIMD through Node's ${RELAXED_FLAG}, given to the peak and relaxed-tier processes)`);
+}
+
+const gemmRows = engines.filter((e) => e.kernel !== undefined).map((e) => {
+  const kind = (e.config.tier ?? e.label).includes('relaxed') ? 'relaxed' : 'muladd';
+  const p = e.config.host === 'node' ? pk(kind, e.config.threads) : undefined;
+  const threads = `${e.config.threads} thread${e.config.threads > 1 ? 's' : ''}`;
+  const name = `${e.letter} ${e.label.replace(/^mxnet-wasm \S+ /, '')}, ${threads}`;
+  const of = p ? `${((100 * e.kernel) / p).toFixed(0)}% of ${kind === 'relaxed' ? 'relaxed_madd' : 'mul+add'}` : '-';
+  return [name, e.kernel.toFixed(1), of];
+});
+if (gemmRows.length) {
+  console.log('\nmxnet-wasm GEMM 1024^3 (nd.dot on arrays already in wasm memory) against its tier\'s peak ' +
+    '(target >= 85%)');
+  console.log(table(['engine', 'GFLOP/s', 'of peak (Node)'], gemmRows));
+}
+
+if (startup.length) {
+  console.log(`\nimport -> first LeNet inference in a fresh Node process (median of ${STARTUP_RUNS}; target <= 50 ms)`);
+  console.log(table(['tier', 'import', 'import + first inference', 'from process start'],
+    startup.map((s) => [s.tier, `${s.imp.toFixed(0)} ms`, `${s.first.toFixed(0)} ms`, `${s.proc.toFixed(0)} ms`])));
+}
+console.log('\n.wasm sizes (target <= 250 KB gzip per tier)');
+const kb = (n) => `${(n / 1024).toFixed(0)} KB`;
+console.log(table(['file', 'raw', 'gzip -9'], [...sizes, ...peerWasm.map((s) => ({ ...s, file: `(peer) ${s.file}` }))]
+  .map((s) => [s.file, kb(s.raw), kb(s.gz)])));
 if (failed) {
-  console.log('FAILED: some outputs differ by more than the tolerance (those peers were not timed)');
+  console.log('\nFAILED: some engines\' outputs differ from the reference, or an engine failed (see the log above)');
   process.exitCode = 1;
 }
