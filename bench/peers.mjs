@@ -252,7 +252,9 @@ console.log('one inference = input copied in, forward, output copied out; ' +
   `median of ${RUNS} runs of ~${RUN_MS} ms per engine, after ${WARM_MS} ms of warm-up; the runs visit the engines ` +
   'in turn');
 console.log(`reference: ${refInfo.label}; every output is compared with it first (max |diff| / max |ref| within the ` +
-  'model\'s tolerance, 1e-4, 1e-3 for ResNet and MobileNet; otherwise the engine is not timed)\n');
+  'model\'s tolerance, 1e-4, 1e-3 for ResNet and MobileNet; otherwise the engine is not timed)');
+if (refInfo.arch) console.log(refInfo.arch);
+console.log('');
 console.log('engines (one process each):');
 for (const e of engines) {
   const worst = e.checks.length ? Math.max(...e.checks).toExponential(1) : '-';

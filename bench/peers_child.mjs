@@ -5,14 +5,19 @@
 //   parent) and, for relaxed tiers on Node 20, --experimental-wasm-relaxed-simd in its execArgv.
 // The first message it sends is { ready: true, label, detail } or { ready: false, reason }.
 // engine 'ref' builds every model's ONNX graph, runs it with onnxruntime-node (native CPU, the
-// independent reference) and writes <model>-b<batch>.onnx and .ref into data, then exits.
+// independent reference) and writes <model>-b<batch>.onnx and .ref into data, then exits. It also
+// checks bench/models.mjs's ResNet-18 against MXNet's own model_zoo export (zoo-symbols/resnet18_v1 in
+// $MXW_MODELS or ../shared/models): the same parameter shapes after shape inference.
 import path from 'node:path';
+import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { createHandler } from './engines.mjs';
-import { MODELS, modelInput, buildOnnx } from './models.mjs';
+import { MODELS, modelByKey, modelInput, buildOnnx } from './models.mjs';
 
 const require = createRequire(import.meta.url);
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const config = JSON.parse(process.argv[2]);
 const loadBlob = async (name) => new Uint8Array(await readFile(path.join(config.data, name)));
 const send = (m) => new Promise((resolve) => process.send(m, resolve));
@@ -80,10 +85,26 @@ async function writeReferences() {
   return `onnxruntime-node ${ortNode.env.versions?.node ?? ''} (native CPU)`;
 }
 
+async function checkResnetArchitecture() {
+  const models = path.resolve(root, process.env.MXW_MODELS || '../shared/models');
+  const file = path.join(models, 'zoo-symbols/resnet18_v1-symbol.json');
+  if (!existsSync(file)) return `ResNet-18 architecture not checked: ${file} not found (set MXW_MODELS)`;
+  const mx = await import('mxnet-wasm');
+  const sym = await mx.sym.load(file);
+  const [args, , aux] = sym.inferShape({ data: [1, 3, 224, 224] });
+  const names = [...sym.listArguments(), ...sym.listAuxiliaryStates()], shapes = [...args, ...aux];
+  const theirs = names.map((n, i) => (n === 'data' ? null : shapes[i].join('x'))).filter(Boolean).sort();
+  const mine = [...modelByKey('resnet18').build().params.values()].map((p) => p.shape.join('x')).sort();
+  const same = JSON.stringify(mine) === JSON.stringify(theirs);
+  return `ResNet-18: ${same ? 'the same' : 'NOT the same'} ${mine.length} parameter shapes as MXNet's model_zoo export ` +
+    `(${path.relative(root, file)}${same ? '' : `, which has ${theirs.length}`})`;
+}
+
 if (config.engine === 'ref') {
   try {
     const label = await writeReferences();
-    await send({ ready: true, label });
+    const arch = config.models.includes('resnet18') ? await checkResnetArchitecture() : null;
+    await send({ ready: true, label, arch });
   } catch (e) {
     await send({ ready: false, reason: String(e?.stack ?? e) });
   }
