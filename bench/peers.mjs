@@ -6,14 +6,15 @@
 //   env: RUNS (timed runs per engine and model, default 7), RUN_MS (one run, default 300),
 //        WARM_MS (warm-up per engine and model, default 1000), ONLY=<model keys, comma-separated:
 //        mlp,lenet,resnet18,mobilenetv2,gemm>, ENGINES=<substrings of engine ids, comma-separated>,
-//        BROWSER=0 (Node only), STARTUP_RUNS (fresh processes per tier, default 5), PEAK_RUNS (default 5)
+//        BROWSER=0 (Node only), STARTUP_RUNS (fresh processes per tier, default 5), PEAK_RUNS (default 7)
 //
 // What it does, in order:
 // 1. references: a child builds every model's ONNX graph (bench/models.mjs -> bench/onnx_build.mjs)
 //    and runs it with onnxruntime-node (native CPU, independent of every engine measured), writing
 //    the graphs and outputs to a temporary folder;
 // 2. peaks: a child measures the register-only f32x4 mul+add and relaxed_madd peaks (bench/peak.mjs)
-//    at 1 and 2 threads (relaxed only where the host validates it; Node 20 with its flag);
+//    at 1 and 2 threads (relaxed only where the host validates it; Node 20 with its flag), here and
+//    again after the models (the better of the two is kept: load only ever lowers a peak);
 // 3. engines: one child per configuration, in Node (bench/peers_child.mjs) or in headless Chromium
 //    behind a cross-origin isolated page (bench/peers_browser.mjs, the engine in a worker): every
 //    mxnet-wasm tier (MXW_TIER; "not built" when absent), tfjs-wasm (SIMD in Node; threaded-SIMD in
@@ -127,15 +128,16 @@ const ref = startChild('peers_child.mjs', { engine: 'ref', data, models: models.
 const refInfo = await ref.first();
 if (!refInfo.ready) { console.error(`references failed: ${refInfo.reason}`); process.exit(1); }
 
-// 2. peaks
-log('peaks ...');
-const peak = await new Promise((resolve) => {
+// 2. peaks: { muladd: { <threads>: { gflops, shape } | null }, relaxed: {...} } or null
+const measurePeaks = () => new Promise((resolve) => {
+  log('peaks ...');
   const p = spawn(process.execPath, [...relaxedArgv, path.join(here, 'peak.mjs')], {
     env: { ...process.env, PEAK_JSON: '1', THREADS: THREADS.join(',') }, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   p.stdout.on('data', (d) => { out += d; });
   p.on('exit', () => { try { resolve(JSON.parse(out.trim().split('\n').pop())); } catch { resolve(null); } });
 });
+const peakBefore = await measurePeaks();
 
 // 3. engines
 const engines = []; // { config, ch, label, detail, letter }
@@ -192,6 +194,14 @@ for (const model of models) {
 }
 for (const e of engines) await e.ch.stop();
 const loadEnd = os.loadavg();
+const peakAfter = await measurePeaks();
+const peak = peakBefore ?? peakAfter;
+for (const kind of ['muladd', 'relaxed']) {
+  for (const t of THREADS) {
+    const a = peakBefore?.[kind]?.[t], b = peakAfter?.[kind]?.[t];
+    if (peak && (a || b)) peak[kind][t] = !a || (b && b.gflops > a.gflops) ? b : a;
+  }
+}
 const elapsed = (Date.now() - t0) / 1000;
 
 // 5. start-up and sizes
@@ -308,12 +318,17 @@ if (pairs.length) {
     ...pairs.map(([a, b]) => (r.ms.has(a) && r.ms.has(b) ? (r.ms.get(a) / r.ms.get(b)).toFixed(2) : '-'))])));
 }
 
-console.log('\nregister-only f32x4 peak (Node, GFLOP/s; bench/peak.mjs)');
+console.log('\nregister-only f32x4 peak (Node, GFLOP/s: the best run of the fastest loop shape, before and after the ' +
+  'models; bench/peak.mjs)');
 const pk = (kind, t) => peak?.[kind]?.[t]?.gflops;
+const pkCell = (kind, t) => {
+  const p = peak?.[kind]?.[t];
+  if (p) return `${p.gflops.toFixed(1)} (${p.shape})`;
+  return kind === 'relaxed' && !relaxedNative && !relaxedFlag ? 'not on this host' : '-';
+};
 console.log(table(['', ...THREADS.map((t) => `${t} thread${t > 1 ? 's' : ''}`)], [
-  ['f32x4 mul+add', ...THREADS.map((t) => pk('muladd', t)?.toFixed(1) ?? '-')],
-  ['f32x4.relaxed_madd', ...THREADS.map((t) => pk('relaxed', t)?.toFixed(1) ??
-    (relaxedNative || relaxedFlag ? '-' : 'not on this host'))],
+  ['f32x4 mul+add', ...THREADS.map((t) => pkCell('muladd', t))],
+  ['f32x4.relaxed_madd', ...THREADS.map((t) => pkCell('relaxed', t))],
 ]));
 if (relaxedFlag) {
   console.log(`(relaxed SIMD through Node's ${RELAXED_FLAG}, given to the peak and relaxed-tier processes)`);

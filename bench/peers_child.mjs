@@ -96,8 +96,8 @@ async function checkResnetArchitecture() {
   const theirs = names.map((n, i) => (n === 'data' ? null : shapes[i].join('x'))).filter(Boolean).sort();
   const mine = [...modelByKey('resnet18').build().params.values()].map((p) => p.shape.join('x')).sort();
   const same = JSON.stringify(mine) === JSON.stringify(theirs);
-  return `ResNet-18: ${same ? 'the same' : 'NOT the same'} ${mine.length} parameter shapes as MXNet's model_zoo export ` +
-    `(${path.relative(root, file)}${same ? '' : `, which has ${theirs.length}`})`;
+  return `ResNet-18: ${same ? 'the same' : 'NOT the same'} ${mine.length} parameter shapes as MXNet's model_zoo ` +
+    `export (${path.relative(root, file)}${same ? '' : `, which has ${theirs.length}`})`;
 }
 
 if (config.engine === 'ref') {
