@@ -3,14 +3,17 @@
 // stride 1 and 2, the 1x1 downsamples, the 7x7 stem), MobileNet v2's depthwise 3x3 (stride 1
 // and 2) and some of its 1x1s, channel-last (NHWC) variants -- and, with MODEL=..., whole models
 // from bench/models.mjs. Each figure is the median of ROUNDS runs after a warm-up (V8 first runs
-// wasm on its baseline compiler and swaps in optimized code once a function is hot).
+// wasm on its baseline compiler and swaps in optimized code once a function is hot). The layer
+// cases write into a preallocated output (`out`), as a hybridized graph does: a fresh eager output
+// is calloc'ed, which alone costs ~0.09 ms per 1.6 MB here (ALLOC=1 measures that way).
 //   node bench/conv.mjs                      (build first: bash scripts/build.sh wasm)
 //   BASE=/tmp/distA node bench/conv.mjs      also loads another build (a copy of dist/ made before
 //                                            a change): runs interleaved, "speedup" = base / new
 //   env: TIER (simd, threads, relaxed-simd, relaxed-simd-threads; default: the package's choice),
 //        THREADS (mx.setNumThreads), ONLY=<substring of case labels>, ROUNDS (default 9),
 //        RUN_MS (one run, default 120), WARM_MS (warm-up per case and build, default 600),
-//        MODEL=resnet18|mobilenetv2|lenet[:batch] (whole hybridized models instead of layers)
+//        MODEL=resnet18|mobilenetv2|lenet[:batch] (whole hybridized models instead of layers),
+//        ALLOC=1 (layer cases allocate their output each call)
 // Relaxed-SIMD tiers need `node --experimental-wasm-relaxed-simd bench/conv.mjs` in Node 20.
 import { median } from './common.mjs';
 
@@ -129,7 +132,9 @@ if (process.env.MODEL) {
       const w = randArray(nd, layout ? [F, k, k, C / g] : [F, C / g, k, k], 2);
       const b = randArray(nd, [F], 3);
       const attrs = { kernel: [k, k], stride: [s, s], pad: [p, p], num_filter: F, num_group: g, ...(layout ? { layout } : {}) };
-      return () => nd.Convolution(x, w, b, attrs).dispose();
+      if (process.env.ALLOC === '1') return () => nd.Convolution(x, w, b, attrs).dispose();
+      const y = nd.Convolution(x, w, b, attrs);
+      return () => nd.Convolution(x, w, b, { ...attrs, out: y });
     });
     const Ho = Math.floor((H + 2 * p - k) / s) + 1, Wo = Math.floor((W + 2 * p - k) / s) + 1;
     const times = measure(fns);

@@ -12,4 +12,13 @@
  * threaded paths on small shapes; results never depend on it (every split is bit-identical). */
 extern int64_t mxw_conv_parallel_min_work;
 
+/* Depthwise 3x3 convolution of one channel plane (H, W) with pad 1 and stride 1 or 2 (dwconv.c):
+ *   out[y][x] = bias + sum over i, j < 3 of w[3i + j] * in[s*y - 1 + i][s*x - 1 + j]  (0 outside),
+ * out (Ho, Wo) with Ho = (H - 1) / s + 1, Wo = (W - 1) / s + 1. Any H, W >= 1. Every output is
+ * the same sum in the same order whatever path computes it (bit-identical paths). */
+void mxw_f32_dwconv3x3(size_t H, size_t W, int stride, const float *in, const float *w, float bias, float *out);
+/* Its path, for tests: 0 chosen by shape, 1 vertical strips of 4, 2 strips of 8 (rows of 8 or
+ * more outputs), 3 row pairs (rows up to 2048 wide). */
+extern int mxw_dwconv3x3_path;
+
 #endif /* MXW_KERNELS_CONV_KERNELS_H_ */

@@ -439,9 +439,25 @@ typedef struct {
   atomic_int failed;
 } dw_job;
 
+/* MobileNet's depthwise 3x3 (pad 1, stride 1 or 2 in both dims, no dilation) runs the in-place
+ * kernel of kernels/dwconv.c: no padded copy, rows loaded once for every output row they feed. */
+static int is_dw3x3(const window *w) {
+  return is_planar(w) && w->k[1] == 3 && w->k[2] == 3 && w->p[1] == 1 && w->p[2] == 1 && w->d[1] == 1 &&
+         w->d[2] == 1 && w->s[1] == w->s[2] && (w->s[1] == 1 || w->s[1] == 2);
+}
+
 static void depthwise_planes(void *ctx, int64_t begin, int64_t end) {
   dw_job *j = (dw_job *)ctx;
   const window *w = j->w;
+  if (is_dw3x3(w)) {
+    const int64_t plane = w->img[1] * w->img[2], oplane = w->grid[1] * w->grid[2];
+    for (int64_t u = begin; u < end; u++) {
+      const int64_t c = u % j->C;
+      mxw_f32_dwconv3x3((size_t)w->img[1], (size_t)w->img[2], (int)w->s[1], j->data + u * plane, j->weight + c * 9,
+                        j->bias ? j->bias[c] : 0.f, j->out + u * oplane);
+    }
+    return;
+  }
   const int64_t H = w->img[1], W = w->img[2], Ho = w->grid[1], Wo = w->grid[2];
   const int64_t kh = w->k[1], kw = w->k[2], sh = w->s[1], sw = w->s[2], dh = w->d[1], dw = w->d[2];
   const int64_t ph = w->p[1], pw = w->p[2];
