@@ -89,8 +89,9 @@ const selected = configs.filter((c) => !wanted || wanted.some((w) => c.id.includ
 function startChild(script, config, { env: extraEnv = {}, execArgv = [] } = {}) {
   const child = fork(path.join(here, script), [JSON.stringify(config)], {
     env: { ...process.env, ...extraEnv }, execArgv, serialization: 'advanced',
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
+  child.stdout.pipe(process.stderr); // the report alone on stdout
   const waiting = [];
   let dead = null;
   child.on('message', (m) => waiting.shift()?.(m));

@@ -69,6 +69,7 @@ async function shutdown(code) {
   process.exit(code);
 }
 
+process.on('SIGTERM', () => shutdown(1));
 try {
   const { chromium } = await import('playwright-core');
   server = await startServer();
