@@ -2,7 +2,8 @@
 // on the same models with the same weights, at 1 and 2 threads, one process per (engine
 // configuration, thread count), so that build tiers and thread pools never share a process.
 //
-//   node bench/peers.mjs          (npm run bench; build first: bash scripts/build.sh wasm)
+//   node bench/peers.mjs          (npm run bench; build first: bash scripts/build.sh wasm; about 8 minutes
+//                                 with the defaults and 16 engine configurations, 3 with RUNS=3 RUN_MS=200 WARM_MS=500)
 //   env: RUNS (timed runs per engine and model, default 7), RUN_MS (one run, default 300),
 //        WARM_MS (warm-up per engine and model, default 1000), ONLY=<model keys, comma-separated:
 //        mlp,lenet,resnet18,mobilenetv2,gemm>, ENGINES=<substrings of engine ids, comma-separated>,
@@ -91,7 +92,7 @@ function startChild(script, config, { env: extraEnv = {}, execArgv = [] } = {}) 
     env: { ...process.env, ...extraEnv }, execArgv, serialization: 'advanced',
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
-  child.stdout.pipe(process.stderr); // the report alone on stdout
+  child.stdout.on('data', (d) => process.stderr.write(d)); // the report alone on stdout
   const waiting = [];
   let dead = null;
   child.on('message', (m) => waiting.shift()?.(m));
