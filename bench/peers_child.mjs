@@ -115,7 +115,10 @@ let s;
 try {
   s = await setup();
 } catch (e) {
-  s = { reason: `failed to load: ${e?.message ?? e}` };
+  const message = String(e?.message ?? e);
+  const tier = process.env.MXW_TIER;
+  const notBuilt = tier && /not built/.test(message);
+  s = { reason: notBuilt ? `tier ${tier}: not built (${message})` : `failed to load: ${message}` };
 }
 if (s.reason) {
   await send({ ready: false, reason: s.reason });
