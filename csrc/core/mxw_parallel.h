@@ -21,12 +21,15 @@
 
 #include "mxw_core.h"
 
-/* The least work (element-ops) a chunk must get for a split to pay, measured natively with 2
- * threads. mxw_par_set_chunk_work changes it (tests set 1 to split every call that has two units
- * of work, tuning may set more); <= 0 restores the default. */
-#define MXW_PAR_CHUNK_WORK 32768.0
-double mxw_par_chunk_work(void);
-void mxw_par_set_chunk_work(double work);
+/* The least work (element-ops) a chunk must get for a split to pay. Measured with 2 threads in
+ * the threaded wasm tier and natively (2-core VM): the pool's workers sleep between jobs, so a
+ * split costs ~10-40 us of wake-up and pays from ~1M element-ops (~150-250 us of one thread's
+ * work); with workers that spin briefly before sleeping it would pay from ~256k. Tests set 1 with
+ * mxw_par_set_chunk_work (every call with two units of work splits); <= 0 restores the default. */
+#define MXW_PAR_CHUNK_WORK 524288.0
+/* Exported from the wasm module too (M._mxw_par_set_chunk_work), for tuning runs. */
+MXW_API double mxw_par_chunk_work(void);
+MXW_API void mxw_par_set_chunk_work(double work);
 
 /* Per-element costs in element-ops, for the elementwise families (float32; float64 counts 2x,
  * the dtypes computed through double conversions 4x: mxw_par_dtype_factor). */

@@ -420,9 +420,9 @@ static int pool_planes(const void *x, void *y, int dtype, const pool_geom *g, in
   return 0;
 }
 
-/* Element-ops of one output cell: its window, times the dtype's factor. */
+/* Element-ops of one output cell: two per window cell (measured), times the dtype's factor. */
 static double cell_cost(const pool_geom *g, int dtype) {
-  return (double)(g->k[0] * g->k[1] * g->k[2]) * mxw_par_dtype_factor(dtype);
+  return 2.0 * (double)(g->k[0] * g->k[1] * g->k[2]) * mxw_par_dtype_factor(dtype);
 }
 
 typedef struct {
@@ -810,7 +810,8 @@ static void grad_chunk(void *ctx, int64_t u0, int64_t u1) {
 static void pool_grad(const grad_job *j, int64_t N) {
   const pool_geom *g = j->g;
   const int64_t isz = g->in[0] * g->in[1] * g->in[2], osz = g->out[0] * g->out[1] * g->out[2];
-  const double per_channel = (double)(isz + osz * g->k[0] * g->k[1] * g->k[2]) * mxw_par_dtype_factor(j->dtype);
+  const double window = (double)(g->k[0] * g->k[1] * g->k[2]);
+  const double per_channel = 2.0 * ((double)isz + 2.0 * (double)osz * window) * mxw_par_dtype_factor(j->dtype);
   if (!j->last) {
     mxw_parallel_run(N * j->C, 1, per_channel, grad_chunk, (void *)j);
     return;

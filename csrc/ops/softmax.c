@@ -245,15 +245,15 @@ static int softmax_run(const softmax_plan *p, const mxw_tensor *in, mxw_tensor *
   int f32 = in->dtype == MXW_FLOAT32 && out->dtype == MXW_FLOAT32;
   softmax_job j = {p, in, out, RUN_GENERIC, 0};
   int64_t units = p->outer * p->inner;
-  double cost = 24.0 * (double)p->n; /* per line, through double */
+  double cost = 24.0 * (double)p->n; /* per line, through double (element-ops, mxw_parallel.h) */
   if (f32 && p->inner == 1) {
     j.kind = RUN_ROWS;
     units = p->outer;
-    cost = 12.0 * (double)p->n;
+    cost = 8.0 * (double)p->n;
   } else if (f32 && !p->length) {
     j.kind = RUN_COLS;
     units = p->outer * ((p->inner + LANES - 1) / LANES);
-    cost = 12.0 * (double)(p->n * (p->inner < LANES ? p->inner : LANES));
+    cost = 10.0 * (double)(p->n * (p->inner < LANES ? p->inner : LANES));
   }
   mxw_parallel_run(units, 1, cost, softmax_chunk, &j);
   if (atomic_load(&j.failed)) return softmax_generic(p, in, out, 0, units); /* the error, from this thread */
