@@ -21,4 +21,14 @@ void mxw_f32_dwconv3x3(size_t H, size_t W, int stride, const float *in, const fl
  * more outputs), 3 row pairs (rows up to 2048 wide). */
 extern int mxw_dwconv3x3_path;
 
+/* Channel-last depthwise convolution (dwconv.c), output rows [y0, y1) of one image:
+ *   out[y][x][c] = bias[c] + sum over taps (i, j) inside the image of
+ *                  wt[(i * kw + j) * C + c] * in[y*sh - ph + i*dh][x*sw - pw + j*dw][c]
+ * in (H, W, C), out (Ho, Wo, C), wt (kh * kw, C), bias (C,) or NULL. */
+typedef struct {
+  size_t H, W, C, Ho, Wo, kh, kw, sh, sw, ph, pw, dh, dw;
+} mxw_dw_nhwc;
+void mxw_f32_dwconv_nhwc(const mxw_dw_nhwc *g, size_t y0, size_t y1, const float *in, const float *wt,
+                         const float *bias, float *out);
+
 #endif /* MXW_KERNELS_CONV_KERNELS_H_ */

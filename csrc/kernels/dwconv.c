@@ -418,3 +418,116 @@ void mxw_f32_dwconv3x3(size_t H, size_t W, int stride, const float *in, const fl
     k_strip_s2[wide][(odd ? EDGE_RIGHT : 0) | (x == 0 ? EDGE_LEFT : 0)](H, Ho, in + 2 * x, W, wv, out + x, Wo);
   }
 }
+
+/* ---- channel-last depthwise (NHWC) ----------------------------------------------------------------
+ * Channels are contiguous, so the vectors run along them: each output pixel is, per block of 8 (then
+ * 4, then 1) channels, bias + the sum over its taps inside the image, in tap order, of the taps'
+ * weights (pre-transposed to (taps, C)) times the input pixels. Any window (2-D; 1-D as H = 1).
+ * Pixels whose taps are all inside the row go two at a time through a loop over a per-row table of
+ * tap offsets (each weight vector loaded serves both); the others test each tap. */
+enum { DW_NHWC_MAX_TAPS = 64 };
+
+/* One pixel, every tap tested (the edges). */
+static void dw_nhwc_pixel(const mxw_dw_nhwc *g, ptrdiff_t iy0, ptrdiff_t ix0, const float *in, const float *wt,
+                          const float *bias, float *o) {
+  const size_t C = g->C;
+  const ptrdiff_t H = (ptrdiff_t)g->H, W = (ptrdiff_t)g->W;
+  size_t c = 0;
+  for (; c + 4 <= C; c += 4) {
+    v128_t a0 = bias ? wasm_v128_load(bias + c) : wasm_f32x4_splat(0.f);
+    for (size_t i = 0; i < g->kh; i++) {
+      const ptrdiff_t iy = iy0 + (ptrdiff_t)(i * g->dh);
+      if (iy < 0 || iy >= H) continue;
+      for (size_t j = 0; j < g->kw; j++) {
+        const ptrdiff_t ix = ix0 + (ptrdiff_t)(j * g->dw);
+        if (ix < 0 || ix >= W) continue;
+        a0 = MADD(a0, wasm_v128_load(wt + (i * g->kw + j) * C + c),
+                  wasm_v128_load(in + ((size_t)iy * (size_t)W + (size_t)ix) * C + c));
+      }
+    }
+    wasm_v128_store(o + c, a0);
+  }
+  for (; c < C; c++) {
+    float a = bias ? bias[c] : 0.f;
+    for (size_t i = 0; i < g->kh; i++) {
+      const ptrdiff_t iy = iy0 + (ptrdiff_t)(i * g->dh);
+      if (iy < 0 || iy >= H) continue;
+      for (size_t j = 0; j < g->kw; j++) {
+        const ptrdiff_t ix = ix0 + (ptrdiff_t)(j * g->dw);
+        if (ix < 0 || ix >= W) continue;
+        a += wt[(i * g->kw + j) * C + c] * in[((size_t)iy * (size_t)W + (size_t)ix) * C + c];
+      }
+    }
+    o[c] = a;
+  }
+}
+
+/* Pixels x and x + 1 (two = 0: x alone) whose taps all lie inside the row: ntaps taps at input
+ * offsets toff[] (from the pixel's first tap column) with weights at woff[]. */
+static void dw_nhwc_pair(size_t C, const float *p0, size_t pstep, const ptrdiff_t *toff, const size_t *woff,
+                         size_t ntaps, const float *wt, const float *bias, float *o, int two) {
+  const float *p1 = p0 + (two ? pstep : 0);
+  size_t c = 0;
+  for (; c + 4 <= C; c += 4) {
+    v128_t a0 = bias ? wasm_v128_load(bias + c) : wasm_f32x4_splat(0.f), a1 = a0;
+    for (size_t t = 0; t < ntaps; t++) {
+      const v128_t wv = wasm_v128_load(wt + woff[t] + c);
+      a0 = MADD(a0, wv, wasm_v128_load(p0 + toff[t] + c));
+      a1 = MADD(a1, wv, wasm_v128_load(p1 + toff[t] + c));
+    }
+    wasm_v128_store(o + c, a0);
+    if (two) wasm_v128_store(o + C + c, a1);
+  }
+  for (; c < C; c++) {
+    float a0 = bias ? bias[c] : 0.f, a1 = a0;
+    for (size_t t = 0; t < ntaps; t++) {
+      a0 += wt[woff[t] + c] * p0[toff[t] + c];
+      a1 += wt[woff[t] + c] * p1[toff[t] + c];
+    }
+    o[c] = a0;
+    if (two) o[C + c] = a1;
+  }
+}
+
+void mxw_f32_dwconv_nhwc(const mxw_dw_nhwc *g, size_t y0, size_t y1, const float *in, const float *wt,
+                         const float *bias, float *out) {
+  const size_t C = g->C;
+  const ptrdiff_t H = (ptrdiff_t)g->H, W = (ptrdiff_t)g->W;
+  ptrdiff_t toff[DW_NHWC_MAX_TAPS];
+  size_t woff[DW_NHWC_MAX_TAPS];
+  const int table = g->kh * g->kw <= DW_NHWC_MAX_TAPS;
+  /* output columns [xlo, xhi) have every tap column inside the row */
+  size_t xlo = 0, xhi = 0;
+  if (table) {
+    xlo = (g->pw + g->sw - 1) / g->sw;
+    const ptrdiff_t last = W - 1 - (ptrdiff_t)((g->kw - 1) * g->dw) + (ptrdiff_t)g->pw; /* need x * sw <= last */
+    xhi = last < 0 ? 0 : (size_t)last / g->sw + 1;
+    if (xhi > g->Wo) xhi = g->Wo;
+    if (xlo > xhi) xlo = xhi;
+  }
+  for (size_t y = y0; y < y1; y++) {
+    const ptrdiff_t iy0 = (ptrdiff_t)(y * g->sh) - (ptrdiff_t)g->ph;
+    float *orow = out + y * g->Wo * C;
+    size_t ntaps = 0;
+    if (table)
+      for (size_t i = 0; i < g->kh; i++) {
+        const ptrdiff_t iy = iy0 + (ptrdiff_t)(i * g->dh);
+        if (iy < 0 || iy >= H) continue;
+        for (size_t j = 0; j < g->kw; j++, ntaps++) {
+          toff[ntaps] = (iy * W + (ptrdiff_t)(j * g->dw)) * (ptrdiff_t)C;
+          woff[ntaps] = (i * g->kw + j) * C;
+        }
+      }
+    for (size_t x = 0; x < g->Wo; x++) {
+      if (x >= xlo && x < xhi) {
+        const int two = x + 1 < xhi;
+        /* the row's first tap column for pixel x: x * sw - pw >= 0 here */
+        const float *p0 = in + (x * g->sw - g->pw) * C;
+        dw_nhwc_pair(C, p0, g->sw * C, toff, woff, ntaps, wt, bias, orow + x * C, two);
+        if (two) x++;
+        continue;
+      }
+      dw_nhwc_pixel(g, iy0, (ptrdiff_t)(x * g->sw) - (ptrdiff_t)g->pw, in, wt, bias, orow + x * C);
+    }
+  }
+}

@@ -32,15 +32,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#ifdef __wasm_simd128__
-#include <wasm_simd128.h>
-#else
-#include <simde/wasm/simd128.h>
-#endif
-
 #include <stdatomic.h>
 
 #include "../core/mxw_core.h"
+#include "../core/simd.h"
 #include "../kernels/conv_kernels.h"
 #include "../kernels/gemm.h"
 
@@ -1038,6 +1033,466 @@ static int deconv_run(const window *w, int dtype, const void *data, const void *
   return atomic_load(&j.failed) ? -1 : 0;
 }
 
+/* ---- channel-last layouts (NHWC, NDHWC) -------------------------------------------------------------
+ * The data is (N, image positions, C), the output (N, grid positions, F) and the weight (F, taps,
+ * C/G) for Convolution, (C, taps, F/G) for Deconvolution: the column matrix has one row per grid
+ * position and (tap, channel) columns, which is the weight's own order, so no operand is
+ * transposed (this used to run on channel-first copies of data, weight and output):
+ *   Convolution    out[n, :, g] (grid, Fg) = im2col(x[n, :, g]) (grid, taps*Cg) * W[g]^T (taps*Cg, Fg)
+ *   Deconvolution  out[n, :, g] (image, Fg) += col2im(x[n, :, g] (grid, Cg) * W[g] (Cg, taps*Fg))
+ *   weight grads   dW[g] (Fg, taps*Cg) = sum over n of dy[n, :, g]^T (Fg, grid) * im2col(x[n, :, g])
+ * A 1x1 stride-1 window needs no column matrix (the data is it); depthwise float32 (one channel
+ * per group) runs loops vectorized over the channels instead (dwconv.c for the forward). */
+
+/* C (M, N) (+)= op(A) op(B) in the operands' dtype. */
+static int gemm2(int dtype, int ta, int tb, int64_t M, int64_t N, int64_t K, const void *A, int64_t lda, const void *B,
+                 int64_t ldb, int accumulate, void *C, int64_t ldc) {
+  if (dtype == MXW_FLOAT32)
+    return mxw_sgemm(ta, tb, M, N, K, 1.f, (const float *)A, lda, (const float *)B, ldb, accumulate ? 1.f : 0.f,
+                     (float *)C, ldc);
+  return mxw_dgemm(ta, tb, M, N, K, 1.0, (const double *)A, lda, (const double *)B, ldb, accumulate ? 1.0 : 0.0,
+                   (double *)C, ldc);
+}
+
+/* Channel-last im2col over the grid rows [row0, row0 + nrows) and taps [t0, t1):
+ *   col[(r - row0) * gw + x][(t - t0) * cg + c] = img[image position of (r, x) for tap t][c], or 0
+ * img points at the group's first channel of image position 0; positions are `pix` elements
+ * apart. With to_image it runs the other way (col2im): img[...] += col[...]. Per row and tap the
+ * columns inside the image are found once (valid_range), so the copies need no test. */
+static inline void cells_copy(char *dst, const char *src, int64_t cg, size_t es, int to_image) {
+  if (to_image) {
+    row_add((char *)src, dst, cg, 1, es);
+  } else if (es == 4 && cg <= 8) {
+    for (int64_t c = 0; c < cg; c++) ((float *)dst)[c] = ((const float *)src)[c];
+  } else {
+    memcpy(dst, src, (size_t)cg * es);
+  }
+}
+
+static void im2col_cl(const window *w, size_t es, const char *img, int64_t pix, int64_t cg, int64_t t0, int64_t t1,
+                      int64_t row0, int64_t nrows, char *col, int to_image) {
+  const int64_t gw = w->grid[2], ld = (t1 - t0) * cg;
+  const size_t run = (size_t)cg * es, step = (size_t)ld * es;
+  int64_t gz = row0 / w->grid[1], gy = row0 % w->grid[1];
+  for (int64_t r = 0; r < nrows; r++) {
+    char *row = col + (size_t)(r * gw * ld) * es;
+    int64_t t = 0;
+    for (int64_t tz = 0; tz < w->k[0]; tz++) {
+      const int64_t iz = gz * w->s[0] - w->p[0] + tz * w->d[0];
+      for (int64_t ty = 0; ty < w->k[1]; ty++) {
+        const int64_t iy = gy * w->s[1] - w->p[1] + ty * w->d[1];
+        const int row_in = iz >= 0 && iz < w->img[0] && iy >= 0 && iy < w->img[1];
+        for (int64_t tx = 0; tx < w->k[2]; tx++, t++) {
+          if (t < t0 || t >= t1) continue;
+          char *cell = row + (size_t)((t - t0) * cg) * es;
+          const int64_t off = tx * w->d[2] - w->p[2];
+          int64_t lo = 0, hi = 0;
+          if (row_in) valid_range(off, w->s[2], w->img[2], gw, &lo, &hi);
+          if (!to_image) {
+            for (int64_t x = 0; x < lo; x++) memset(cell + (size_t)x * step, 0, run);
+            for (int64_t x = hi; x < gw; x++) memset(cell + (size_t)x * step, 0, run);
+          }
+          if (hi <= lo) continue;
+          /* image position of column lo; consecutive columns are s[2] positions apart */
+          const char *src = img + (size_t)((((iz * w->img[1] + iy) * w->img[2]) + lo * w->s[2] + off) * pix) * es;
+          const size_t sstep = (size_t)(w->s[2] * pix) * es;
+          for (int64_t x = lo; x < hi; x++, src += sstep) cells_copy(cell + (size_t)x * step, src, cg, es, to_image);
+        }
+      }
+    }
+    if (++gy == w->grid[1]) {
+      gy = 0;
+      gz++;
+    }
+  }
+}
+
+/* Convolution, channel-last: one unit per (image, group, band of grid rows). */
+typedef struct {
+  const window *w;
+  int dtype, pointwise;
+  size_t esize;
+  const char *data, *weight;
+  const void *bias;
+  char *out;
+  int64_t C, F, G, Cg, Fg, K, img, grid, gw, total_rows, nbands, band;
+  atomic_int failed;
+} conv_cl_job;
+
+/* rows (P, Fg) of a channel-last output, `ld` apart, set to the group's biases */
+static void fill_rows_bias(char *y, int dtype, int64_t P, int64_t Fg, int64_t ld, const char *bias) {
+  const size_t es = (size_t)mxw_dtype_size(dtype);
+  for (int64_t i = 0; i < P; i++) memcpy(y + (size_t)(i * ld) * es, bias, (size_t)Fg * es);
+}
+
+static void conv_cl_units(void *ctx, int64_t begin, int64_t end) {
+  conv_cl_job *j = (conv_cl_job *)ctx;
+  const size_t es = j->esize;
+  const int64_t taps = j->K / j->Cg;
+  void *col = NULL;
+  if (!j->pointwise && !(col = mxw_scratch(0, (size_t)(j->K * j->band * j->gw) * es + 1))) {
+    atomic_store(&j->failed, 1);
+    return;
+  }
+  for (int64_t u = begin; u < end; u++) {
+    const int64_t b = u % j->nbands, ng = u / j->nbands, g = ng % j->G, n = ng / j->G;
+    const int64_t r0 = b * j->band, nr = j->band < j->total_rows - r0 ? j->band : j->total_rows - r0;
+    const int64_t P = nr * j->gw;
+    const char *x = j->data + (size_t)(n * j->img * j->C + g * j->Cg) * es;
+    const char *wg = j->weight + (size_t)(g * j->Fg * j->K) * es;
+    char *y = j->out + (size_t)((n * j->grid + r0 * j->gw) * j->F + g * j->Fg) * es;
+    if (j->bias) fill_rows_bias(y, j->dtype, P, j->Fg, j->F, (const char *)j->bias + (size_t)(g * j->Fg) * es);
+    int rc;
+    if (j->pointwise) {
+      rc = gemm2(j->dtype, 0, 1, P, j->Fg, j->Cg, x + (size_t)(r0 * j->gw * j->C) * es, j->C, wg, j->K,
+                 j->bias != NULL, y, j->F);
+    } else {
+      im2col_cl(j->w, es, x, j->C, j->Cg, 0, taps, r0, nr, (char *)col, 0);
+      rc = gemm2(j->dtype, 0, 1, P, j->Fg, j->K, col, j->K, wg, j->K, j->bias != NULL, y, j->F);
+    }
+    if (rc != 0) {
+      atomic_store(&j->failed, 1);
+      return;
+    }
+  }
+}
+
+/* Depthwise float32, channel-last: one unit per (image, output row); the weight (C, taps) is
+ * transposed to (taps, C) once. */
+typedef struct {
+  mxw_dw_nhwc geom;
+  const float *data, *wt, *bias;
+  float *out;
+  int64_t rows; /* output rows per image */
+} dw_cl_job;
+
+static void dw_cl_units(void *ctx, int64_t begin, int64_t end) {
+  const dw_cl_job *j = (const dw_cl_job *)ctx;
+  const mxw_dw_nhwc *g = &j->geom;
+  const size_t in_img = g->H * g->W * g->C, out_img = g->Ho * g->Wo * g->C;
+  for (int64_t u = begin; u < end;) { /* rows of one image at a time */
+    const int64_t n = u / j->rows, y0 = u % j->rows;
+    const int64_t y1 = end - n * j->rows < j->rows ? end - n * j->rows : j->rows;
+    mxw_f32_dwconv_nhwc(g, (size_t)y0, (size_t)y1, j->data + (size_t)n * in_img, j->wt, j->bias,
+                        j->out + (size_t)n * out_img);
+    u = n * j->rows + y1;
+  }
+}
+
+static int conv_cl_run(const window *w, int dtype, const void *data, const void *weight, const void *bias, void *out,
+                       int64_t N, int64_t C, int64_t F, int64_t G) {
+  const size_t esize = (size_t)mxw_dtype_size(dtype);
+  const int64_t Cg = C / G, Fg = F / G, taps = prod3(w->k), grid = prod3(w->grid);
+  if (N == 0 || grid == 0) return 0;
+  if (dtype == MXW_FLOAT32 && G == C && F == C && is_planar(w)) {
+    float *wt = (float *)mxw_scratch(1, (size_t)(taps * C + 1) * sizeof(float));
+    if (!wt) return -1;
+    mxw_swap_last2(weight, wt, 1, C, taps, sizeof(float)); /* (C, taps) -> (taps, C) */
+    dw_cl_job j = {{(size_t)w->img[1], (size_t)w->img[2], (size_t)C, (size_t)w->grid[1], (size_t)w->grid[2],
+                    (size_t)w->k[1], (size_t)w->k[2], (size_t)w->s[1], (size_t)w->s[2], (size_t)w->p[1],
+                    (size_t)w->p[2], (size_t)w->d[1], (size_t)w->d[2]},
+                   (const float *)data, wt, (const float *)bias, (float *)out, w->grid[1]};
+    run_units(N * w->grid[1], (double)(N * C) * (double)taps * (double)grid, dw_cl_units, &j);
+    return 0;
+  }
+  if (dtype == MXW_FLOAT32 && C == 1 && Fg <= DIRECT_MAX_FG && w->grid[2] >= 4 && !is_pointwise(w)) {
+    /* one input channel (a first layer, LeNet's) and few filters: the data is already channel-first,
+     * so the direct kernel runs on it and only its output (N, F, grid) is transposed to (N, grid,
+     * F) -- 2x faster than im2col + GEMM for LeNet's 28x28 Conv2D(6, 5) */
+    float *cf = (float *)mxw_scratch(3, (size_t)(N * F * grid + 1) * sizeof(float));
+    if (!cf) return -1;
+    MXW_TRY(direct_f32(w, (const float *)data, (const float *)weight, (const float *)bias, cf, N, C, F, G));
+    mxw_swap_last2(cf, out, N, F, grid, sizeof(float));
+    return 0;
+  }
+  conv_cl_job j = {.w = w, .dtype = dtype, .pointwise = is_pointwise(w), .esize = esize, .data = (const char *)data,
+                   .weight = (const char *)weight, .bias = bias, .out = (char *)out, .C = C, .F = F, .G = G,
+                   .Cg = Cg, .Fg = Fg, .K = Cg * taps, .img = prod3(w->img), .grid = grid, .gw = w->grid[2],
+                   .total_rows = w->grid[0] * w->grid[1]};
+  split_bands(w, j.K, esize, &j.nbands, &j.band);
+  const int64_t units = N * G * j.nbands;
+  const double work = (double)(N * F) * (double)j.K * (double)grid;
+  if (split_units(units, work)) mxw_parallel_for(units, 1, conv_cl_units, &j);
+  else conv_cl_units(&j, 0, units);
+  return atomic_load(&j.failed) ? -1 : 0;
+}
+
+/* Deconvolution, channel-last: one unit per (image, group) (its bands overlap in the output);
+ * depthwise float32 by a scatter vectorized over the channels, one unit per block of channels. */
+typedef struct {
+  const window *w;
+  int dtype, pointwise;
+  size_t esize;
+  const char *data, *weight;
+  const void *bias;
+  char *out;
+  int64_t N, C, F, G, Cg, Fg, R, img, grid, gw, total_rows, nbands, band;
+  atomic_int failed;
+} deconv_cl_job;
+
+static void deconv_cl_units(void *ctx, int64_t begin, int64_t end) {
+  deconv_cl_job *j = (deconv_cl_job *)ctx;
+  const size_t es = j->esize;
+  const int64_t taps = j->R / j->Fg, gw = j->gw;
+  void *col = NULL;
+  if (!j->pointwise && !(col = mxw_scratch(0, (size_t)(j->R * j->band * gw) * es + 1))) {
+    atomic_store(&j->failed, 1);
+    return;
+  }
+  for (int64_t u = begin; u < end; u++) {
+    const int64_t g = u % j->G, n = u / j->G;
+    const char *x = j->data + (size_t)(n * j->grid * j->C + g * j->Cg) * es;
+    const char *wg = j->weight + (size_t)(g * j->Cg * j->R) * es;
+    char *y = j->out + (size_t)(n * j->img * j->F + g * j->Fg) * es;
+    if (j->bias) fill_rows_bias(y, j->dtype, j->img, j->Fg, j->F, (const char *)j->bias + (size_t)(g * j->Fg) * es);
+    else
+      for (int64_t i = 0; i < j->img; i++) memset(y + (size_t)(i * j->F) * es, 0, (size_t)j->Fg * es);
+    if (j->pointwise) {
+      if (gemm2(j->dtype, 0, 0, j->grid, j->Fg, j->Cg, x, j->C, wg, j->Fg, 1, y, j->F) != 0) goto fail;
+      continue;
+    }
+    for (int64_t r0 = 0; r0 < j->total_rows; r0 += j->band) {
+      const int64_t nr = j->band < j->total_rows - r0 ? j->band : j->total_rows - r0;
+      if (gemm2(j->dtype, 0, 0, nr * gw, j->R, j->Cg, x + (size_t)(r0 * gw * j->C) * es, j->C, wg, j->R, 0, col,
+                j->R) != 0)
+        goto fail;
+      im2col_cl(j->w, es, y, j->F, j->Fg, 0, taps, r0, nr, (char *)col, 1);
+    }
+  }
+  return;
+fail:
+  atomic_store(&j->failed, 1);
+}
+
+enum { CL_CBLOCK = 16 }; /* channels per unit of the channel-last depthwise loops */
+
+/* out (N, image, C) = bias + sum over grid cells and taps of wt[t][c] * x[cell][c], scattered in
+ * grid order; wt (taps, C). Units: (image, block of CL_CBLOCK channels). */
+typedef struct {
+  const window *w;
+  const float *data, *wt, *bias;
+  float *out;
+  int64_t C, nblk;
+} dw_deconv_cl_job;
+
+/* d[c] += a[c] * b[c] for c < n, f32x4 then scalar. */
+static inline void axpy_lanes(float *d, const float *a, const float *b, int64_t n) {
+  int64_t c = 0;
+  for (; c + 4 <= n; c += 4)
+    wasm_v128_store(d + c, MXW_F32X4_MADD(wasm_v128_load(d + c), wasm_v128_load(a + c), wasm_v128_load(b + c)));
+  for (; c < n; c++) d[c] += a[c] * b[c];
+}
+
+static void dw_deconv_cl_units(void *ctx, int64_t begin, int64_t end) {
+  const dw_deconv_cl_job *j = (const dw_deconv_cl_job *)ctx;
+  const window *w = j->w;
+  const int64_t C = j->C, img = prod3(w->img), grid = prod3(w->grid);
+  for (int64_t u = begin; u < end; u++) {
+    const int64_t n = u / j->nblk, c0 = (u % j->nblk) * CL_CBLOCK, nc = C - c0 < CL_CBLOCK ? C - c0 : CL_CBLOCK;
+    float *y = j->out + n * img * C + c0;
+    const float *x = j->data + n * grid * C + c0;
+    for (int64_t i = 0; i < img; i++)
+      for (int64_t c = 0; c < nc; c++) y[i * C + c] = j->bias ? j->bias[c0 + c] : 0.f;
+    for (int64_t cell = 0; cell < grid; cell++) {
+      const int64_t gz = cell / (w->grid[1] * w->grid[2]), gy = cell / w->grid[2] % w->grid[1], gx = cell % w->grid[2];
+      int64_t t = 0;
+      for (int64_t tz = 0; tz < w->k[0]; tz++)
+        for (int64_t ty = 0; ty < w->k[1]; ty++)
+          for (int64_t tx = 0; tx < w->k[2]; tx++, t++) {
+            const int64_t iz = gz * w->s[0] - w->p[0] + tz * w->d[0], iy = gy * w->s[1] - w->p[1] + ty * w->d[1];
+            const int64_t ix = gx * w->s[2] - w->p[2] + tx * w->d[2];
+            if (iz < 0 || iz >= w->img[0] || iy < 0 || iy >= w->img[1] || ix < 0 || ix >= w->img[2]) continue;
+            axpy_lanes(y + ((iz * w->img[1] + iy) * w->img[2] + ix) * C, j->wt + t * C + c0, x + cell * C, nc);
+          }
+    }
+  }
+}
+
+static int deconv_cl_run(const window *w, int dtype, const void *data, const void *weight, const void *bias,
+                         void *out, int64_t N, int64_t C, int64_t F, int64_t G) {
+  const size_t esize = (size_t)mxw_dtype_size(dtype);
+  const int64_t Cg = C / G, Fg = F / G, taps = prod3(w->k), img = prod3(w->img), grid = prod3(w->grid);
+  if (N == 0) return 0;
+  if (dtype == MXW_FLOAT32 && Cg == 1 && Fg == 1) {
+    float *wt = (float *)mxw_scratch(1, (size_t)(taps * C + 1) * sizeof(float));
+    if (!wt) return -1;
+    mxw_swap_last2(weight, wt, 1, C, taps, sizeof(float)); /* (C, taps) -> (taps, C) */
+    dw_deconv_cl_job j = {w, (const float *)data, wt, (const float *)bias, (float *)out, C,
+                          (C + CL_CBLOCK - 1) / CL_CBLOCK};
+    run_units(N * j.nblk, (double)(N * C) * (double)(taps * grid + img), dw_deconv_cl_units, &j);
+    return 0;
+  }
+  deconv_cl_job j = {.w = w, .dtype = dtype, .pointwise = is_pointwise(w), .esize = esize, .data = (const char *)data,
+                     .weight = (const char *)weight, .bias = bias, .out = (char *)out, .N = N, .C = C, .F = F,
+                     .G = G, .Cg = Cg, .Fg = Fg, .R = Fg * taps, .img = img, .grid = grid, .gw = w->grid[2],
+                     .total_rows = w->grid[0] * w->grid[1]};
+  split_bands(w, j.R, esize, &j.nbands, &j.band);
+  const int64_t units = N * G;
+  const double work = (double)(N * C) * (double)j.R * (double)grid;
+  if (split_units(units, work)) mxw_parallel_for(units, 1, deconv_cl_units, &j);
+  else deconv_cl_units(&j, 0, units);
+  return atomic_load(&j.failed) ? -1 : 0;
+}
+
+/* Weight gradient, channel-last: one unit per (group, block of taps) owning those columns of
+ * dW[g] (F/G, taps * Cg) -- contiguous in the weight's (tap, channel) order -- and summing them
+ * over the images and bands in order. Blocks hold about 64 columns, fixed by the shape. */
+typedef struct {
+  const window *w;
+  int dtype, pointwise;
+  size_t esize;
+  const char *img, *grid;
+  char *dw;
+  int64_t N, C, F, G, Cg, Fg, K, isz, gsz, gw, total_rows, nbands, band, tb, ntb;
+  atomic_int failed;
+} wgrad_cl_job;
+
+static void wgrad_cl_units(void *ctx, int64_t begin, int64_t end) {
+  wgrad_cl_job *j = (wgrad_cl_job *)ctx;
+  const size_t es = j->esize;
+  const int64_t taps = j->K / j->Cg;
+  void *col = NULL;
+  if (!j->pointwise && !(col = mxw_scratch(0, (size_t)(j->tb * j->Cg * j->band * j->gw) * es + 1))) {
+    atomic_store(&j->failed, 1);
+    return;
+  }
+  for (int64_t u = begin; u < end; u++) {
+    const int64_t blk = u % j->ntb, g = u / j->ntb;
+    const int64_t t0 = blk * j->tb, t1 = t0 + j->tb < taps ? t0 + j->tb : taps, ncols = (t1 - t0) * j->Cg;
+    char *dwb = j->dw + (size_t)(g * j->Fg * j->K + t0 * j->Cg) * es;
+    for (int64_t f = 0; f < j->Fg; f++) memset(dwb + (size_t)(f * j->K) * es, 0, (size_t)ncols * es);
+    for (int64_t n = 0; n < j->N; n++) {
+      const char *x = j->img + (size_t)(n * j->isz * j->C + g * j->Cg) * es;
+      const char *dy = j->grid + (size_t)(n * j->gsz * j->F + g * j->Fg) * es;
+      if (j->pointwise) {
+        if (gemm2(j->dtype, 1, 0, j->Fg, ncols, j->gsz, dy, j->F, x, j->C, 1, dwb, j->K) != 0) goto fail;
+        continue;
+      }
+      for (int64_t r0 = 0; r0 < j->total_rows; r0 += j->band) {
+        const int64_t nr = j->band < j->total_rows - r0 ? j->band : j->total_rows - r0;
+        im2col_cl(j->w, es, x, j->C, j->Cg, t0, t1, r0, nr, (char *)col, 0);
+        if (gemm2(j->dtype, 1, 0, j->Fg, ncols, nr * j->gw, dy + (size_t)(r0 * j->gw * j->F) * es, j->F, col, ncols, 1,
+                  dwb, j->K) != 0)
+          goto fail;
+      }
+    }
+  }
+  return;
+fail:
+  atomic_store(&j->failed, 1);
+}
+
+/* Depthwise float32 weight gradient, channel-last: dw[c, t] = sum over images and grid cells of
+ * grid[n, cell, c] * img[n, the cell tap t reads, c], vectorized over the channels; per image an
+ * f32x4 sum per (tap, channel lanes), added into double. One unit per block of CL_CBLOCK channels. */
+typedef struct {
+  const window *w;
+  const float *img, *grid;
+  float *dw;
+  int64_t N, C, nblk;
+} dw_wgrad_cl_job;
+
+static void dw_wgrad_cl_units(void *ctx, int64_t begin, int64_t end) {
+  const dw_wgrad_cl_job *j = (const dw_wgrad_cl_job *)ctx;
+  const window *w = j->w;
+  const int64_t C = j->C, isz = prod3(w->img), gsz = prod3(w->grid), taps = prod3(w->k);
+  double sum[CL_CBLOCK];
+  float part[CL_CBLOCK];
+  for (int64_t blk = begin; blk < end; blk++) {
+    const int64_t c0 = blk * CL_CBLOCK, nc = C - c0 < CL_CBLOCK ? C - c0 : CL_CBLOCK;
+    int64_t t = 0;
+    for (int64_t tz = 0; tz < w->k[0]; tz++)
+      for (int64_t ty = 0; ty < w->k[1]; ty++)
+        for (int64_t tx = 0; tx < w->k[2]; tx++, t++) {
+          for (int64_t c = 0; c < nc; c++) sum[c] = 0.0;
+          for (int64_t n = 0; n < j->N; n++) {
+            for (int64_t c = 0; c < nc; c++) part[c] = 0.f;
+            const float *x = j->img + n * isz * C + c0, *g = j->grid + n * gsz * C + c0;
+            for (int64_t cell = 0; cell < gsz; cell++) {
+              const int64_t gz = cell / (w->grid[1] * w->grid[2]), gy = cell / w->grid[2] % w->grid[1];
+              const int64_t gx = cell % w->grid[2];
+              const int64_t iz = gz * w->s[0] - w->p[0] + tz * w->d[0], iy = gy * w->s[1] - w->p[1] + ty * w->d[1];
+              const int64_t ix = gx * w->s[2] - w->p[2] + tx * w->d[2];
+              if (iz < 0 || iz >= w->img[0] || iy < 0 || iy >= w->img[1] || ix < 0 || ix >= w->img[2]) continue;
+              axpy_lanes(part, g + cell * C, x + ((iz * w->img[1] + iy) * w->img[2] + ix) * C, nc);
+            }
+            for (int64_t c = 0; c < nc; c++) sum[c] += part[c];
+          }
+          for (int64_t c = 0; c < nc; c++) j->dw[(c0 + c) * taps + t] = (float)sum[c];
+        }
+  }
+}
+
+/* img (N, image, C), grid (N, grid, F) -> dw (F, taps, C/G) (written). */
+static int wgrad_cl_run(const window *w, int dtype, const void *img, const void *gridv, void *dw, int64_t N, int64_t C,
+                        int64_t F, int64_t G) {
+  const size_t esize = (size_t)mxw_dtype_size(dtype);
+  const int64_t Cg = C / G, Fg = F / G, taps = prod3(w->k), grid = prod3(w->grid);
+  if (N == 0 || grid == 0) {
+    memset(dw, 0, (size_t)(F * Cg * taps) * esize);
+    return 0;
+  }
+  if (dtype == MXW_FLOAT32 && Cg == 1 && Fg == 1) {
+    dw_wgrad_cl_job j = {w, (const float *)img, (const float *)gridv, (float *)dw, N, C, (C + CL_CBLOCK - 1) / CL_CBLOCK};
+    run_units(j.nblk, (double)(N * C) * (double)taps * (double)grid, dw_wgrad_cl_units, &j);
+    return 0;
+  }
+  int64_t tb = Cg >= 64 ? 1 : (64 + Cg - 1) / Cg; /* taps per block: about 64 columns */
+  if (tb > taps) tb = taps;
+  wgrad_cl_job j = {.w = w, .dtype = dtype, .pointwise = is_pointwise(w), .esize = esize, .img = (const char *)img,
+                    .grid = (const char *)gridv, .dw = (char *)dw, .N = N, .C = C, .F = F, .G = G, .Cg = Cg, .Fg = Fg,
+                    .K = Cg * taps, .isz = prod3(w->img), .gsz = grid, .gw = w->grid[2],
+                    .total_rows = w->grid[0] * w->grid[1], .tb = tb, .ntb = (taps + tb - 1) / tb};
+  split_bands(w, tb * Cg, esize, &j.nbands, &j.band);
+  const int64_t units = G * j.ntb;
+  const double work = (double)(N * F) * (double)j.K * (double)grid;
+  if (split_units(units, work)) mxw_parallel_for(units, 1, wgrad_cl_units, &j);
+  else wgrad_cl_units(&j, 0, units);
+  return atomic_load(&j.failed) ? -1 : 0;
+}
+
+/* db[f] = sum over n and positions of dy (N, P, F), channel-last: one unit per block of
+ * CL_CBLOCK channels, per image an f32x4 sum over the positions added into double. */
+typedef struct {
+  int dtype;
+  const void *dy;
+  void *db;
+  int64_t N, F, P, nblk;
+} bias_grad_cl_job;
+
+static void bias_grad_cl_units(void *ctx, int64_t begin, int64_t end) {
+  const bias_grad_cl_job *j = (const bias_grad_cl_job *)ctx;
+  double sum[CL_CBLOCK];
+  float part[CL_CBLOCK];
+  for (int64_t blk = begin; blk < end; blk++) {
+    const int64_t f0 = blk * CL_CBLOCK, nf = j->F - f0 < CL_CBLOCK ? j->F - f0 : CL_CBLOCK;
+    for (int64_t f = 0; f < nf; f++) sum[f] = 0.0;
+    for (int64_t n = 0; n < j->N; n++) {
+      if (j->dtype == MXW_FLOAT32) {
+        for (int64_t f = 0; f < nf; f++) part[f] = 0.f;
+        const float *y = (const float *)j->dy + n * j->P * j->F + f0;
+        for (int64_t p = 0; p < j->P; p++) {
+          const float *row = y + p * j->F;
+          int64_t f = 0;
+          for (; f + 4 <= nf; f += 4) wasm_v128_store(part + f, wasm_f32x4_add(wasm_v128_load(part + f), wasm_v128_load(row + f)));
+          for (; f < nf; f++) part[f] += row[f];
+        }
+        for (int64_t f = 0; f < nf; f++) sum[f] += part[f];
+      } else {
+        const double *y = (const double *)j->dy + n * j->P * j->F + f0;
+        for (int64_t p = 0; p < j->P; p++)
+          for (int64_t f = 0; f < nf; f++) sum[f] += y[p * j->F + f];
+      }
+    }
+    for (int64_t f = 0; f < nf; f++) mxw_store_f64(j->db, j->dtype, f0 + f, sum[f]);
+  }
+}
+
+static void bias_grad_cl(int dtype, const void *dy, void *db, int64_t N, int64_t F, int64_t P) {
+  bias_grad_cl_job j = {dtype, dy, db, N, F, P, (F + CL_CBLOCK - 1) / CL_CBLOCK};
+  run_units(j.nblk, (double)(N * F) * (double)P, bias_grad_cl_units, &j);
+}
+
 /* ---- Convolution / Deconvolution parameters -------------------------------------------------------- */
 enum { LAYOUT_NCW, LAYOUT_NCHW, LAYOUT_NCDHW, LAYOUT_NHWC, LAYOUT_NDHWC };
 static const char *const k_layouts[] = {"NCW", "NCHW", "NCDHW", "NHWC", "NDHWC", NULL};
@@ -1181,10 +1636,12 @@ static int infer_params(const ConvParam *p, mxw_shape *in, const mxw_shape *data
   dims[chan_axis(p)] = second; /* the weight's axes follow the data's */
   for (int i = 0; i < p->nsp; i++) dims[spatial_axis(p, i)] = p->kernel.v[i];
   const mxw_shape want = mxw_shape_make(p->nsp + 2, dims);
-  shape_buf a;
-  char msg[320];
-  snprintf(msg, sizeof msg, " = %s for data %s", rule, mxw_shape_str(data, a, sizeof a));
-  MXW_TRY(mxw_shape_unify(&in[1], &want, "weight", msg));
+  if (mxw_shape_unify(&in[1], &want, "weight", NULL) != 0) { /* (the message is formatted only on failure) */
+    shape_buf a;
+    char msg[320];
+    snprintf(msg, sizeof msg, " = %s for data %s", rule, mxw_shape_str(data, a, sizeof a));
+    return mxw_shape_unify(&in[1], &want, "weight", msg);
+  }
   if (!p->no_bias) {
     const mxw_shape b = mxw_shape_make(1, &p->num_filter);
     MXW_TRY(mxw_shape_unify(&in[2], &b, "bias", " = (num_filter,)"));
@@ -1333,9 +1790,8 @@ static int run_channel_first(const ConvParam *p, int deconv, int dtype, const mx
   return conv_run(&w, dtype, x, weight, bias, y, xs->dims[0], xs->dims[1], p->num_filter, p->num_group);
 }
 
-/* NHWC / NDHWC run as channel-first on transposed copies of data and weight, and the output is
- * transposed back (MXNet's CPU kernels refuse these layouts; here they work, at the cost of
- * the copies). */
+/* NHWC / NDHWC run natively (the channel-last drivers above; MXNet's CPU kernels refuse these
+ * layouts). */
 static int forward_common(const mxw_op_call *c, int deconv) {
   const ConvParam *p = (const ConvParam *)c->param;
   const mxw_tensor *x = &c->inputs[0], *wt = &c->inputs[1];
@@ -1363,26 +1819,19 @@ static int forward_common(const mxw_op_call *c, int deconv) {
     }
     return 0;
   }
-  const mxw_shape xs = channel_first(&x->shape), ys = channel_first(&y->shape), ws = channel_first(&wt->shape);
-  const size_t esize = (size_t)mxw_dtype_size(x->dtype);
-  const int64_t nx = mxw_shape_size(&xs), nw = mxw_shape_size(&ws), ny = mxw_shape_size(&ys);
-  int64_t xsp = 1, ysp = 1, taps = 1; /* spatial sizes of data, output and kernel */
-  for (int i = 0; i < p->nsp; i++) {
-    xsp *= xs.dims[2 + i];
-    ysp *= ys.dims[2 + i];
-    taps *= p->kernel.v[i];
+  const mxw_shape xs = channel_first(&x->shape), ys = channel_first(&y->shape);
+  window w;
+  int rc;
+  if (deconv) {
+    window_set(&w, p, &ys, &xs, pad);
+    rc = deconv_cl_run(&w, x->dtype, x->data, wt->data, bias, y->data, xs.dims[0], xs.dims[1], p->num_filter,
+                       p->num_group);
+  } else {
+    window_set(&w, p, &xs, &ys, pad);
+    rc = conv_cl_run(&w, x->dtype, x->data, wt->data, bias, y->data, xs.dims[0], xs.dims[1], p->num_filter,
+                     p->num_group);
   }
-  char *buf = (char *)malloc((size_t)(nx + nw + ny) * esize + 1);
-  if (!buf)
-    return mxw_fail("out of memory for the channel-first copies (%lld bytes)",
-                    (long long)((nx + nw + ny) * (int64_t)esize));
-  char *xcf = buf, *wcf = buf + (size_t)nx * esize, *ycf = wcf + (size_t)nw * esize;
-  mxw_swap_last2(x->data, xcf, xs.dims[0], xsp, xs.dims[1], esize);          /* (N, image, C) -> (N, C, image) */
-  mxw_swap_last2(wt->data, wcf, ws.dims[0], taps, ws.dims[1], esize);        /* (lead, taps, 2nd) -> (lead, 2nd, taps) */
-  const int rc = run_channel_first(p, deconv, x->dtype, &xs, &ys, pad, xcf, wcf, bias, ycf);
-  if (rc == 0) mxw_swap_last2(ycf, y->data, ys.dims[0], ys.dims[1], ysp, esize); /* (N, F, grid) -> (N, grid, F) */
-  if (rc == 0 && c->fused_act) mxw_apply_act(y->data, y->dtype, ny, c->fused_act);
-  free(buf);
+  if (rc == 0 && c->fused_act) mxw_apply_act(y->data, y->dtype, mxw_shape_size(&y->shape), c->fused_act);
   return rc;
 }
 
@@ -1585,44 +2034,30 @@ static int wgrad_common(const mxw_op_call *c, int deconv) {
   const mxw_tensor *dy = &c->inputs[0], *x = &c->inputs[1];
   mxw_tensor *dw = &c->outputs[0];
   const int dtype = dy->dtype;
-  const size_t esize = (size_t)mxw_dtype_size(dtype);
   int64_t pad[3], adj[3], spatial[3];
   if (deconv) {
     MXW_TRY(deconv_geometry(p, &x->shape, pad, adj, spatial));
   } else {
     for (int i = 0; i < p->nsp; i++) pad[i] = p->pad.v[i];
   }
-  mxw_shape dys = dy->shape, xs = x->shape, ws = dw->shape;
-  const void *dyc = dy->data, *xc = x->data;
-  void *dwc = dw->data;
-  char *buf = NULL;
-  if (p->chan_last) { /* channel-first copies of ograd and data, and a channel-first dweight */
-    dys = channel_first(&dy->shape);
-    xs = channel_first(&x->shape);
-    ws = channel_first(&dw->shape);
-    const int64_t ny = mxw_shape_size(&dys), nx = mxw_shape_size(&xs), nw = mxw_shape_size(&ws);
-    buf = (char *)malloc((size_t)(ny + nx + nw) * esize + 1);
-    MXW_CHECK(buf != NULL, "out of memory for the channel-first copies (%lld bytes)",
-              (long long)((ny + nx + nw) * (int64_t)esize));
-    mxw_swap_last2(dy->data, buf, dys.dims[0], spatial_size(&dys), dys.dims[1], esize); /* (N, grid, F) -> (N, F, grid) */
-    mxw_swap_last2(x->data, buf + (size_t)ny * esize, xs.dims[0], spatial_size(&xs), xs.dims[1], esize);
-    dyc = buf;
-    xc = buf + (size_t)ny * esize;
-    dwc = buf + (size_t)(ny + nx) * esize;
-  }
+  /* channel-last shapes seen channel-first for the window and the counts */
+  const mxw_shape dys = p->chan_last ? channel_first(&dy->shape) : dy->shape;
+  const mxw_shape xs = p->chan_last ? channel_first(&x->shape) : x->shape;
+  int (*run)(const window *, int, const void *, const void *, void *, int64_t, int64_t, int64_t, int64_t) =
+      p->chan_last ? wgrad_cl_run : wgrad_run;
   window w;
   int rc;
   if (deconv) {
     window_set(&w, p, &dys, &xs, pad);
-    rc = wgrad_run(&w, dtype, dyc, xc, dwc, xs.dims[0], dys.dims[1], xs.dims[1], p->num_group);
+    rc = run(&w, dtype, dy->data, x->data, dw->data, xs.dims[0], dys.dims[1], xs.dims[1], p->num_group);
   } else {
     window_set(&w, p, &xs, &dys, pad);
-    rc = wgrad_run(&w, dtype, xc, dyc, dwc, xs.dims[0], xs.dims[1], dys.dims[1], p->num_group);
+    rc = run(&w, dtype, x->data, dy->data, dw->data, xs.dims[0], xs.dims[1], dys.dims[1], p->num_group);
   }
-  if (rc == 0 && !p->no_bias) bias_grad(dtype, dyc, c->outputs[1].data, dys.dims[0], dys.dims[1], spatial_size(&dys));
-  if (rc == 0 && p->chan_last) /* (lead, second, taps) -> (lead, taps, second) */
-    mxw_swap_last2(dwc, dw->data, ws.dims[0], ws.dims[1], spatial_size(&ws), esize);
-  free(buf);
+  if (rc == 0 && !p->no_bias) {
+    if (p->chan_last) bias_grad_cl(dtype, dy->data, c->outputs[1].data, dys.dims[0], dys.dims[1], spatial_size(&dys));
+    else bias_grad(dtype, dy->data, c->outputs[1].data, dys.dims[0], dys.dims[1], spatial_size(&dys));
+  }
   return rc;
 }
 static int forward_wgrad_dispatch(const mxw_op_call *c, int deconv) {
