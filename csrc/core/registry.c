@@ -475,6 +475,11 @@ static int default_counts(int op_id, int *nin, int *nout, int *nvis) {
 
 static char *g_registry_json = NULL;
 
+size_t mxw_registry_json_size(void) {
+  const char *j = mxw_registry_json();
+  return j ? strlen(j) : 0;
+}
+
 const char *mxw_registry_json(void) {
   if (g_registry_json) return g_registry_json;
   if (ensure_table() != 0) return NULL;

@@ -103,6 +103,8 @@ MXW_API int mxw_op_find(const char *name);
 /* The whole registry as JSON text (names, aliases, inputs, outputs, attribute schema, dtypes);
  * owned by the library, valid for the process lifetime. NULL on allocation failure. */
 MXW_API const char *mxw_registry_json(void);
+/* strlen of mxw_registry_json()'s text (building it first if needed), so that JS decodes it in one call. */
+MXW_API size_t mxw_registry_json_size(void);
 
 /* Parses attributes given in MXNet's string forms ("(3, 3)", "True", "None", "1e-05").
  * Unknown keys are errors, except hidden "__key__" keys which are ignored, as in MXNet. */
