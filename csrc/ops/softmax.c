@@ -756,6 +756,33 @@ static int softmax_output_backward_num_inputs(const void *param) {
 }
 static const char *const k_softmax_output_backward_inputs[] = {"output", "label", "ograd", NULL};
 
+/* Rows [o0, o1) of the (outer, C, inner) view, one label per (o, i). */
+typedef struct {
+  const mxw_tensor *y, *label, *og;
+  mxw_tensor *dx;
+  int64_t C, inner;
+  int use_ignore, ignore;
+  double scale, on, off;
+} so_grad_job;
+
+static void so_grad_chunk(void *ctx, int64_t o0, int64_t o1) {
+  const so_grad_job *J = (const so_grad_job *)ctx;
+  const int64_t C = J->C, inner = J->inner;
+  for (int64_t o = o0; o < o1; o++) {
+    for (int64_t i = 0; i < inner; i++) {
+      int k = label_int(mxw_load_f64(J->label->data, J->label->dtype, o * inner + i));
+      int skip = J->use_ignore && k == J->ignore;
+      for (int64_t j = 0; j < C; j++) {
+        int64_t at = (o * C + j) * inner + i;
+        double v = 0.0;
+        if (!skip) v = (mxw_load_f64(J->y->data, J->y->dtype, at) - (j == k ? J->on : J->off)) * J->scale;
+        if (J->og) v *= mxw_load_f64(J->og->data, J->og->dtype, at);
+        mxw_store_f64(J->dx->data, J->dx->dtype, at, v);
+      }
+    }
+  }
+}
+
 static int fwd_backward_softmax_output(const mxw_op_call *c) {
   const SoftmaxOutputParam *p = (const SoftmaxOutputParam *)c->param;
   const mxw_tensor *y = &c->inputs[0], *label = &c->inputs[1], *og = p->out_grad ? &c->inputs[2] : NULL;
@@ -804,19 +831,8 @@ static int fwd_backward_softmax_output(const mxw_op_call *c) {
   /* MXNet's smoothing spreads alpha over the other C - 1 classes (in float) */
   double off = smooth ? (double)(float)(p->smooth_alpha / (double)(C - 1)) : 0.0;
   double on = smooth ? 1.0 - (double)(float)p->smooth_alpha : 1.0;
-  for (int64_t o = 0; o < outer; o++) {
-    for (int64_t i = 0; i < inner; i++) {
-      int k = label_int(mxw_load_f64(label->data, label->dtype, o * inner + i));
-      int skip = p->use_ignore && k == ignore;
-      for (int64_t j = 0; j < C; j++) {
-        int64_t at = (o * C + j) * inner + i;
-        double v = 0.0;
-        if (!skip) v = (mxw_load_f64(y->data, y->dtype, at) - (j == k ? on : off)) * scale;
-        if (og) v *= mxw_load_f64(og->data, og->dtype, at);
-        mxw_store_f64(dx->data, dx->dtype, at, v);
-      }
-    }
-  }
+  so_grad_job j = {y, label, og, dx, C, inner, p->use_ignore, ignore, scale, on, off};
+  mxw_parallel_run(outer, 1, 4.0 * (double)(C * inner), so_grad_chunk, &j);
   return 0;
 }
 static int infer_softmax_output_backward(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {

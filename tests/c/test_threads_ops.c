@@ -304,6 +304,10 @@ static void test_softmax(void **state) {
     mxw_ndarray_free(x);
   }
   CHECK("_backward_softmax", KV("axis", "0"), F64(33, 501), F64(33, 501));
+  CHECK("_backward_SoftmaxOutput", NULL, F32(301, 11), RAND(MXW_FLOAT32, 0, 11, 301));
+  CHECK("_backward_SoftmaxOutput", KV("multi_output", "True", "use_ignore", "True", "ignore_label", "3",
+                                      "normalization", "valid"),
+        F32(7, 11, 13), RAND(MXW_FLOAT32, 0, 11, 7, 13));
   CHECK("_backward_softmax", KV("axis", "-1", "use_length", "True"), F32(31, 7, 33), F32(31, 7, 33),
         RAND(MXW_INT32, 0, 40, 31, 7));
   CHECK("_backward_softmax", KV("axis", "-1", "dtype", "float64"), F64(31, 77), F64(31, 77), F16(31, 77));
