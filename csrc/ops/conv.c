@@ -372,10 +372,10 @@ static void dw_row_f32(const float *base, const int64_t *off, const float *wt, i
     for (int t = 0; t < ntaps; t++) {
       const float *s = base + off[t] + x;
       const v128_t wv = wasm_f32x4_splat(wt[t]);
-      a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(wv, wasm_v128_load(s)));
-      a1 = wasm_f32x4_add(a1, wasm_f32x4_mul(wv, wasm_v128_load(s + 4)));
-      a2 = wasm_f32x4_add(a2, wasm_f32x4_mul(wv, wasm_v128_load(s + 8)));
-      a3 = wasm_f32x4_add(a3, wasm_f32x4_mul(wv, wasm_v128_load(s + 12)));
+      a0 = MXW_F32X4_MADD(a0, wv, wasm_v128_load(s));
+      a1 = MXW_F32X4_MADD(a1, wv, wasm_v128_load(s + 4));
+      a2 = MXW_F32X4_MADD(a2, wv, wasm_v128_load(s + 8));
+      a3 = MXW_F32X4_MADD(a3, wv, wasm_v128_load(s + 12));
     }
     wasm_v128_store(y + x, a0);
     wasm_v128_store(y + x + 4, a1);
@@ -387,7 +387,7 @@ static void dw_row_f32(const float *base, const int64_t *off, const float *wt, i
       if (x + 4 > n) x = n - 4; /* the last block overlaps the previous one: same values */
       v128_t a0 = wasm_f32x4_splat(b);
       for (int t = 0; t < ntaps; t++)
-        a0 = wasm_f32x4_add(a0, wasm_f32x4_mul(wasm_f32x4_splat(wt[t]), wasm_v128_load(base + off[t] + x)));
+        a0 = MXW_F32X4_MADD(a0, wasm_f32x4_splat(wt[t]), wasm_v128_load(base + off[t] + x));
       wasm_v128_store(y + x, a0);
       x += 4;
       if (x >= n) break;
@@ -558,7 +558,7 @@ static void depthwise_deconv_planes(void *ctx, int64_t begin, int64_t end) {
         const v128_t wv = wasm_f32x4_splat(wt[t]);
         int64_t x = 0;
         for (; x + 4 <= l.Wo; x += 4)
-          wasm_v128_store(d + x, wasm_f32x4_add(wasm_v128_load(d + x), wasm_f32x4_mul(wv, wasm_v128_load(gr + x))));
+          wasm_v128_store(d + x, MXW_F32X4_MADD(wasm_v128_load(d + x), wv, wasm_v128_load(gr + x)));
         for (; x < l.Wo; x++) d[x] += wt[t] * gr[x];
       }
     }
@@ -611,7 +611,7 @@ static void depthwise_wgrad_channels(void *ctx, int64_t begin, int64_t end) {
         for (int64_t xx = 0; xx < W4; xx += 4) {
           const v128_t gv = wasm_v128_load(gr + xx);
           for (int t = 0; t < l.ntaps; t++)
-            acc[t] = wasm_f32x4_add(acc[t], wasm_f32x4_mul(gv, wasm_v128_load(base + l.off[t] + xx)));
+            acc[t] = MXW_F32X4_MADD(acc[t], gv, wasm_v128_load(base + l.off[t] + xx));
         }
         for (int64_t xx = W4; xx < l.Wo; xx++)
           for (int t = 0; t < l.ntaps; t++) sum[t] += (double)(gr[xx] * base[l.off[t] + xx]);
@@ -691,8 +691,8 @@ static inline __attribute__((always_inline)) void direct_block_f32(const int fb,
     const v128_t w4 = fb >= 4 ? wasm_v128_load(wk) : x0;
     for (int f = 0; f < fb; f++) {
       const v128_t wv = fb >= 4 && f < 4 ? lane_splat(w4, f) : wasm_v128_load32_splat(wk + f);
-      acc[f][0] = wasm_f32x4_add(acc[f][0], wasm_f32x4_mul(wv, x0));
-      if (nv > 1) acc[f][1] = wasm_f32x4_add(acc[f][1], wasm_f32x4_mul(wv, x1));
+      acc[f][0] = MXW_F32X4_MADD(acc[f][0], wv, x0);
+      if (nv > 1) acc[f][1] = MXW_F32X4_MADD(acc[f][1], wv, x1);
     }
   }
   for (int f = 0; f < fb; f++) {
