@@ -21,8 +21,8 @@
  * are 36 consecutive floats, transposed to 9 vectors of 4 channels), so U is written in vectors
  * along c. (A scalar loop writing 16 strided streams made the transform of a 512x512x3x3 weight
  * cost more than the convolution it served.) */
-void mxw_f32_winograd2x3_filter(size_t F, size_t C, const float *w, float *U) {
-  const size_t FC = F * C;
+void mxw_f32_winograd2x3_filter(size_t F, size_t C, const float *w, float *U, size_t ldxi) {
+  const size_t FC = ldxi;
   const v128_t half = wasm_f32x4_splat(0.5f);
   for (size_t f = 0; f < F; f++) {
     size_t c = 0;

@@ -29,6 +29,7 @@
  * float32 depthwise case SIMD runs over the padded channel buffer; UpSampling's is _backward_UpSampling
  * (nearest) or its depthwise deconvolution's (bilinear).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -978,17 +979,42 @@ static void wino_units(void *ctx, int64_t begin, int64_t end) {
   }
 }
 
+/* The filter transform, one unit per filter (group g's U at g * 16 * Fg * Cg). */
+typedef struct {
+  const float *weight;
+  float *U;
+  int64_t Fg, Cg;
+} wino_filter_job;
+
+static void wino_filter_units(void *ctx, int64_t begin, int64_t end) {
+  const wino_filter_job *j = (const wino_filter_job *)ctx;
+  for (int64_t u = begin; u < end;) { /* filters of one group at a time */
+    const int64_t g = u / j->Fg, f0 = u % j->Fg, f1 = end - g * j->Fg < j->Fg ? end - g * j->Fg : j->Fg;
+    mxw_f32_winograd2x3_filter((size_t)(f1 - f0), (size_t)j->Cg, j->weight + (g * j->Fg + f0) * j->Cg * 9,
+                               j->U + g * 16 * j->Fg * j->Cg + f0 * j->Cg, (size_t)(j->Fg * j->Cg));
+    u = g * j->Fg + f1;
+  }
+}
+
 static int winograd_f32(const window *w, const float *data, const float *weight, const float *bias, float *out,
                         int64_t N, int64_t C, int64_t F, int64_t G) {
   const int64_t Cg = C / G, Fg = F / G, Ho = w->grid[1], Wo = w->grid[2];
   const int64_t th = (Ho + 1) / 2, tw = (Wo + 1) / 2, tw4 = (tw + 3) / 4 * 4;
   float *U = (float *)mxw_scratch(1, (size_t)(G * 16 * Fg * Cg) * sizeof(float));
   if (!U) return -1;
-  for (int64_t g = 0; g < G; g++)
-    mxw_f32_winograd2x3_filter((size_t)Fg, (size_t)Cg, weight + g * Fg * Cg * 9, U + g * 16 * Fg * Cg);
-  int64_t rows = WINO_TILES / tw;
-  if (rows < 1) rows = 1;
-  if (rows > th) rows = th;
+  wino_filter_job fj = {weight, U, Fg, Cg};
+  run_units(G * Fg, (double)(G * Fg * Cg) * 64.0, wino_filter_units, &fj);
+  /* tile rows per unit: a divisor of th (equal units) giving about WINO_TILES tiles, and an even
+   * number of units (two threads share them evenly) unless there is one */
+  int64_t rows = 0;
+  double best = 1e300;
+  for (int64_t r = 1; r <= th; r++) {
+    const int64_t nb = th / r;
+    if (th % r != 0 || (nb != 1 && nb % 2 != 0)) continue;
+    const double d = fabs(log((double)(r * tw) / (double)WINO_TILES));
+    if (d < best) best = d, rows = r;
+  }
+  if (rows == 0) rows = WINO_TILES / tw < 1 ? 1 : WINO_TILES / tw < th ? WINO_TILES / tw : th;
   /* padded row width: the tiles' columns (groups of 4 tiles read 2 * tw4 + 4) and the image */
   int64_t pw = 2 * tw4 + 4;
   if (pw < w->img[2] + w->p[2]) pw = w->img[2] + w->p[2];
