@@ -22,11 +22,12 @@
 #include "mxw_core.h"
 
 /* The least work (element-ops) a chunk must get for a split to pay. Measured with 2 threads in
- * the threaded wasm tier and natively (2-core VM): the pool's workers sleep between jobs, so a
- * split costs ~10-40 us of wake-up and pays from ~1M element-ops (~150-250 us of one thread's
- * work); with workers that spin briefly before sleeping it would pay from ~256k. Tests set 1 with
- * mxw_par_set_chunk_work (every call with two units of work splits); <= 0 restores the default. */
-#define MXW_PAR_CHUNK_WORK 524288.0
+ * the threaded wasm tier (2-core VM): with workers that sleep between jobs a split cost ~10-40 us
+ * of wake-up and paid from ~1M element-ops; now that they spin 0.2 ms before sleeping
+ * (parallel.c), relu splits pay from 128k elements (1.65x; 64k 1.31x, 256k 1.86x) and exp from
+ * 64k (1.9x). Tests set 1 with mxw_par_set_chunk_work (every call with two units of work
+ * splits); <= 0 restores the default. */
+#define MXW_PAR_CHUNK_WORK 65536.0
 /* Exported from the wasm module too (M._mxw_par_set_chunk_work), for tuning runs. */
 MXW_API double mxw_par_chunk_work(void);
 MXW_API void mxw_par_set_chunk_work(double work);
