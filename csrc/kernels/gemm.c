@@ -421,11 +421,72 @@ void mxw_f32_gemm_ukernel_4x8__wasmsimd(size_t mr, size_t nr, size_t kc, const f
   gemm_4x8(mr, nr, kc, a, b, c, ldc, beta);
 }
 
+/* One k step of the 4x4 tile: the first f32x4 of the 8-wide B row times the four A values. */
+#define UK_4X4_STEP(o)                                                                           \
+  do {                                                                                           \
+    const v128_t bl = wasm_v128_load(b + 8 * (o));                                               \
+    c0l = F4_MADD(c0l, wasm_v128_load32_splat(a), bl);                                           \
+    c1l = F4_MADD(c1l, wasm_v128_load32_splat(a + 1), bl);                                       \
+    c2l = F4_MADD(c2l, wasm_v128_load32_splat(a + 2), bl);                                       \
+    c3l = F4_MADD(c3l, wasm_v128_load32_splat(a + 3), bl);                                       \
+  } while (0)
+
+/* The left half of gemm_4x8 for a B micro-panel with at most 4 valid columns (an N that is not a
+ * multiple of 8, e.g. a 7x7 image's 49 positions): half the arithmetic of the 8-wide tile, and
+ * each element summed in the same order, so C does not depend on which tile computed it. */
+static inline __attribute__((always_inline)) void gemm_4x4(size_t mr, size_t nr, size_t kc, const float *restrict a,
+                                                          const float *restrict b, float *restrict c, size_t ldc,
+                                                          float beta) {
+  v128_t c0l = wasm_f32x4_splat(0.f), c1l = c0l, c2l = c0l, c3l = c0l;
+  if (kc > 0) {
+    const float *const a_end = a + kc * GEMM_MR;
+    for (;;) {
+      UK_4X4_STEP(0);
+      UK_4X8_NEXT();
+      UK_4X4_STEP(1);
+      UK_4X8_NEXT();
+      UK_4X4_STEP(2);
+      UK_4X8_NEXT();
+      UK_4X4_STEP(3);
+      UK_4X8_NEXT();
+      UK_4X4_STEP(4);
+      UK_4X8_NEXT();
+      UK_4X4_STEP(5);
+      UK_4X8_NEXT();
+      UK_4X4_STEP(6);
+      UK_4X8_NEXT();
+      UK_4X4_STEP(7);
+      b += 8 * GEMM_NR;
+      UK_4X8_NEXT();
+    }
+  }
+  if (mr == GEMM_MR && nr == 4) {
+    store_f4(c, c0l, beta);
+    store_f4(c + ldc, c1l, beta);
+    store_f4(c + 2 * ldc, c2l, beta);
+    store_f4(c + 3 * ldc, c3l, beta);
+    return;
+  }
+  float tile[GEMM_MR][4];
+  wasm_v128_store(&tile[0][0], c0l);
+  wasm_v128_store(&tile[1][0], c1l);
+  wasm_v128_store(&tile[2][0], c2l);
+  wasm_v128_store(&tile[3][0], c3l);
+  for (size_t i = 0; i < mr; i++)
+    for (size_t j = 0; j < nr; j++) c[i * ldc + j] = finish1(tile[i][j], beta, c[i * ldc + j]);
+}
+
 /* C[0:m, 0:nr] (+)= every 4-row panel of a packed A block times one packed B micro-panel, with
  * the tile inlined: a call per tile cost 6-10% of the whole product here (K = 64..1152), and so
- * did leaving this loop a separate function (it is inlined into both drivers). */
+ * did leaving this loop a separate function (it is inlined into both drivers). Panels of at most
+ * 4 columns take the 4x4 tile. */
 static inline __attribute__((always_inline)) void gemm_4x8_column(size_t m, size_t nr, size_t kc, const float *pa,
                                                                  const float *pb, float *c, size_t ldc, float beta) {
+  if (nr <= 4) {
+    for (size_t ir = 0; ir < m; ir += GEMM_MR)
+      gemm_4x4(min_sz(GEMM_MR, m - ir), nr, kc, pa + ir * kc, pb, c + ir * ldc, ldc, beta);
+    return;
+  }
   for (size_t ir = 0; ir < m; ir += GEMM_MR)
     gemm_4x8(min_sz(GEMM_MR, m - ir), nr, kc, pa + ir * kc, pb, c + ir * ldc, ldc, beta);
 }
