@@ -1,9 +1,6 @@
 /* conv.c -- Convolution, Deconvolution and UpSampling (nearest and bilinear).
  * Semantics: ../shared/spec/ops.md §1 Convolution, Deconvolution, UpSampling.
  *
- * The kernels work on channel-first data (NCW, NCHW, NCDHW); the channel-last layouts NHWC and
- * NDHWC (data (N, spatial..., C), weight (lead, kernel..., second)) run on transposed copies and
- * the output is transposed back (MXNet accepts these layouts but its CPU kernels refuse them).
  * Every spatial rank is run as 3-D with leading size-1 dims, so one set of kernels covers 1-D,
  * 2-D and 3-D. A convolution and its transpose share one description of the sliding window:
  *
@@ -15,19 +12,25 @@
  *   Deconvolution  out[n,g] (F/G, image) = col2im(W[g]^T (F/G*taps, C/G) * in[n,g] (C/G, grid))
  * run by mxw_sgemm (float32) or mxw_dgemm (float64). The column buffer (mxw_scratch slot 0) is
  * filled a band of grid rows at a time, so it stays within COL_BUDGET bytes for large images.
- * Special cases: a 1x1, stride-1, pad-0 window needs no column buffer (the input is the column
- * matrix); float32 depthwise 1-D/2-D convolution (num_group == C == num_filter, MobileNet's 3x3)
- * runs a direct SIMD loop over a zero-padded copy of each channel; float32 convolution with up to
- * DIRECT_MAX_FG filters per group (LeNet's 5) runs a direct SIMD kernel over blocks of up to 5
- * filters and 8 outputs of a row, with no column buffer (direct_f32); a depthwise deconvolution
- * (bilinear UpSampling, depthwise data gradients) scatters directly without a GEMM.
+ * Float32 special cases, in the order conv_run tries them:
+ *  - depthwise (num_group == C == num_filter): MobileNet's 3x3 / pad 1 / stride 1 or 2 by the
+ *    in-place kernel of kernels/dwconv.c, other windows by a SIMD loop over a zero-padded copy;
+ *  - 3x3 stride 1 with >= 16 channels and filters per group: Winograd F(2x2, 3x3)
+ *    (kernels/winograd.c + mxw_sgemm), 4 multiply-adds per output and channel instead of 9;
+ *  - up to DIRECT_MAX_FG filters per group (LeNet's): a direct SIMD kernel over blocks of up to 5
+ *    filters and 8 outputs of a row, with no column buffer (direct_f32);
+ *  - a 1x1, stride-1, pad-0 window needs no column buffer (the input is the column matrix).
+ * A depthwise deconvolution (bilinear UpSampling, depthwise data gradients) scatters directly.
+ * The channel-last layouts NHWC and NDHWC (MXNet accepts them, its CPU kernels refuse them) run
+ * natively with (position, tap * channel) column matrices: see "channel-last layouts" below.
+ * Every path splits across the thread pool in units fixed by the shapes (see "threads").
  *
  * Gradients ("gradients" below): the data gradient of a Convolution is the Deconvolution of the output
  * gradient with the same weight and window (and vice versa), its own graph node so that it is left out
  * when the data needs none; the weight and bias gradients are _backward_Convolution_weight /
- * _backward_Deconvolution_weight: per batch item im2col + one GEMM (mxw_sgemm with B transposed), the
- * float32 depthwise case SIMD runs over the padded channel buffer; UpSampling's is _backward_UpSampling
- * (nearest) or its depthwise deconvolution's (bilinear).
+ * _backward_Deconvolution_weight: im2col + GEMMs (mxw_sgemm with B transposed) per block of channels,
+ * the float32 depthwise case SIMD runs over the padded channel buffer; UpSampling's is
+ * _backward_UpSampling (nearest) or its depthwise deconvolution's (bilinear).
  */
 #include <math.h>
 #include <stdio.h>
