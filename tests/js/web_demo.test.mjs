@@ -14,15 +14,21 @@ const LAUNCH = {
     '--disable-component-update', '--disable-sync'],
 };
 
+// A new page on the demo, ready to classify; `errors` collects the page's uncaught errors.
+async function openDemo(browser, url) {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(`${url}/web-demo/index.html`);
+  await page.waitForFunction(() => window.demo && window.demo.ready, null, { timeout: 60_000 });
+  return { page, errors };
+}
+
 test('web demo: the sample 7 is classified 7; a model picked from local files runs', { timeout: 180_000, skip: REAL_FILES_SKIP }, async () => {
   const server = await startServer();
   const browser = await chromium.launch(LAUNCH);
   try {
-    const page = await browser.newPage();
-    const errors = [];
-    page.on('pageerror', (e) => errors.push(String(e)));
-    await page.goto(`${server.url}/web-demo/index.html`);
-    await page.waitForFunction(() => window.demo && window.demo.ready, null, { timeout: 60_000 });
+    const { page, errors } = await openDemo(browser, server.url);
     for (let i = 0; i < 3; i++) {
       await page.click('#sample');
       await page.waitForFunction(() => document.getElementById('prediction').textContent !== '–');
@@ -55,11 +61,7 @@ test('web demo: threaded tier when cross-origin isolated, single-thread when not
     for (const isolated of [true, false]) {
       const server = await startServer(0, { isolated });
       try {
-        const page = await browser.newPage();
-        const errors = [];
-        page.on('pageerror', (e) => errors.push(String(e)));
-        await page.goto(`${server.url}/web-demo/index.html`);
-        await page.waitForFunction(() => window.demo && window.demo.ready, null, { timeout: 60_000 });
+        const { page, errors } = await openDemo(browser, server.url);
         seen[isolated] = await page.evaluate(async () => {
           const text = await (await fetch('../models/mnist-mlp-module/07.csv')).text();
           const pixels = Float32Array.from(text.trim().split('\n')[0].split(','), Number);
