@@ -215,6 +215,25 @@ static void make_geom(const PoolingParam *p, const mxw_shape *ishape, const mxw_
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
+/* The window of the output cell whose corner is (d0, h0, w0) (= out * stride - pad), clipped to
+ * the data: [lo, hi) per axis (d, h, w). Returns average pooling's divisor: the window clipped to
+ * the padded data (count_include_pad, MXNet's default) or only its in-range cells; 1 for the
+ * other pool types. The kernels of both layouts, forward and backward, take their window here. */
+static inline int64_t pool_window(const pool_geom *g, int64_t d0, int64_t h0, int64_t w0, int64_t lo[3],
+                                  int64_t hi[3]) {
+  const int64_t c[3] = {d0, h0, w0};
+  int64_t padded = 1, in_range = 1;
+  for (int a = 0; a < 3; a++) {
+    const int64_t e = min64(c[a] + g->k[a], g->in[a] + g->p[a]);
+    padded *= e - c[a];
+    lo[a] = max64(c[a], 0);
+    hi[a] = min64(e, g->in[a]);
+    in_range *= hi[a] - lo[a];
+  }
+  if (g->type != POOL_AVG) return 1;
+  return g->include_pad ? padded : in_range;
+}
+
 /* ---- the reference kernel: one output cell --------------------------------------------------- */
 /* x is one (D, H, W) plane. T is the accumulation type (float or double), LOWEST its lowest
  * finite value. */
@@ -236,17 +255,12 @@ static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
           }                                                                                        \
       return m;                                                                                    \
     }                                                                                              \
-    int64_t d1 = min64(d0 + g->k[0], g->in[0] + g->p[0]), h1 = min64(h0 + g->k[1], H + g->p[1]);   \
-    int64_t w1 = min64(w0 + g->k[2], W + g->p[2]);                                                 \
-    int64_t pool_size = (d1 - d0) * (h1 - h0) * (w1 - w0);                                         \
-    d0 = max64(d0, 0);                                                                             \
-    h0 = max64(h0, 0);                                                                             \
-    w0 = max64(w0, 0);                                                                             \
-    d1 = min64(d1, g->in[0]);                                                                      \
-    h1 = min64(h1, H);                                                                             \
-    w1 = min64(w1, W);                                                                             \
-    if (g->type != POOL_AVG) pool_size = 1;                                                        \
-    else if (!g->include_pad) pool_size = (d1 - d0) * (h1 - h0) * (w1 - w0);                       \
+    int64_t lo_[3], hi_[3];                                                                        \
+    const int64_t pool_size = pool_window(g, d0, h0, w0, lo_, hi_);                                \
+    d0 = lo_[0];                                                                                   \
+    h0 = lo_[1];                                                                                   \
+    w0 = lo_[2];                                                                                   \
+    const int64_t d1 = hi_[0], h1 = hi_[1], w1 = hi_[2];                                           \
     T div = (T)pool_size, sum = 0;                                                                 \
     for (int64_t d = d0; d < d1; d++)                                                              \
       for (int64_t h = h0; h < h1; h++)                                                            \
@@ -472,17 +486,12 @@ static int pool_channel_first(const void *x, void *y, int dtype, int64_t planes,
               }                                                                                     \
           continue;                                                                                 \
         }                                                                                           \
-        int64_t d1 = min64(d0 + g->k[0], D + g->p[0]), h1 = min64(h0 + g->k[1], H + g->p[1]);       \
-        int64_t w1 = min64(w0 + g->k[2], W + g->p[2]);                                              \
-        int64_t pool_size = (d1 - d0) * (h1 - h0) * (w1 - w0);                                      \
-        d0 = max64(d0, 0);                                                                          \
-        h0 = max64(h0, 0);                                                                          \
-        w0 = max64(w0, 0);                                                                          \
-        d1 = min64(d1, D);                                                                          \
-        h1 = min64(h1, H);                                                                          \
-        w1 = min64(w1, W);                                                                          \
-        if (g->type != POOL_AVG) pool_size = 1;                                                     \
-        else if (!g->include_pad) pool_size = (d1 - d0) * (h1 - h0) * (w1 - w0);                    \
+        int64_t lo_[3], hi_[3];                                                                     \
+        const int64_t pool_size = pool_window(g, d0, h0, w0, lo_, hi_);                             \
+        d0 = lo_[0];                                                                                \
+        h0 = lo_[1];                                                                                \
+        w0 = lo_[2];                                                                                \
+        const int64_t d1 = hi_[0], h1 = hi_[1], w1 = hi_[2];                                        \
         const T div = (T)pool_size;                                                                 \
         for (int64_t c = 0; c < C; c++) yc[c] = 0;                                                  \
         for (int64_t d = d0; d < d1; d++)                                                           \
@@ -595,17 +604,12 @@ static int fwd_Pooling(const mxw_op_call *c) {
           next_##NAME:                                                                               \
             continue;                                                                                \
           }                                                                                          \
-          int64_t d1 = min64(d0 + g->k[0], D + g->p[0]), h1 = min64(h0 + g->k[1], H + g->p[1]);      \
-          int64_t w1 = min64(w0 + g->k[2], W + g->p[2]);                                             \
-          int64_t pool_size = (d1 - d0) * (h1 - h0) * (w1 - w0);                                     \
-          d0 = max64(d0, 0);                                                                         \
-          h0 = max64(h0, 0);                                                                         \
-          w0 = max64(w0, 0);                                                                         \
-          d1 = min64(d1, D);                                                                         \
-          h1 = min64(h1, H);                                                                         \
-          w1 = min64(w1, W);                                                                         \
-          if (g->type != POOL_AVG) pool_size = 1;                                                    \
-          else if (!g->include_pad) pool_size = (d1 - d0) * (h1 - h0) * (w1 - w0);                   \
+          int64_t lo_[3], hi_[3];                                                                    \
+          const int64_t pool_size = pool_window(g, d0, h0, w0, lo_, hi_);                            \
+          d0 = lo_[0];                                                                               \
+          h0 = lo_[1];                                                                               \
+          w0 = lo_[2];                                                                               \
+          const int64_t d1 = hi_[0], h1 = hi_[1], w1 = hi_[2];                                       \
           const T share = gv / (T)pool_size;                                                         \
           for (int64_t d = d0; d < d1; d++)                                                          \
             for (int64_t h = h0; h < h1; h++)                                                        \
@@ -745,17 +749,12 @@ static void pool_grad_planes(const void *x, const void *y, const void *dy, void 
             }                                                                                       \
             continue;                                                                               \
           }                                                                                         \
-          int64_t d1 = min64(d0 + g->k[0], D + g->p[0]), h1 = min64(h0 + g->k[1], H + g->p[1]);     \
-          int64_t w1 = min64(w0 + g->k[2], W + g->p[2]);                                            \
-          int64_t pool_size = (d1 - d0) * (h1 - h0) * (w1 - w0);                                    \
-          d0 = max64(d0, 0);                                                                        \
-          h0 = max64(h0, 0);                                                                        \
-          w0 = max64(w0, 0);                                                                        \
-          d1 = min64(d1, D);                                                                        \
-          h1 = min64(h1, H);                                                                        \
-          w1 = min64(w1, W);                                                                        \
-          if (g->type != POOL_AVG) pool_size = 1;                                                   \
-          else if (!g->include_pad) pool_size = (d1 - d0) * (h1 - h0) * (w1 - w0);                  \
+          int64_t lo_[3], hi_[3];                                                                   \
+          const int64_t pool_size = pool_window(g, d0, h0, w0, lo_, hi_);                           \
+          d0 = lo_[0];                                                                              \
+          h0 = lo_[1];                                                                              \
+          w0 = lo_[2];                                                                              \
+          const int64_t d1 = hi_[0], h1 = hi_[1], w1 = hi_[2];                                      \
           const T div = (T)pool_size;                                                               \
           for (int64_t d = d0; d < d1; d++)                                                         \
             for (int64_t h = h0; h < h1; h++)                                                       \
