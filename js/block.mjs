@@ -228,7 +228,7 @@ export class Block {
     pendingAlias = null;
     const [pfx, dict] = createPrefix(prefix, params, alias);
     Object.assign(target, {
-      _emptyPrefix: pfx === '',
+      _emptyPrefix: prefix === '', // Python's prefix == '' (the argument): such a block's name_scope is a no-op
       _prefix: pfx,
       _params: dict,
       _name: pfx.endsWith('_') ? pfx.slice(0, -1) : pfx,
