@@ -9,13 +9,12 @@
 #include <math.h>
 
 #include "../core/mxw_parallel.h"
+#include "../kernels/vmath.h"
 
 static const char *const k_data[] = {"data", NULL};
 
 /* The scalar definitions, shared by the unary ops and Activation. */
-static inline float relu_f(float x) { return (x > 0.f || x != x) ? x : 0.f; }
 static inline double relu_d(double x) { return (x > 0.0 || x != x) ? x : 0.0; }
-static inline float sigmoid_f(float x) { return 1.f / (1.f + expf(-x)); }
 static inline double sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
 static inline float softrelu_f(float x) { return x > 20.f ? x : log1pf(expf(x)); }
 static inline double softrelu_d(double x) { return x > 20.0 ? x : log1p(exp(x)); }
@@ -30,23 +29,21 @@ static inline double sign_d(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0
   }
 
 /* One forward per op, with the expression inlined into the loop so the compiler vectorises the
- * simple ones (-msimd128 / SSE natively). X32 and X64 are expressions in `x`. */
-#define UNARY_FORWARD(NAME, X32, X64, COST)                                                       \
+ * simple ones (-msimd128 / SSE natively). X32 and X64 are expressions in `x`; F32 (the _V forms)
+ * is instead a vmath array function for float32 (exp, sigmoid, tanh, relu: SIMD polynomials in
+ * place of one libm call per element, csrc/kernels/vmath.h). */
+#define UNARY_FORWARD_BODY(NAME, F32_STMT, X64, COST)                                             \
   static int kern_##NAME(const mxw_op_call *c) {                                                  \
     const mxw_tensor *in = &c->inputs[0];                                                         \
     mxw_tensor *out = &c->outputs[0];                                                             \
     int64_t n = mxw_tensor_size(in);                                                              \
     if (in->dtype == MXW_FLOAT32) {                                                               \
-      const float *src = (const float *)in->data; /* may alias dst (in place) */                                        \
-      float *dst = (float *)out->data;                                                   \
-      for (int64_t i = 0; i < n; i++) {                                                           \
-        float x = src[i];                                                                         \
-        (void)x;                                                                                  \
-        dst[i] = (X32);                                                                           \
-      }                                                                                           \
+      const float *src = (const float *)in->data; /* may alias dst (in place) */                  \
+      float *dst = (float *)out->data;                                                            \
+      F32_STMT                                                                                    \
     } else if (in->dtype == MXW_FLOAT64) {                                                        \
-      const double *src = (const double *)in->data;                                      \
-      double *dst = (double *)out->data;                                                 \
+      const double *src = (const double *)in->data;                                               \
+      double *dst = (double *)out->data;                                                          \
       for (int64_t i = 0; i < n; i++) {                                                           \
         double x = src[i];                                                                        \
         (void)x;                                                                                  \
@@ -62,6 +59,14 @@ static inline double sign_d(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0
     return 0;                                                                                     \
   }                                                                                               \
   PARALLEL_FORWARD(NAME, COST)
+#define UNARY_F32_LOOP(X32)                                                                       \
+  for (int64_t i = 0; i < n; i++) {                                                               \
+    float x = src[i];                                                                             \
+    (void)x;                                                                                      \
+    dst[i] = (X32);                                                                               \
+  }
+#define UNARY_FORWARD(NAME, X32, X64, COST) UNARY_FORWARD_BODY(NAME, UNARY_F32_LOOP(X32), X64, COST)
+#define UNARY_FORWARD_V(NAME, F32, X64, COST) UNARY_FORWARD_BODY(NAME, F32(src, dst, n);, X64, COST)
 
 #define UNARY_DEF(NAME, OPNAME, ALIASES, DOC, AS_ACT, GRADSPEC)                                   \
   static const mxw_op_def op_##NAME = {                                                           \
@@ -74,13 +79,22 @@ static inline double sign_d(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0
   UNARY_DEF(NAME, #NAME, ALIASES, DOC, NULL, GRADSPEC)
 
 /* Activation ops a producer (FullyConnected, Convolution) can apply itself: graph fusion. */
-#define ACT_UNARY_OP(NAME, ALIASES, X32, X64, DOC, ACT, GRADSPEC, COST)                           \
+#define ACT_AS(NAME, ACT)                                                                         \
   static int as_act_##NAME(const void *param) {                                                   \
     (void)param;                                                                                  \
     return ACT;                                                                                   \
-  }                                                                                               \
+  }
+#define ACT_UNARY_OP(NAME, ALIASES, X32, X64, DOC, ACT, GRADSPEC, COST)                           \
+  ACT_AS(NAME, ACT)                                                                               \
   UNARY_FORWARD(NAME, X32, X64, COST)                                                             \
   UNARY_DEF(NAME, #NAME, ALIASES, DOC, as_act_##NAME, GRADSPEC)
+#define ACT_UNARY_OP_V(NAME, ALIASES, F32, X64, DOC, ACT, GRADSPEC, COST)                         \
+  ACT_AS(NAME, ACT)                                                                               \
+  UNARY_FORWARD_V(NAME, F32, X64, COST)                                                           \
+  UNARY_DEF(NAME, #NAME, ALIASES, DOC, as_act_##NAME, GRADSPEC)
+#define UNARY_OP_V(NAME, ALIASES, F32, X64, DOC, GRADSPEC, COST)                                  \
+  UNARY_FORWARD_V(NAME, F32, X64, COST)                                                           \
+  UNARY_DEF(NAME, #NAME, ALIASES, DOC, NULL, GRADSPEC)
 
 #define ALIASES(...) ((const char *const[]){__VA_ARGS__, NULL})
 
@@ -277,10 +291,10 @@ PARALLEL_FORWARD(negative, MXW_COST_CHEAP)
   PARALLEL_FORWARD(NAME, MXW_COST_CHEAP)                                                          \
   UNARY_DEF(NAME, #NAME, ALIASES, DOC, NULL, GRADSPEC)
 
-ACT_UNARY_OP(relu, ALIASES("_npx_relu"), relu_f(x), relu_d(x), "max(x, 0); NaN propagates", MXW_ACT_RELU, GRAD(grad_relu), MXW_COST_CHEAP)
-ACT_UNARY_OP(sigmoid, ALIASES("_npx_sigmoid"), sigmoid_f(x), sigmoid_d(x), "1 / (1 + exp(-x))", MXW_ACT_SIGMOID, GRAD(grad_sigmoid), MXW_COST_MATH)
-ACT_UNARY_OP(tanh, ALIASES("_npi_tanh"), tanhf(x), tanh(x), "hyperbolic tangent", MXW_ACT_TANH, GRAD(grad_tanh), MXW_COST_SPECIAL)
-UNARY_OP(exp, ALIASES("_npi_exp"), expf(x), exp(x), "e^x", GRAD(grad_exp), MXW_COST_MATH)
+ACT_UNARY_OP_V(relu, ALIASES("_npx_relu"), mxw_vrelu_f32, relu_d(x), "max(x, 0); NaN propagates", MXW_ACT_RELU, GRAD(grad_relu), MXW_COST_CHEAP)
+ACT_UNARY_OP_V(sigmoid, ALIASES("_npx_sigmoid"), mxw_vsigmoid_f32, sigmoid_d(x), "1 / (1 + exp(-x))", MXW_ACT_SIGMOID, GRAD(grad_sigmoid), MXW_COST_MATH)
+ACT_UNARY_OP_V(tanh, ALIASES("_npi_tanh"), mxw_vtanh_f32, tanh(x), "hyperbolic tangent", MXW_ACT_TANH, GRAD(grad_tanh), MXW_COST_MATH)
+UNARY_OP_V(exp, ALIASES("_npi_exp"), mxw_vexp_f32, exp(x), "e^x", GRAD(grad_exp), MXW_COST_MATH)
 UNARY_OP(expm1, ALIASES("_npi_expm1"), expm1f(x), expm1(x), "e^x - 1", GRAD(grad_expm1), MXW_COST_MATH)
 UNARY_OP(log, ALIASES("_npi_log"), logf(x), log(x), "natural logarithm", GRAD(grad_log), MXW_COST_MATH)
 UNARY_OP(log1p, ALIASES("_npi_log1p"), log1pf(x), log1p(x), "log(1 + x)", GRAD(grad_log1p), MXW_COST_MATH)
@@ -401,9 +415,9 @@ static void apply_act_range(void *data, int dtype, int64_t n, int act) {
   if (dtype == MXW_FLOAT32) {
     float *x = (float *)data;
     switch (act) {
-      case MXW_ACT_RELU: for (int64_t i = 0; i < n; i++) x[i] = relu_f(x[i]); break;
-      case MXW_ACT_SIGMOID: for (int64_t i = 0; i < n; i++) x[i] = sigmoid_f(x[i]); break;
-      case MXW_ACT_TANH: for (int64_t i = 0; i < n; i++) x[i] = tanhf(x[i]); break;
+      case MXW_ACT_RELU: mxw_vrelu_f32(x, x, n); break;
+      case MXW_ACT_SIGMOID: mxw_vsigmoid_f32(x, x, n); break;
+      case MXW_ACT_TANH: mxw_vtanh_f32(x, x, n); break;
       case MXW_ACT_SOFTRELU: for (int64_t i = 0; i < n; i++) x[i] = softrelu_f(x[i]); break;
       case MXW_ACT_SOFTSIGN: for (int64_t i = 0; i < n; i++) x[i] = softsign_f(x[i]); break;
       default: break;
@@ -434,7 +448,7 @@ static void apply_act_chunk(void *ctx, int64_t b, int64_t e) {
 void mxw_apply_act(void *data, int dtype, int64_t n, int act) {
   if (act == MXW_ACT_NONE) return;
   act_job j = {data, dtype, act};
-  const double cost = act == MXW_ACT_RELU ? MXW_COST_CHEAP : act == MXW_ACT_TANH ? MXW_COST_SPECIAL : MXW_COST_MATH;
+  const double cost = act == MXW_ACT_RELU ? MXW_COST_CHEAP : MXW_COST_MATH;
   mxw_parallel_run(n, 16, cost * mxw_par_dtype_factor(dtype), apply_act_chunk, &j);
 }
 

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 
 #include "../core/mxw_parallel.h"
+#include "../kernels/vmath.h"
 
 #ifdef __wasm_simd128__
 #include <wasm_simd128.h>
@@ -909,7 +910,7 @@ static int fwd_logistic_output(const mxw_op_call *c) {
   if (in->dtype == MXW_FLOAT32) {
     const float *x = (const float *)in->data;
     float *y = (float *)out->data;
-    for (int64_t i = 0; i < n; i++) y[i] = 1.f / (1.f + expf(-x[i]));
+    mxw_vsigmoid_f32(x, y, n); /* 1 / (1 + exp(-x)) */
   } else {
     for (int64_t i = 0; i < n; i++)
       mxw_store_f64(out->data, out->dtype, i, 1.0 / (1.0 + exp(-mxw_load_f64(in->data, in->dtype, i))));

@@ -1,0 +1,138 @@
+/* vmath (exp, sigmoid, tanh, relu on float32 lanes) against libm's double-precision functions
+ * rounded to float: the error in units in the last place over a sweep of every 997th float bit
+ * pattern (both signs, subnormals, the overflow and underflow edges), the special values, and
+ * the array forms (odd lengths, in place, a result independent of where a call starts). */
+#include "kernels/vmath.h"
+#include "mxw_test.h"
+
+#include <float.h>
+
+static float bits_to_f(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+static uint32_t f_to_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+/* |y - ref| in units of the float spacing at ref (2^-149 below FLT_MIN). */
+static double ulp_error(float y, double ref) {
+  if (isnan(ref)) return isnan(y) ? 0.0 : INFINITY;
+  if (isinf(ref) || isinf(y)) return (float)ref == y ? 0.0 : INFINITY;
+  int e;
+  frexp(fabs(ref), &e); /* |ref| in [2^(e-1), 2^e) */
+  double ulp = ldexp(1.0, (e - 1 > -126 ? e - 1 : -126) - 23);
+  return fabs((double)y - ref) / ulp;
+}
+
+static double ref_exp(double x) { return exp(x); }
+/* MXNet's float sigmoid 1 / (1 + expf(-x)): exp(-x) past FLT_MAX is inf there, so the result is 0
+ * where the exact value would be a subnormal. */
+static double ref_sigmoid(double x) {
+  double e = exp(-x);
+  return e > FLT_MAX ? 0.0 : 1.0 / (1.0 + e);
+}
+static double ref_tanh(double x) { return tanh(x); }
+
+typedef v128_t (*lane_fn)(v128_t);
+
+/* The largest ulp error of f against ref over the sweep. */
+static double sweep(lane_fn f, double (*ref)(double), float *worst_x) {
+  double worst = 0.0;
+  float lanes[4], out[4];
+  int k = 0;
+  for (uint64_t u = 0; u <= 0xffffffffu; u += 997) {
+    lanes[k++] = bits_to_f((uint32_t)u);
+    if (k < 4) continue;
+    k = 0;
+    wasm_v128_store(out, f(wasm_v128_load(lanes)));
+    for (int j = 0; j < 4; j++) {
+      double e = ulp_error(out[j], ref((double)lanes[j]));
+      if (e > worst) {
+        worst = e;
+        *worst_x = lanes[j];
+      }
+    }
+  }
+  return worst;
+}
+
+static void test_exp_ulp(void **state) {
+  (void)state;
+  float wx = 0.f;
+  double w = sweep(mxw_exp_f32x4, ref_exp, &wx);
+  if (w > 1.0) fail_msg("exp: %.2f ulp at x = %.9g", w, wx);
+}
+static void test_sigmoid_ulp(void **state) {
+  (void)state;
+  float wx = 0.f;
+  double w = sweep(mxw_sigmoid_f32x4, ref_sigmoid, &wx);
+  if (w > 2.5) fail_msg("sigmoid: %.2f ulp at x = %.9g", w, wx);
+}
+static void test_tanh_ulp(void **state) {
+  (void)state;
+  float wx = 0.f;
+  double w = sweep(mxw_tanh_f32x4, ref_tanh, &wx);
+  if (w > 1.5) fail_msg("tanh: %.2f ulp at x = %.9g", w, wx);
+}
+
+/* Hand-checked values at the edges. */
+static void test_specials(void **state) {
+  (void)state;
+  float x[8] = {NAN, INFINITY, -INFINITY, 0.f, -0.f, 88.7228f, 88.73f, -103.f}, y[8];
+  mxw_vexp_f32(x, y, 8);
+  assert_true(isnan(y[0]));
+  assert_true(isinf(y[1]) && y[1] > 0);
+  assert_true(y[2] == 0.f && !signbit(y[2]));
+  assert_true(y[3] == 1.f && y[4] == 1.f);
+  assert_true(isfinite(y[5]) && y[5] > 3.4e38f); /* just below FLT_MAX */
+  assert_true(isinf(y[6]));
+  assert_true(y[7] > 0.f && y[7] < 1.2e-38f); /* subnormal, not flushed */
+  mxw_vtanh_f32(x, y, 8);
+  assert_true(isnan(y[0]));
+  assert_true(y[1] == 1.f && y[2] == -1.f);
+  assert_true(y[3] == 0.f && !signbit(y[3]) && y[4] == 0.f && signbit(y[4])); /* tanh(-0) = -0 */
+  mxw_vsigmoid_f32(x, y, 8);
+  assert_true(isnan(y[0]));
+  assert_true(y[1] == 1.f && y[2] == 0.f && y[3] == 0.5f);
+  float r[6] = {NAN, -0.f, -2.f, 3.f, INFINITY, -INFINITY}, ry[6];
+  mxw_vrelu_f32(r, ry, 6);
+  assert_true(isnan(ry[0]));
+  assert_true(ry[1] == 0.f && !signbit(ry[1])); /* MXNet's relu(-0) is +0 */
+  assert_true(ry[2] == 0.f && ry[3] == 3.f && isinf(ry[4]) && ry[5] == 0.f);
+}
+
+/* Odd lengths, in place, and an element's result independent of the call's start. */
+static void test_arrays(void **state) {
+  (void)state;
+  enum { N = 23 };
+  float x[N], whole[N], part[N], inplace[N];
+  for (int i = 0; i < N; i++) x[i] = (float)(i - 11) * 0.37f;
+  void (*fns[4])(const float *, float *, int64_t) = {mxw_vexp_f32, mxw_vsigmoid_f32, mxw_vtanh_f32, mxw_vrelu_f32};
+  double (*refs[4])(double) = {ref_exp, ref_sigmoid, ref_tanh, NULL};
+  for (int f = 0; f < 4; f++) {
+    fns[f](x, whole, N);
+    for (int start = 1; start < 4; start++) { /* the same elements from another offset */
+      fns[f](x + start, part + start, N - start);
+      for (int i = start; i < N; i++) assert_true(f_to_bits(part[i]) == f_to_bits(whole[i]));
+    }
+    memcpy(inplace, x, sizeof x);
+    fns[f](inplace, inplace, N);
+    for (int i = 0; i < N; i++) {
+      assert_true(f_to_bits(inplace[i]) == f_to_bits(whole[i]));
+      double ref = refs[f] ? refs[f](x[i]) : (x[i] > 0 ? x[i] : 0.0);
+      assert_true(ulp_error(whole[i], ref) <= 3.0);
+    }
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_specials), cmocka_unit_test(test_arrays),  cmocka_unit_test(test_exp_ulp),
+      cmocka_unit_test(test_sigmoid_ulp), cmocka_unit_test(test_tanh_ulp),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
