@@ -34,6 +34,8 @@ import * as lossModule from './loss.mjs';
 import * as metricModule from './metric.mjs';
 import * as dataModule from './data.mjs';
 import * as trainerModule from './trainer.mjs';
+import modelZooModule from './model_zoo/index.mjs';
+import * as contribNn from './contrib_nn.mjs';
 
 // ---- nd: every registered op (generated), plus MXNet's Python-level helpers ---------------------
 const generated = generateNd();
@@ -122,6 +124,9 @@ export const gluon = {
   loss: Object.freeze({ ...lossModule }), // loss.mjs
   data: dataModule.default ?? Object.freeze({ ...dataModule }), // data.mjs (gluon.data, gluon.data.vision)
   ...trainerModule, // Trainer (trainer.mjs)
+  model_zoo: modelZooModule, // model_zoo/ (vision architectures, model_store)
+  modelZoo: modelZooModule,
+  contrib: { nn: Object.freeze({ ...contribNn }) }, // contrib_nn.mjs (Concurrent, HybridConcurrent, Identity)
 };
 nnLayers.Lambda._nd = nd;
 nnLayers.Lambda._sym = sym;
