@@ -55,6 +55,7 @@
 
 #include "../core/mxw_parallel.h"
 #include "../kernels/gemm.h"
+#include "../kernels/vmath.h"
 
 #define ALIASES(...) ((const char *const[]){__VA_ARGS__, NULL})
 
@@ -235,8 +236,33 @@ static inline int rnn_skip(const rnn_cfg *c, int64_t n, int64_t t) { return c->l
 /* mask_mode of the forward: no mask; draw one (training, written to the mask output); apply a given one. */
 enum { MASK_NONE, MASK_DRAW, MASK_GIVEN };
 
+/* float32 lanes: m <= 4 valid elements at p (a partial group is padded with zeros, so every element
+ * takes the same vector path wherever a thread's chunk starts). */
+static inline v128_t ld4(const float *p, int64_t m) {
+  if (m == 4) return wasm_v128_load(p);
+  float t[4] = {0, 0, 0, 0};
+  memcpy(t, p, sizeof(float) * (size_t)m);
+  return wasm_v128_load(t);
+}
+static inline void st4(float *p, v128_t v, int64_t m) {
+  if (m == 4) {
+    wasm_v128_store(p, v);
+    return;
+  }
+  float t[4];
+  wasm_v128_store(t, v);
+  memcpy(p, t, sizeof(float) * (size_t)m);
+}
+/* The cell clipping of RF(clip), four lanes: pmax(v, min) keeps a NaN, as does pmin(., max). */
+static inline v128_t clip4(const rnn_cfg *c, v128_t v) {
+  const v128_t lo = wasm_f32x4_splat((float)c->cmin);
+  v128_t r = wasm_f32x4_pmin(wasm_f32x4_pmax(v, lo), wasm_f32x4_splat((float)c->cmax));
+  return c->clip_nan ? wasm_v128_bitselect(lo, r, wasm_f32x4_ne(v, v)) : r;
+}
+
 /* ==== the kernels, for float and double =========================================================== */
 #define RNN_TEMPLATE 1
+#define RNN_VEC 1
 #define RT float
 #define RF(name) name##_f32
 #define RGEMM mxw_sgemm
@@ -248,6 +274,7 @@ enum { MASK_NONE, MASK_DRAW, MASK_GIVEN };
 #undef RGEMM
 #undef REXP
 #undef RTANH
+#undef RNN_VEC
 #define RT double
 #define RF(name) name##_f64
 #define RGEMM mxw_dgemm
@@ -760,12 +787,23 @@ MXW_FAMILY(rnn, &op_RNN, &op_backward_RNN, &op_rnn_param_concat);
 
 static inline RT RF(sigm)(RT v) { return (RT)1 / ((RT)1 + REXP(-v)); }
 
+/* cuDNN's cell clipping: fmax(c, min) (a NaN becomes min only with clip_nan), then fmin(., max). */
+static inline RT RF(clip)(const rnn_cfg *c, RT v) {
+  const RT lo = (RT)c->cmin, hi = (RT)c->cmax;
+  if (v != v) return c->clip_nan ? lo : v;
+  return v < lo ? lo : v > hi ? hi : v;
+}
+/* The clipped cell passes no gradient where clipping changed it. */
+static inline int RF(clipped)(const rnn_cfg *c, RT v) {
+  return c->clip && (v < (RT)c->cmin || v > (RT)c->cmax || (c->clip_nan && v != v));
+}
+
 /* What the backward's forward pass keeps for layer l, direction d (NULL members when not kept). */
 typedef struct {
   RT *gates; /* (T, N, G*H) activated gates (rnn: h') */
   RT *hprev; /* (T, N, Ho) the state before step t */
   RT *cprev; /* (T, N, H) LSTM: the cell before step t */
-  RT *cst;   /* (T, N, H) LSTM: the cell after step t (clipped) */
+  RT *cst;   /* (T, N, H) LSTM: the cell after step t before clipping (f c + i g) */
   RT *hraw;  /* (T, N, H) projection: o tanh(c) before W_r */
   RT *ahn;   /* (T, N, H) GRU: W_hn h + b_hn */
 } RF(lsave);
@@ -807,11 +845,11 @@ typedef struct {
   RT *s_gates, *s_c, *s_ahn; /* saving (or NULL) at t */
 } RF(step_ctx);
 
+#ifndef RNN_VEC
 static void RF(step_chunk)(void *ctx, int64_t b, int64_t e) {
   const RF(step_ctx) *s = (const RF(step_ctx) *)ctx;
   const rnn_cfg *c = s->c;
   const int64_t H = c->H, GH = c->GH, yrow = c->D * c->Ho, yoff = s->d * c->Ho;
-  const RT cmin = (RT)c->cmin, cmax = (RT)c->cmax;
   for (int64_t i = b; i < e; i++) {
     const int64_t n = i / H, k = i % H;
     if (rnn_skip(c, n, s->t)) {
@@ -829,11 +867,8 @@ static void RF(step_chunk)(void *ctx, int64_t b, int64_t e) {
       const RT fg = RF(sigm)(a[H + k] + r[H + k]);
       const RT gg = RTANH(a[2 * H + k] + r[2 * H + k]);
       const RT og = RF(sigm)(a[3 * H + k] + r[3 * H + k]);
-      RT cn = fg * s->cc[i] + ig * gg;
-      if (c->clip) {
-        if (c->clip_nan || cn == cn) cn = cn > cmin ? cn : cmin; /* fmax: NaN -> min when clip_nan */
-        if (cn == cn) cn = cn < cmax ? cn : cmax;
-      }
+      const RT craw = fg * s->cc[i] + ig * gg;
+      const RT cn = c->clip ? RF(clip)(c, craw) : craw;
       s->cc[i] = cn;
       hn = og * RTANH(cn);
       if (s->s_gates) {
@@ -842,7 +877,7 @@ static void RF(step_chunk)(void *ctx, int64_t b, int64_t e) {
         g[H + k] = fg;
         g[2 * H + k] = gg;
         g[3 * H + k] = og;
-        s->s_c[i] = cn;
+        s->s_c[i] = craw;
       }
       if (c->P) {
         s->hraw[i] = hn;
@@ -870,6 +905,69 @@ static void RF(step_chunk)(void *ctx, int64_t b, int64_t e) {
     s->y[n * yrow + yoff + k] = hn;
   }
 }
+#else
+/* The same over units of four cells of one batch row (N * ceil(H / 4) units), with vmath's lanes. */
+static void RF(step_chunk)(void *ctx, int64_t b, int64_t e) {
+  const RF(step_ctx) *s = (const RF(step_ctx) *)ctx;
+  const rnn_cfg *c = s->c;
+  const int64_t H = c->H, GH = c->GH, yrow = c->D * c->Ho, yoff = s->d * c->Ho, nb = (H + 3) / 4;
+  const v128_t one = wasm_f32x4_splat(1.f), zero = wasm_f32x4_splat(0.f);
+  for (int64_t u = b; u < e; u++) {
+    const int64_t n = u / nb, k = (u % nb) * 4, m = H - k < 4 ? H - k : 4, i = n * H + k;
+    if (rnn_skip(c, n, s->t)) {
+      if (s->s_gates)
+        for (int j = 0; j < c->G; j++) st4(s->s_gates + n * GH + j * H + k, zero, m);
+      if (s->s_c) memcpy(s->s_c + i, s->cc + i, sizeof(float) * (size_t)m);
+      if (s->s_ahn) st4(s->s_ahn + i, zero, m);
+      if (s->hraw) st4(s->hraw + i, zero, m);
+      continue;
+    }
+    const float *a = s->xg + n * GH + k, *r = s->hg + n * GH + k;
+    v128_t hn;
+    if (c->mode == MODE_LSTM) {
+      const v128_t ig = mxw_sigmoid_f32x4(wasm_f32x4_add(ld4(a, m), ld4(r, m)));
+      const v128_t fg = mxw_sigmoid_f32x4(wasm_f32x4_add(ld4(a + H, m), ld4(r + H, m)));
+      const v128_t gg = mxw_tanh_f32x4(wasm_f32x4_add(ld4(a + 2 * H, m), ld4(r + 2 * H, m)));
+      const v128_t og = mxw_sigmoid_f32x4(wasm_f32x4_add(ld4(a + 3 * H, m), ld4(r + 3 * H, m)));
+      const v128_t craw = wasm_f32x4_add(wasm_f32x4_mul(fg, ld4(s->cc + i, m)), wasm_f32x4_mul(ig, gg));
+      const v128_t cn = c->clip ? clip4(c, craw) : craw;
+      st4(s->cc + i, cn, m);
+      hn = wasm_f32x4_mul(og, mxw_tanh_f32x4(cn));
+      if (s->s_gates) {
+        float *g = s->s_gates + n * GH + k;
+        st4(g, ig, m);
+        st4(g + H, fg, m);
+        st4(g + 2 * H, gg, m);
+        st4(g + 3 * H, og, m);
+        st4(s->s_c + i, craw, m);
+      }
+      if (c->P) {
+        st4(s->hraw + i, hn, m);
+        continue;
+      }
+    } else if (c->mode == MODE_GRU) {
+      const v128_t rg = mxw_sigmoid_f32x4(wasm_f32x4_add(ld4(a, m), ld4(r, m)));
+      const v128_t zg = mxw_sigmoid_f32x4(wasm_f32x4_add(ld4(a + H, m), ld4(r + H, m)));
+      const v128_t ahn = wasm_f32x4_add(ld4(r + 2 * H, m), ld4(s->bhn + k, m));
+      const v128_t ng = mxw_tanh_f32x4(wasm_f32x4_add(ld4(a + 2 * H, m), wasm_f32x4_mul(rg, ahn)));
+      hn = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_sub(one, zg), ng), wasm_f32x4_mul(zg, ld4(s->h + i, m)));
+      if (s->s_gates) {
+        float *g = s->s_gates + n * GH + k;
+        st4(g, rg, m);
+        st4(g + H, zg, m);
+        st4(g + 2 * H, ng, m);
+        st4(s->s_ahn + i, ahn, m);
+      }
+    } else {
+      const v128_t v = wasm_f32x4_add(ld4(a, m), ld4(r, m));
+      hn = c->mode == MODE_RNN_RELU ? mxw_relu_f32x4(v) : mxw_tanh_f32x4(v);
+      if (s->s_gates) st4(s->s_gates + n * GH + k, hn, m);
+    }
+    st4(s->h + i, hn, m);
+    st4(s->y + n * yrow + yoff + k, hn, m);
+  }
+}
+#endif
 
 /* Layer l, direction d over its input x (T*N, In): writes its half of y (T, N, D*Ho) and, when
  * given, its final state rows hy (N, Ho) / cy (N, H). ws holds the workspace (rnn_fwd_ws). */
@@ -901,7 +999,9 @@ static int RF(layer_fwd)(const rnn_cfg *c, int l, int d, const RT *x, const RT *
   MXW_TRY(RGEMM(0, 1, TN, GH, In, 1, x, In, w + o.wx, In, 1, xproj, GH));
   memcpy(h, hx0, sizeof(RT) * (size_t)(N * Ho));
   if (lstm) memcpy(cc, cx0, sizeof(RT) * (size_t)(N * H));
+#ifndef RNN_VEC
   const double cost = (double)c->G * MXW_COST_MATH + 8.0;
+#endif
   for (int64_t s = 0; s < T; s++) {
     const int64_t t = d ? T - 1 - s : s;
     RT *yt = y + t * N * c->D * Ho;
@@ -913,7 +1013,11 @@ static int RF(layer_fwd)(const rnn_cfg *c, int l, int d, const RT *x, const RT *
     RF(step_ctx) sc = {c, d, t, xproj + t * N * GH, hg, gru ? w + o.bh + 2 * H : NULL, h, cc, hraw, yt,
                        sv ? sv->gates + t * N * GH : NULL, sv && lstm ? sv->cst + t * N * H : NULL,
                        sv && gru ? sv->ahn + t * N * H : NULL};
+#ifdef RNN_VEC
+    mxw_parallel_run(N * ((H + 3) / 4), 1, (double)c->G * 24.0 + 8.0, RF(step_chunk), &sc);
+#else
     mxw_parallel_run(N * H, 4, cost, RF(step_chunk), &sc);
+#endif
     if (P) { /* r = W_r h_raw: the state and the output */
       MXW_TRY(RGEMM(0, 1, N, P, H, 1, hraw, H, w + o.wr, H, 0, rtmp, P));
       if (sv) memcpy(sv->hraw + t * N * H, hraw, sizeof(RT) * (size_t)(N * H));
@@ -991,7 +1095,6 @@ static void RF(bstep_chunk)(void *ctx, int64_t b, int64_t e) {
   const RF(bstep_ctx) *s = (const RF(bstep_ctx) *)ctx;
   const rnn_cfg *c = s->c;
   const int64_t H = c->H, GH = c->GH, N = c->N, t = s->t;
-  const RT cmin = (RT)c->cmin, cmax = (RT)c->cmax;
   for (int64_t i = b; i < e; i++) {
     const int64_t n = i / H, k = i % H;
     RT *ax = s->dax + n * GH, *ah = s->dah + n * GH;
@@ -1004,13 +1107,10 @@ static void RF(bstep_chunk)(void *ctx, int64_t b, int64_t e) {
     const RT dh = s->dhraw[i];
     if (c->mode == MODE_LSTM) {
       const RT ig = g[k], fg = g[H + k], gg = g[2 * H + k], og = g[3 * H + k];
-      const RT cp = s->sv->cprev[t * N * H + i], cn = s->sv->cst[t * N * H + i];
-      const RT tc = RTANH(cn);
+      const RT cp = s->sv->cprev[t * N * H + i], craw = s->sv->cst[t * N * H + i];
+      const RT tc = RTANH(c->clip ? RF(clip)(c, craw) : craw);
       RT dcn = s->dc[i] + dh * og * (1 - tc * tc);
-      if (c->clip) {
-        const RT craw = fg * cp + ig * gg;
-        if (craw < cmin || craw > cmax || (c->clip_nan && craw != craw)) dcn = 0;
-      }
+      if (RF(clipped)(c, craw)) dcn = 0;
       const RT dog = dh * tc;
       ax[k] = dcn * gg * ig * (1 - ig);
       ax[H + k] = dcn * cp * fg * (1 - fg);
