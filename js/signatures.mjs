@@ -51,6 +51,12 @@ const batchNorm = [
   ['running_variance_initializer', 'ones', INIT], ['in_channels', 0, 'int'],
 ];
 
+// rnn_cell.py / rnn_layer.py: the four initializers every cell and layer takes, in their order;
+// the layers' **kwargs (use_sequence_length reaches _RNNLayer, prefix and params Block).
+const CELL_INIT = [['i2h_weight_initializer', null, INIT], ['h2h_weight_initializer', null, INIT],
+  ['i2h_bias_initializer', 'zeros', INIT], ['h2h_bias_initializer', 'zeros', INIT]];
+const RNN_KW = [['use_sequence_length', false, 'bool'], ...BLOCK_KW];
+
 // lr_scheduler.py: LRScheduler's parameters, which every scheduler takes after its own.
 const WARMUP = [['base_lr', 0.01, 'number'], ['warmup_steps', 0, 'int'], ['warmup_begin_lr', 0, 'number'],
   ['warmup_mode', 'linear', 'str']];
@@ -137,6 +143,34 @@ const ENTRIES = [
   layer('nn.GlobalAvgPool2D', globalPool(2)),
   layer('nn.GlobalAvgPool3D', globalPool(3)),
   layer('nn.ReflectionPad2D', [['padding', 0, 'ints']]),
+
+  // ---- gluon.rnn (rnn/rnn_cell.py, rnn/rnn_layer.py) ----
+  ['rnn.RecurrentCell', [['prefix', null, 'str'], ['params', null, 'params']]],
+  ['rnn.HybridRecurrentCell', [['prefix', null, 'str'], ['params', null, 'params']]],
+  ['rnn.RNNCell', [['hidden_size', R, 'int'], ['activation', 'tanh', 'any'], ...CELL_INIT, ['input_size', 0, 'int'],
+    ['prefix', null, 'str'], ['params', null, 'params']]],
+  ['rnn.LSTMCell', [['hidden_size', R, 'int'], ...CELL_INIT, ['input_size', 0, 'int'], ['prefix', null, 'str'],
+    ['params', null, 'params'], ['activation', 'tanh', 'any'], ['recurrent_activation', 'sigmoid', 'any']]],
+  ['rnn.GRUCell', [['hidden_size', R, 'int'], ...CELL_INIT, ['input_size', 0, 'int'], ['prefix', null, 'str'],
+    ['params', null, 'params']]],
+  ['rnn.SequentialRNNCell', [['prefix', null, 'str'], ['params', null, 'params']]],
+  ['rnn.HybridSequentialRNNCell', [['prefix', null, 'str'], ['params', null, 'params']]],
+  ['rnn.DropoutCell', [['rate', R, 'number'], ['axes', [], 'ints'], ['prefix', null, 'str'], ['params', null, 'params']]],
+  ['rnn.ModifierCell', [['base_cell', R, 'any']]],
+  ['rnn.ZoneoutCell', [['base_cell', R, 'any'], ['zoneout_outputs', 0, 'number'], ['zoneout_states', 0, 'number']]],
+  ['rnn.ResidualCell', [['base_cell', R, 'any']]],
+  ['rnn.BidirectionalCell', [['l_cell', R, 'any'], ['r_cell', R, 'any'], ['output_prefix', 'bi_', 'str']]],
+  ['rnn.RecurrentCell.unroll', [['length', R, 'int?'], ['inputs', R, 'any'], ['begin_state', null, 'any'], ['layout', 'NTC', 'str'],
+    ['merge_outputs', null, 'bool'], ['valid_length', null, 'any']]],
+  layer('rnn.RNN', [['hidden_size', R, 'int'], ['num_layers', 1, 'int'], ['activation', 'relu', 'str'], ['layout', 'TNC', 'str'],
+    ['dropout', 0, 'number'], ['bidirectional', false, 'bool'], ...CELL_INIT, ['input_size', 0, 'int'], ['dtype', 'float32', 'dtype']],
+  RNN_KW),
+  layer('rnn.LSTM', [['hidden_size', R, 'int'], ['num_layers', 1, 'int'], ['layout', 'TNC', 'str'], ['dropout', 0, 'number'],
+    ['bidirectional', false, 'bool'], ['input_size', 0, 'int'], ...CELL_INIT, ['projection_size', null, 'int'],
+    ['h2r_weight_initializer', null, INIT], ['state_clip_min', null, 'number'], ['state_clip_max', null, 'number'],
+    ['state_clip_nan', false, 'bool'], ['dtype', 'float32', 'dtype']], RNN_KW),
+  layer('rnn.GRU', [['hidden_size', R, 'int'], ['num_layers', 1, 'int'], ['layout', 'TNC', 'str'], ['dropout', 0, 'number'],
+    ['bidirectional', false, 'bool'], ['input_size', 0, 'int'], ...CELL_INIT, ['dtype', 'float32', 'dtype']], RNN_KW),
 
   // ---- mx.init (initializer.py) ----
   ['init.Zero', []],
