@@ -35,6 +35,7 @@ import * as metricModule from './metric.mjs';
 import * as dataModule from './data.mjs';
 import * as trainerModule from './trainer.mjs';
 import modelZooModule from './model_zoo/index.mjs';
+import * as rnnModule from './rnn.mjs';
 import * as contribNn from './contrib_nn.mjs';
 
 // ---- nd: every registered op (generated), plus MXNet's Python-level helpers ---------------------
@@ -125,6 +126,7 @@ export const gluon = {
   data: dataModule.default ?? Object.freeze({ ...dataModule }), // data.mjs (gluon.data, gluon.data.vision)
   ...trainerModule, // Trainer (trainer.mjs)
   model_zoo: modelZooModule, // model_zoo/ (vision architectures, model_store)
+  rnn: Object.freeze({ ...rnnModule }), // rnn.mjs (recurrent cells and the fused RNN, LSTM, GRU layers)
   modelZoo: modelZooModule,
   contrib: { nn: Object.freeze({ ...contribNn }) }, // contrib_nn.mjs (Concurrent, HybridConcurrent, Identity)
 };
