@@ -8,7 +8,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import * as mx from 'mxnet-wasm';
 import { registry } from '../../dist/core.mjs';
-import { tf, rng, assertClose } from './oracle.mjs';
+import { tf, rng, sizeOf, assertClose } from './oracle.mjs';
 
 const { nd, sym, autograd } = mx;
 const tol = { rtol: 1e-5, atol: 1e-5 };
@@ -451,4 +451,37 @@ test('errors: MXNet\'s checks on attributes, shapes and dtypes raise MXNetError'
   // dtypes: integer data, mixed float dtypes
   bad(base, /dtype/, [inputs[0].astype('int32'), ...inputs.slice(1).map((a) => a.astype('int32'))]);
   bad(base, /dtype/, [inputs[0], inputs[1].astype('float64'), inputs[2], inputs[3]]);
+});
+
+test('_rnn_param_concat: Gluon\'s packing of the flattened weights, the first layer\'s input size inferred backwards', () => {
+  // forward values: a Concat along dim
+  const a = nd.array([1, 2, 3]), b = nd.array([4, 5]);
+  assert.deepEqual(Array.from(nd._rnn_param_concat(a, b, { num_args: 2, dim: 0 }).toTypedArray()), [1, 2, 3, 4, 5]);
+  assert.deepEqual(nd._rnn_param_concat(nd.ones([2, 1]), nd.zeros([2, 2]), { num_args: 2, dim: 1 }).toArray(), [[1, 0, 0], [1, 0, 0]]);
+  // the graph Gluon's LSTM layer builds: i2h weight of unknown input size, reshape(-1), concat, RNN
+  const H = 4, I = 5, opts = { mode: 'lstm', L: 1, D: 1, H }, shape = [3, 2, I];
+  const v = (name, shp) => sym.var(name, { shape: shp });
+  const names = ['l0_i2h_weight', 'l0_h2h_weight', 'l0_i2h_bias', 'l0_h2h_bias'];
+  const ws = [v(names[0], [4 * H, 0]), v(names[1], [4 * H, H]), v(names[2], [4 * H]), v(names[3], [4 * H])];
+  const params = sym._rnn_param_concat(...ws.map((w) => w.reshape(-1)), { num_args: 4, dim: 0 });
+  const data = sym.var('data'), h = sym.var('h'), c = sym.var('c');
+  const out = sym.RNN(data, params, h, c, { ...attrsOf(opts), name: 'rnn' });
+  const [args] = out.inferShape({ data: shape });
+  assert.deepEqual(args, [[3, 2, I], [16, I], [16, H], [16], [16], [1, 2, H], [1, 2, H]]);
+  // through the JSON text and a SymbolBlock: the values of the loop on the packed vector
+  const loaded = sym.fromJSON(out.tojson());
+  const json = JSON.parse(loaded.tojson());
+  const node = json.nodes.find((n) => n.op === 'RNN');
+  assert.deepEqual(node.attrs, { mode: 'lstm', state_size: '4', num_layers: '1', bidirectional: 'False', state_outputs: 'True' });
+  assert.deepEqual(json.nodes.find((n) => n.op === '_rnn_param_concat').attrs, { num_args: '4', dim: '0' });
+  const { x, params: flat, hx, cx, inputs } = setup(opts, shape, 91);
+  const parts = [[16, I], [16, H], [16], [16]].map((shp, k, all) => {
+    const off = all.slice(0, k).reduce((s, q) => s + sizeOf(q), 0);
+    return nd.array(flat.slice(off, off + sizeOf(shp))).reshape(shp);
+  });
+  const blk = new mx.gluon.SymbolBlock([...loaded], [sym.var('data'), ...names.map((n) => sym.var(n)), sym.var('h'), sym.var('c')]);
+  const got = blk.forward(inputs[0], ...parts, inputs[2], inputs[3]);
+  const want = refRNN(opts, x, shape, flat, hx, cx);
+  assertClose(got[0].toTypedArray(), want.y, tol);
+  assertClose(got[2].toTypedArray(), want.cy, tol);
 });
