@@ -129,6 +129,20 @@ test('RNN float32 gradients equal the float64 kernels\' at the same values', () 
   }
 });
 
+test('RNN float16 gradients (run on float32 copies) equal the float32 ones at the same values, to float16 precision', () => {
+  const r = rng(90);
+  const opts = { mode: 'lstm', L: 2, D: 2, H: 5 };
+  const vals = specs(opts, [3, 2, 4]).map((sp) => ({ shape: sp.shape, data: r.uniform(sp.shape.reduce((x, y) => x * y, 1), sp.low ?? -1, sp.high ?? 1) }));
+  const grads = ['float16', 'float32'].map((dtype) => {
+    const xs = vals.map(({ shape: sh, data }) => nd.array(Array.from(data), { dtype: 'float16' }).astype(dtype).reshape(sh));
+    xs.forEach((x) => x.attachGrad());
+    autograd.record(() => nd.RNN(...xs, attrsOf(opts))).backward();
+    assert.equal(xs[1].grad.dtype, dtype);
+    return xs.map((x) => Float64Array.from(x.grad.astype('float32').toTypedArray()));
+  });
+  grads[1].forEach((g, i) => assertClose(grads[0][i], g, { rtol: 1e-2, atol: 2e-3, msg: `input ${i}` }));
+});
+
 test('_rnn_param_concat: the gradient of each input is its slice of the output gradient (finite differences)', () => {
   checkGrad('_rnn_param_concat', [{ shape: [6] }, { shape: [3] }, { shape: [4] }], { num_args: 3, dim: 0 });
   checkGrad('_rnn_param_concat', [{ shape: [2, 3] }, { shape: [2, 1] }], { num_args: 2, dim: 1 });
