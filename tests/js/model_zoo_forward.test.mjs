@@ -149,7 +149,7 @@ test('SqueezeNet 1.0 matches onnxruntime-node running MXNet\'s own exported grap
 // average pools), alexnet 224 (its 11x11/4 stem and three 3x3/2 pools); the rest 32x32.
 const size = (name) => (name === 'inceptionv3' ? 299 : /^(densenet|squeezenet|alexnet)/.test(name) ? 224 : 32);
 
-test('every model of get_model\'s table runs a forward on random weights: (1, classes), finite, not constant', () => {
+test('every model of get_model\'s table runs a forward on random weights, imperative and hybridized: (1, classes), finite, not constant', () => {
   const classes = 10;
   for (const name of vision.modelNames) {
     const net = vision.get_model(name, { classes });
@@ -161,8 +161,15 @@ test('every model of get_model\'s table runs a forward on random weights: (1, cl
     const v = y.toTypedArray();
     assert.ok(v.every(Number.isFinite), `${name}: finite`);
     assert.ok(v.some((t) => t !== v[0]), `${name}: not constant`);
+    // the hybridized graph (traced with Symbols: HybridConcurrent, Identity, RELU6, ...) runs too
+    net.hybridize();
+    const yh = net(x);
+    const vh = yh.toTypedArray();
+    const scale = Math.max(...v.map(Math.abs));
+    assert.ok(vh.every((t, i) => Math.abs(t - v[i]) <= 1e-5 * scale), `${name}: hybridized forward`);
     x.dispose();
     y.dispose();
+    yh.dispose();
     net.dispose();
   }
 });
