@@ -2,6 +2,7 @@
 // module once (top-level await), marshals arguments through one preallocated scratch block, and
 // turns every failing status into an MXNetError carrying the C core's message.
 import { loadCore } from './tiers.mjs';
+import { REGISTRY_CHECKSUM, REGISTRY_TEXT } from './registry.mjs';
 
 export class MXNetError extends Error {
   constructor(message) {
@@ -89,14 +90,20 @@ export class Args {
 }
 export const args = new Args();
 
-// The registry's ~180 KB of JSON, decoded in one call (a copy: TextDecoder refuses views of the
-// threaded tiers' shared memory); UTF8ToString's byte-by-byte scan cost ~17 ms of the import.
+// The registry's ~190 KB of JSON. Building it in C takes ~9 ms of the import, so the build keeps a
+// copy made from the same module (registry.mjs, written by scripts/gen-api.mjs), used when the
+// module's checksum of its op definitions matches the copy's (a stale copy, or a tier built from
+// other sources, falls back to the module's own JSON). Decoded in one call (a copy: TextDecoder
+// refuses views of the threaded tiers' shared memory).
 function registryJson() {
   const n = M._mxw_registry_json_size();
   const p = M._mxw_registry_json();
   if (!p || !n) throw new MXNetError(`mxnet-wasm: cannot build the operator registry (${lastError()})`);
   return new TextDecoder().decode(heapU8().slice(p, p + n));
 }
-export const registry = JSON.parse(registryJson());
+const registryCopyFits = REGISTRY_TEXT !== null && !globalThis.__mxwFreshRegistry
+  && typeof M._mxw_registry_checksum === 'function' && M._mxw_registry_checksum() >>> 0 === REGISTRY_CHECKSUM;
+export const registry = JSON.parse(registryCopyFits ? REGISTRY_TEXT : registryJson());
+export const registrySource = registryCopyFits ? 'copy' : 'module';
 export const DTYPE_FLAGS = registry.dtypes;                 // name -> flag, from the C core
 export const DTYPE_NAMES = Object.fromEntries(Object.entries(DTYPE_FLAGS).map(([k, v]) => [v, k]));

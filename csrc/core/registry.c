@@ -473,6 +473,57 @@ static int default_counts(int op_id, int *nin, int *nout, int *nvis) {
   return 0;
 }
 
+/* ---- registry checksum ---------------------------------------------------------------------
+ * FNV-1a over everything mxw_registry_json() reports that the op definitions hold (names,
+ * aliases, docs, input/output names, counts, flags, the attribute schema), so that JS can use a
+ * copy of the JSON made at build time (dist/registry.mjs, by scripts/gen-api.mjs) when this
+ * module is the one it was made from: building the JSON at load cost ~9 ms of the import. */
+typedef struct {
+  uint32_t h;
+} fnv;
+static void fnv_bytes(fnv *f, const void *p, size_t n) {
+  const unsigned char *b = (const unsigned char *)p;
+  for (size_t i = 0; i < n; i++) f->h = (f->h ^ b[i]) * 16777619u;
+}
+static void fnv_str(fnv *f, const char *s) { fnv_bytes(f, s ? s : "", s ? strlen(s) + 1 : 1); }
+static void fnv_int(fnv *f, int64_t v) { fnv_bytes(f, &v, sizeof v); }
+static void fnv_list(fnv *f, const char *const *list) {
+  int64_t n = 0;
+  for (const char *const *s = list; s && *s; s++, n++) fnv_str(f, *s);
+  fnv_int(f, n);
+}
+
+uint32_t mxw_registry_checksum(void) {
+  if (ensure_table() != 0) return 0;
+  fnv f = {2166136261u};
+  for (int d = 0; d < MXW_NUM_DTYPES; d++) fnv_str(&f, mxw_dtype_name(d));
+  fnv_int(&f, MXW_MAX_NDIM);
+  fnv_int(&f, g_num_ops);
+  for (int i = 0; i < g_num_ops; i++) {
+    const mxw_op_def *op = g_ops[i];
+    fnv_str(&f, op->name);
+    fnv_list(&f, op->aliases);
+    fnv_str(&f, op->doc);
+    fnv_list(&f, op->input_names);
+    fnv_list(&f, op->output_names);
+    int64_t flags[] = {op->num_inputs, op->num_outputs, op->gradient != NULL, op->no_grad, op->num_mutate_inputs,
+                       op->num_attrs, op->num_inputs_fn != NULL, op->num_outputs_fn != NULL};
+    fnv_bytes(&f, flags, sizeof flags);
+    for (int m = 0; m < op->num_mutate_inputs; m++) fnv_int(&f, op->mutate_inputs[m]);
+    for (int a = 0; a < op->num_attrs; a++) {
+      const mxw_attr_spec *sp = &op->attrs[a];
+      fnv_str(&f, sp->name);
+      fnv_int(&f, sp->type);
+      fnv_int(&f, sp->optional);
+      fnv_int(&f, sp->def != NULL);
+      fnv_str(&f, sp->def);
+      fnv_list(&f, sp->enum_values);
+      fnv_str(&f, sp->doc);
+    }
+  }
+  return f.h;
+}
+
 static char *g_registry_json = NULL;
 
 size_t mxw_registry_json_size(void) {
