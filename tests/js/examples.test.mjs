@@ -48,6 +48,28 @@ test('examples/imperative.mjs runs and reports a clean MXNetError for a bad call
   assert.match(out, /predicted classes/);
 });
 
+test('examples/resnet_imports.mjs: loads the given MXNet-named parameters and prints the top-5 they imply', async () => {
+  // Parameters whose prediction is known by hand: every weight zero (so every activation is
+  // zero whatever the image) and the classifier's bias set, so the logits are that bias and the
+  // top-5 is its five largest entries with softmax probabilities computed here.
+  const mx = await import('mxnet-wasm');
+  const net = mx.gluon.model_zoo.vision.resnet18_v1();
+  net.initialize(new mx.init.Zero());
+  net(mx.nd.zeros([1, 3, 32, 32])).dispose(); // shapes known
+  const bias = new Float64Array(1000).fill(0);
+  const picks = [[417, 3.0], [9, 2.5], [281, 2.0], [963, 1.5], [5, 1.0], [777, 0.75]];
+  for (const [k, v] of picks) bias[k] = v;
+  net.output.bias.setData(mx.nd.array(bias)); // resnetv10_dense0_bias, as in MXNet's ResNetV1
+  const dir = mkdtempSync(path.join(tmpdir(), 'mxw-resnet-'));
+  net.saveParameters(path.join(dir, 'resnet18_v1-a0666292.params'));
+  const out = run('resnet_imports.mjs', '--params', dir);
+  const z = bias.reduce((s, v) => s + Math.exp(v), 0);
+  const rows = [...out.matchAll(/^\s+(\d+)\s+([\d.]+)\s+class \d+$/gm)].map((m) => [Number(m[1]), Number(m[2])]);
+  assert.deepEqual(rows.map((r) => r[0]), picks.slice(0, 5).map((p) => p[0]));
+  rows.forEach(([, pr], i) => assert.ok(Math.abs(pr - Math.exp(picks[i][1]) / z) < 1e-4, `class ${rows[i][0]}: ${pr}`));
+  assert.match(out, /forward median of 5 [\d.]+ ms/);
+});
+
 test('docs/porting.md: the ported script runs as written and gives what the Python gives', async () => {
   // The guide's JavaScript, run as a user would (its import resolves to this package).
   const doc = (await import('node:fs')).readFileSync(path.join(root, 'docs/porting.md'), 'utf8');
