@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import * as mx from 'mxnet-wasm';
 import { tf, assertClose } from './oracle.mjs';
 import { refLayer, swap01, f64, paramValues, randomArray, randomizeParams, checkBlockGrad, GATES } from './rnn_ref.mjs';
+import { checkGrad } from './grad_check.mjs';
 
 const { nd, sym, gluon, autograd } = mx;
 const { rnn } = gluon;
@@ -133,7 +134,7 @@ test('LSTM with projection_size and state clipping vs the float64 recurrence', (
   }
 });
 
-test('use_sequence_length: variable lengths through the fused op', () => {
+test('use_sequence_length: variable lengths through the fused op, imperative and hybridized', () => {
   const H = 3, T = 4, N = 3, I = 2;
   for (const mode of ['lstm', 'gru']) {
     const layer = makeLayer(mode, H, { bidirectional: true, input_size: I, use_sequence_length: true });
@@ -141,12 +142,16 @@ test('use_sequence_length: variable lengths through the fused op', () => {
     randomizeParams(layer, 500);
     const x = randomArray([T, N, I], 510);
     const len = nd.array([4, 1, 3]);
-    const begin = layer.beginState(N);
-    const [out, st] = layer(x, begin, len);
     const want = refLayer({ mode, L: 1, D: 2, H }, f64(x), [T, N, I], paramValues(layer), new Float64Array(2 * N * H),
       mode === 'lstm' ? new Float64Array(2 * N * H) : null, [4, 1, 3]);
-    assertClose(f64(out), want.out, { ...TOL, msg: `${mode} output` });
-    assertClose(f64(st[0]), want.h, { ...TOL, msg: `${mode} h` });
+    for (const hybrid of [false, true]) {
+      if (hybrid) layer.hybridize();
+      const msg = `${mode} ${hybrid ? 'hybridized' : 'imperative'}`;
+      const [out, st] = layer(x, layer.beginState(N), len);
+      assertClose(f64(out), want.out, { ...TOL, msg: `${msg} output` });
+      assertClose(f64(st[0]), want.h, { ...TOL, msg: `${msg} h` });
+      assertClose(f64(layer(x, null, len)), want.out, { ...TOL, msg: `${msg} output without states` });
+    }
   }
 });
 
@@ -311,14 +316,13 @@ test('inside a hybridized parent: symbolic call without states (batch inferred i
   const net = new Net();
   net.initialize();
   const x = randomArray([3, 5, 2], 800);
-  const eager = net(x);
+  net(x); // deferred initialization
   randomizeParams(net, 810);
   const a = net(x);
   net.hybridize();
   const b = net(x);
   assert.deepEqual(b.shape, [3, 5, 2]);
   assertClose(f64(b), f64(a), { rtol: 1e-6, atol: 1e-6, msg: 'hybridized parent' });
-  void eager;
   const { symbol, params } = net.exportBytes();
   const imported = await gluon.SymbolBlock.imports(new TextEncoder().encode(symbol), ['data'], params);
   assertClose(f64(imported(x)), f64(a), { rtol: 1e-6, atol: 1e-6, msg: 'imported' });
@@ -339,6 +343,17 @@ test('gradients through the layers (data, states, every parameter) pass the fini
       const ins = mode === 'lstm' ? [x, h, randomArray([4, 2, 2], 912, 'float64')] : [x, h];
       checkBlockGrad(layer, (xx, ...st) => layer(xx, st), ins, { msg: `${mode} ${hybrid ? 'hybridized' : 'imperative'}` });
     }
+  }
+});
+
+test('grad_check.mjs: d/d data and begin states of LSTM and GRU layers (float64, hybridized)', () => {
+  for (const Layer of [rnn.LSTM, rnn.GRU]) {
+    const layer = new Layer(3, { input_size: 2, num_layers: 2, bidirectional: true, dtype: 'float64', layout: 'NTC' });
+    layer.initialize();
+    randomizeParams(layer, 950);
+    layer.hybridize();
+    const states = layer.stateInfo(2).map((s) => ({ shape: s.shape }));
+    checkGrad((x, ...st) => { const [o, s] = layer(x, st); return [o, ...s]; }, [{ shape: [2, 4, 2] }, ...states]);
   }
 });
 
