@@ -28,6 +28,7 @@ import * as autogradModule from './autograd.mjs';
 import * as randomModule from './random.mjs';
 import * as creation from './creation.mjs';
 import * as gluonUtils from './gluon_utils.mjs';
+import { symCreation } from './sym_creation.mjs';
 import * as optimizerModule from './optimizer.mjs';
 import * as lrSchedulerModule from './lr_scheduler.mjs';
 import * as lossModule from './loss.mjs';
@@ -107,6 +108,7 @@ const symHelpers = {
   load: loadSymbol,
 };
 symHelpers.image = imageNamespace(symGenerated);
+Object.assign(symHelpers, symCreation(symGenerated)); // sym.zeros, ones, full, arange, linspace, eye
 export const sym = Object.freeze({ ...symGenerated, ...symHelpers });
 export const symbol = sym;
 F.nd = nd;

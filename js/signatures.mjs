@@ -11,6 +11,8 @@ import { REQUIRED as R, defineSignature } from './signature.mjs';
 // Python's **kwargs that every Block passes on to Block.__init__.
 const BLOCK_KW = [['prefix', null, 'str'], ['params', null, 'params']];
 const INIT = 'init|str?';
+// mx.sym helpers' **kwargs: the op's name and attributes.
+const SYM_KW = [['name', null, 'str'], ['attr', null, 'dict']];
 const layer = (name, params, kw = BLOCK_KW) => [name, params, { kwargs: kw }];
 // The parameters every nd.random sampler takes after its distribution's.
 const SAMPLE_TAIL = [['shape', null, 'shape'], ['dtype', null, 'dtype'], ['ctx', null, 'ctx'], ['out', null, 'ndarray']];
@@ -201,6 +203,16 @@ const ENTRIES = [
   ['nd.arange', [['start', R, 'number'], ['stop', null, 'number'], ['step', 1.0, 'number'], ['repeat', 1, 'int'],
     ['infer_range', null, 'bool'], ['ctx', null, 'ctx'], ['dtype', 'float32', 'dtype']]],
   ['nd.array', [['source_array', R, 'any'], ['ctx', null, 'ctx'], ['dtype', null, 'dtype']], { kwargs: [['shape', null, 'shape']] }],
+
+  // ---- sym helpers (symbol/symbol.py): **kwargs are the op's name= and attr= ----
+  ['sym.zeros', [['shape', R, 'shape'], ['dtype', null, 'dtype']], { kwargs: SYM_KW }],
+  ['sym.ones', [['shape', R, 'shape'], ['dtype', null, 'dtype']], { kwargs: SYM_KW }],
+  ['sym.full', [['shape', R, 'shape'], ['val', R, 'number'], ['dtype', null, 'dtype']], { kwargs: SYM_KW }],
+  ['sym.arange', [['start', R, 'number'], ['stop', null, 'number'], ['step', 1.0, 'number'], ['repeat', 1, 'int'],
+    ['infer_range', false, 'bool'], ['name', null, 'str'], ['dtype', null, 'dtype']]],
+  ['sym.linspace', [['start', R, 'number'], ['stop', R, 'number'], ['num', R, 'int'], ['endpoint', true, 'bool'],
+    ['name', null, 'str'], ['dtype', null, 'dtype']]],
+  ['sym.eye', [['N', R, 'int'], ['M', 0, 'int'], ['k', 0, 'int'], ['dtype', null, 'dtype']], { kwargs: SYM_KW }],
 
   // ---- mx.random / nd.random (ndarray/random.py; random.py's seed) ----
   // Python's _Null (not given) is null here. Distribution parameters are numbers or NDArrays.
