@@ -75,6 +75,8 @@ function checkType(sig, p, v) {
 // [pythonName, default, type] with type names from TYPE_CHECKS joined by '|', optionally ending
 // in '?' (null allowed). `kwargs` are keyword-only parameters (Python's **kwargs passed on, e.g.
 // Block's prefix and params): they may be named in the options object, never given positionally.
+// Every signature defined, in order (scripts/gen-api.mjs writes the TypeScript types from them).
+export const DEFINED_SIGNATURES = [];
 export function defineSignature(name, params, { kwargs = [], varargs = null, doc = '' } = {}) {
   const norm = (list, keywordOnly) => list.map(([pyName, def, type = 'any']) => {
     const optional = type.endsWith('?');
@@ -89,7 +91,9 @@ export function defineSignature(name, params, { kwargs = [], varargs = null, doc
   const all = [...positional, ...keyword];
   const byName = new Map();
   for (const p of all) { byName.set(p.name, p); byName.set(p.camel, p); }
-  return Object.freeze({ name, positional, keyword, all, byName, varargs, doc });
+  const sig = Object.freeze({ name, positional, keyword, all, byName, varargs, doc });
+  DEFINED_SIGNATURES.push(sig);
+  return sig;
 }
 
 function cloneDefault(v) { return Array.isArray(v) ? v.slice() : v; }
