@@ -27,4 +27,7 @@ if [ "$what" = all ] || [ "$what" = wasm ]; then
     cmake -S . -B build/wasm -DMXW_TIERS="$tiers" >/dev/null
   fi
   cmake --build build/wasm -j2
+  # the web demo's digit model, trained by examples/train_mnist.mjs when missing or stale (not fatal)
+  [ -n "${MXW_SKIP_DEMO_MODEL:-}" ] || node scripts/train-demo-model.mjs --if-stale \
+    || echo "warning: the web demo's model (build/web-demo-model) was not trained" >&2
 fi
