@@ -1,5 +1,6 @@
 // ndarray.mjs -- NDArray: a handle to a C array, its creation and read-back, arithmetic methods
 // with MXNet's broadcasting rules, memory scopes (tidy), and the eager operator call.
+import { isNode, nodeBuiltin } from './platform.mjs';
 import { M, MXNetError, args, check, lastError, heap32, heapU8, heapF64, registry, shapeBuf, DTYPE_FLAGS, DTYPE_NAMES } from './core.mjs';
 import { attrString, formatValues } from './format.mjs';
 
@@ -59,8 +60,7 @@ export const cpu = (id = 0) => new Context('cpu', id);
 // collections free dropped arrays. Finalizers run as tasks after the collection, never inside a
 // synchronous loop: a loop that drops arrays without yielding to the event loop keeps them until
 // it yields; within it only dispose() and tidy() free memory.
-const isNode = typeof process === 'object' && typeof process.versions === 'object' && !!process.versions.node;
-const nodeGcModules = isNode ? await Promise.all([import('node:v8'), import('node:vm')]).catch(() => null) : null;
+const nodeGcModules = isNode ? await Promise.all([nodeBuiltin('v8'), nodeBuiltin('vm')]).catch(() => null) : null;
 let forceGc; // undefined until first needed, then a function or null (unavailable)
 function findGc() {
   if (typeof globalThis.gc === 'function') return globalThis.gc;

@@ -11,15 +11,57 @@
 // plain SIMD. A requested tier the host cannot run is an MXNetError
 // saying why; the automatic choice falls back (features().tierFallbacks says from what).
 
+import { isNode, nodeBuiltin } from './platform.mjs';
+
 const TIERS = ['relaxed-simd-threads', 'threads', 'relaxed-simd', 'simd'];
-const isNode = typeof process === 'object' && typeof process.versions?.node === 'string';
 
 // One choice per realm, kept on globalThis so that two copies of the package (a bundle and
 // node_modules) agree.
 const KEY = Symbol.for('mxnet-wasm.tier');
-const state = globalThis[KEY] ?? (globalThis[KEY] = { requested: null, loaded: null });
+const state = globalThis[KEY] ?? (globalThis[KEY] = { requested: null, loaded: null, wasmPaths: null });
 
 // Called by the generated dist/tier-<name>.mjs, before the core is evaluated.
+// setWasmPaths(prefix | {tier: prefix}): where the tiers' files (mxcore.wasm, and the threaded
+// tiers' mxcore.worker.js) are fetched from, for a CDN or a bundler's asset folder; by default
+// they are beside the modules. A prefix ends with '/': 'https://cdn.example/mxnet-wasm/dist/' holds
+// mxcore.wasm and threads/mxcore.wasm, ...; a map gives one folder per tier. It must run before
+// the package loads: import it from 'mxnet-wasm/config' and import 'mxnet-wasm' dynamically
+// after, or set globalThis.MXNET_WASM_PATHS before any import.
+export function setWasmPaths(paths) {
+  if (state.loaded) throw new Error(`mxnet-wasm: setWasmPaths must run before the package loads (the '${state.loaded}' tier is loaded)`);
+  const ok = typeof paths === 'string' || paths instanceof URL
+    || (paths && typeof paths === 'object' && Object.keys(paths).every((k) => TIERS.includes(k)));
+  if (!ok) throw new Error(`mxnet-wasm: setWasmPaths takes a prefix or an object of tier -> prefix (tiers: ${TIERS.join(', ')})`);
+  state.wasmPaths = paths;
+}
+// The folder a tier's files come from, or null for beside the modules.
+function wasmFolder(tier) {
+  const paths = state.wasmPaths ?? globalThis.MXNET_WASM_PATHS ?? null;
+  if (paths === null) return null;
+  if (typeof paths === 'string' || paths instanceof URL) {
+    const base = String(paths).endsWith('/') ? String(paths) : `${paths}/`;
+    return tier === 'simd' ? base : `${base}${tier}/`;
+  }
+  const p = paths[tier];
+  if (p === undefined || p === null) return null;
+  return String(p).endsWith('/') ? String(p) : `${p}/`;
+}
+// Module options that fetch the tier's files from its configured folder.
+async function locateOptions(tier) {
+  const folder = wasmFolder(tier);
+  if (folder === null) return {};
+  const url = (file) => new URL(file, folder).href;
+  if (isNode && !/^(https?|data|blob):/.test(folder)) {
+    // Node: read the file (a path or file: URL), as the glue does beside the module
+    const fs = await nodeBuiltin('fs');
+    const { pathToFileURL } = await nodeBuiltin('url');
+    const wasm = new URL('mxcore.wasm', folder.startsWith('file:') ? folder : pathToFileURL(folder)).href;
+    return { wasmBinary: fs.readFileSync(new URL(wasm)), locateFile: (file) => new URL(file, wasm).pathname };
+  }
+  if (isNode) return { wasmBinary: new Uint8Array(await (await fetch(url('mxcore.wasm'))).arrayBuffer()), locateFile: url };
+  return { locateFile: url };
+}
+
 export function requestTier(tier) {
   if (!TIERS.includes(tier)) throw new Error(`mxnet-wasm: unknown tier '${tier}' (tiers: ${TIERS.join(', ')})`);
   if (state.loaded && state.loaded !== tier) {
@@ -101,7 +143,7 @@ async function defaultThreads() {
   if (isNode) {
     const env = Number(process.env.MXW_NUM_THREADS);
     if (Number.isInteger(env) && env >= 1) return Math.min(env, 16);
-    const os = await import('node:os');
+    const os = await nodeBuiltin('os');
     cores = os.availableParallelism ? os.availableParallelism() : os.cpus().length;
   }
   return Math.max(1, Math.min(cores, 4));
@@ -143,7 +185,7 @@ export async function loadCore(wrapError) {
     const threads = tier.includes('threads') ? await defaultThreads() : 1;
     const poolSize = tier.includes('threads') ? Math.max(1, threads - 1) : 0;
     try {
-      const module = await factory(tier.includes('threads') ? { mxwPoolSize: poolSize } : {});
+      const module = await factory({ ...(await locateOptions(tier)), ...(tier.includes('threads') ? { mxwPoolSize: poolSize } : {}) });
       state.loaded = tier;
       return { module, tier, requested: requested ?? null, fallbacks, poolSize, defaultThreads: threads };
     } catch (e) {

@@ -1,7 +1,12 @@
 // Prepended at module top level (--extern-pre-js). emcc 3.1.6's EXPORT_ES6 output uses
 // __dirname, __filename and require in its Node branch, which an ES module does not have.
+// No `import 'node:...'` appears (js/platform.mjs says why): Node >= 20.16 hands out built-ins
+// through process.getBuiltinModule, earlier Node 20 through a specifier bundlers do not follow.
 const __mx_is_node = typeof process == 'object' && typeof process.versions == 'object' &&
                      typeof process.versions.node == 'string';
-const require = __mx_is_node ? (await import('node:module')).createRequire(import.meta.url) : undefined;
+const __mx_module = !__mx_is_node ? undefined
+  : typeof process.getBuiltinModule == 'function' ? process.getBuiltinModule('node:module')
+  : await import(/* @vite-ignore */ /* webpackIgnore: true */ ['node', 'module'].join(':'));
+const require = __mx_is_node ? __mx_module.createRequire(import.meta.url) : undefined;
 const __filename = __mx_is_node ? require('node:url').fileURLToPath(import.meta.url) : '';
 const __dirname = __mx_is_node ? require('node:path').dirname(__filename) : '';
