@@ -4,12 +4,12 @@
 // CachedOp, export, and parameter files.
 import { MXNetError, registry } from './core.mjs';
 import { NDArray, keep, tidy } from './ndarray.mjs';
-import { Symbol, variable, Group, load as loadSymbol, Prefix, currentNameManager, withNameManager } from './symbol.mjs';
+import { Symbol, variable, Group, fromJSON, Prefix, currentNameManager, withNameManager } from './symbol.mjs';
 import { Parameter, ParameterDict, DeferredInitializationError, opt } from './parameter.mjs';
 import { bindArgs, isPlainObject } from './signature.mjs';
 import { SIGNATURES } from './signatures.mjs';
 import { CachedOp } from './cached_op.mjs';
-import { readBytes, loadBytes, loadLimit, saveBytes, writeFileSync } from './io.mjs';
+import { readAll, readBytes, readOptions, loadBytes, loadLimit, saveBytes, writeFileSync } from './io.mjs';
 import { attrString } from './format.mjs';
 import { isTraining } from './autograd.mjs';
 
@@ -418,12 +418,16 @@ export class Block {
     }
     return saveBytes(Object.fromEntries(names.map((n, i) => [n, arrays[i]])));
   }
-  // await loadParameters(filename, ctx = null, allowMissing = false, ignoreExtra = false, castDtype = false, dtypeSource = 'current')
+  // await loadParameters(filename, ctx = null, allowMissing = false, ignoreExtra = false, castDtype = false, dtypeSource = 'current',
+  //   {maxBytes, onProgress, signal, requestInit, fetch})
   async loadParameters(...args) {
     const a = bindArgs(SIGNATURES['Block.loadParameters'], args);
     this._checkAlive();
     const source = a.filename;
-    const loaded = loadBytes(await readBytes(source), { maxBytes: loadLimit({ maxBytes: a.maxBytes }, 'loadParameters') });
+    const maxBytes = loadLimit({ maxBytes: a.maxBytes }, 'loadParameters');
+    const bytes = await readBytes(source, readOptions(a, 'loadParameters'));
+    this._checkAlive();
+    const loaded = loadBytes(bytes, { maxBytes });
     return this._loadParameterDict(loaded, a, typeof source === 'string' ? source : 'the given data');
   }
   _loadParameterDict(loaded, o, label) {
@@ -551,7 +555,8 @@ export class Block {
 ParameterDict.prototype.load = async function load(...args) {
   const o = bindArgs(SIGNATURES['ParameterDict.load'], args);
   const source = o.filename;
-  const loaded = loadBytes(await readBytes(source), { maxBytes: loadLimit({ maxBytes: o.maxBytes }, 'ParameterDict.load') });
+  const maxBytes = loadLimit({ maxBytes: o.maxBytes }, 'ParameterDict.load');
+  const loaded = loadBytes(await readBytes(source, readOptions(o, 'ParameterDict.load')), { maxBytes });
   const label = typeof source === 'string' ? source : 'the given data';
   try {
     this._loadDict(loaded, { ...o, label });
@@ -930,24 +935,33 @@ export class SymbolBlock extends HybridBlock {
   }
 
   // await SymbolBlock.imports(symbolFile, inputNames, paramFile, {allowMissing, ignoreExtra})
-  // await SymbolBlock.imports(symbolFile, inputNames, paramFile = null, ctx = null, allowMissing = false, ignoreExtra = false)
+  // await SymbolBlock.imports(symbolFile, inputNames, paramFile = null, ctx = null, allowMissing = false, ignoreExtra = false,
+  //   {maxBytes, onProgress, signal, requestInit, fetch}): the two files are read at once (io.mjs readAll).
   static async imports(...args) {
     const a = bindArgs(SIGNATURES['SymbolBlock.imports'], args);
     let { inputNames } = a;
     const { symbolFile, paramFile } = a;
     const o = a;
-    const s = await loadSymbol(symbolFile);
+    const hasParams = paramFile !== null && paramFile !== undefined;
+    const maxBytes = loadLimit({ maxBytes: opt(o, 'maxBytes', 0) }, 'SymbolBlock.imports');
+    const [symBytes, paramBytes] = await readAll([symbolFile, hasParams ? paramFile : null], readOptions(o, 'SymbolBlock.imports'));
+    const s = fromJSON(new TextDecoder().decode(symBytes));
     if (typeof inputNames === 'string') inputNames = [inputNames];
     let inputs = [], ret = null;
     try {
-      inputs = inputNames.map((n) => (paramFile === null || paramFile === undefined ? variable(n, { dtype: 'float32' }) : variable(n)));
+      inputs = inputNames.map((n) => (hasParams ? variable(n) : variable(n, { dtype: 'float32' })));
       ret = new SymbolBlock(s, inputs);
       ret._ownedSymbols.push(s, ...inputs);
-      if (paramFile !== null && paramFile !== undefined) {
-        await ret.collectParams().load(paramFile, {
-          allowMissing: opt(o, 'allowMissing', false), ignoreExtra: opt(o, 'ignoreExtra', false), restorePrefix: '',
-          castDtype: true, dtypeSource: 'saved', maxBytes: opt(o, 'maxBytes', 0),
-        });
+      if (hasParams) {
+        const loaded = loadBytes(paramBytes, { maxBytes });
+        try {
+          ret.collectParams()._loadDict(loaded, {
+            allowMissing: opt(o, 'allowMissing', false), ignoreExtra: opt(o, 'ignoreExtra', false), restorePrefix: '',
+            castDtype: true, dtypeSource: 'saved', label: typeof paramFile === 'string' ? paramFile : 'the given data',
+          });
+        } finally {
+          disposeLoaded(loaded);
+        }
       }
     } catch (e) {
       // a bad file leaves nothing behind: the block's parameters, graph and variables are freed

@@ -38,6 +38,7 @@ import * as trainerModule from './trainer.mjs';
 import modelZooModule from './model_zoo/index.mjs';
 import * as rnnModule from './rnn.mjs';
 import * as contribNn from './contrib_nn.mjs';
+import * as imageModule from './image.mjs';
 
 // ---- nd: every registered op (generated), plus MXNet's Python-level helpers ---------------------
 const generated = generateNd();
@@ -171,11 +172,14 @@ export function setNumThreads(n) {
 export function getNumThreads() { return M._mxw_get_num_threads(); }
 if (threaded) setNumThreads(core.defaultThreads);
 
+// mx.image (also mx.img, as Python): image.py's helpers and fromPixels (image.mjs)
+export const image = Object.freeze({ ...imageModule });
+export const img = image;
 export const version = VERSION;
 export { MXNetError, NDArray, Context, cpu, tidy, keep, memory, Symbol, CachedOp };
 
 const mx = {
   nd, sym, symbol, name, Symbol, random, gluon, init, autograd, CachedOp, features, setNumThreads, getNumThreads, version, MXNetError, NDArray, Context, cpu,
-  tidy, keep, memory, registeredOps, optimizer, lr_scheduler, lrScheduler, metric,
+  tidy, keep, memory, registeredOps, optimizer, lr_scheduler, lrScheduler, metric, image, img,
 };
 export default mx;

@@ -11,6 +11,8 @@ import { REQUIRED as R, defineSignature } from './signature.mjs';
 // Python's **kwargs that every Block passes on to Block.__init__.
 const BLOCK_KW = [['prefix', null, 'str'], ['params', null, 'params']];
 const INIT = 'init|str?';
+// The options every reader takes (io.mjs readOptions): progress, cancellation, fetch's options.
+const READ_KW = [['on_progress', null, 'function'], ['signal', null, 'any'], ['request_init', null, 'dict'], ['fetch', null, 'function']];
 // mx.sym helpers' **kwargs: the op's name and attributes.
 const SYM_KW = [['name', null, 'str'], ['attr', null, 'dict']];
 const layer = (name, params, kw = BLOCK_KW) => [name, params, { kwargs: kw }];
@@ -89,14 +91,14 @@ const ENTRIES = [
       ['forward_bulk_size', null, 'int'], ['backward_bulk_size', null, 'int']],
   }],
   ['Block.loadParameters', [['filename', R, 'any'], ['ctx', null, 'ctx'], ['allow_missing', false, 'bool'], ['ignore_extra', false, 'bool'],
-    ['cast_dtype', false, 'bool'], ['dtype_source', 'current', 'str']], { kwargs: [['max_bytes', 0, 'number']] }],
+    ['cast_dtype', false, 'bool'], ['dtype_source', 'current', 'str']], { kwargs: [['max_bytes', 0, 'number'], ...READ_KW] }],
   ['Block.saveParameters', [['filename', null, 'str'], ['deduplicate', false, 'bool']]],
   ['HybridBlock.export', [['path', R, 'str'], ['epoch', 0, 'int'], ['remove_amp_cast', true, 'bool']]],
   ['SymbolBlock.imports', [['symbol_file', R, 'any'], ['input_names', R, 'str|array'], ['param_file', null, 'any'], ['ctx', null, 'ctx'],
-    ['allow_missing', false, 'bool'], ['ignore_extra', false, 'bool']], { kwargs: [['max_bytes', 0, 'number']] }],
+    ['allow_missing', false, 'bool'], ['ignore_extra', false, 'bool']], { kwargs: [['max_bytes', 0, 'number'], ...READ_KW] }],
   ['ParameterDict.load', [['filename', R, 'any'], ['ctx', null, 'ctx'], ['allow_missing', false, 'bool'], ['ignore_extra', false, 'bool'],
     ['restore_prefix', '', 'str'], ['cast_dtype', false, 'bool'], ['dtype_source', 'current', 'str']],
-    { kwargs: [['max_bytes', 0, 'number']] }],
+    { kwargs: [['max_bytes', 0, 'number'], ...READ_KW] }],
   ['ParameterDict.save', [['filename', null, 'str'], ['strip_prefix', '', 'str']]],
 
   // ---- gluon.nn (basic_layers.py, conv_layers.py, activations.py) ----
@@ -262,6 +264,23 @@ const ENTRIES = [
   opt('Nadam', [['learning_rate', 0.001, 'number'], ['beta1', 0.9, 'number'], ['beta2', 0.999, 'number'],
     ['epsilon', 1e-8, 'number'], ['schedule_decay', 0.004, 'number']]),
   opt('Test', []),
+
+  // ---- mx.image (image/image.py; fromPixels is the JS way in from canvas, ImageData, bitmaps) ----
+  ['image.fromPixels', [['source', R, 'dict|any'], ['channels', 3, 'int']]],
+  ['image.imdecode', [['buf', R, 'any'], ['flag', 1, 'int'], ['to_rgb', true, 'bool|int'], ['out', null, 'ndarray']],
+    { kwargs: [['decoder', null, 'function']] }],
+  ['image.imread', [['filename', R, 'any'], ['flag', 1, 'int'], ['to_rgb', true, 'bool|int'], ['out', null, 'ndarray']],
+    { kwargs: [['decoder', null, 'function'], ...READ_KW] }],
+  ['image.imresize', [['src', R, 'ndarray'], ['w', R, 'int'], ['h', R, 'int'], ['interp', 1, 'int'], ['out', null, 'ndarray']]],
+  ['image.resize_short', [['src', R, 'ndarray'], ['size', R, 'int'], ['interp', 2, 'int']]],
+  ['image.fixed_crop', [['src', R, 'ndarray'], ['x0', R, 'int'], ['y0', R, 'int'], ['w', R, 'int'], ['h', R, 'int'],
+    ['size', null, 'ints'], ['interp', 2, 'int']]],
+  ['image.random_crop', [['src', R, 'ndarray'], ['size', R, 'ints'], ['interp', 2, 'int']]],
+  ['image.center_crop', [['src', R, 'ndarray'], ['size', R, 'ints'], ['interp', 2, 'int']]],
+  ['image.random_size_crop', [['src', R, 'ndarray'], ['size', R, 'ints'], ['area', R, 'number|array'], ['ratio', R, 'array'],
+    ['interp', 2, 'int']]],
+  ['image.scale_down', [['src_size', R, 'array'], ['size', R, 'array']]],
+  ['image.color_normalize', [['src', R, 'ndarray'], ['mean', R, 'ndarray|number|array?'], ['std', null, 'ndarray|number|array']]],
 
   // ---- gluon.Trainer (gluon/trainer.py) ----
   ['Trainer', [['params', R, 'any'], ['optimizer', R, 'str|optimizer'], ['optimizer_params', null, 'dict'],

@@ -5,7 +5,7 @@ import { attrString, pyFloat } from './format.mjs';
 import { opId, attrStrings, sigArgs } from './ndarray.mjs';
 import { callSpec, parseCall, isOptions } from './ops.mjs';
 import { installFluent, SYMBOL_FLUENT } from './fluent.mjs';
-import { readText, writeFileSync } from './io.mjs';
+import { READ_OPTION_NAMES, readText, readOptions, writeFileSync } from './io.mjs';
 
 // ---- naming: mx.name.NameManager / Prefix ---------------------------------------------------------
 export class NameManager {
@@ -381,7 +381,14 @@ export function fromJSON(text) {
   return new Symbol(heap32()[out >> 2]);
 }
 
-export async function load(source) { return fromJSON(await readText(source)); }
+// await sym.load(source, {onProgress, signal, requestInit, fetch}): a symbol file (io.mjs readBytes).
+export async function load(source, opts = {}) {
+  if (opts === null || typeof opts !== 'object' || Array.isArray(opts)) throw new MXNetError('sym.load: options must be an object');
+  for (const k of Object.keys(opts)) {
+    if (!READ_OPTION_NAMES.includes(k)) throw new MXNetError(`sym.load: unknown option '${k}' (accepted: onProgress, signal, requestInit, fetch)`);
+  }
+  return fromJSON(await readText(source, readOptions(opts, 'sym.load')));
+}
 
 // Every registered name and alias -> a composing function (the naming hint is the name called);
 // installs Symbol's fluent methods (s.exp(), s.sliceAxis(...)) over them.
