@@ -155,14 +155,27 @@ function crc32(bytes, start, end) {
   return (c ^ 0xffffffff) >>> 0;
 }
 
-async function inflate(bytes) {
-  if (typeof DecompressionStream === 'undefined') throw new MXNetError('imdecode: PNG needs DecompressionStream (Node >= 18, any current browser)');
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate'));
+// zlib data -> at most `limit` bytes (the image's size: a file inflating to more is cut there).
+async function inflate(bytes, limit) {
+  if (typeof DecompressionStream === 'undefined') {
+    throw new MXNetError('imdecode: PNG needs DecompressionStream (Node >= 18, any current browser)');
+  }
+  const reader = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate')).getReader();
+  const out = new Uint8Array(limit);
+  let n = 0;
   try {
-    return new Uint8Array(await new Response(stream).arrayBuffer());
+    while (n < limit) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      out.set(value.subarray(0, limit - n), n);
+      n += Math.min(value.length, limit - n);
+    }
   } catch (e) {
     throw new MXNetError(`imdecode: corrupt PNG: the image data does not inflate (${e.message})`);
+  } finally {
+    reader.cancel().catch(() => {});
   }
+  return out.subarray(0, n);
 }
 
 const PNG_SIG = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
@@ -224,17 +237,22 @@ async function decodePNG(bytes) {
   const z = new Uint8Array(total);
   total = 0;
   for (const c of idat) { z.set(c, total); total += c.length; }
-  const raw = await inflate(z);
-
   const comps = CHANNELS_OF[colorType];
   const bitsPP = comps * depth;
+  const passes = interlace ? ADAM7 : [[0, 0, 1, 1]];
+  let need = 0;
+  for (const [x0, y0, dx, dy] of passes) {
+    const pw = Math.ceil((width - x0) / dx), ph = Math.ceil((height - y0) / dy);
+    if (pw > 0 && ph > 0) need += ph * (Math.ceil((pw * bitsPP) / 8) + 1);
+  }
+  const raw = await inflate(z, need);
+
   const bpp = Math.max(1, bitsPP >> 3); // filter byte distance
   // out: 8-bit samples, `outComps` per pixel (palette -> RGBA)
   const outComps = colorType === 3 ? 4 : comps;
   const out = new Uint8Array(width * height * outComps);
   const scale = depth < 8 ? 255 / ((1 << depth) - 1) : 1;
   let off = 0;
-  const passes = interlace ? ADAM7 : [[0, 0, 1, 1]];
   for (const [x0, y0, dx, dy] of passes) {
     const pw = Math.ceil((width - x0) / dx), ph = Math.ceil((height - y0) / dy);
     if (pw <= 0 || ph <= 0) continue;
