@@ -378,15 +378,39 @@ export const REGISTRY_CHECKSUM = ${M._mxw_registry_checksum() >>> 0};
 export const REGISTRY_TEXT = ${JSON.stringify(JSON.stringify(registry))};
 `);
 
+// OPS.md: public operators, then the internal (`_`-prefixed) ones, each with its one-line
+// description from the registry; then MXNet 1.9.1's operators the registry lacks
+// (scripts/data/mxnet-1.9.1-ops.json, derived from MXNet's sources by scripts/mxnet-ops.mjs).
+const mxnetOps = JSON.parse(readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), 'data/mxnet-1.9.1-ops.json'), 'utf8'));
 const md = ['# Operators', '', `Generated from the C registry (${registry.ops.length} operators). Attributes take MXNet's`,
   'names and string forms; inputs are positional. Gradient: "yes" (an FGradient is defined, used by',
   'autograd and hybridized backward), "zero" (MXNet marks the op non-differentiable: its inputs get zero',
   'gradients), "none" (a backward pass reaching the op raises MXNetError).', '',
-  '| operator | aliases | inputs | outputs | gradient | attributes (default) |', '|---|---|---|---|---|---|'];
-for (const op of [...registry.ops].sort((a, b) => a.name.localeCompare(b.name))) {
-  const attrs = op.attrs.map((a) => `${a.name}${a.required ? '' : ` (${a.default})`}`).join(', ');
-  md.push(`| \`${op.name}\` | ${op.aliases.map((a) => `\`${a}\``).join(' ')} | ${op.variadic ? 'arg0, arg1, ...' : op.inputs.join(', ')} | ${op.num_visible_outputs}${op.num_outputs !== op.num_visible_outputs ? ` (${op.num_outputs} total)` : ''} | ${op.gradient ? 'yes' : op.no_grad ? 'zero' : 'none'} | ${attrs} |`);
-}
+  '- [Operators](#operators-1)', '- [Internal operators](#internal-operators) (names starting with `_`: used by the Python-level helpers, gradients and graphs)',
+  '- [MXNet 1.9.1 operators not supported](#mxnet-191-operators-not-supported)', ''];
+const esc = (t) => String(t ?? '').replace(/\|/g, '\\|').replace(/\n/g, ' ');
+const table = (ops) => {
+  const rows = ['| operator | description | aliases | inputs | outputs | gradient | attributes (default) |', '|---|---|---|---|---|---|---|'];
+  for (const op of ops) {
+    const attrs = op.attrs.map((a) => `${a.name}${a.required ? '' : ` (${a.default})`}`).join(', ');
+    rows.push(`| \`${op.name}\` | ${esc(op.doc)} | ${op.aliases.map((x) => `\`${x}\``).join(' ')} | ${op.variadic ? 'arg0, arg1, ...' : op.inputs.join(', ')} | ${op.num_visible_outputs}${op.num_outputs !== op.num_visible_outputs ? ` (${op.num_outputs} total)` : ''} | ${op.gradient ? 'yes' : op.no_grad ? 'zero' : 'none'} | ${esc(attrs)} |`);
+  }
+  return rows;
+};
+const sorted = [...registry.ops].sort((x, y) => x.name.localeCompare(y.name));
+const pub = sorted.filter((o) => !o.name.startsWith('_')), internal = sorted.filter((o) => o.name.startsWith('_'));
+md.push('## Operators', '', `${pub.length} operators.`, '', ...table(pub), '', '## Internal operators', '',
+  `${internal.length} operators whose names start with \`_\` (MXNet's internal ones: the scalar and creation forms the`,
+  'Python-level helpers call, backward operators, graph helpers). They are callable as nd._name / sym._name.', '', ...table(internal), '');
+const have = new Set(registry.ops.flatMap((o) => [o.name, ...o.aliases]));
+const missing = mxnetOps.ops.filter((n) => !have.has(n));
+const missPub = missing.filter((n) => !n.startsWith('_')), missInternal = missing.filter((n) => n.startsWith('_'));
+md.push('## MXNet 1.9.1 operators not supported', '',
+  `Of the ${mxnetOps.ops.length} operator names MXNet ${mxnetOps.tag} registers (${mxnetOps.source}, commit`,
+  `${mxnetOps.commit.slice(0, 12)}; list derived by ${mxnetOps.method.split(':')[0]}: ${mxnetOps.limitations}),`,
+  `${missing.length} are not in this registry: ${missPub.length} public, ${missInternal.length} internal (numpy-interface \`_np*\`,`,
+  'contrib, sparse, backward and other `_` names).', '', '### Public', '', missPub.map((n) => `\`${n}\``).join(', '), '',
+  '### Internal', '', missInternal.map((n) => `\`${n}\``).join(', '), '');
 writeFileSync(path.join(dist, 'OPS.md'), `${md.join('\n')}\n`);
 
 // The Gluon signatures as Python writes them, for the docs (same table as the binder's).
