@@ -572,13 +572,14 @@ export declare namespace init {
   const LSTMBias: Ctor<_Initializer, 'init.LSTMBias'>;
   const Mixed: Ctor<_Initializer, 'init.Mixed'>;
   const Load: Ctor<_Initializer, 'init.Load'>;
+  /** Python's json.dumps of a value (the form dumps() writes: floats with a decimal point) */
+  function pyJson(value: unknown): string;
   /** an Initializer from a name ('xavier'), a dumps() string or an Initializer */
   function create(init: string | _Initializer): _Initializer;
 }
 
 export declare namespace optimizer {
   export type Optimizer = _Optimizer;
-  export type Updater = _Updater;
   const Optimizer: Ctor<_Optimizer, 'optimizer.Optimizer'>;
   const SGD: Ctor<_Optimizer, 'optimizer.SGD'>;
   const ccSGD: Ctor<_Optimizer, 'optimizer.SGD'>;
@@ -599,6 +600,8 @@ export declare namespace optimizer {
   /** Optimizer.create_optimizer(name, **kwargs) */
   function create(name: string, kwargs?: Record<string, unknown>): _Optimizer;
   function register<T extends new (...args: any[]) => _Optimizer>(klass: T): T;
+  type Updater = _Updater;
+  const Updater: { new (optimizer: _Optimizer): _Updater; readonly prototype: _Updater };
   function getUpdater(optimizer: _Optimizer): _Updater;
   const get_updater: typeof getUpdater;
 }

@@ -67,7 +67,7 @@ test('every public name of the loaded module is declared (a walk of mx, nd, sym,
     if (seen.has(obj) || depth > 5) return;
     seen.add(obj);
     for (const k of Object.keys(obj)) {
-      if (k.startsWith('_') || /^\d+$/.test(k)) continue;
+      if (k.startsWith('_') || /^\d+$/.test(k) || (depth === 0 && k === 'default')) continue;
       const v = obj[k];
       const e = /^[A-Za-z$][\w$]*$/.test(k) ? `${expr}.${k}` : `${expr}[${JSON.stringify(k)}]`;
       paths.push(e);
@@ -75,6 +75,7 @@ test('every public name of the loaded module is declared (a walk of mx, nd, sym,
     }
   };
   walk(mx, 'mx', 0);
+  for (const k of Object.keys(mx.default)) paths.push(`mx.default.${k}`); // the default export: the same namespaces
   assert.ok(paths.length > 900, `only ${paths.length} names walked`);
   for (const p of ['mx.gluon.nn.Dense', 'mx.gluon.loss.L2Loss', 'mx.metric.Accuracy', 'mx.gluon.data.vision.transforms.ToTensor',
     'mx.nd.FullyConnected', 'mx.sym.Convolution', 'mx.gluon.model_zoo.vision.resnet18_v1', 'mx.autograd.record']) {
