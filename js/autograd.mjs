@@ -113,7 +113,7 @@ function runBackward(heads, headGrads, retainGraph, trainMode, vars) {
   const out = a.alloc(4 * vars.length);
   check(M._mxw_autograd_grad(hs.length, hP, gP, vars.length, vP, retainGraph ? 1 : 0, trainMode ? 1 : 0, out));
   const h32 = heap32();
-  const handles = vars.map((_, i) => h32[(out >> 2) + i]);
+  const handles = vars.map((_, i) => h32[(out >>> 2) + i]);
   return handles.map((h, i) => { const g = new NDArray(h); if (vars[i]._ctx) g._ctx = vars[i]._ctx; return g; });
 }
 
@@ -179,7 +179,7 @@ NDArray.prototype.detach = function detach() {
   const a = args.reset();
   const out = a.alloc(4);
   check(M._mxw_ndarray_detach(this.handle, out));
-  const d = new NDArray(heap32()[out >> 2]);
+  const d = new NDArray(heap32()[out >>> 2]);
   if (this._ctx) d._ctx = this._ctx;
   return d;
 };
@@ -245,8 +245,8 @@ M.mxwCustomBackward = (id, nog, ogP, nig, outP, errP, errLen) => {
     const e = functions.get(id);
     if (!e) throw new MXNetError(`Function ${id} is gone`);
     const h32 = heap32();
-    const ogH = Array.from(h32.subarray(ogP >> 2, (ogP >> 2) + nog));
-    const outH = Array.from(h32.subarray(outP >> 2, (outP >> 2) + nig));
+    const ogH = Array.from(h32.subarray(ogP >>> 2, (ogP >>> 2) + nog));
+    const outH = Array.from(h32.subarray(outP >>> 2, (outP >>> 2) + nig));
     const ograds = ogH.map((h) => new NDArray(h));
     const res = pause(() => e.fn.backward(...ograds), training);
     const grads = Array.isArray(res) ? res : [res];

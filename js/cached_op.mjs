@@ -18,7 +18,7 @@ export class CachedOp {
     const a = args.reset();
     const out = a.alloc(4);
     check(M._mxw_exec_create(symbol.handle, out));
-    const h = heap32()[out >> 2];
+    const h = heap32()[out >>> 2];
     // callable as in Python: the object is a function whose prototype is the class's
     const self = (...xs) => self.call(...xs);
     delete self.name;
@@ -65,12 +65,12 @@ export class CachedOp {
     const h32 = heap32();
     for (let i = 0; i < n; i++) {
       const x = inputs[i];
-      h32[(inP >> 2) + i] = x ? (x instanceof NDArray && x._h) || this._inputError(i, x) : 0;
+      h32[(inP >>> 2) + i] = x ? (x instanceof NDArray && x._h) || this._inputError(i, x) : 0;
     }
-    h32.fill(0, outP >> 2, (outP >> 2) + nout);
-    h32[noutP >> 2] = nout;
+    h32.fill(0, outP >>> 2, (outP >>> 2) + nout);
+    h32[noutP >>> 2] = nout;
     checkAlloc(M._mxw_exec_forward(this._h, n, inP, isTrain ? 1 : 0, noutP, outP));
-    const hs = Array.from(heap32().subarray(outP >> 2, (outP >> 2) + nout)); // read before wrapping
+    const hs = Array.from(heap32().subarray(outP >>> 2, (outP >>> 2) + nout)); // read before wrapping
     trackBytes(this._cell, M._mxw_exec_arena_bytes(this._h));
     return hs.map((h) => new NDArray(h));
   }
@@ -90,7 +90,7 @@ export class CachedOp {
       const a = args.reset();
       const out = a.alloc(4);
       check(M._mxw_exec_entry_copy(this._h, e.entry, out));
-      const arr = new NDArray(heap32()[out >> 2]);
+      const arr = new NDArray(heap32()[out >>> 2]);
       try { callback(e.name, e.op, arr); } finally { arr.dispose(); }
     }
   }
@@ -102,7 +102,7 @@ export class CachedOp {
     const out = a.alloc(12);
     check(M._mxw_exec_stats(this._h, out));
     const h = heap32();
-    return { forwardPlans: h[out >> 2], trainingGraphs: h[(out >> 2) + 1], trainingPlans: h[(out >> 2) + 2] };
+    return { forwardPlans: h[out >>> 2], trainingGraphs: h[(out >>> 2) + 1], trainingPlans: h[(out >>> 2) + 2] };
   }
   get arenaBytes() { return this._h ? M._mxw_exec_arena_bytes(this._h) : 0; }
   // Activation nodes the current plan fused into their producers (FullyConnected, Convolution).

@@ -3,5 +3,6 @@
 //   import { setWasmPaths } from 'mxnet-wasm/config';
 //   setWasmPaths('https://cdn.example/mxnet-wasm@0.1.0/dist/');
 //   const mx = await import('mxnet-wasm');
-// requestTier is what 'mxnet-wasm/<tier>' calls.
-export { setWasmPaths, requestTier } from './tiers.mjs';
+// setMemoryLimit(bytes) caps the wasm heap (default 4 GiB); requestTier is what
+// 'mxnet-wasm/<tier>' calls.
+export { setWasmPaths, setMemoryLimit, requestTier } from './tiers.mjs';

@@ -58,6 +58,16 @@ if (!scratchBase) throw new MXNetError('mxnet-wasm: cannot allocate the argument
 // A small block of its own for NDArray shape queries, so that wrapping a handle never clobbers
 // arguments still being read from the scratch block.
 export const shapeBuf = M._malloc(4 * 16);
+const statsBuf = M._malloc(24);
+
+// The C core's wording of an allocation failure (mxw_fail_oom in error.c), for the ones JS meets.
+export function oomMessage(what, bytes) {
+  M._mxw_memory_stats(statsBuf);
+  const s = heapF64().subarray(statsBuf >>> 3, (statsBuf >>> 3) + 3);
+  return `out of memory: ${what} needs ${bytes} bytes (${(bytes / 2 ** 20).toFixed(1)} MiB), which the heap cannot provide `
+    + `(the wasm heap is ${(heapU8().length / 2 ** 20).toFixed(1)} MiB; ${s[0]} live arrays and cached graphs hold `
+    + `${(s[1] / 2 ** 20).toFixed(1)} MiB); dispose() blocks and arrays no longer in use to free memory`;
+}
 
 // A bump allocator over the scratch block, reset at the start of each marshalled call.
 export class Args {
@@ -66,14 +76,14 @@ export class Args {
   alloc(bytes) {
     const aligned = (this.off + 7) & ~7;
     if (aligned + bytes <= SCRATCH_BYTES) { this.off = aligned + bytes; return scratchBase + aligned; }
-    const p = M._malloc(bytes);
-    if (!p) throw new MXNetError(`mxnet-wasm: out of memory allocating ${bytes} bytes`);
+    const p = M._malloc(bytes) >>> 0; // an address past 2 GiB is negative as i32
+    if (!p) throw new MXNetError(oomMessage("a call's arguments", bytes));
     this.extra.push(p);
     return p;
   }
   i32s(values) {
     const p = this.alloc(4 * Math.max(values.length, 1));
-    heap32().set(values, p >> 2);
+    heap32().set(values, p >>> 2);
     return p;
   }
   str(s) {
@@ -97,7 +107,7 @@ export const args = new Args();
 // refuses views of the threaded tiers' shared memory).
 function registryJson() {
   const n = M._mxw_registry_json_size();
-  const p = M._mxw_registry_json();
+  const p = M._mxw_registry_json() >>> 0;
   if (!p || !n) throw new MXNetError(`mxnet-wasm: cannot build the operator registry (${lastError()})`);
   return new TextDecoder().decode(heapU8().slice(p, p + n));
 }

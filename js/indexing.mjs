@@ -43,7 +43,7 @@ function viewRange(base, offset, shape) {
   const a = args.reset();
   const out = a.alloc(4);
   check(M._mxw_ndarray_view_range(base.handle, offset, shape.length, a.i32s(shape), out));
-  return new NDArray(heap32()[out >> 2]);
+  return new NDArray(heap32()[out >>> 2]);
 }
 const reshapeView = (x, shape) => viewRange(x, 0, shape);
 

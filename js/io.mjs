@@ -1,13 +1,13 @@
 // io.mjs -- reading sources (a path in Node, a URL string or URL, an ArrayBuffer, a typed array, a
 // Blob/File or a Response) with progress events, an AbortSignal and fetch options; writing files
 // in Node; nd.save / nd.load through the C reader and writer of MXNet's NDArray-list format.
-import { M, MXNetError, args, check, heap32, heapU8 } from './core.mjs';
+import { M, MXNetError, args, check, heap32, heapU8, oomMessage } from './core.mjs';
 import { NDArray } from './ndarray.mjs';
+import { isNode, nodeBuiltin } from './platform.mjs';
 
-const isNode = typeof process === 'object' && typeof process.versions === 'object' && !!process.versions.node;
 let nodeFs = null;
 async function fs() {
-  if (!nodeFs) nodeFs = await import('node:fs');
+  if (!nodeFs) nodeFs = await nodeBuiltin('fs');
   return nodeFs;
 }
 
@@ -254,12 +254,12 @@ export function writeFileSync(path, data) {
   if (!mod) throw new MXNetError('node:fs is not loaded yet');
   mod.writeFileSync(path, data);
 }
-if (isNode) nodeFs = await import('node:fs');
+if (isNode) nodeFs = await nodeBuiltin('fs');
 
 // Copies bytes into wasm memory, runs fn(ptr, len), frees the copy.
 export function withBytes(bytes, fn) {
-  const p = M._malloc(Math.max(bytes.length, 1));
-  if (!p) throw new MXNetError(`out of memory copying ${bytes.length} bytes into wasm`);
+  const p = M._malloc(Math.max(bytes.length, 1)) >>> 0; // an address past 2 GiB is negative as i32
+  if (!p) throw new MXNetError(oomMessage(`copying a file's ${bytes.length} bytes into wasm`, bytes.length));
   try {
     heapU8().set(bytes, p);
     return fn(p, bytes.length);

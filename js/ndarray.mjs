@@ -186,7 +186,7 @@ export function memory({ resetPeak = false, gcThreshold } = {}) {
   M._mxw_memory_stats(p);
   const f64 = heapF64();
   const r = {
-    numArrays: f64[p >> 3], bytes: f64[(p >> 3) + 1], peakBytes: f64[(p >> 3) + 2], wasmHeapBytes: heapU8().length,
+    numArrays: f64[p >>> 3], bytes: f64[(p >>> 3) + 1], peakBytes: f64[(p >>> 3) + 2], wasmHeapBytes: heapU8().length,
     gcArrays: gcState.arrays, gcBytes: gcState.bytes, finalizedArrays: gcState.finalizedArrays,
     finalizedBytes: gcState.finalizedBytes, gcCollections: gcState.collections, gcThreshold: gcState.threshold,
   };
@@ -201,7 +201,7 @@ export class NDArray {
     if (!handle) throw new MXNetError('NDArray: NULL handle');
     this._h = handle;
     M._mxw_ndarray_info(handle, shapeBuf);
-    const h32 = heap32(), b = shapeBuf >> 2, ndim = h32[b + 1];
+    const h32 = heap32(), b = shapeBuf >>> 2, ndim = h32[b + 1];
     const shape = new Array(ndim);
     for (let i = 0; i < ndim; i++) shape[i] = h32[b + 2 + i];
     this._shape = shape;
@@ -254,7 +254,7 @@ export class NDArray {
       try { return tmp.toTypedArray(); } finally { tmp.dispose(); }
     }
     const T = TYPED[this._dtype];
-    const ptr = M._mxw_ndarray_data(h);
+    const ptr = M._mxw_ndarray_data(h) >>> 0; // addresses past 2 GiB are negative as i32
     const n = this.size;
     // a copy in an ordinary ArrayBuffer (the threaded tiers' memory is a SharedArrayBuffer)
     return new T(heapU8().slice(ptr, ptr + n * T.BYTES_PER_ELEMENT).buffer);
@@ -309,7 +309,7 @@ export class NDArray {
     const a = args.reset();
     const out = a.alloc(4);
     check(M._mxw_ndarray_view(this.handle, target.length, a.i32s(target), out));
-    return new NDArray(heap32()[out >> 2]);
+    return new NDArray(heap32()[out >>> 2]);
   }
   get T() { return invokeByName('transpose', [this], {})[0]; }
 
@@ -513,7 +513,7 @@ function createHandle(shape, flag) {
   const a = args.reset();
   const out = a.alloc(4);
   checkAlloc(M._mxw_ndarray_create(shape.length, a.i32s(shape), flag, out));
-  return heap32()[out >> 2];
+  return heap32()[out >>> 2];
 }
 
 function checkShape(shape) {
@@ -535,7 +535,7 @@ function fill(arr, values) {
   const n = arr.size;
   if (values.length !== n) throw new MXNetError(`${values.length} values do not fill shape (${arr.shape.join(', ')})`);
   if (T && (values instanceof T || (Array.isArray(values) && !(T === BigInt64Array || T === BigUint64Array)))) {
-    const ptr = M._mxw_ndarray_data(arr.handle);
+    const ptr = M._mxw_ndarray_data(arr.handle) >>> 0;
     new T(heapU8().buffer, ptr, n).set(values);
     return arr;
   }
@@ -544,7 +544,7 @@ function fill(arr, values) {
   const stage = empty(arr.shape, srcDtype);
   try {
     const S = TYPED[srcDtype];
-    const ptr = M._mxw_ndarray_data(stage.handle);
+    const ptr = M._mxw_ndarray_data(stage.handle) >>> 0;
     new S(heapU8().buffer, ptr, n).set(Array.isArray(values) ? Float64Array.from(values) : values);
     stage.copyto(arr);
   } finally {
@@ -628,7 +628,7 @@ export function paramsFor(id, attrs) {
   const a = args.reset();
   const out = a.alloc(4);
   check(M._mxw_params_create(id, keys.length, a.strs(keys), a.strs(vals), out));
-  p = heap32()[out >> 2];
+  p = heap32()[out >>> 2];
   if (paramCache.size >= PARAM_CACHE_MAX) {
     for (const old of paramCache.values()) M._mxw_params_free(old);
     paramCache.clear();
@@ -693,17 +693,17 @@ function invokeParams(id, p, inputs, out) {
   let h32 = heap32();
   for (let i = 0; i < nin; i++) {
     const x = inputs[i];
-    h32[(inP >> 2) + i] = (x instanceof NDArray && x._h) || argError(id, i, x, 'input');
+    h32[(inP >>> 2) + i] = (x instanceof NDArray && x._h) || argError(id, i, x, 'input');
   }
   for (let i = 0; i < nout; i++) {
     const x = outs && outs[i];
-    h32[(outP >> 2) + i] = x ? (x instanceof NDArray && x._h) || argError(id, i, x, 'output') : 0;
+    h32[(outP >>> 2) + i] = x ? (x instanceof NDArray && x._h) || argError(id, i, x, 'output') : 0;
   }
-  h32[noutP >> 2] = nout;
+  h32[noutP >>> 2] = nout;
   checkAlloc(M._mxw_op_invoke(id, p, nin, inP, noutP, outP));
   h32 = heap32();
   const hs = new Array(nout); // read every handle before wrapping any
-  for (let i = 0; i < nout; i++) hs[i] = h32[(outP >> 2) + i];
+  for (let i = 0; i < nout; i++) hs[i] = h32[(outP >>> 2) + i];
   for (let i = 0; i < nout; i++) hs[i] = (outs && outs[i]) || new NDArray(hs[i]);
   // results live on the context of the inputs (MXNet's CPU contexts cpu(1), ... stay apart)
   const ctx = nin ? inputs[0]._ctx : undefined;
@@ -721,7 +721,7 @@ export function inferShapes(params, inShapes) {
   check(M._mxw_op_infer_shape(params, inShapes.length, a.i32s(flat), out));
   const h = heap32();
   const res = [];
-  let off = out >> 2;
+  let off = out >>> 2;
   for (let i = 0; i < nout; i++) {
     const nd = h[off];
     res.push(Array.from(h.subarray(off + 1, off + 1 + nd)));

@@ -74,7 +74,7 @@ export class Symbol {
     const a = args.reset();
     const out = a.alloc(4);
     check(M._mxw_sym_internals(this.handle, out));
-    return new Symbol(heap32()[out >> 2]);
+    return new Symbol(heap32()[out >>> 2]);
   }
   // sym.get(i) or sym.get('name_output'): one output (Python's sym[i] / sym['name']).
   get(index) {
@@ -87,7 +87,7 @@ export class Symbol {
     const a = args.reset();
     const out = a.alloc(4);
     check(M._mxw_sym_output(this.handle, index, out));
-    return new Symbol(heap32()[out >> 2]);
+    return new Symbol(heap32()[out >>> 2]);
   }
   at(i) { return this.get(i); }
   [globalThis.Symbol.iterator]() { let i = 0; const n = this.numOutputs; return { next: () => (i < n ? { value: this.get(i++), done: false } : { value: undefined, done: true }) }; }
@@ -96,7 +96,7 @@ export class Symbol {
     const a = args.reset();
     const out = a.alloc(4);
     check(M._mxw_sym_tojson(this.handle, out));
-    const p = heap32()[out >> 2];
+    const p = heap32()[out >>> 2];
     const text = M.UTF8ToString(p);
     M._mxw_buffer_free(p);
     return text;
@@ -141,7 +141,7 @@ export class Symbol {
     const a2 = args.reset();
     const out = a2.alloc(4);
     check(M._mxw_sym_substitute(this.handle, names.length, a2.strs(names), a2.i32s(vals.map((v) => v.handle)), out));
-    const r = new Symbol(heap32()[out >> 2]);
+    const r = new Symbol(heap32()[out >>> 2]);
     if (name === null || name === undefined || name === '') return r;
     // nnvm renames outputs[0]'s node
     const j = JSON.parse(r.tojson());
@@ -328,7 +328,7 @@ function composeCall(id, calledName, a) {
   const inP = ar.i32s(inputs.map((s) => (s ? s.handle : 0)));
   const out = ar.alloc(4);
   check(M._mxw_sym_compose(id, ar.str(String(nodeName)), keys.length, ar.strs(keys), ar.strs(vals), inputs.length, inP, out));
-  return new Symbol(heap32()[out >> 2]);
+  return new Symbol(heap32()[out >>> 2]);
 }
 
 // sym.var(name, {shape, dtype, init, lr_mult, wd_mult, attr, stype}) -- Python's mx.sym.var.
@@ -364,21 +364,21 @@ export function variable(name, opts = {}) {
   const a = args.reset();
   const out = a.alloc(4);
   check(M._mxw_sym_var(a.str(name), keys.length, a.strs(keys), a.strs(keys.map((k) => attrs[k])), out));
-  return new Symbol(heap32()[out >> 2]);
+  return new Symbol(heap32()[out >>> 2]);
 }
 
 export function Group(symbols) {
   const a = args.reset();
   const out = a.alloc(4);
   check(M._mxw_sym_group(symbols.length, a.i32s(symbols.map((s) => s.handle)), out));
-  return new Symbol(heap32()[out >> 2]);
+  return new Symbol(heap32()[out >>> 2]);
 }
 
 export function fromJSON(text) {
   const a = args.reset();
   const out = a.alloc(4);
   check(M._mxw_sym_fromjson(a.str(text), out));
-  return new Symbol(heap32()[out >> 2]);
+  return new Symbol(heap32()[out >>> 2]);
 }
 
 // await sym.load(source, {onProgress, signal, requestInit, fetch}): a symbol file (io.mjs readBytes).

@@ -18,7 +18,7 @@ const TIERS = ['relaxed-simd-threads', 'threads', 'relaxed-simd', 'simd'];
 // One choice per realm, kept on globalThis so that two copies of the package (a bundle and
 // node_modules) agree.
 const KEY = Symbol.for('mxnet-wasm.tier');
-const state = globalThis[KEY] ?? (globalThis[KEY] = { requested: null, loaded: null, wasmPaths: null });
+const state = globalThis[KEY] ?? (globalThis[KEY] = { requested: null, loaded: null, wasmPaths: null, memoryLimit: null });
 
 // Called by the generated dist/tier-<name>.mjs, before the core is evaluated.
 // setWasmPaths(prefix | {tier: prefix}): where the tiers' files (mxcore.wasm, and the threaded
@@ -34,6 +34,25 @@ export function setWasmPaths(paths) {
   if (!ok) throw new Error(`mxnet-wasm: setWasmPaths takes a prefix or an object of tier -> prefix (tiers: ${TIERS.join(', ')})`);
   state.wasmPaths = paths;
 }
+// setMemoryLimit(bytes): the most memory the wasm heap may grow to (default and at most 4 GiB,
+// wasm32's limit; at least 32 MiB). Past it an allocation fails with MXNetError "out of memory:
+// ..." as when the host runs out. Before the package loads, like setWasmPaths; in Node also the
+// environment variable MXW_MAX_MEMORY_MB.
+export function setMemoryLimit(bytes) {
+  if (state.loaded) throw new Error(`mxnet-wasm: setMemoryLimit must run before the package loads (the '${state.loaded}' tier is loaded)`);
+  if (!(typeof bytes === 'number' && bytes >= 32 * 2 ** 20)) throw new Error(`mxnet-wasm: setMemoryLimit takes a number of bytes >= 32 MiB, got ${bytes}`);
+  state.memoryLimit = Math.min(bytes, 4 * 2 ** 30);
+}
+// The module's memory, created here for every tier (the glue would not hand its own back): 32 MiB
+// growing to the limit (4 GiB, wasm32's most, unless set lower); shared in the threaded tiers.
+function memoryOption(tier) {
+  let limit = state.memoryLimit;
+  const env = isNode ? Number(process.env.MXW_MAX_MEMORY_MB) : NaN;
+  if (limit === null && Number.isFinite(env) && env > 0) limit = Math.min(Math.max(env, 32), 4096) * 2 ** 20;
+  const maximum = Math.min(65536, Math.floor((limit ?? 4 * 2 ** 30) / 65536));
+  return { wasmMemory: new WebAssembly.Memory({ initial: 512, maximum, shared: tier.includes('threads') }) };
+}
+
 // The folder a tier's files come from, or null for beside the modules.
 function wasmFolder(tier) {
   const paths = state.wasmPaths ?? globalThis.MXNET_WASM_PATHS ?? null;
@@ -185,7 +204,8 @@ export async function loadCore(wrapError) {
     const threads = tier.includes('threads') ? await defaultThreads() : 1;
     const poolSize = tier.includes('threads') ? Math.max(1, threads - 1) : 0;
     try {
-      const module = await factory({ ...(await locateOptions(tier)), ...(tier.includes('threads') ? { mxwPoolSize: poolSize } : {}) });
+      const module = await factory({ ...(await locateOptions(tier)), ...memoryOption(tier),
+        ...(tier.includes('threads') ? { mxwPoolSize: poolSize } : {}) });
       state.loaded = tier;
       return { module, tier, requested: requested ?? null, fallbacks, poolSize, defaultThreads: threads };
     } catch (e) {

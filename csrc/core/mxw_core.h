@@ -47,6 +47,9 @@ static inline int64_t mxw_tensor_size(const mxw_tensor *t) { return mxw_shape_si
 /* ---- errors ------------------------------------------------------------------------------- */
 /* Records the message (printf-style) and returns -1, so `return mxw_fail("...")` reads well. */
 int mxw_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* An allocation of `bytes` for `what` ("an array of shape (2, 3) float32", "the symbol JSON")
+ * failed: records MXNet-style "out of memory: ..." with the heap's state and returns -1. */
+int mxw_fail_oom(const char *what, double bytes);
 /* Prefixes the current message, e.g. "Operator FullyConnected: ". */
 void mxw_error_prefix(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #define MXW_CHECK(cond, ...)                                                                     \

@@ -1,5 +1,6 @@
 /* ndarray.c -- NDArray storage (refcounted, shared by views), creation, views (whole or a
  * contiguous element range), copies, and the kernels' scratch buffers. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "ndarray.h"
@@ -83,7 +84,9 @@ mxw_ndarray *mxw_ndarray_alloc(const mxw_shape *shape, int dtype) {
   mxw_storage *s = a ? storage_new((size_t)total) : NULL;
   if (!s) {
     free(a);
-    mxw_fail("out of memory allocating %.0f bytes", total);
+    char b[128], what[192];
+    snprintf(what, sizeof what, "an array of shape %s and dtype %s", mxw_shape_str(shape, b, sizeof b), mxw_dtype_name(dtype));
+    mxw_fail_oom(what, total);
     return NULL;
   }
   a->storage = s;

@@ -243,10 +243,27 @@ static void unknown_text(const unknown_ops *u, char *buf, size_t len) {
   }
 }
 
+/* cJSON's allocations, watched: a parse that fails because an allocation failed is an out of
+ * memory error, not "parse error near byte N" (a user would go looking for a corrupt file). */
+static size_t g_json_failed_alloc;
+static void *json_malloc(size_t n) {
+  void *p = malloc(n);
+  if (!p) g_json_failed_alloc = n ? n : 1;
+  return p;
+}
+
 int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
   MXW_CHECK(text && out, "NULL argument");
+  cJSON_Hooks hooks = {json_malloc, free};
+  cJSON_InitHooks(&hooks);
+  g_json_failed_alloc = 0;
   cJSON *root = cJSON_Parse(text);
   if (!root) {
+    if (g_json_failed_alloc) {
+      char what[96];
+      snprintf(what, sizeof what, "reading the symbol JSON (%zu bytes of text)", strlen(text));
+      return mxw_fail_oom(what, (double)g_json_failed_alloc);
+    }
     const char *ep = cJSON_GetErrorPtr();
     long off = ep && ep >= text ? (long)(ep - text) : -1;
     return mxw_fail("invalid symbol JSON: parse error near byte %ld", off);

@@ -63,11 +63,13 @@ test('inside a loop that never yields nothing is finalized: the dropped bytes sh
 
 test('an out-of-memory error says how much waits for the collector', () => {
   const held = Array.from({ length: 20 }, () => nd.zeros([256, 1024])); // 20 MiB, never disposed yet
+  const big = nd.empty([536000000]); // 2,144,000,000 bytes, untouched: the heap grows to ~2 GiB
   const heap = mx.memory().wasmHeapBytes;
-  // 2,120,000,000 bytes: more than the 2 GiB wasm memory can hold next to what is there
-  assert.throws(() => nd.empty([530000000]), (e) => e instanceof mx.MXNetError && /out of memory/.test(e.message)
+  // as much again: past the 4 GiB wasm memory next to what is there
+  assert.throws(() => nd.empty([536000000]), (e) => e instanceof mx.MXNetError && /out of memory/.test(e.message)
     && /MiB are held by \d+ arrays that were neither disposed nor created in mx\.tidy\(\)/.test(e.message));
   assert.equal(mx.memory().wasmHeapBytes, heap, 'the failed allocation did not grow the heap');
+  big.dispose();
   for (const x of held) x.dispose();
 });
 
