@@ -24,7 +24,7 @@ function compile(files) {
     writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({
       compilerOptions: {
         strict: true, noEmit: true, target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext',
-        lib: ['es2022', 'dom'], types: [], paths: { 'mxnet-wasm': [dts] },
+        lib: ['es2022', 'dom'], types: [], paths: { 'mxnet-wasm': [dts], 'mxnet-wasm/config': [path.join(root, 'dist/config.d.ts')] },
       },
       files: Object.keys(files),
     }));
@@ -47,6 +47,19 @@ const source = (name) => readFileSync(path.join(root, 'tests/types', name), 'utf
 test('user programs using every namespace compile with tsc --strict: zero errors', () => {
   const errors = compile({ 'every_namespace.ts': source('every_namespace.ts'), 'examples.ts': source('examples.ts') });
   assert.deepEqual(errors, []);
+});
+
+test("'mxnet-wasm/config' is typed: its settings compile, a wrong tier or type does not", () => {
+  const ok = compile({ 'config.ts': `import { setWasmPaths, setMemoryLimit, requestTier } from 'mxnet-wasm/config';
+setWasmPaths('https://cdn.example/dist/'); setWasmPaths({ simd: '/a/', threads: new URL('https://b/') });
+setMemoryLimit(512 * 2 ** 20); requestTier('relaxed-simd');
+` });
+  assert.deepEqual(ok, []);
+  const bad = compile({ 'config.ts': `import { setWasmPaths, setMemoryLimit } from 'mxnet-wasm/config';
+setWasmPaths({ gpu: '/a/' });
+setMemoryLimit('1GB');
+` });
+  assert.deepEqual([...new Set(bad.map((e) => e.line))], [2, 3]);
 });
 
 test('every deliberate mistake is rejected, and nothing else', () => {
