@@ -240,6 +240,19 @@ async function runOwn() {
 $('load').onclick = () => loadOwn().catch((e) => showError('byo-error', e.message));
 $('run').onclick = () => runOwn().catch((e) => showError('byo-error', e.message));
 
+// Another digit model for panel 1 (the training panel's exported pair): symbol and params as Blobs.
+async function useDigitModel(symbol, params, label) {
+  const r = await request({ type: 'load', slot: 'digits', symbol, params });
+  demo.model = { label, loadMs: r.ms, bytes: r.bytes };
+  $('model-info').textContent = `Now using ${label}.`;
+  setStatus(`${demo.runtime}; digit model: ${label}, loaded in ${r.ms.toFixed(0)} ms (${(r.bytes / 1024).toFixed(0)} KB)`, 'ok');
+  for (const id of ['classify', 'sample']) $(id).disabled = false;
+  Object.assign(demo, { classify, classifyPad, sample, clear, ready: true, error: null });
+  clear();
+  return r;
+}
+demo.useDigitModel = useDigitModel;
+
 // ---- start: the runtime, then the digit model ---------------------------------------------------------------
 try {
   const info = await started;
@@ -247,6 +260,7 @@ try {
   demo.version = info.version;
   const runtime = `mxnet-wasm ${info.version}, ${info.features.tier} tier in a worker`
     + (info.features.threads ? `, ${info.features.numThreads} threads` : demo.isolated ? '' : ' (not cross-origin isolated: one thread)');
+  demo.runtime = runtime;
   $('load').disabled = false;
   setStatus(`${runtime}; loading the digit model…`, 'busy');
   let meta;

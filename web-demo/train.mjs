@@ -11,7 +11,7 @@ const $ = (id) => document.getElementById(id);
 // What the panel did, for people and for tests (tests/js/web_demo_train.test.mjs).
 const state = {
   ready: true, dataReady: false, training: false, losses: [], epochs: [], testAcc: null, testPred: null,
-  files: null, importedAcc: null, samePredictions: null, error: null,
+  files: null, exported: null, importedAcc: null, samePredictions: null, error: null,
 };
 window.trainDemo = state;
 
@@ -39,6 +39,7 @@ function setButtons() {
   $('train-start').disabled = state.training;
   $('train-stop').disabled = !state.training;
   $('train-export').disabled = state.training || state.testAcc === null;
+  $('train-use').disabled = state.training || !state.exported || !window.demo?.useDigitModel;
 }
 
 const fmt = (v) => v.toFixed(4);
@@ -145,6 +146,7 @@ async function exported(symbol, params) {
     ? `same predictions as the trained net on all ${test.n} test digits`
     : 'predictions differ from the trained net'})`;
   $('train-status').textContent = `imported ${net.collectParams().size} parameters with SymbolBlock.imports`;
+  state.exported = { symbol: blobs[0][1], params: blobs[1][1], kind: $('train-model').selectedOptions[0].text };
   setButtons();
 }
 
@@ -154,6 +156,7 @@ $('train-start').onclick = () => {
   state.epochs = [];
   state.testAcc = null;
   state.importedAcc = null;
+  state.exported = null;
   state.samePredictions = null;
   state.error = null;
   $('train-log').textContent = '';
@@ -171,5 +174,15 @@ $('train-stop').onclick = () => worker?.postMessage({ type: 'stop' });
 $('train-export').onclick = () => {
   $('train-export').disabled = true;
   worker.postMessage({ type: 'export' });
+};
+// The exported pair becomes panel 1's digit model (app.mjs's window.demo.useDigitModel).
+$('train-use').onclick = async () => {
+  const { symbol, params, kind } = state.exported;
+  try {
+    await window.demo.useDigitModel(symbol, params, `the ${kind} trained in panel 3 (${fmt(state.importedAcc)} on the held-out digits)`);
+    $('train-status').textContent = 'panel 1 now uses the net trained here';
+  } catch (e) {
+    fail(`${e.name}: ${e.message}`);
+  }
 };
 setButtons();

@@ -280,3 +280,45 @@ test('web demo: a missing digit model is an error on the page, not a dead "ready
     await server.close();
   }
 });
+
+// Served cross-origin isolated (COOP/COEP: scripts/serve.mjs's default), the inference worker runs
+// a threaded tier; served without the headers, a single-thread tier; the same held-out digit gets
+// the same prediction and probabilities either way.
+test('web demo: threaded tier when cross-origin isolated, single-thread when not, same prediction', { timeout: 180_000, skip: SKIP }, async () => {
+  const browser = await chromium.launch(LAUNCH);
+  const seen = {};
+  try {
+    for (const isolated of [true, false]) {
+      const server = await startServer(0, { isolated });
+      try {
+        const { page, problems } = await openDemo(browser, server.url);
+        seen[isolated] = await page.evaluate(async () => {
+          const r = await window.demo.sample(0);
+          return { isolated: window.demo.isolated, features: window.demo.features, label: r.label, best: r.best, probs: r.probs,
+            status: document.getElementById('status').textContent };
+        });
+        assert.deepEqual(problems, []);
+        await page.close();
+      } finally {
+        await server.close();
+      }
+    }
+  } finally {
+    await browser.close();
+  }
+  const on = seen[true], off = seen[false];
+  assert.equal(on.isolated, true);
+  assert.equal(on.features.threads, true);
+  assert.match(on.features.tier, /threads$/);
+  assert.ok(on.features.numThreads >= 2, `${on.features.numThreads} threads`);
+  assert.match(on.status, /tier in a worker, \d+ threads/);
+  assert.equal(off.isolated, false);
+  assert.equal(off.features.threads, false);
+  assert.doesNotMatch(off.features.tier, /threads/);
+  assert.ok(off.features.fallbacks.some((f) => /cross-origin isolated/.test(f.reason)), JSON.stringify(off.features.fallbacks));
+  // test-digits.json's first digit is the first held-out 0
+  assert.equal(on.label, 0);
+  assert.equal(on.best, 0);
+  assert.equal(off.best, 0);
+  for (let i = 0; i < 10; i++) assert.ok(Math.abs(on.probs[i] - off.probs[i]) <= 1e-6, `class ${i}: ${on.probs[i]} vs ${off.probs[i]}`);
+});
