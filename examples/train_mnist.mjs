@@ -13,7 +13,7 @@ import path from 'node:path';
 import { splitDigits, predictClasses, accuracyOf, lenetOf } from '../web-demo/digits.mjs';
 import { fileURLToPath } from 'node:url';
 
-const { nd, gluon, autograd } = mx, { nn } = gluon;
+const { nd, gluon, autograd } = mx;
 
 // The package's digits as {train, test}, each {x: Float32Array (n*784), y: Float32Array (n), n}:
 // the web demo's split (web-demo/digits.mjs), a fixed permutation of the 10,000 samples.

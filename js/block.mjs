@@ -902,7 +902,7 @@ export class SymbolBlock extends HybridBlock {
     // parameter dtypes by type inference from the inputs (float32 when it cannot tell)
     const dt = {};
     for (const i of inList) if (!(i.name in dt)) dt[i.name] = i.attr('__dtype__') !== undefined ? Number(i.attr('__dtype__')) : 0;
-    let types = null;
+    let types;
     try { types = outSym._infer({}, dt, true).raw; } catch { types = null; }
     // one map, built once (a lookup per parameter in the lists was quadratic)
     const dtypeName = new Map();

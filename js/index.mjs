@@ -9,7 +9,7 @@
 // The wasm module is instantiated at import (top-level await); every call after is synchronous.
 import { M, MXNetError, registry, check, core } from './core.mjs';
 import {
-  NDArray, Context, cpu, tidy, keep, memory, array, empty, invokeByName, dtypeFlag, ufunc,
+  NDArray, Context, cpu, tidy, keep, memory, array, ufunc,
 } from './ndarray.mjs';
 import { generateNd } from './ops.mjs';
 import './indexing.mjs';

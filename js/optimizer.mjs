@@ -57,7 +57,6 @@ function astype32(weight) { return keep(onContext(weight.astype('float32'), ctxO
 const mulS = (x, s) => op('_mul_scalar', [x], { scalar: s });
 const plusS = (x, s) => op('_plus_scalar', [x], { scalar: s });
 const add = (a, b) => op('broadcast_add', [a, b]);
-const sub = (a, b) => op('broadcast_sub', [a, b]);
 const mul = (a, b) => op('broadcast_mul', [a, b]);
 const div = (a, b) => op('broadcast_div', [a, b]);
 const iadd = (a, b) => op('broadcast_add', [a, b], {}, a);

@@ -46,8 +46,6 @@ function symZeros(o = {}) {
   const { shape, dtype, ...rest } = o;
   return NS.sym._zeros({ ...rest, shape, dtype: dtype ?? 'float32' });
 }
-// The begin-state function for F (F.zeros): nd.zeros imperatively, symbol.zeros symbolically.
-const zerosOf = (F) => (isSym(F) ? symZeros : NS.nd.zeros);
 
 // Calls a begin-state function as Python's func(name=..., shape=..., __layout__=..., **kwargs):
 // sym.var takes the name first; the nd creation helpers and samplers (whose JS signatures refuse

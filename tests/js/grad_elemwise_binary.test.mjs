@@ -1,7 +1,7 @@
 // Gradients of the elemwise_binary family against central finite differences in float64 (odd
 // shapes, broadcasting both ways) and, for the arithmetic, against TF.js's tf.grads.
 import test from 'node:test';
-import { checkGrad, tfGrads, ourGrads, assertClose, rng, tf, nd, mx } from './grad_check.mjs';
+import { checkGrad, tfGrads, ourGrads, assertClose, rng, tf, nd } from './grad_check.mjs';
 
 const positive = (shape) => ({ shape, low: 0.5, high: 2 });
 

@@ -101,7 +101,7 @@ const softmaxRows = (x, rows, C, inner = 1) => {
 function softmaxOutputGrad(x, labels, { rows, C, inner = 1, multi = false, gradScale = 1, useIgnore = false,
   ignore = -1, norm = 'null', alpha = 0 }) {
   const y = softmaxRows(x, rows, C, inner);
-  let valid = labels.length;
+  let valid;
   if (norm === 'batch') valid = multi ? rows : labels.length; // the label's first dim (viewed as 1-D unless multi)
   else if (norm === 'valid') valid = Math.max(1, labels.filter((l) => Math.trunc(l) !== Math.trunc(ignore)).length);
   else valid = 1;

@@ -3,7 +3,7 @@
 // re-computations of MXNet's derivative formulas (mshadow_op.h), the activations and the math
 // functions TF.js has against tf.grads (float32), and the non-differentiable ops' zero gradients.
 import test from 'node:test';
-import { checkGrad, tfGrads, ourGrads, assert, assertClose, rng, tf, nd, mx, autograd } from './grad_check.mjs';
+import { checkGrad, tfGrads, ourGrads, assert, assertClose, rng, tf, nd, autograd } from './grad_check.mjs';
 
 const S = [2, 3, 5];
 const u = (low, high, shape = S) => ({ shape, low, high });

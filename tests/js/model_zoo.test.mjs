@@ -16,7 +16,6 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as mx from 'mxnet-wasm';
 import { REAL_FILES_SKIP, model, paramsFile, dense, V2, FLAG, ROOT } from './fixtures.mjs';
-import { rng } from './oracle.mjs';
 
 const { nd, gluon } = mx;
 const { vision, model_store: store } = gluon.model_zoo;

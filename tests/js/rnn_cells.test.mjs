@@ -28,7 +28,6 @@ function asLayerParams(cell, k, into = {}) {
   return into;
 }
 // The value of `states` as refLayer's (1, N, H) begin states.
-const stateVals = (states) => states.map(f64);
 
 // =================================================================================================
 // one step

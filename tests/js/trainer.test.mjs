@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as mx from 'mxnet-wasm';
-import { rng, assertClose, sizeOf } from './oracle.mjs';
+import { rng, assertClose } from './oracle.mjs';
 
 const { nd, gluon, optimizer: opt, lr_scheduler: lrs } = mx;
 const { Trainer } = gluon;
