@@ -33,6 +33,10 @@ export function inputsHash() {
   return h.digest('hex').slice(0, 16);
 }
 
+function readMetaHash(metaFile) {
+  try { return JSON.parse(readFileSync(metaFile, 'utf8')).inputsHash; } catch { return null; }
+}
+
 export async function trainDemoModel({ out = DEFAULT_OUT, ifStale = false, log = console.log } = {}) {
   const require = createRequire(import.meta.url);
   try { require.resolve('mnist'); } catch {
@@ -83,7 +87,12 @@ export async function trainDemoModel({ out = DEFAULT_OUT, ifStale = false, log =
     };
     writeFileSync(path.join(tmp, 'meta.json'), `${JSON.stringify(meta, null, 2)}\n`);
     rmSync(out, { recursive: true, force: true });
-    renameSync(tmp, out);
+    try {
+      renameSync(tmp, out);
+    } catch (e) {
+      // another process (a parallel test run) has just put the same model there
+      if (readMetaHash(metaFile) !== hash) throw e;
+    }
     log(`train-demo-model: ${path.relative(root, out)}: LeNet, ${(100 * r.importedAcc).toFixed(2)}% on ${test.n} `
       + `held-out digits (${seconds.toFixed(1)} s)`);
     return { skipped: false, upToDate: false, meta };

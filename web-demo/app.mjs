@@ -3,7 +3,7 @@
 // a Worker (infer-worker.mjs), which uses the threaded tier when the page is cross-origin isolated.
 // Served by `node scripts/serve.mjs` (http://127.0.0.1:8080/). The page's state is window.demo
 // (for people and for tests/js/web_demo.test.mjs).
-import { greyOf, mnistDigit, toTensor, topK, centerCropRect, PREPROCESSING } from './preprocess.mjs';
+import { greyOf, mnistDigit, topK, PREPROCESSING } from './preprocess.mjs';
 
 const $ = (id) => document.getElementById(id);
 const MODEL = new URL('model/', location.href);
@@ -178,48 +178,41 @@ async function loadOwn() {
   return r;
 }
 
-// The chosen input as a float32 NCHW array for `shape` (null: random data), and a preview.
+// The chosen input for `shape`: {image: ImageBitmap, prep} for the worker to preprocess with
+// mx.image (transferred), or null for random data. Shapes an image cannot fill are refused here.
 async function ownInput(shape) {
   const source = document.querySelector('input[name=source]:checked').value;
   if (source === 'random') return null;
   const prep = $('prep').value;
-  let image;
-  if (source === 'pad') image = pad;
-  else {
-    const file = $('imagefile').files[0];
-    if (!file) throw new Error('pick an image file (or choose random data or the drawing)');
-    try { image = await createImageBitmap(file); } catch (e) { throw new Error(`${file.name} is not an image the browser can decode (${e.message})`); }
-  }
   const flat = shape.length === 2;
   if (!flat && shape.length !== 4) throw new Error(`an image input needs a 4-d shape (N, C, H, W), not ${fmtShape(shape)}`);
   if (flat && !(prep === 'mnist' && shape[1] === 784)) {
     throw new Error(`an image cannot fill the input ${fmtShape(shape)}: give (N, C, H, W), or 784 inputs with the MNIST preprocessing`);
   }
-  const [n, c, h, w] = flat ? [shape[0], 1, 28, 28] : shape;
+  const [, c, h, w] = flat ? [shape[0], 1, 28, 28] : shape;
   if (c !== 1 && c !== 3) throw new Error(`an image gives 1 (grey) or 3 (RGB) channels; the input has ${c}`);
   if (prep === 'mnist' && (h !== 28 || w !== 28)) throw new Error(`the MNIST preprocessing makes 28x28 inputs; the input is ${h}x${w}`);
-  // the MNIST preparation works on the whole image; the others resize (ImageNet: short side to
-  // size / 0.875, then a centre crop; the others: the whole image stretched) to h x w
-  const sw = image.width, sh = image.height;
-  const [tw, th] = prep === 'mnist' ? [Math.min(sw, 280), Math.min(sh, 280)] : [w, h];
-  const canvas = new OffscreenCanvas(tw, th), g = canvas.getContext('2d');
-  g.imageSmoothingQuality = 'high';
-  const r = prep === 'imagenet' ? centerCropRect(sw, sh, w, h) : { x: 0, y: 0, w: sw, h: sh };
-  g.drawImage(image, r.x, r.y, r.w, r.h, 0, 0, tw, th);
-  const one = toTensor(g.getImageData(0, 0, tw, th).data, tw, th, { channels: c, preprocessing: prep });
-  // the preview: the first channel, min-max scaled
-  const plane = one.subarray(0, h * w);
+  if (source === 'pad') return { image: await createImageBitmap(pad), prep, name: 'the drawing' };
+  const file = $('imagefile').files[0];
+  if (!file) throw new Error('pick an image file (or choose random data or the drawing)');
+  try {
+    return { image: await createImageBitmap(file), prep, name: file.name };
+  } catch (e) {
+    throw new Error(`${file.name} is not an image the browser can decode (${e.message})`);
+  }
+}
+
+// The model's input as the worker made it (its first channel, min-max scaled) on the preview canvas.
+function drawPreview({ plane, w, h }) {
   let lo = Infinity, hi = -Infinity;
   for (const v of plane) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
-  const prev = new OffscreenCanvas(w, h), pg = prev.getContext('2d'), img = new ImageData(w, h);
+  const prev = new OffscreenCanvas(w, h), img = new ImageData(w, h);
   plane.forEach((v, i) => { const q = Math.round(((v - lo) / (hi - lo || 1)) * 255); img.data.set([q, q, q, 255], 4 * i); });
-  pg.putImageData(img, 0, 0);
+  prev.getContext('2d').putImageData(img, 0, 0);
   const pc = $('byo-preview').getContext('2d');
+  pc.imageSmoothingEnabled = false;
   pc.clearRect(0, 0, 112, 112);
   pc.drawImage(prev, 0, 0, 112, 112);
-  const input = new Float32Array(n * one.length);
-  for (let i = 0; i < n; i++) input.set(one, i * one.length);
-  return input;
 }
 
 async function runOwn() {
@@ -227,13 +220,16 @@ async function runOwn() {
   if (!own) throw new Error('load a model first');
   const shape = parseShape($('shape').value);
   const input = await ownInput(shape);
-  const r = await request({ type: 'predict', slot: 'own', input, shape });
+  const r = await request({ type: 'predict', slot: 'own', shape, image: input?.image, prep: input?.prep },
+    input ? [input.image] : []);
+  if (r.preview) drawPreview(r.preview);
   const [o] = r.outputs;
   const top = topK(o.first, Math.min(5, o.first.length));
   $('byo-top').innerHTML = top.map((t) => `<li><strong>${labels?.[t.index] ?? `class ${t.index}`}</strong> `
     + `${(100 * t.prob).toFixed(1)}% <span class="note">(score ${t.score.toFixed(4)})</span></li>`).join('');
-  $('byo-out').textContent = `forward ${r.ms.toFixed(1)} ms (${demo.features.tier}${demo.features.threads
-    ? `, ${demo.features.numThreads} threads` : ''}) on ${input ? 'the image' : 'random data'} ${fmtShape(shape)}\n`
+  demo.lastRun = { input: r.input ?? null, outputs: r.outputs, top };
+  $('byo-out').textContent = `${r.prepMs !== undefined ? `preprocessing ${r.prepMs.toFixed(1)} ms (mx.image), ` : ''}forward ${r.ms.toFixed(1)} ms (${demo.features.tier}${demo.features.threads
+    ? `, ${demo.features.numThreads} threads` : ''}) on ${input ? input.name : 'random data'} ${fmtShape(shape)}\n`
     + r.outputs.map((x, i) => `output ${i}: shape ${fmtShape(x.shape)}`).join('\n');
   return { ...r, top, labels: top.map((t) => labels?.[t.index] ?? null) };
 }

@@ -5,13 +5,16 @@
 // is {type: 'ok', id, ...} or {type: 'failed', id, message, cause}. Requests:
 //   {type: 'load', slot, symbol, params, base?}  symbol/params: URL strings, File/Blob or ArrayBuffer;
 //        replies {ms, bytes, nParams, inputs, inputShape, shapeSource, outputs}
-//   {type: 'predict', slot, input: Float32Array | null (random uniform 0..1), shape}
-//        replies {outputs: [{shape, first: number[] (sample 0's scores)}], ms}
+//   {type: 'predict', slot, shape, input: Float32Array | null (random uniform 0..1)} or
+//   {type: 'predict', slot, shape, image: ImageBitmap, prep: 'imagenet'|'unit'|'raw'|'mnist'}
+//        replies {outputs: [{shape, first: number[] (sample 0's scores)}], ms}, and for an image the
+//        preprocessed sample (input) and its first plane (preview: {plane, w, h})
 // On start it posts {type: 'ready', version, features}.
 // (A worker has no import map: the package is imported by its path, as the page's map resolves it.)
 import * as mx from '../dist/index.mjs';
+import { mnistInput, IMAGENET_MEAN, IMAGENET_STD } from './preprocess.mjs';
 
-const { nd, gluon, sym } = mx;
+const { nd, gluon, sym } = mx, { transforms } = gluon.data.vision;
 const nets = new Map(); // slot -> {net, inputs}
 
 // An error whose message is the whole story for the page (no "Error:" prefix needed).
@@ -135,10 +138,52 @@ async function load({ slot, symbol: symSrc, params: paramsSrc }) {
   };
 }
 
-function predict({ slot, input, shape }) {
+// An image (ImageBitmap) as the model's input of `shape` ((N, C, H, W), or (N, 784) for MNIST), in
+// MXNet's way: mx.image.fromPixels (H, W, C) uint8; ImageNet: resize_short to size / 0.875 and
+// center_crop; otherwise imresize; then transforms.ToTensor (and Normalize), or the raw values in
+// CHW. The MNIST preparation (preprocess.mjs) works on the grey picture at its own size.
+// Returns the NCHW data (the image repeated N times) and its first plane for the page's preview.
+function imageInput(image, prep, shape) {
+  const flat = shape.length === 2;
+  const [n, c, h, w] = flat ? [shape[0], 1, 28, 28] : shape;
+  const one = mx.tidy(() => {
+    if (prep === 'mnist') {
+      const grey = mx.image.fromPixels(image, 1);
+      const pixels = mnistInput(Float32Array.from(grey.toTypedArray(), (v) => v / 255), grey.shape[1], grey.shape[0]);
+      const out = new Float32Array(c * 784);
+      for (let k = 0; k < c; k++) out.set(pixels, k * 784);
+      return out;
+    }
+    let img = mx.image.fromPixels(image, c);
+    if (prep === 'imagenet') {
+      img = mx.image.resize_short(img, Math.floor(Math.min(h, w) / 0.875), 1); // bilinear
+      [img] = mx.image.center_crop(img, [w, h], 1);
+    } else {
+      img = mx.image.imresize(img, w, h, 1);
+    }
+    let t;
+    if (prep === 'raw') t = nd.transpose(img.astype('float32'), { axes: [2, 0, 1] });
+    else {
+      t = new transforms.ToTensor()(img);
+      if (prep === 'imagenet') {
+        t = new transforms.Normalize(c === 3 ? IMAGENET_MEAN : IMAGENET_MEAN[0], c === 3 ? IMAGENET_STD : IMAGENET_STD[0])(t);
+      }
+    }
+    return Float32Array.from(t.toTypedArray());
+  });
+  image.close?.();
+  const input = new Float32Array(n * one.length);
+  for (let i = 0; i < n; i++) input.set(one, i * one.length);
+  return { input, preview: { plane: one.slice(0, h * w), w, h } };
+}
+
+function predict({ slot, input: given, image, prep, shape }) {
   const entry = nets.get(slot);
   if (!entry) throw new DemoError(slot === 'digits' ? 'the digit model is not loaded' : 'load a model first', 'not-loaded');
-  return mx.tidy(() => {
+  const t0 = performance.now();
+  const { input, preview } = image ? imageInput(image, prep, shape) : { input: given, preview: null };
+  const prepMs = performance.now() - t0;
+  const r = mx.tidy(() => {
     const x = input ? nd.array(input, { shape }) : nd.random.uniform(0, 1, shape);
     const t0 = performance.now();
     const y = entry.net(x);
@@ -150,6 +195,7 @@ function predict({ slot, input, shape }) {
     });
     return { outputs, ms: performance.now() - t0 };
   });
+  return image ? { ...r, preview, prepMs, input: input.subarray(0, input.length / shape[0]) } : r;
 }
 
 const ready = Promise.resolve().then(() => self.postMessage({ type: 'ready', version: mx.version, features: mx.features() }));
@@ -160,7 +206,7 @@ self.onmessage = async ({ data: m }) => {
     if (!r) throw new DemoError(`unknown request ${m.type}`);
     self.postMessage({ type: 'ok', id: m.id, ...r });
   } catch (e) {
-    const message = e instanceof DemoError ? e.message : `${e.name}: ${e.message}`;
+    const message = e instanceof DemoError || e.name === 'MXNetError' ? e.message : `${e.name}: ${e.message}`;
     self.postMessage({ type: 'failed', id: m.id, message, cause: e instanceof DemoError ? e.cause : e.name });
   }
 };

@@ -3,9 +3,8 @@
 //   mnistDigit: a drawing (white ink on black, any size) as MNIST prepared its digits: the ink's
 //     bounding box scaled to fit 20x20 (aspect kept, area-averaged), then placed in a 28x28 field
 //     with its centre of mass at the centre (LeCun et al.'s description of MNIST).
-//   toTensor: RGBA pixels (ImageData's layout) as a float32 CHW array with one of the usual
-//     preprocessings (Gluon's transforms.ToTensor, + Normalize with ImageNet's mean/std, raw 0..255,
-//     or an MNIST digit).
+//   mnistInput: the same for any picture (dark ink on a light background inverted first).
+//   topK: the top classes, with softmax probabilities when the scores are not a distribution.
 
 // Grey levels in 0..1 from RGBA bytes: the red channel for the drawing pad (it draws white on
 // black), ITU-R 601 luma (0.299 R + 0.587 G + 0.114 B, as MXNet's imread with flag 0) otherwise.
@@ -85,51 +84,26 @@ export function mnistDigit(grey, width, height, { threshold = 0.1, fit = 20, siz
   return { pixels, box, offset: [ox, oy], patchSize: [tw, th] };
 }
 
-// The preprocessings the own-model panel offers (value -> label).
+// The preprocessings the own-model panel offers (value -> label). The worker applies them with
+// mx.image and Gluon's transforms (infer-worker.mjs), the MNIST one with mnistInput.
 export const PREPROCESSING = {
-  imagenet: 'RGB / 255, then ImageNet mean and std (transforms.ToTensor + Normalize)',
-  unit: 'RGB / 255 (transforms.ToTensor)',
-  raw: 'raw 0..255',
+  imagenet: 'ImageNet: short side to size / 0.875, centre crop, ToTensor + Normalize(ImageNet mean, std)',
+  unit: 'resize, ToTensor (RGB / 255)',
+  raw: 'resize, raw 0..255',
   mnist: 'MNIST digit (grey, white on black, fitted to 20x20 and centred by mass)',
 };
 export const IMAGENET_MEAN = [0.485, 0.456, 0.406];
 export const IMAGENET_STD = [0.229, 0.224, 0.225];
 
-// RGBA bytes (width x height) as a float32 CHW array with `channels` (1: luma, 3: RGB) in the
-// chosen preprocessing. 'mnist' needs a 28x28 input and inverts a light-background image.
-export function toTensor(rgba, width, height, { channels = 3, preprocessing = 'imagenet' } = {}) {
-  if (!(preprocessing in PREPROCESSING)) throw new Error(`unknown preprocessing '${preprocessing}'`);
-  const n = width * height;
-  if (preprocessing === 'mnist') {
-    let g = greyOf(rgba);
-    const mean = g.reduce((s, v) => s + v, 0) / n;
-    if (mean > 0.5) g = g.map((v) => 1 - v); // dark ink on a light background
-    const d = mnistDigit(g, width, height);
-    if (!d) throw new Error('the image is blank: no ink to centre');
-    const out = new Float32Array(channels * 784);
-    for (let c = 0; c < channels; c++) out.set(d.pixels, c * 784);
-    return out;
-  }
-  const out = new Float32Array(channels * n);
-  const scale = preprocessing === 'raw' ? 1 : 1 / 255;
-  for (let c = 0; c < channels; c++) {
-    const mean = preprocessing === 'imagenet' ? IMAGENET_MEAN[channels === 3 ? c : 0] : 0;
-    const std = preprocessing === 'imagenet' ? IMAGENET_STD[channels === 3 ? c : 0] : 1;
-    for (let i = 0; i < n; i++) {
-      const v = channels === 3 ? rgba[4 * i + c]
-        : 0.299 * rgba[4 * i] + 0.587 * rgba[4 * i + 1] + 0.114 * rgba[4 * i + 2];
-      out[c * n + i] = (v * scale - mean) / std;
-    }
-  }
-  return out;
-}
-
-// The crop of a source image (sw x sh) that MXNet's ImageNet evaluation takes for an h x w input:
-// resize the short side to size / 0.875 (256 for 224), then a centre crop; returned in source pixels.
-export function centerCropRect(sw, sh, w, h, ratio = 0.875) {
-  const k = Math.min(sw / w, sh / h) * ratio; // source pixels per output pixel
-  const cw = w * k, ch = h * k;
-  return { x: (sw - cw) / 2, y: (sh - ch) / 2, w: cw, h: ch };
+// An MNIST input (784 values in 0..1) from grey levels (0..1) of any size: a light background
+// (mean above 0.5: dark ink on paper) is inverted first, then mnistDigit. Throws on a blank image.
+export function mnistInput(grey, width, height) {
+  let g = grey;
+  const mean = g.reduce((s, v) => s + v, 0) / g.length;
+  if (mean > 0.5) g = g.map((v) => 1 - v);
+  const d = mnistDigit(g, width, height);
+  if (!d) throw new Error('the image is blank: no ink to centre');
+  return d.pixels;
 }
 
 // The top k of scores as [{index, score, prob}], with softmax probabilities when the scores are

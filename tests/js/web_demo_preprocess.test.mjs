@@ -1,11 +1,9 @@
 // web-demo/preprocess.mjs against hand-worked values: MNIST's preparation of a drawing (ink box
-// fitted to 20x20 by area averaging, centre of mass at the field's centre), the tensor layouts
-// and normalisations the own-model panel offers, the ImageNet centre crop, top-k with softmax.
+// fitted to 20x20 by area averaging, centre of mass at the field's centre), of a picture (dark
+// ink on light paper inverted), top-k with softmax.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  greyOf, inkBox, resampleArea, mnistDigit, toTensor, centerCropRect, topK, IMAGENET_MEAN, IMAGENET_STD,
-} from '../../web-demo/preprocess.mjs';
+import { greyOf, inkBox, resampleArea, mnistDigit, mnistInput, topK } from '../../web-demo/preprocess.mjs';
 
 const close = (a, b, tol = 1e-6) => Math.abs(a - b) <= tol;
 const assertClose = (got, want, tol = 1e-6) => {
@@ -62,37 +60,16 @@ test('mnistDigit: the centre of mass, not the box centre, goes to the middle', (
   assert.deepEqual(d.offset, [5, 4]);
 });
 
-test('toTensor: CHW float32 in the four preprocessings', () => {
-  // a 2x1 RGBA image: (255, 0, 128), (0, 255, 64)
-  const rgba = Uint8Array.from([255, 0, 128, 255, 0, 255, 64, 255]);
-  const px = [[255, 0, 128], [0, 255, 64]];
-  const imagenet = [0, 1, 2].flatMap((c) => px.map((p) => (p[c] / 255 - IMAGENET_MEAN[c]) / IMAGENET_STD[c]));
-  assertClose(toTensor(rgba, 2, 1, { channels: 3, preprocessing: 'imagenet' }), imagenet, 1e-5);
-  assertClose(toTensor(rgba, 2, 1, { channels: 3, preprocessing: 'unit' }), [1, 0, 0, 1, 128 / 255, 64 / 255]);
-  assertClose(toTensor(rgba, 2, 1, { channels: 3, preprocessing: 'raw' }), [255, 0, 0, 255, 128, 64]);
-  const luma = px.map(([r, g, b]) => 0.299 * r + 0.587 * g + 0.114 * b);
-  assertClose(toTensor(rgba, 2, 1, { channels: 1, preprocessing: 'raw' }), luma, 1e-4);
-  assertClose(toTensor(rgba, 2, 1, { channels: 1, preprocessing: 'imagenet' }),
-    luma.map((v) => (v / 255 - 0.485) / 0.229), 1e-5);
-  assert.throws(() => toTensor(rgba, 2, 1, { preprocessing: 'nope' }), /unknown preprocessing 'nope'/);
-});
-
-test('toTensor mnist: dark ink on a light background is inverted; 28x28 per channel', () => {
+test('mnistInput: dark ink on a light background is inverted, then prepared as MNIST', () => {
   // 56x56 white image with a black 8x16 bar: inverted, fitted to 10x20, centred
-  const W = 56, H = 56, rgba = new Uint8Array(W * H * 4).fill(255);
-  for (let y = 10; y < 26; y++) for (let x = 20; x < 28; x++) rgba.fill(0, 4 * (y * W + x), 4 * (y * W + x) + 3);
-  const t = toTensor(rgba, W, H, { channels: 1, preprocessing: 'mnist' });
+  const W = 56, H = 56, g = new Float32Array(W * H).fill(1);
+  for (let y = 10; y < 26; y++) for (let x = 20; x < 28; x++) g[y * W + x] = 0;
   const want = new Float32Array(784);
   for (let y = 4; y < 24; y++) for (let x = 9; x < 19; x++) want[y * 28 + x] = 1;
-  assertClose(t, want, 1e-6);
-  assert.equal(toTensor(rgba, W, H, { channels: 3, preprocessing: 'mnist' }).length, 3 * 784);
-  assert.throws(() => toTensor(new Uint8Array(16), 2, 2, { channels: 1, preprocessing: 'mnist' }), /blank/);
-});
-
-test('centerCropRect: MXNet\'s ImageNet evaluation crop (short side to 256, centre 224)', () => {
-  // 640x480 -> short side 480 = 256 after resizing: 224 of 256 is 420 source pixels
-  assert.deepEqual(centerCropRect(640, 480, 224, 224), { x: 110, y: 30, w: 420, h: 420 });
-  assert.deepEqual(centerCropRect(256, 256, 224, 224), { x: 16, y: 16, w: 224, h: 224 });
+  assertClose(mnistInput(g, W, H), want);
+  // white on black: as is
+  assertClose(mnistInput(g.map((v) => 1 - v), W, H), want);
+  assert.throws(() => mnistInput(new Float32Array(16), 4, 4), /blank/);
 });
 
 test('topK: sorted by score; softmax probabilities unless the scores are a distribution', () => {
