@@ -78,8 +78,11 @@ static int check_dtype(int dtype) {
   return 0;
 }
 static void zero(mxw_tensor *t) { memset(t->data, 0, (size_t)mxw_tensor_size(t) * (size_t)mxw_dtype_size(t->dtype)); }
-/* MXNet's scale: 1 / sqrt(float(head_dim)) as a float. */
-static double qk_scale(int64_t D) { return (double)(float)(1.0 / sqrt((double)(float)D)); }
+/* MXNet's scale: 1 / sqrt(float(head_dim)) as a float (in double for float64). */
+static double qk_scale(int64_t D, int dtype) {
+  const double s = 1.0 / sqrt((double)D);
+  return dtype == MXW_FLOAT32 ? (double)(float)s : s;
+}
 
 static int check_3d(const mxw_shape *s, const char *what, const char *layout) {
   shape_buf b;
@@ -117,7 +120,7 @@ static int fwd_selfatt_qk(const mxw_op_call *c) {
   const int64_t B = S * p->heads, ld = B * 3 * D;
   const size_t es = (size_t)mxw_dtype_size(qkv->dtype);
   const char *q = (const char *)qkv->data;
-  batched g = {0, 1, T, T, D, qk_scale(D), q, ld, 3 * D, q + D * es, ld, 3 * D, c->outputs[0].data, T, T * T};
+  batched g = {0, 1, T, T, D, qk_scale(D, qkv->dtype), q, ld, 3 * D, q + D * es, ld, 3 * D, c->outputs[0].data, T, T * T};
   return run_batched(qkv->dtype, B, &g);
 }
 /* (ograd, qkv) -> d qkv: dq_b = s dOut_b K_b, dk_b = s dOut_b^T Q_b, dv = 0 */
@@ -132,7 +135,7 @@ static int fwd_backward_selfatt_qk(const mxw_op_call *c) {
   const char *q = (const char *)qkv->data;
   char *dq = (char *)dqkv->data;
   zero(dqkv);
-  const double s = qk_scale(D);
+  const double s = qk_scale(D, qkv->dtype);
   batched gq = {0, 0, T, D, T, s, og->data, T, T * T, q + D * es, ld, 3 * D, dq, ld, 3 * D};
   MXW_TRY(run_batched(qkv->dtype, B, &gq));
   batched gk = {1, 0, T, D, T, s, og->data, T, T * T, q, ld, 3 * D, dq + D * es, ld, 3 * D};
@@ -214,7 +217,7 @@ static int fwd_encdec_qk(const mxw_op_call *c) {
   MXW_CHECK(kv->dtype == q->dtype, "queries and keys_values must share a dtype");
   const int64_t Tq = q->shape.dims[0], S = q->shape.dims[1], Tk = kv->shape.dims[0], D = q->shape.dims[2] / p->heads;
   const int64_t B = S * p->heads;
-  batched g = {0, 1, Tq, Tk, D, qk_scale(D), q->data, B * D, D, kv->data, B * 2 * D, 2 * D, c->outputs[0].data, Tk,
+  batched g = {0, 1, Tq, Tk, D, qk_scale(D, q->dtype), q->data, B * D, D, kv->data, B * 2 * D, 2 * D, c->outputs[0].data, Tk,
                Tq * Tk};
   return run_batched(q->dtype, B, &g);
 }
@@ -226,7 +229,7 @@ static int fwd_backward_encdec_qk(const mxw_op_call *c) {
   MXW_TRY(check_dtype(q->dtype));
   const int64_t Tq = q->shape.dims[0], S = q->shape.dims[1], Tk = kv->shape.dims[0], D = q->shape.dims[2] / p->heads;
   const int64_t B = S * p->heads;
-  const double s = qk_scale(D);
+  const double s = qk_scale(D, q->dtype);
   zero(dkv);
   batched gq = {0, 0, Tq, D, Tk, s, og->data, Tk, Tq * Tk, kv->data, B * 2 * D, 2 * D, dq->data, B * D, D};
   MXW_TRY(run_batched(q->dtype, B, &gq));
