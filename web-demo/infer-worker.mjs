@@ -111,7 +111,11 @@ function guessInputShape(graph, symbol, net, input) {
   } else {
     const groups = Number(first.attrs?.num_group ?? 1);
     const c = first.op === 'Convolution' && w.length === 4 ? w[1] * groups : w[0];
-    const sizes = c === 1 ? [28, 32, 64, 96, 112, 128, 224, 256, 299] : [224, 32, 28, 64, 96, 112, 128, 227, 256, 299, 320, 416, 512];
+    // the usual sizes first (a fully convolutional net takes any: 28 for grey, 224 for colour), then
+    // every size to 512: multiples of 8, of 4, the rest (pooling can make neighbours fit as well)
+    const usual = c === 1 ? [28, 32, 64, 96, 112, 128, 224, 256, 299] : [224, 32, 28, 64, 96, 112, 128, 227, 256, 299, 320, 416, 512];
+    const rest = Array.from({ length: 505 }, (_, i) => i + 8).filter((v) => !usual.includes(v));
+    const sizes = [...usual, ...rest.filter((v) => v % 8 === 0), ...rest.filter((v) => v % 8 === 4), ...rest.filter((v) => v % 4)];
     for (const s of sizes) cands.push([1, c, s, s]);
     why = `${wNode.name} ${JSON.stringify(w)}: ${c} input channel${c === 1 ? '' : 's'}`;
   }

@@ -10,12 +10,13 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { chromium } from 'playwright-core';
 import * as mx from 'mxnet-wasm';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
+import { MODELS, REAL_FILES_SKIP } from './fixtures.mjs';
 import { startServer } from '../../scripts/serve.mjs';
 import { trainDemoModel } from '../../scripts/train-demo-model.mjs';
 import { splitDigits } from '../../web-demo/digits.mjs';
@@ -51,17 +52,18 @@ async function openDemo(browser, url) {
 
 // A 28x28 digit (0..1) drawn with the mouse on the 280x280 pad: each row's runs of pixels >= 0.5
 // become one horizontal stroke through their centres (10 canvas pixels per digit pixel).
-async function drawDigit(page, pixels) {
+// `at` places it elsewhere: {x, y} of its top-left corner on the pad and `scale` pad pixels per digit pixel.
+async function drawDigit(page, pixels, at = { x: 0, y: 0, scale: 10 }) {
   const box = await page.locator('#pad').boundingBox();
+  const X = (x) => box.x + at.x + at.scale * (x + 0.5), Y = (y) => box.y + at.y + at.scale * (y + 0.5);
   for (let y = 0; y < 28; y++) {
     for (let x = 0; x < 28; x++) {
       if (pixels[y * 28 + x] < 0.5) continue;
       let end = x;
       while (end + 1 < 28 && pixels[y * 28 + end + 1] >= 0.5) end++;
-      const py = box.y + 10 * y + 5;
-      await page.mouse.move(box.x + 10 * x + 5, py);
+      await page.mouse.move(X(x), Y(y));
       await page.mouse.down();
-      await page.mouse.move(box.x + 10 * end + 5, py, { steps: 2 });
+      await page.mouse.move(X(end), Y(y), { steps: 2 });
       await page.mouse.up();
       x = end;
     }
@@ -138,6 +140,25 @@ test('web demo at the README URL: ready with load times, ten drawn held-out digi
       }
       t.diagnostic(`drawn digits 0..9 classified as ${got.join(' ')}`);
       assert.ok(right >= 9, `${right} of 10 drawn digits right: ${got.join(' ')}`);
+
+      // the same digits drawn small in the bottom-right corner with a thinner pen: the MNIST
+      // preparation (ink box to 20x20, centred by mass) still gets at least 9
+      await page.fill('#pen', '12');
+      let rightSmall = 0;
+      const gotSmall = [];
+      for (let d = 0; d < 10; d++) {
+        const k = Array.from(held.y).indexOf(d);
+        await page.click('#clear');
+        await drawDigit(page, held.x.subarray(k * 784, (k + 1) * 784), { x: 130, y: 120, scale: 5 });
+        await page.click('#classify');
+        await page.waitForFunction(() => /\d/.test(document.getElementById('prediction').textContent));
+        const shown = Number(await page.textContent('#prediction'));
+        gotSmall.push(shown);
+        if (shown === d) rightSmall++;
+      }
+      t.diagnostic(`drawn small, off-centre: ${gotSmall.join(' ')}`);
+      assert.ok(rightSmall >= 9, `${rightSmall} of 10 small off-centre digits right: ${gotSmall.join(' ')}`);
+      await page.fill('#pen', '22');
       if (process.env.MXW_SCREENSHOT) await page.screenshot({ path: process.env.MXW_SCREENSHOT, fullPage: true });
 
       // a held-out test digit from the button: shown with its label
@@ -302,6 +323,26 @@ test('web demo: a missing digit model is an error on the page, not a dead "ready
   }
 });
 
+// A model folder whose parameters are missing: the failed download is named (URL and HTTP status).
+test('web demo: a digit model whose parameters fail to download names the file and the status', { timeout: 120_000, skip: SKIP }, async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'mxw-half-model-'));
+  for (const f of ['meta.json', 'lenet-symbol.json']) writeFileSync(path.join(dir, f), readFileSync(path.join(MODEL, f)));
+  const server = await startServer(0, { modelDir: dir });
+  const browser = await chromium.launch(LAUNCH);
+  try {
+    const page = await browser.newPage();
+    await page.goto(`${server.url}/`);
+    await page.waitForFunction(() => window.demo && (window.demo.ready || window.demo.error), null, { timeout: 60_000 });
+    const s = await page.evaluate(() => ({ text: document.getElementById('status').textContent,
+      cls: document.getElementById('status').className }));
+    assert.equal(s.cls, 'status error');
+    assert.match(s.text, /; the digit model failed to load: cannot download the parameters \/web-demo\/model\/lenet-0000\.params: HTTP 404/);
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+});
+
 // Served cross-origin isolated (COOP/COEP: scripts/serve.mjs's default), the inference worker runs
 // a threaded tier; served without the headers, a single-thread tier; the same held-out digit gets
 // the same prediction and probabilities either way.
@@ -342,4 +383,47 @@ test('web demo: threaded tier when cross-origin isolated, single-thread when not
   assert.equal(on.best, 0);
   assert.equal(off.best, 0);
   for (let i = 0; i < 10; i++) assert.ok(Math.abs(on.probs[i] - off.probs[i]) <= 1e-6, `class ${i}: ${on.probs[i]} vs ${off.probs[i]}`);
+});
+
+// Real MXNet files (../shared/models) in the own-model panel: the input shape each needs, as the
+// files' authors document it (../shared/models/README.md): MXNet's Gluon LeNet and MXNet 1.4's
+// MNIST MLP take 28x28 digits, linear regression 2 numbers, MTCNN's RNet 24x24 and ONet 48x48
+// colour crops (their Dense layers fix the size, up to pooling's rounding: RNet takes 22 too, and
+// multiples of 8 are tried first); PNet and RetinaFace are fully convolutional (any size: 224 is tried first).
+test('web demo: input shapes of real MXNet files inferred in the own-model panel', { timeout: 180_000, skip: SKIP || REAL_FILES_SKIP }, async () => {
+  const server = await startServer();
+  const browser = await chromium.launch(LAUNCH);
+  try {
+    const { page, problems } = await openDemo(browser, server.url);
+    const cases = [
+      ['lenet-gluon/lenet-symbol.json', 'lenet-gluon/lenet-0001.params', '1,1,28,28'],
+      ['mnist-mlp-module/model-symbol.json', 'mnist-mlp-module/model-0000.params', '1,1,28,28'],
+      ['linreg-v1/model-symbol.json', 'linreg-v1/model-0000.params', '1,2'],
+      ['mtcnn-legacy/det1-symbol.json', 'mtcnn-legacy/det1-0001.params', '1,3,224,224'],
+      ['mtcnn-legacy/det2-symbol.json', 'mtcnn-legacy/det2-0001.params', '1,3,24,24'],
+      ['mtcnn-legacy/det3-symbol.json', 'mtcnn-legacy/det3-0001.params', '1,3,48,48'],
+      ['retinaface-mnet25/16-symbol.json', 'retinaface-mnet25/16-0000.params', '1,3,224,224'],
+    ];
+    for (const [s, p, shape] of cases) {
+      await page.evaluate(() => { document.getElementById('shape').value = ''; });
+      await page.setInputFiles('#symfile', path.join(MODELS, s));
+      await page.setInputFiles('#paramfile', path.join(MODELS, p));
+      await page.click('#load');
+      await page.waitForFunction(() => document.getElementById('shape').value || !document.getElementById('byo-error').hidden,
+        null, { timeout: 60_000 });
+      assert.equal((await errorOf(page, 'byo-error')).text, '', s);
+      assert.equal(await page.inputValue('#shape'), shape, `${s}: ${await page.textContent('#byo-model')}`);
+      // and the net runs on random data of that shape
+      await page.check('input[name=source][value=random]');
+      await page.evaluate(() => { document.getElementById('byo-out').textContent = ''; });
+      await page.click('#run');
+      await page.waitForFunction(() => document.getElementById('byo-out').textContent || !document.getElementById('byo-error').hidden,
+        null, { timeout: 60_000 });
+      assert.equal((await errorOf(page, 'byo-error')).text, '', s);
+    }
+    assert.deepEqual(problems, []);
+  } finally {
+    await browser.close();
+    await server.close();
+  }
 });
