@@ -13,16 +13,21 @@
  *   _image_random_color_jitter (brightness, contrast, saturation, hue),
  *   _image_adjust_lighting (alpha), _image_random_lighting (alpha_std)   (H, W, C)
  *
- * Resize: MXNet calls OpenCV. interp 0 is INTER_NEAREST (source index floor(d * src / dst));
- * interp 1 is INTER_LINEAR with half-pixel centres (s = (d + 0.5) * src / dst - 0.5, clamped to
- * the edge pixels), computed as OpenCV does: float coefficients for float32/float64 images and,
- * for uint8, OpenCV's 11-bit fixed-point coefficients with its rounding (bit-exact). Other
- * interpolations (cubic, area, lanczos) are not implemented here and fail with a message.
+ * Resize: MXNet calls OpenCV's cv::resize; this follows its scalar reference code (imgproc's
+ * resize.cpp). interp 0 is INTER_NEAREST (source index floor(d * src / dst)). 1 (INTER_LINEAR),
+ * 2 (INTER_CUBIC, a = -0.75, 4x4) and 4 (INTER_LANCZOS4, 8x8) are separable with half-pixel centres
+ * (f = (d + 0.5) * src / dst - 0.5) and the edge pixels replicated; float images use float weights,
+ * uint8 images OpenCV's 11-bit fixed-point weights and integer rounding. 3 (INTER_AREA) averages
+ * pixel areas when shrinking (box means for integer factors, fractional coverage otherwise) and is
+ * OpenCV's bilinear variant when enlarging; bilinear halving of both sides is done as area, as
+ * OpenCV does. OpenCV's SIMD paths for uint8 cubic and 2x2 float area round or sum slightly
+ * differently from its scalar code (uint8 cubic can differ by 1 level from cv2's output).
  *
  * Random ops draw from the core's one seeded stream (mx.random.seed); the values differ from
  * MXNet's generator. None of these ops has a gradient yet (MXNet's are mostly "_copy").
  * Where MXNet leaves the output unwritten (the middle column of an out-of-place flip of an odd
  * width, hue/lighting on one channel) the input is copied instead. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +44,11 @@ static const char *const k_data[] = {"data", NULL};
 /* saturate_cast<DType>(float) of image_random-inl.h: uint8 clamps to [0, 255] (then truncates),
  * every other dtype is a plain conversion. */
 static inline uint8_t sat_u8(float v) { return (uint8_t)(v > 0.f ? (v < 255.f ? v : 255.f) : 0.f); } /* NaN -> 0 */
+/* saturate_cast<uchar>(float) of OpenCV: rounded to nearest (ties to even), then clamped to [0, 255]. */
+static inline uint8_t sat_u8_round(float v) {
+  long r = lrintf(v > -1.f ? (v < 256.f ? v : 256.f) : -1.f);
+  return (uint8_t)(r < 0 ? 0 : r > 255 ? 255 : r);
+}
 
 static size_t esize(int dtype) { return (size_t)mxw_dtype_size(dtype); }
 
@@ -273,14 +283,17 @@ static const mxw_attr_spec k_resize_attrs[] = {
     MXW_A_BOOL("keep_ratio", ResizeParam, keep_ratio, "False",
                "whether to resize the short edge or both edges to `size`, if size is given as an integer"),
     MXW_A_INT("interp", ResizeParam, interp, "1",
-              "interpolation: 0 nearest neighbour, 1 bilinear (as OpenCV's INTER_NEAREST / INTER_LINEAR)"),
+              "interpolation, as OpenCV's: 0 nearest neighbour, 1 bilinear, 2 bicubic (4x4), 3 pixel area, 4 lanczos (8x8)"),
 };
 
 static int validate_resize(void *param) {
   const ResizeParam *p = (const ResizeParam *)param;
-  MXW_CHECK(p->interp == 0 || p->interp == 1,
-            "interp=%lld is not supported: this build implements 0 (nearest neighbour) and 1 (bilinear)",
-            (long long)p->interp);
+  /* cv::resize knows INTER_NEAREST .. INTER_LANCZOS4; mx.image's 9 (auto) and 10 (random) are resolved in
+   * Python (_get_interp_method) before the operator is called. */
+  MXW_CHECK(p->interp >= 0 && p->interp <= 4,
+            "interp=%lld is not supported (OpenCV: Unknown interpolation method): resize takes 0 (nearest), "
+            "1 (bilinear), "
+            "2 (bicubic), 3 (area) or 4 (lanczos)", (long long)p->interp);
   return 0;
 }
 
@@ -337,6 +350,11 @@ static int infer_type_resize(const void *param, int nin, int *in, int nout, int 
   return 0;
 }
 
+/* ---- resize kernels: OpenCV's imgproc/src/resize.cpp, its scalar reference paths -------------- */
+enum { RS_NEAREST = 0, RS_LINEAR = 1, RS_CUBIC = 2, RS_AREA = 3, RS_LANCZOS4 = 4 };
+#define RS_COEF_SCALE 2048.f /* INTER_RESIZE_COEF_SCALE: uint8 weights are 11-bit fixed point */
+#define RS_SQRT1_2 0.70710678118654752440084436210485
+
 /* INTER_NEAREST: source index min(floor(d * (1 / (dst / src))), src - 1), in double as OpenCV. */
 static void nearest_index(int64_t ssize, int64_t dsize, int64_t *ofs) {
   double ifx = 1.0 / ((double)dsize / (double)ssize);
@@ -346,83 +364,254 @@ static void nearest_index(int64_t ssize, int64_t dsize, int64_t *ofs) {
   }
 }
 
-/* INTER_LINEAR coefficients: f = (float)((d + 0.5) * scale - 0.5), s = floor(f), weights (1 - (f - s), f - s);
- * before the first and past the last pixel the edge pixel alone (weight 1). */
-static void linear_coeffs(int64_t ssize, int64_t dsize, int64_t *ofs, float *frac) {
-  double scale = 1.0 / ((double)dsize / (double)ssize);
-  for (int64_t d = 0; d < dsize; d++) {
-    float f = (float)(((double)d + 0.5) * scale - 0.5);
-    int64_t s = (int64_t)floorf(f);
-    f -= (float)s;
-    if (s < 0) f = 0.f, s = 0;
-    if (s >= ssize - 1) f = 0.f, s = ssize - 1;
-    ofs[d] = s;
-    frac[d] = f;
-  }
-}
-
-static void resize_nearest(const char *src, char *dst, int64_t H, int64_t W, int64_t C, int64_t OH, int64_t OW,
-                           size_t es, const int64_t *xo, const int64_t *yo) {
+static void resize_nearest(const char *src, char *dst, int64_t W, int64_t C, int64_t OH, int64_t OW, size_t es,
+                           const int64_t *xo, const int64_t *yo) {
   size_t pix = (size_t)C * es;
   for (int64_t y = 0; y < OH; y++) {
     const char *row = src + (size_t)(yo[y] * W) * pix;
     char *drow = dst + (size_t)(y * OW) * pix;
     for (int64_t x = 0; x < OW; x++) memcpy(drow + (size_t)x * pix, row + (size_t)xo[x] * pix, pix);
   }
-  (void)H;
 }
 
-/* OpenCV's uint8 bilinear: 11-bit coefficients (rounded), horizontal sums in int, then
- * (((b0 * (S0 >> 4)) >> 16) + ((b1 * (S1 >> 4)) >> 16) + 2) >> 2. */
-static void resize_linear_u8(const uint8_t *src, uint8_t *dst, int64_t H, int64_t W, int64_t C, int64_t OH, int64_t OW,
-                             const int64_t *xo, const float *xf, const int64_t *yo, const float *yf, int32_t *rows) {
-  int64_t rw = OW * C;
-  int32_t *r0 = rows, *r1 = rows + rw;
-  for (int64_t y = 0; y < OH; y++) {
-    int64_t sy[2] = {yo[y], yo[y] + 1 < H ? yo[y] + 1 : H - 1};
-    for (int k = 0; k < 2; k++) {
-      const uint8_t *s = src + (size_t)(sy[k] * W * C);
-      int32_t *d = k ? r1 : r0;
-      for (int64_t x = 0; x < OW; x++) {
-        int32_t a0 = (int32_t)lrintf((1.f - xf[x]) * 2048.f), a1 = (int32_t)lrintf(xf[x] * 2048.f);
-        int64_t sx = xo[x];
-        for (int64_t c = 0; c < C; c++) {
-          if (sx + 1 >= W) d[x * C + c] = s[sx * C + c] * 2048;
-          else d[x * C + c] = s[sx * C + c] * a0 + s[(sx + 1) * C + c] * a1;
-        }
-      }
+/* INTER_CUBIC's weights for the taps at -1, 0, 1, 2 of fraction x: Keys' cubic convolution with
+ * a = -0.75, in float; the last weight is 1 minus the others (interpolateCubic). */
+static void cubic_weights(float x, float *c) {
+  const float A = -0.75f;
+  c[0] = ((A * (x + 1) - 5 * A) * (x + 1) + 8 * A) * (x + 1) - 4 * A;
+  c[1] = ((A + 2) * x - (A + 3)) * x * x + 1;
+  c[2] = ((A + 2) * (1 - x) - (A + 3)) * (1 - x) * (1 - x) + 1;
+  c[3] = 1.f - c[0] - c[1] - c[2];
+}
+
+/* INTER_LANCZOS4's weights for the taps at -3..4: sin(pi y / 4) sin(pi y) / (pi^2 y^2 / 4) at y = x + 3 - i,
+ * the sines from one angle by the 45-degree rotations, normalised to sum 1 in float (interpolateLanczos4);
+ * x below FLT_EPSILON is the source pixel itself. */
+static void lanczos4_weights(float x, float *c) {
+  static const double cs[8][2] = {{1, 0}, {-RS_SQRT1_2, -RS_SQRT1_2}, {0, 1}, {RS_SQRT1_2, -RS_SQRT1_2},
+                                  {-1, 0}, {RS_SQRT1_2, RS_SQRT1_2}, {0, -1}, {-RS_SQRT1_2, RS_SQRT1_2}};
+  if (x < FLT_EPSILON) {
+    for (int i = 0; i < 8; i++) c[i] = 0.f;
+    c[3] = 1.f;
+    return;
+  }
+  float sum = 0.f;
+  double y0 = -(x + 3) * M_PI * 0.25, s0 = sin(y0), c0 = cos(y0);
+  for (int i = 0; i < 8; i++) {
+    double y = -(x + 3 - i) * M_PI * 0.25;
+    c[i] = (float)((cs[i][0] * s0 + cs[i][1] * c0) / (y * y));
+    sum += c[i];
+  }
+  sum = 1.f / sum;
+  for (int i = 0; i < 8; i++) c[i] *= sum;
+}
+
+/* One axis of resizeGeneric_'s tables: output d reads the ksize source pixels from ofs[d] - ksize/2 + 1 with
+ * weights w[d * ksize ..]. The fraction f comes from OpenCV's half-pixel mapping (d + 0.5) * scale - 0.5, or,
+ * for INTER_AREA when enlarging, from s = floor(d * scale), f = (d + 1) - (s + 1) / scale kept only when
+ * positive. Linear and area weights along x are clamped to the edge pixel (weight 1) as OpenCV does; cubic and
+ * lanczos taps, and all y taps, past the edge read the edge pixel with unchanged weights (border replicate). */
+static void axis_weights(int64_t ssize, int64_t dsize, int interp, int ksize, int clamp_x, int64_t *ofs, float *w) {
+  double inv = (double)dsize / (double)ssize, scale = 1.0 / inv;
+  for (int64_t d = 0; d < dsize; d++) {
+    float f, c[8];
+    int64_t s;
+    if (interp != RS_AREA) {
+      f = (float)(((double)d + 0.5) * scale - 0.5);
+      s = (int64_t)floorf(f);
+      f -= (float)s;
+    } else {
+      s = (int64_t)floor((double)d * scale);
+      f = (float)((double)(d + 1) - (double)(s + 1) * inv);
+      f = f <= 0 ? 0.f : f - floorf(f);
     }
-    int32_t b0 = (int32_t)lrintf((1.f - yf[y]) * 2048.f), b1 = (int32_t)lrintf(yf[y] * 2048.f);
-    uint8_t *o = dst + (size_t)(y * rw);
-    for (int64_t i = 0; i < rw; i++)
-      o[i] = (uint8_t)((((b0 * (r0[i] >> 4)) >> 16) + ((b1 * (r1[i] >> 4)) >> 16) + 2) >> 2);
+    if (clamp_x && ksize == 2) {
+      if (s < 0) f = 0.f, s = 0;
+      if (s >= ssize - 1) f = 0.f, s = ssize - 1;
+    }
+    if (interp == RS_CUBIC) cubic_weights(f, c);
+    else if (interp == RS_LANCZOS4) lanczos4_weights(f, c);
+    else c[0] = 1.f - f, c[1] = f;
+    ofs[d] = s;
+    for (int k = 0; k < ksize; k++) w[d * ksize + k] = c[k];
   }
 }
 
-#define RESIZE_LINEAR_FLOAT(NAME, T)                                                                                  \
-  static void NAME(const T *src, T *dst, int64_t H, int64_t W, int64_t C, int64_t OH, int64_t OW, const int64_t *xo, \
-                   const float *xf, const int64_t *yo, const float *yf, T *rows) {                                  \
-    int64_t rw = OW * C;                                                                                             \
-    T *r0 = rows, *r1 = rows + rw;                                                                                   \
-    for (int64_t y = 0; y < OH; y++) {                                                                               \
-      int64_t sy[2] = {yo[y], yo[y] + 1 < H ? yo[y] + 1 : H - 1};                                                   \
-      for (int k = 0; k < 2; k++) {                                                                                  \
-        const T *s = src + sy[k] * W * C;                                                                            \
-        T *d = k ? r1 : r0;                                                                                          \
-        for (int64_t x = 0; x < OW; x++) {                                                                           \
-          float a0 = 1.f - xf[x], a1 = xf[x];                                                                        \
-          int64_t sx = xo[x];                                                                                        \
-          for (int64_t c = 0; c < C; c++)                                                                            \
-            d[x * C + c] = sx + 1 >= W ? s[sx * C + c] : s[sx * C + c] * a0 + s[(sx + 1) * C + c] * a1;              \
-        }                                                                                                            \
-      }                                                                                                              \
-      float b0 = 1.f - yf[y], b1 = yf[y];                                                                            \
-      T *o = dst + y * rw;                                                                                           \
-      for (int64_t i = 0; i < rw; i++) o[i] = r0[i] * b0 + r1[i] * b1;                                               \
-    }                                                                                                                \
+/* Horizontal pass over one source row: out[x, c] = sum over k of row[clamp(ofs[x] - ksize/2 + 1 + k), c] * w,
+ * accumulated from k = 0 (uint8: pixel * 11-bit weight in int; float32: float; float64: double). */
+#define RESIZE_HROW(NAME, T, WT, AT)                                                                                \
+  static void NAME(const T *s, WT *o, int64_t W, int64_t C, int64_t OW, int ksize, const int64_t *xo,               \
+                   const AT *w) {                                                                                   \
+    for (int64_t x = 0; x < OW; x++, w += ksize) {                                                                  \
+      int64_t base = xo[x] - ksize / 2 + 1;                                                                         \
+      for (int64_t c = 0; c < C; c++) {                                                                             \
+        WT v = 0;                                                                                                   \
+        for (int k = 0; k < ksize; k++) {                                                                           \
+          int64_t sx = base + k < 0 ? 0 : base + k >= W ? W - 1 : base + k;                                         \
+          v += (WT)s[sx * C + c] * (WT)w[k];                                                                        \
+        }                                                                                                           \
+        o[x * C + c] = v;                                                                                           \
+      }                                                                                                             \
+    }                                                                                                               \
   }
-RESIZE_LINEAR_FLOAT(resize_linear_f32, float)
-RESIZE_LINEAR_FLOAT(resize_linear_f64, double)
+RESIZE_HROW(hrow_u8, uint8_t, int32_t, int16_t)
+RESIZE_HROW(hrow_f32, float, float, float)
+RESIZE_HROW(hrow_f64, double, double, float)
+
+/* Vertical pass: the ksize horizontally resized rows weighted by beta, summed from k = 0. uint8: for linear
+ * OpenCV's (((b0 * (S0 >> 4)) >> 16) + ((b1 * (S1 >> 4)) >> 16) + 2) >> 2, for cubic/lanczos
+ * (sum + 2^21) >> 22, saturated to [0, 255]. */
+static void vrow_u8(int32_t *const *r, uint8_t *o, int64_t n, int ksize, const int16_t *b) {
+  if (ksize == 2) {
+    for (int64_t i = 0; i < n; i++)
+      o[i] = (uint8_t)((((b[0] * (r[0][i] >> 4)) >> 16) + ((b[1] * (r[1][i] >> 4)) >> 16) + 2) >> 2);
+    return;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    int64_t v = 0;
+    for (int k = 0; k < ksize; k++) v += (int64_t)r[k][i] * b[k];
+    v = (v + (1 << 21)) >> 22;
+    o[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+  }
+}
+#define RESIZE_VROW(NAME, T)                                                                                        \
+  static void NAME(T *const *r, T *o, int64_t n, int ksize, const float *b) {                                       \
+    for (int64_t i = 0; i < n; i++) {                                                                               \
+      T v = r[0][i] * (T)b[0];                                                                                      \
+      for (int k = 1; k < ksize; k++) v += r[k][i] * (T)b[k];                                                       \
+      o[i] = v;                                                                                                     \
+    }                                                                                                               \
+  }
+RESIZE_VROW(vrow_f32, float)
+RESIZE_VROW(vrow_f64, double)
+
+/* resizeGeneric_ for one image: each output row from ksize source rows (clamped to the image), each source row
+ * resized horizontally once and kept while later output rows need it. */
+static void resize_generic(const void *src, void *dst, int dt, int64_t H, int64_t W, int64_t C, int64_t OH, int64_t OW,
+                           int ksize, const int64_t *xo, const float *xw, const int16_t *xiw, const int64_t *yo,
+                           const float *yw, const int16_t *yiw, char *rowbuf, size_t row_bytes) {
+  int64_t have[8], need[8];
+  char *slot[8];
+  void *rows[8];
+  size_t es = esize(dt), rw = (size_t)(OW * C);
+  for (int i = 0; i < ksize; i++) have[i] = -1, slot[i] = rowbuf + (size_t)i * row_bytes;
+  for (int64_t y = 0; y < OH; y++) {
+    int used[8] = {0}, which[8];
+    for (int k = 0; k < ksize; k++) {
+      int64_t sy = yo[y] - ksize / 2 + 1 + k;
+      need[k] = sy < 0 ? 0 : sy >= H ? H - 1 : sy;
+      which[k] = -1;
+      for (int i = 0; i < ksize; i++)
+        if (have[i] == need[k]) which[k] = i, used[i] = 1;
+    }
+    for (int k = 0; k < ksize; k++) {
+      if (which[k] >= 0) continue;
+      int i = 0;
+      while (used[i]) i++;
+      const char *srow = (const char *)src + (size_t)(need[k] * W * C) * es;
+      if (dt == MXW_UINT8) hrow_u8((const uint8_t *)srow, (int32_t *)slot[i], W, C, OW, ksize, xo, xiw);
+      else if (dt == MXW_FLOAT32) hrow_f32((const float *)srow, (float *)slot[i], W, C, OW, ksize, xo, xw);
+      else hrow_f64((const double *)srow, (double *)slot[i], W, C, OW, ksize, xo, xw);
+      have[i] = need[k], used[i] = 1;
+      for (int k2 = k; k2 < ksize; k2++)
+        if (need[k2] == need[k]) which[k2] = i;
+    }
+    for (int k = 0; k < ksize; k++) rows[k] = slot[which[k]];
+    char *drow = (char *)dst + (size_t)y * rw * es;
+    if (dt == MXW_UINT8) vrow_u8((int32_t *const *)rows, (uint8_t *)drow, (int64_t)rw, ksize, yiw + y * ksize);
+    else if (dt == MXW_FLOAT32) vrow_f32((float *const *)rows, (float *)drow, (int64_t)rw, ksize, yw + y * ksize);
+    else vrow_f64((double *const *)rows, (double *)drow, (int64_t)rw, ksize, yw + y * ksize);
+  }
+}
+
+/* INTER_AREA shrinking by integer factors (resizeAreaFast_): the mean of each sy x sx block, summed row by
+ * row (in fours, as OpenCV unrolls), times the float 1 / area. uint8: 2 x 2 blocks of 1, 3 or 4 channels
+ * round as (sum + 2) >> 2, others round the float to nearest (even); float64 sums in double. */
+#define RESIZE_AREA_FAST(NAME, T, WT, STORE)                                                                        \
+  static void NAME(const T *s, T *o, int64_t W, int64_t C, int64_t OH, int64_t OW, int64_t isx, int64_t isy) {      \
+    int64_t area = isx * isy;                                                                                       \
+    float scale = 1.f / (float)area;                                                                                \
+    int shift2 = isx == 2 && isy == 2 && (C == 1 || C == 3 || C == 4);                                              \
+    (void)shift2;                                                                                                   \
+    for (int64_t y = 0; y < OH; y++)                                                                                \
+      for (int64_t x = 0; x < OW; x++)                                                                              \
+        for (int64_t c = 0; c < C; c++) {                                                                           \
+          const T *p = s + ((y * isy) * W + x * isx) * C + c;                                                       \
+          WT sum = 0;                                                                                               \
+          int64_t k = 0;                                                                                            \
+          for (; k + 4 <= area; k += 4) {                                                                           \
+            WT q = p[((k / isx) * W + k % isx) * C];                                                                \
+            for (int64_t j = k + 1; j < k + 4; j++) q += p[((j / isx) * W + j % isx) * C];                          \
+            sum += q;                                                                                               \
+          }                                                                                                         \
+          for (; k < area; k++) sum += p[((k / isx) * W + k % isx) * C];                                            \
+          STORE;                                                                                                    \
+        }                                                                                                           \
+  }
+RESIZE_AREA_FAST(area_fast_u8, uint8_t, int32_t,
+                 o[(y * OW + x) * C + c] = shift2 ? (uint8_t)((sum + 2) >> 2) : sat_u8_round((float)sum * scale))
+RESIZE_AREA_FAST(area_fast_f32, float, float, o[(y * OW + x) * C + c] = sum * scale)
+RESIZE_AREA_FAST(area_fast_f64, double, double, o[(y * OW + x) * C + c] = sum * (double)scale)
+
+/* INTER_AREA shrinking by other factors (computeResizeAreaTab / ResizeArea_Invoker): output cell d covers
+ * source [d * scale, (d + 1) * scale); each source pixel it touches weighs (covered length) / (cell width), the
+ * partial first and last ones (overlap > 1e-3) included. Rows, then columns, are accumulated in float (double
+ * for float64); uint8 rounds to nearest (even) and saturates. */
+typedef struct {
+  int64_t di, si;
+  float alpha;
+} area_tab;
+
+static int64_t area_table(int64_t ssize, int64_t dsize, int64_t cn, double scale, area_tab *tab) {
+  int64_t k = 0;
+  for (int64_t dx = 0; dx < dsize; dx++) {
+    double fsx1 = (double)dx * scale, fsx2 = fsx1 + scale;
+    double cell = scale < (double)ssize - fsx1 ? scale : (double)ssize - fsx1;
+    int64_t sx1 = (int64_t)ceil(fsx1), sx2 = (int64_t)floor(fsx2);
+    sx2 = sx2 < ssize - 1 ? sx2 : ssize - 1;
+    sx1 = sx1 < sx2 ? sx1 : sx2;
+    if ((double)sx1 - fsx1 > 1e-3) tab[k++] = (area_tab){dx * cn, (sx1 - 1) * cn, (float)(((double)sx1 - fsx1) / cell)};
+    for (int64_t sx = sx1; sx < sx2; sx++) tab[k++] = (area_tab){dx * cn, sx * cn, (float)(1.0 / cell)};
+    if (fsx2 - (double)sx2 > 1e-3) {
+      double part = fsx2 - (double)sx2 < 1.0 ? fsx2 - (double)sx2 : 1.0;
+      tab[k++] = (area_tab){dx * cn, sx2 * cn, (float)((part < cell ? part : cell) / cell)};
+    }
+  }
+  return k;
+}
+
+#define RESIZE_AREA(NAME, T, WT, STORE)                                                                             \
+  static void NAME(const T *s, T *o, int64_t W, int64_t C, int64_t OW, const area_tab *xt, int64_t nx,              \
+                   const area_tab *yt, int64_t ny, WT *buf) {                                                       \
+    int64_t rw = OW * C;                                                                                            \
+    WT *sum = buf + rw;                                                                                             \
+    int64_t prev = yt[0].di;                                                                                        \
+    for (int64_t i = 0; i < rw; i++) sum[i] = 0;                                                                    \
+    for (int64_t j = 0; j < ny; j++) {                                                                              \
+      WT beta = yt[j].alpha;                                                                                        \
+      const T *row = s + yt[j].si * W * C;                                                                          \
+      for (int64_t i = 0; i < rw; i++) buf[i] = 0;                                                                  \
+      for (int64_t k = 0; k < nx; k++) {                                                                            \
+        WT a = xt[k].alpha;                                                                                         \
+        for (int64_t c = 0; c < C; c++) buf[xt[k].di + c] += row[xt[k].si + c] * a;                                 \
+      }                                                                                                             \
+      if (yt[j].di != prev) {                                                                                       \
+        T *d = o + prev * rw;                                                                                       \
+        for (int64_t i = 0; i < rw; i++) {                                                                          \
+          STORE;                                                                                                    \
+          sum[i] = beta * buf[i];                                                                                   \
+        }                                                                                                           \
+        prev = yt[j].di;                                                                                            \
+      } else {                                                                                                      \
+        for (int64_t i = 0; i < rw; i++) sum[i] += beta * buf[i];                                                   \
+      }                                                                                                             \
+    }                                                                                                               \
+    T *d = o + prev * rw;                                                                                           \
+    for (int64_t i = 0; i < rw; i++) STORE;                                                                         \
+  }
+RESIZE_AREA(area_u8, uint8_t, float, d[i] = sat_u8_round(sum[i]))
+RESIZE_AREA(area_f32, float, float, d[i] = sum[i])
+RESIZE_AREA(area_f64, double, double, d[i] = sum[i])
 
 static int fwd_resize(const mxw_op_call *c) {
   const ResizeParam *p = (const ResizeParam *)c->param;
@@ -435,31 +624,67 @@ static int fwd_resize(const mxw_op_call *c) {
   size_t es = esize(dt);
   if (N == 0 || C == 0 || OH == 0 || OW == 0) return 0;
   MXW_CHECK(H > 0 && W > 0, "cannot resize an empty image of height %lld and width %lld", (long long)H, (long long)W);
-  size_t row_bytes = (size_t)(OW * C) * (dt == MXW_FLOAT64 ? 8 : 4);
-  size_t bytes = (size_t)(OW + OH) * (sizeof(int64_t) + sizeof(float)) + 2 * row_bytes + 8;
-  char *buf = (char *)malloc(bytes);
-  if (!buf) return mxw_fail("image resize: out of memory (%zu bytes of scratch)", bytes);
-  void *rows = buf; /* two horizontally resized rows (int32 for uint8, else the dtype) */
-  int64_t *xo = (int64_t *)(buf + 2 * row_bytes + (8 - 2 * row_bytes % 8) % 8), *yo = xo + OW;
-  float *xf = (float *)(yo + OH), *yf = xf + OW;
-  if (p->interp == 0) {
-    nearest_index(W, OW, xo);
-    nearest_index(H, OH, yo);
-  } else {
-    linear_coeffs(W, OW, xo, xf);
-    linear_coeffs(H, OH, yo, yf);
-  }
   size_t in_step = (size_t)(H * W * C) * es, out_step = (size_t)(OH * OW * C) * es;
+  if (OH == H && OW == W) { /* cv::resize copies when the size does not change */
+    memcpy(out->data, in->data, (size_t)N * in_step);
+    return 0;
+  }
+  /* cv::resize: scale = 1 / (dst / src); an integer scale on both axes is "area fast"; bilinear halving of
+   * both axes is done as INTER_AREA; INTER_AREA shrinks by pixel areas and enlarges as a bilinear variant. */
+  double scale_x = 1.0 / ((double)OW / (double)W), scale_y = 1.0 / ((double)OH / (double)H);
+  int64_t isx = (int64_t)lrint(scale_x), isy = (int64_t)lrint(scale_y);
+  int area_fast = fabs(scale_x - (double)isx) < DBL_EPSILON && fabs(scale_y - (double)isy) < DBL_EPSILON;
+  int interp = (int)p->interp;
+  if (interp == RS_LINEAR && area_fast && isx == 2 && isy == 2) interp = RS_AREA;
+  int true_area = interp == RS_AREA && scale_x >= 1 && scale_y >= 1;
+  int ksize = interp == RS_CUBIC ? 4 : interp == RS_LANCZOS4 ? 8 : 2;
+  size_t wt = dt == MXW_FLOAT64 ? 8 : 4; /* int32 rows for uint8, float for float32, double for float64 */
+  size_t row_bytes = ((size_t)(OW * C) * wt + 7) / 8 * 8, bytes;
+  if (true_area && !area_fast) bytes = 2 * row_bytes + (size_t)(3 * (W + H) + 4) * sizeof(area_tab);
+  else if (true_area) bytes = 8;
+  else bytes = (size_t)ksize * row_bytes + (size_t)(OW + OH) * (sizeof(int64_t) + (size_t)ksize * 6) + 16;
+  char *buf = (char *)malloc(bytes);
+  if (!buf) return mxw_fail_oom("image resize's scratch", (double)bytes);
+  int64_t *xo = NULL, *yo = NULL, nx = 0, ny = 0;
+  float *xw = NULL, *yw = NULL;
+  int16_t *xiw = NULL, *yiw = NULL;
+  area_tab *xt = NULL, *yt = NULL;
+  if (true_area && !area_fast) {
+    xt = (area_tab *)(buf + 2 * row_bytes), yt = xt + 3 * W + 2;
+    nx = area_table(W, OW, C, scale_x, xt);
+    ny = area_table(H, OH, 1, scale_y, yt);
+  } else if (!true_area) {
+    xo = (int64_t *)(buf + (size_t)ksize * row_bytes), yo = xo + OW;
+    xw = (float *)(yo + OH), yw = xw + OW * ksize;
+    xiw = (int16_t *)(yw + OH * ksize), yiw = xiw + OW * ksize;
+    if (interp == RS_NEAREST) {
+      nearest_index(W, OW, xo);
+      nearest_index(H, OH, yo);
+    } else {
+      axis_weights(W, OW, interp, ksize, 1, xo, xw);
+      axis_weights(H, OH, interp, ksize, 0, yo, yw);
+      for (int64_t i = 0; i < (OW + OH) * ksize; i++) { /* saturate_cast<short>(w * 2048) */
+        long v = lrintf(xw[i] * RS_COEF_SCALE);
+        xiw[i] = (int16_t)(v < -32768 ? -32768 : v > 32767 ? 32767 : v);
+      }
+    }
+  }
   for (int64_t b = 0; b < N; b++) {
     const char *s = (const char *)in->data + (size_t)b * in_step;
     char *d = (char *)out->data + (size_t)b * out_step;
-    if (p->interp == 0) resize_nearest(s, d, H, W, C, OH, OW, es, xo, yo);
-    else if (dt == MXW_UINT8)
-      resize_linear_u8((const uint8_t *)s, (uint8_t *)d, H, W, C, OH, OW, xo, xf, yo, yf, (int32_t *)rows);
-    else if (dt == MXW_FLOAT32)
-      resize_linear_f32((const float *)s, (float *)d, H, W, C, OH, OW, xo, xf, yo, yf, (float *)rows);
-    else
-      resize_linear_f64((const double *)s, (double *)d, H, W, C, OH, OW, xo, xf, yo, yf, (double *)rows);
+    if (true_area && area_fast) {
+      if (dt == MXW_UINT8) area_fast_u8((const uint8_t *)s, (uint8_t *)d, W, C, OH, OW, isx, isy);
+      else if (dt == MXW_FLOAT32) area_fast_f32((const float *)s, (float *)d, W, C, OH, OW, isx, isy);
+      else area_fast_f64((const double *)s, (double *)d, W, C, OH, OW, isx, isy);
+    } else if (true_area) {
+      if (dt == MXW_UINT8) area_u8((const uint8_t *)s, (uint8_t *)d, W, C, OW, xt, nx, yt, ny, (float *)buf);
+      else if (dt == MXW_FLOAT32) area_f32((const float *)s, (float *)d, W, C, OW, xt, nx, yt, ny, (float *)buf);
+      else area_f64((const double *)s, (double *)d, W, C, OW, xt, nx, yt, ny, (double *)buf);
+    } else if (interp == RS_NEAREST) {
+      resize_nearest(s, d, W, C, OH, OW, es, xo, yo);
+    } else {
+      resize_generic(s, d, dt, H, W, C, OH, OW, ksize, xo, xw, xiw, yo, yw, yiw, buf, row_bytes);
+    }
   }
   free(buf);
   return 0;
@@ -470,7 +695,7 @@ static const mxw_op_def op_resize = {
     .name = "_image_resize",
     .aliases = ALIASES("_npx__image_resize"),
     .doc = "resizes an (H, W, C) or (N, H, W, C) image to size (width, height), or (size, size) / the short edge "
-           "to size with keep_ratio, as OpenCV's resize (interp 0 nearest, 1 bilinear)",
+           "to size with keep_ratio, as OpenCV's resize (interp 0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 lanczos)",
     .attrs = k_resize_attrs,
     .num_attrs = NUM_ATTRS(k_resize_attrs),
     .param_size = sizeof(ResizeParam),
