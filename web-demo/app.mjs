@@ -158,6 +158,9 @@ async function loadOwn() {
   $('byo-model').hidden = true;
   own = null;
   $('run').disabled = true;
+  $('byo-top').innerHTML = '';
+  $('byo-out').textContent = '';
+  $('byo-preview').getContext('2d').clearRect(0, 0, 112, 112);
   const symbol = $('symfile').files[0] ?? null, params = $('paramfile').files[0] ?? null;
   const r = await request({ type: 'load', slot: 'own', symbol, params });
   const labelFile = $('labelfile').files[0];
@@ -217,6 +220,8 @@ function drawPreview({ plane, w, h }) {
 
 async function runOwn() {
   showError('byo-error', '');
+  $('byo-top').innerHTML = '';
+  $('byo-out').textContent = '';
   if (!own) throw new Error('load a model first');
   const shape = parseShape($('shape').value);
   const input = await ownInput(shape);
