@@ -85,7 +85,10 @@ window.addEventListener('pointerup', () => {
 function drawGrey(canvas, pixels, size) {
   const small = new OffscreenCanvas(size, size);
   const img = new ImageData(size, size);
-  pixels.forEach((v, i) => { const g = Math.round(Math.min(1, Math.max(0, v)) * 255); img.data.set([g, g, g, 255], 4 * i); });
+  pixels.forEach((v, i) => {
+    const g = Math.round(Math.min(1, Math.max(0, v)) * 255);
+    img.data.set([g, g, g, 255], 4 * i);
+  });
   small.getContext('2d').putImageData(img, 0, 0);
   const c = canvas.getContext('2d');
   c.imageSmoothingEnabled = false;
@@ -126,7 +129,9 @@ async function sample(k) {
     if (!res.ok) throw new Error(`cannot download model/test-digits.json: HTTP ${res.status}`);
     const t = await res.json();
     const bytes = Uint8Array.from(atob(t.pixels), (c) => c.charCodeAt(0));
-    tests = t.labels.map((label, i) => ({ label, pixels: Float32Array.from(bytes.subarray(i * 784, (i + 1) * 784), (v) => v / 255) }));
+    tests = t.labels.map((label, i) => ({
+      label, pixels: Float32Array.from(bytes.subarray(i * 784, (i + 1) * 784), (v) => v / 255),
+    }));
   }
   const { label, pixels } = tests[k ?? Math.floor(Math.random() * tests.length)];
   drawGrey(pad, pixels, 28);
@@ -201,7 +206,7 @@ async function ownInput(shape) {
   try {
     return { image: await createImageBitmap(file), prep, name: file.name };
   } catch (e) {
-    throw new Error(`${file.name} is not an image the browser can decode (${e.message})`);
+    throw new Error(`${file.name} is not an image the browser can decode (${e.message})`, { cause: e });
   }
 }
 
@@ -210,7 +215,10 @@ function drawPreview({ plane, w, h }) {
   let lo = Infinity, hi = -Infinity;
   for (const v of plane) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
   const prev = new OffscreenCanvas(w, h), img = new ImageData(w, h);
-  plane.forEach((v, i) => { const q = Math.round(((v - lo) / (hi - lo || 1)) * 255); img.data.set([q, q, q, 255], 4 * i); });
+  plane.forEach((v, i) => {
+    const q = Math.round(((v - lo) / (hi - lo || 1)) * 255);
+    img.data.set([q, q, q, 255], 4 * i);
+  });
   prev.getContext('2d').putImageData(img, 0, 0);
   const pc = $('byo-preview').getContext('2d');
   pc.imageSmoothingEnabled = false;
@@ -277,7 +285,8 @@ try {
     });
     demo.model = { ...meta, loadMs: r.ms, bytes: r.bytes };
   } catch (e) {
-    throw new Error(`${runtime}; ${e.message.startsWith('the digit model') ? '' : 'the digit model failed to load: '}${e.message}`);
+    const what = e.message.startsWith('the digit model') ? '' : 'the digit model failed to load: ';
+    throw new Error(`${runtime}; ${what}${e.message}`, { cause: e });
   }
   $('model-info').textContent = `${(100 * meta.testAccuracy).toFixed(2)}% on the ${meta.nTest.toLocaleString('en')} held-out digits `
     + `(${meta.options.epochs} epochs, ${meta.seconds} s with mxnet-wasm ${meta.mxnetWasm}).`;

@@ -101,7 +101,7 @@ function guessInputShape(graph, symbol, net, input) {
   if (!first) return { shape: null, source: 'no layer with parameters' };
   const wNode = first.inputs.map(([i]) => graph.nodes[i]).find((n) => params.has(n.name));
   const w = params.get(wNode.name), cands = [];
-  let why = '';
+  let why;
   if (first.op === 'FullyConnected' && w.length === 2) {
     const k = w[1], s1 = Math.round(Math.sqrt(k)), s3 = Math.round(Math.sqrt(k / 3));
     if (s1 * s1 === k) cands.push([1, 1, s1, s1]);
@@ -113,9 +113,11 @@ function guessInputShape(graph, symbol, net, input) {
     const c = first.op === 'Convolution' && w.length === 4 ? w[1] * groups : w[0];
     // the usual sizes first (a fully convolutional net takes any: 28 for grey, 224 for colour), then
     // every size to 512: multiples of 8, of 4, the rest (pooling can make neighbours fit as well)
-    const usual = c === 1 ? [28, 32, 64, 96, 112, 128, 224, 256, 299] : [224, 32, 28, 64, 96, 112, 128, 227, 256, 299, 320, 416, 512];
+    const usual = c === 1 ? [28, 32, 64, 96, 112, 128, 224, 256, 299]
+      : [224, 32, 28, 64, 96, 112, 128, 227, 256, 299, 320, 416, 512];
     const rest = Array.from({ length: 505 }, (_, i) => i + 8).filter((v) => !usual.includes(v));
-    const sizes = [...usual, ...rest.filter((v) => v % 8 === 0), ...rest.filter((v) => v % 8 === 4), ...rest.filter((v) => v % 4)];
+    const sizes = [...usual, ...rest.filter((v) => v % 8 === 0), ...rest.filter((v) => v % 8 === 4),
+      ...rest.filter((v) => v % 4)];
     for (const s of sizes) cands.push([1, c, s, s]);
     why = `${wNode.name} ${JSON.stringify(w)}: ${c} input channel${c === 1 ? '' : 's'}`;
   }
@@ -170,7 +172,8 @@ function imageInput(image, prep, shape) {
     else {
       t = new transforms.ToTensor()(img);
       if (prep === 'imagenet') {
-        t = new transforms.Normalize(c === 3 ? IMAGENET_MEAN : IMAGENET_MEAN[0], c === 3 ? IMAGENET_STD : IMAGENET_STD[0])(t);
+        const [mean, std] = c === 3 ? [IMAGENET_MEAN, IMAGENET_STD] : [IMAGENET_MEAN[0], IMAGENET_STD[0]];
+        t = new transforms.Normalize(mean, std)(t);
       }
     }
     return Float32Array.from(t.toTypedArray());

@@ -39,6 +39,9 @@ if (!SKIP) await trainDemoModel({ ifStale: true, log: () => {} });
 
 const { gluon, nd } = mx, { nn } = gluon;
 
+// In the page: the demo is ready or has failed.
+const demoSettled = () => window.demo && (window.demo.ready || window.demo.error);
+
 // The page from the README's URL, ready; `problems` collects page errors and failed requests.
 async function openDemo(browser, url) {
   const page = await browser.newPage();
@@ -46,7 +49,7 @@ async function openDemo(browser, url) {
   page.on('pageerror', (e) => problems.push(String(e)));
   page.on('response', (r) => { if (r.status() >= 400) problems.push(`${r.status()} ${r.url()}`); });
   await page.goto(`${url}/`);
-  await page.waitForFunction(() => window.demo && (window.demo.ready || window.demo.error), null, { timeout: 60_000 });
+  await page.waitForFunction(demoSettled, null, { timeout: 60_000 });
   return { page, problems };
 }
 
@@ -284,7 +287,9 @@ test('web demo: the input shape inferred from the parameters; random data; an im
     await page.evaluate(() => { document.getElementById('byo-out').textContent = ''; });
     await page.click('#run');
     await page.waitForFunction(() => document.getElementById('byo-out').textContent || !document.getElementById('byo-error').hidden);
-    const run = await page.evaluate(() => ({ input: Array.from(window.demo.lastRun.input), scores: window.demo.lastRun.outputs[0].first }));
+    const run = await page.evaluate(() => ({
+      input: Array.from(window.demo.lastRun.input), scores: window.demo.lastRun.outputs[0].first,
+    }));
     const want = [200, 100, 50].map((v, c) => (v / 255 - [0.485, 0.456, 0.406][c]) / [0.229, 0.224, 0.225][c]);
     assert.equal(run.input.length, 3 * 32 * 32);
     run.input.forEach((v, i) => assert.ok(Math.abs(v - want[Math.floor(i / 1024)]) < 1e-5, `[${i}] ${v}`));
@@ -306,7 +311,7 @@ test('web demo: a missing digit model is an error on the page, not a dead "ready
   try {
     const page = await browser.newPage();
     await page.goto(`${server.url}/`);
-    await page.waitForFunction(() => window.demo && (window.demo.ready || window.demo.error), null, { timeout: 60_000 });
+    await page.waitForFunction(demoSettled, null, { timeout: 60_000 });
     const s = await page.evaluate(() => {
       const el = document.getElementById('status');
       return { ready: window.demo.ready, text: el.textContent, cls: el.className, color: getComputedStyle(el).color };
@@ -332,7 +337,7 @@ test('web demo: a digit model whose parameters fail to download names the file a
   try {
     const page = await browser.newPage();
     await page.goto(`${server.url}/`);
-    await page.waitForFunction(() => window.demo && (window.demo.ready || window.demo.error), null, { timeout: 60_000 });
+    await page.waitForFunction(demoSettled, null, { timeout: 60_000 });
     const s = await page.evaluate(() => ({ text: document.getElementById('status').textContent,
       cls: document.getElementById('status').className }));
     assert.equal(s.cls, 'status error');
@@ -356,8 +361,10 @@ test('web demo: threaded tier when cross-origin isolated, single-thread when not
         const { page, problems } = await openDemo(browser, server.url);
         seen[isolated] = await page.evaluate(async () => {
           const r = await window.demo.sample(0);
-          return { isolated: window.demo.isolated, features: window.demo.features, label: r.label, best: r.best, probs: r.probs,
-            status: document.getElementById('status').textContent };
+          const { isolated, features } = window.demo;
+          return {
+            isolated, features, label: r.label, best: r.best, probs: r.probs, status: document.getElementById('status').textContent,
+          };
         });
         assert.deepEqual(problems, []);
         await page.close();

@@ -57,7 +57,9 @@ test('train-demo-model: >= 97% on held-out digits, meta.json, test-digits.json, 
 
   // the page's prepared drawing path (ink box to 20x20, centred by mass) keeps the accuracy close
   const prepared = new Float32Array(held.n * 784);
-  for (let k = 0; k < held.n; k++) prepared.set(mnistDigit(held.x.subarray(k * 784, (k + 1) * 784), 28, 28).pixels, k * 784);
+  for (let k = 0; k < held.n; k++) {
+    prepared.set(mnistDigit(held.x.subarray(k * 784, (k + 1) * 784), 28, 28).pixels, k * 784);
+  }
   const accPrepared = accuracy(net(mx.nd.array(prepared, { shape: [held.n, 1, 28, 28] })).toTypedArray(), held.y);
   t.diagnostic(`held-out accuracy after the page's MNIST preparation ${accPrepared}`);
   assert.ok(accPrepared >= 0.96, `after mnistDigit: ${accPrepared}`);

@@ -29,7 +29,8 @@ test('inkBox: the bounding box of pixels above the threshold; null for a blank i
 test('resampleArea: each output pixel is the mean of the area it covers', () => {
   // one row of 3 -> 2: [a, b/2] over 1.5 pixels, [b/2, c] over 1.5
   const [a, b, c] = [0.3, 0.6, 0.9];
-  assertClose(resampleArea(Float32Array.from([a, b, c]), 3, { x: 0, y: 0, w: 3, h: 1 }, 2, 1), [(a + b / 2) / 1.5, (b / 2 + c) / 1.5]);
+  assertClose(resampleArea(Float32Array.from([a, b, c]), 3, { x: 0, y: 0, w: 3, h: 1 }, 2, 1),
+    [(a + b / 2) / 1.5, (b / 2 + c) / 1.5]);
   // 4x4 -> 2x2: the mean of each 2x2 block
   const g = Float32Array.from({ length: 16 }, (_, i) => i / 16);
   assertClose(resampleArea(g, 4, { x: 0, y: 0, w: 4, h: 4 }, 2, 2),
