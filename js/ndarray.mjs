@@ -610,6 +610,14 @@ export function attrStrings(id, attrs) {
   return { keys, vals };
 }
 const NO_ATTRS = {};
+// Frees every cached parse (also when blocks are disposed: the small blocks would otherwise stay
+// scattered through memory the next model's arrays need in one piece).
+export function clearParamCache() {
+  for (const old of paramCache.values()) M._mxw_params_free(old);
+  paramCache.clear();
+  visibleCache.clear();
+  numOutputsCache.clear();
+}
 export function paramsFor(id, attrs) {
   let key;
   if (attrs === NO_ATTRS || Object.keys(attrs).length === 0) {
@@ -629,12 +637,7 @@ export function paramsFor(id, attrs) {
   const out = a.alloc(4);
   check(M._mxw_params_create(id, keys.length, a.strs(keys), a.strs(vals), out));
   p = heap32()[out >>> 2];
-  if (paramCache.size >= PARAM_CACHE_MAX) {
-    for (const old of paramCache.values()) M._mxw_params_free(old);
-    paramCache.clear();
-    visibleCache.clear();
-    numOutputsCache.clear();
-  }
+  if (paramCache.size >= PARAM_CACHE_MAX) clearParamCache();
   paramCache.set(key, p);
   return p;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "ndarray.h"
+#include "../kernels/gemm.h"
 
 static double g_live_arrays = 0, g_live_bytes = 0, g_peak_bytes = 0;
 
@@ -246,4 +247,17 @@ void *mxw_scratch(int slot, size_t bytes) {
     g_scratch_size[slot] = n;
   }
   return g_scratch[slot];
+}
+
+/* The grow-only buffers kernels keep between calls (scratch slots, GEMM packing panels), freed:
+ * called when blocks are disposed, so that a later, different model does not find the heap cut
+ * up by buffers sized for the last one (they grow back on the next call). The calling thread's
+ * only: a pool worker's buffers stay with the worker. */
+void mxw_scratch_release(void) {
+  for (int i = 0; i < MXW_SCRATCH_SLOTS; i++) {
+    free(g_scratch[i]);
+    g_scratch[i] = NULL;
+    g_scratch_size[i] = 0;
+  }
+  mxw_gemm_release_buffers();
 }

@@ -244,6 +244,8 @@ MXW_API int mxw_set_training(int training);
 /* out[0] = live arrays, out[1] = bytes held by array storage and executor arenas, out[2] = the
  * peak of out[1] since the last mxw_memory_reset_peak (as doubles). */
 MXW_API void mxw_memory_stats(double *out);
+/* Frees the buffers kernels keep between calls (scratch, GEMM packing); Block.dispose() calls it. */
+MXW_API void mxw_scratch_release(void);
 MXW_API void mxw_memory_reset_peak(void);
 
 /* ---- threads -------------------------------------------------------------------------------

@@ -92,6 +92,14 @@ static float *pack_buf_get(pack_buf *b, size_t n) {
   return p;
 }
 
+/* Frees the calling thread's packing buffers (mxw_scratch_release). */
+void mxw_gemm_release_buffers(void) {
+  free(g_pack_a.p);
+  free(g_pack_b.p);
+  g_pack_a = (pack_buf){NULL, 0};
+  g_pack_b = (pack_buf){NULL, 0};
+}
+
 /* ---- argument checks shared by every entry point ------------------------------------------- */
 static int check_args(const char *fn, int64_t M, int64_t N, int64_t K, int trans_a, int trans_b, int64_t lda,
                       int64_t ldb, int64_t ldc, const void *A, const void *B, const void *C) {

@@ -38,6 +38,8 @@ int mxw_dgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, double 
 /* Products of fewer multiply-adds than this run on the calling thread; larger ones split across
  * the thread pool (mxw_parallel_for), bit-identical to one thread. Tests lower it. */
 extern int64_t mxw_gemm_parallel_min_macs;
+/* Frees the calling thread's packing buffers (they grow back on the next product). */
+void mxw_gemm_release_buffers(void);
 
 /* The microkernels, exposed for tests and benchmarks.
  *
