@@ -120,7 +120,8 @@ static int fwd_selfatt_qk(const mxw_op_call *c) {
   const int64_t B = S * p->heads, ld = B * 3 * D;
   const size_t es = (size_t)mxw_dtype_size(qkv->dtype);
   const char *q = (const char *)qkv->data;
-  batched g = {0, 1, T, T, D, qk_scale(D, qkv->dtype), q, ld, 3 * D, q + D * es, ld, 3 * D, c->outputs[0].data, T, T * T};
+  batched g = {0, 1,    T, T, D, qk_scale(D, qkv->dtype), q, ld, 3 * D, q + D * es, ld, 3 * D, c->outputs[0].data,
+               T, T * T};
   return run_batched(qkv->dtype, B, &g);
 }
 /* (ograd, qkv) -> d qkv: dq_b = s dOut_b K_b, dk_b = s dOut_b^T Q_b, dv = 0 */
@@ -172,8 +173,9 @@ static int fwd_selfatt_valatt(const mxw_op_call *c) {
   const int64_t T = qkv->shape.dims[0], S = qkv->shape.dims[1], D = qkv->shape.dims[2] / 3 / p->heads;
   const int64_t B = S * p->heads, ld = B * 3 * D;
   const size_t es = (size_t)mxw_dtype_size(qkv->dtype);
-  batched g = {0, 0, T, D, T, 1.0, att->data, T, T * T, (const char *)qkv->data + 2 * D * es, ld, 3 * D,
-               c->outputs[0].data, B * D, D};
+  batched g = {
+      0,     0, T, D, T, 1.0, att->data, T, T * T, (const char *)qkv->data + 2 * D * es, ld, 3 * D, c->outputs[0].data,
+      B * D, D};
   return run_batched(qkv->dtype, B, &g);
 }
 /* (ograd, qkv, att) -> (d qkv, d att): dv_b = Att_b^T dOut_b, dAtt_b = dOut_b V_b^T, dq = dk = 0 */
@@ -186,10 +188,11 @@ static int fwd_backward_selfatt_valatt(const mxw_op_call *c) {
   const int64_t B = S * p->heads, ld = B * 3 * D;
   const size_t es = (size_t)mxw_dtype_size(qkv->dtype);
   zero(dqkv);
-  batched gv = {1, 0, T, D, T, 1.0, att->data, T, T * T, og->data, B * D, D, (char *)dqkv->data + 2 * D * es, ld, 3 * D};
+  batched gv = {1,  0,    T, D, T, 1.0, att->data, T, T * T, og->data, B * D, D, (char *)dqkv->data + 2 * D * es,
+                ld, 3 * D};
   MXW_TRY(run_batched(qkv->dtype, B, &gv));
-  batched ga = {0, 1, T, T, D, 1.0, og->data, B * D, D, (const char *)qkv->data + 2 * D * es, ld, 3 * D, datt->data, T,
-                T * T};
+  batched ga = {0,  1,     T,          T, D,    1.0, og->data, B * D, D, (const char *)qkv->data + 2 * D * es,
+                ld, 3 * D, datt->data, T, T * T};
   return run_batched(qkv->dtype, B, &ga);
 }
 
@@ -217,7 +220,8 @@ static int fwd_encdec_qk(const mxw_op_call *c) {
   MXW_CHECK(kv->dtype == q->dtype, "queries and keys_values must share a dtype");
   const int64_t Tq = q->shape.dims[0], S = q->shape.dims[1], Tk = kv->shape.dims[0], D = q->shape.dims[2] / p->heads;
   const int64_t B = S * p->heads;
-  batched g = {0, 1, Tq, Tk, D, qk_scale(D, q->dtype), q->data, B * D, D, kv->data, B * 2 * D, 2 * D, c->outputs[0].data, Tk,
+  batched g = {0,      1, Tq,       Tk,        D,     qk_scale(D, q->dtype), q->data,
+               B * D,  D, kv->data, B * 2 * D, 2 * D, c->outputs[0].data,    Tk,
                Tq * Tk};
   return run_batched(q->dtype, B, &g);
 }
@@ -262,8 +266,21 @@ static int fwd_encdec_valatt(const mxw_op_call *c) {
   const int64_t Tk = kv->shape.dims[0], B = att->shape.dims[0], Tq = att->shape.dims[1];
   const int64_t D = kv->shape.dims[2] / 2 / p->heads;
   const size_t es = (size_t)mxw_dtype_size(kv->dtype);
-  batched g = {0, 0, Tq, D, Tk, 1.0, att->data, Tk, Tq * Tk, (const char *)kv->data + D * es, B * 2 * D, 2 * D,
-               c->outputs[0].data, B * D, D};
+  batched g = {0,
+               0,
+               Tq,
+               D,
+               Tk,
+               1.0,
+               att->data,
+               Tk,
+               Tq * Tk,
+               (const char *)kv->data + D * es,
+               B * 2 * D,
+               2 * D,
+               c->outputs[0].data,
+               B * D,
+               D};
   return run_batched(kv->dtype, B, &g);
 }
 /* (ograd, kv, att) -> (dkv, datt): dv_b = Att_b^T dOut_b, dAtt_b = dOut_b V_b^T, dk = 0 */
@@ -276,19 +293,19 @@ static int fwd_backward_encdec_valatt(const mxw_op_call *c) {
   const int64_t D = kv->shape.dims[2] / 2 / p->heads;
   const size_t es = (size_t)mxw_dtype_size(kv->dtype);
   zero(dkv);
-  batched gv = {1, 0, Tk, D, Tq, 1.0, att->data, Tk, Tq * Tk, og->data, B * D, D, (char *)dkv->data + D * es,
+  batched gv = {1,         0,    Tk, D, Tq, 1.0, att->data, Tk, Tq * Tk, og->data, B * D, D, (char *)dkv->data + D * es,
                 B * 2 * D, 2 * D};
   MXW_TRY(run_batched(kv->dtype, B, &gv));
-  batched ga = {0, 1, Tq, Tk, D, 1.0, og->data, B * D, D, (const char *)kv->data + D * es, B * 2 * D, 2 * D, datt->data,
-                Tk, Tq * Tk};
+  batched ga = {0,         1,     Tq,         Tk, D,      1.0, og->data, B * D, D, (const char *)kv->data + D * es,
+                B * 2 * D, 2 * D, datt->data, Tk, Tq * Tk};
   return run_batched(kv->dtype, B, &ga);
 }
 
 /* ---- gradients: ElemwiseGradUseIn{"_backward_interleaved_matmul_*"} ------------------------------ */
 static int grad_one(mxw_grad_ctx *g) {
   mxw_gid d;
-  MXW_TRY(mxw_grad_op_fwd(g, "_backward_interleaved_matmul_selfatt_qk", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0)),
-                          &d, 1));
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_interleaved_matmul_selfatt_qk",
+                          MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0)), &d, 1));
   return mxw_grad_set(g, 0, d);
 }
 static int grad_two(mxw_grad_ctx *g, const char *op) {
@@ -311,29 +328,46 @@ static int infer_backward(const void *param, int nin, mxw_shape *in, int nout, m
   return 0;
 }
 
-#define FWD_DEF(VAR, NAME, NIN, INPUTS, INFER, FWD, GRAD, DOC)                                     \
-  static const mxw_op_def VAR = {.name = NAME, .doc = DOC, .attrs = k_attrs, .num_attrs = 1,          \
-                                 .param_size = sizeof(InterleavedParam), .validate = validate,        \
-                                 .num_inputs = NIN, .input_names = INPUTS, .num_outputs = 1,          \
-                                 .output_names = k_output, .infer_shape = INFER, .forward = FWD,      \
+#define FWD_DEF(VAR, NAME, NIN, INPUTS, INFER, FWD, GRAD, DOC)           \
+  static const mxw_op_def VAR = {.name = NAME,                           \
+                                 .doc = DOC,                             \
+                                 .attrs = k_attrs,                       \
+                                 .num_attrs = 1,                         \
+                                 .param_size = sizeof(InterleavedParam), \
+                                 .validate = validate,                   \
+                                 .num_inputs = NIN,                      \
+                                 .input_names = INPUTS,                  \
+                                 .num_outputs = 1,                       \
+                                 .output_names = k_output,               \
+                                 .infer_shape = INFER,                   \
+                                 .forward = FWD,                         \
                                  .gradient = GRAD};
-#define BWD_DEF(VAR, NAME, NIN, INPUTS, NOUT, FWD)                                                  \
-  static const mxw_op_def VAR = {.name = NAME, .doc = "the gradient of " NAME, .attrs = k_attrs,     \
-                                 .num_attrs = 1, .param_size = sizeof(InterleavedParam),              \
-                                 .validate = validate, .num_inputs = NIN, .input_names = INPUTS,      \
-                                 .num_outputs = NOUT, .infer_shape = infer_backward, .forward = FWD};
+#define BWD_DEF(VAR, NAME, NIN, INPUTS, NOUT, FWD)                       \
+  static const mxw_op_def VAR = {.name = NAME,                           \
+                                 .doc = "the gradient of " NAME,         \
+                                 .attrs = k_attrs,                       \
+                                 .num_attrs = 1,                         \
+                                 .param_size = sizeof(InterleavedParam), \
+                                 .validate = validate,                   \
+                                 .num_inputs = NIN,                      \
+                                 .input_names = INPUTS,                  \
+                                 .num_outputs = NOUT,                    \
+                                 .infer_shape = infer_backward,          \
+                                 .forward = FWD};
 
 FWD_DEF(op_selfatt_qk, "_contrib_interleaved_matmul_selfatt_qk", 1, k_qkv, infer_selfatt_qk, fwd_selfatt_qk, grad_one,
         "multi-head self-attention scores: (T, S, 3E) interleaved q/k/v -> (S * heads, T, T), q.k / sqrt(head_dim)")
-FWD_DEF(op_selfatt_valatt, "_contrib_interleaved_matmul_selfatt_valatt", 2, k_qkv_att, infer_selfatt_valatt,
-        fwd_selfatt_valatt, grad_selfatt_valatt,
-        "multi-head self-attention output: the attention (S * heads, T, T) applied to the interleaved values -> (T, S, E)")
+FWD_DEF(
+    op_selfatt_valatt, "_contrib_interleaved_matmul_selfatt_valatt", 2, k_qkv_att, infer_selfatt_valatt,
+    fwd_selfatt_valatt, grad_selfatt_valatt,
+    "multi-head self-attention output: the attention (S * heads, T, T) applied to the interleaved values -> (T, S, E)")
 FWD_DEF(op_encdec_qk, "_contrib_interleaved_matmul_encdec_qk", 2, k_q_kv, infer_encdec_qk, fwd_encdec_qk,
         grad_encdec_qk,
         "encoder-decoder attention scores: queries (Tq, S, E), interleaved k/v (Tk, S, 2E) -> (S * heads, Tq, Tk)")
-FWD_DEF(op_encdec_valatt, "_contrib_interleaved_matmul_encdec_valatt", 2, k_kv_att, infer_encdec_valatt,
-        fwd_encdec_valatt, grad_encdec_valatt,
-        "encoder-decoder attention output: attention (S * heads, Tq, Tk) applied to the interleaved values -> (Tq, S, E)")
+FWD_DEF(
+    op_encdec_valatt, "_contrib_interleaved_matmul_encdec_valatt", 2, k_kv_att, infer_encdec_valatt, fwd_encdec_valatt,
+    grad_encdec_valatt,
+    "encoder-decoder attention output: attention (S * heads, Tq, Tk) applied to the interleaved values -> (Tq, S, E)")
 BWD_DEF(op_b_selfatt_qk, "_backward_interleaved_matmul_selfatt_qk", 2, k_og_qkv, 1, fwd_backward_selfatt_qk)
 BWD_DEF(op_b_selfatt_valatt, "_backward_interleaved_matmul_selfatt_valatt", 3, k_og_qkv_att, 2,
         fwd_backward_selfatt_valatt)

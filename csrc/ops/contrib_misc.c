@@ -129,7 +129,9 @@ static int infer_adaptive(const void *param, int nin, mxw_shape *in, int nout, m
 
 /* MXNet's START_IND / END_IND: the window of output cell a of b over c inputs, in float. */
 static inline int64_t ap_start(int64_t a, int64_t b, int64_t c) { return (int64_t)floorf((float)(a * c) / (float)b); }
-static inline int64_t ap_end(int64_t a, int64_t b, int64_t c) { return (int64_t)ceilf((float)((a + 1) * c) / (float)b); }
+static inline int64_t ap_end(int64_t a, int64_t b, int64_t c) {
+  return (int64_t)ceilf((float)((a + 1) * c) / (float)b);
+}
 
 typedef struct {
   const void *x;
@@ -140,39 +142,39 @@ typedef struct {
 } ap_job;
 
 /* Each output cell: the window's sum (rows, then columns, in the dtype) / kW / kH. */
-#define DEFINE_AP_FWD(NAME, T)                                                                      \
-  static void NAME(void *ctx, int64_t p0, int64_t p1) {                                            \
-    const ap_job *j = (const ap_job *)ctx;                                                          \
-    for (int64_t p = p0; p < p1; p++) {                                                             \
-      const T *x = (const T *)j->x + p * j->H * j->W;                                               \
-      T *y = (T *)j->y + p * j->OH * j->OW;                                                         \
-      for (int64_t oh = 0; oh < j->OH; oh++)                                                        \
-        for (int64_t ow = 0; ow < j->OW; ow++) {                                                    \
-          T sum = 0;                                                                                \
-          for (int64_t ih = j->hs[oh]; ih < j->he[oh]; ih++)                                        \
-            for (int64_t iw = j->ws[ow]; iw < j->we[ow]; iw++) sum += x[ih * j->W + iw];            \
-          y[oh * j->OW + ow] = sum / (T)(j->we[ow] - j->ws[ow]) / (T)(j->he[oh] - j->hs[oh]);       \
-        }                                                                                           \
-    }                                                                                               \
+#define DEFINE_AP_FWD(NAME, T)                                                                \
+  static void NAME(void *ctx, int64_t p0, int64_t p1) {                                       \
+    const ap_job *j = (const ap_job *)ctx;                                                    \
+    for (int64_t p = p0; p < p1; p++) {                                                       \
+      const T *x = (const T *)j->x + p * j->H * j->W;                                         \
+      T *y = (T *)j->y + p * j->OH * j->OW;                                                   \
+      for (int64_t oh = 0; oh < j->OH; oh++)                                                  \
+        for (int64_t ow = 0; ow < j->OW; ow++) {                                              \
+          T sum = 0;                                                                          \
+          for (int64_t ih = j->hs[oh]; ih < j->he[oh]; ih++)                                  \
+            for (int64_t iw = j->ws[ow]; iw < j->we[ow]; iw++) sum += x[ih * j->W + iw];      \
+          y[oh * j->OW + ow] = sum / (T)(j->we[ow] - j->ws[ow]) / (T)(j->he[oh] - j->hs[oh]); \
+        }                                                                                     \
+    }                                                                                         \
   }
 DEFINE_AP_FWD(ap_fwd_f32, float)
 DEFINE_AP_FWD(ap_fwd_f64, double)
 
 /* The gradient: ograd / kH / kW added to every cell of the window. */
-#define DEFINE_AP_BWD(NAME, T)                                                                      \
-  static void NAME(void *ctx, int64_t p0, int64_t p1) {                                            \
-    const ap_job *j = (const ap_job *)ctx;                                                          \
-    for (int64_t p = p0; p < p1; p++) {                                                             \
-      const T *dy = (const T *)j->x + p * j->OH * j->OW;                                            \
-      T *dx = (T *)j->y + p * j->H * j->W;                                                          \
-      for (int64_t i = 0; i < j->H * j->W; i++) dx[i] = 0;                                          \
-      for (int64_t oh = 0; oh < j->OH; oh++)                                                        \
-        for (int64_t ow = 0; ow < j->OW; ow++) {                                                    \
+#define DEFINE_AP_BWD(NAME, T)                                                                       \
+  static void NAME(void *ctx, int64_t p0, int64_t p1) {                                              \
+    const ap_job *j = (const ap_job *)ctx;                                                           \
+    for (int64_t p = p0; p < p1; p++) {                                                              \
+      const T *dy = (const T *)j->x + p * j->OH * j->OW;                                             \
+      T *dx = (T *)j->y + p * j->H * j->W;                                                           \
+      for (int64_t i = 0; i < j->H * j->W; i++) dx[i] = 0;                                           \
+      for (int64_t oh = 0; oh < j->OH; oh++)                                                         \
+        for (int64_t ow = 0; ow < j->OW; ow++) {                                                     \
           const T g = dy[oh * j->OW + ow] / (T)(j->he[oh] - j->hs[oh]) / (T)(j->we[ow] - j->ws[ow]); \
-          for (int64_t ih = j->hs[oh]; ih < j->he[oh]; ih++)                                        \
-            for (int64_t iw = j->ws[ow]; iw < j->we[ow]; iw++) dx[ih * j->W + iw] += g;             \
-        }                                                                                           \
-    }                                                                                               \
+          for (int64_t ih = j->hs[oh]; ih < j->he[oh]; ih++)                                         \
+            for (int64_t iw = j->ws[ow]; iw < j->we[ow]; iw++) dx[ih * j->W + iw] += g;              \
+        }                                                                                            \
+    }                                                                                                \
   }
 DEFINE_AP_BWD(ap_bwd_f32, float)
 DEFINE_AP_BWD(ap_bwd_f64, double)
@@ -206,27 +208,41 @@ static int fwd_backward_adaptive(const mxw_op_call *c) {
 }
 static int grad_adaptive(mxw_grad_ctx *g) {
   mxw_gid dx;
-  MXW_TRY(mxw_grad_op_fwd(g, "_backward_contrib_AdaptiveAvgPooling2D", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0)),
-                          &dx, 1));
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_contrib_AdaptiveAvgPooling2D",
+                          MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0)), &dx, 1));
   return mxw_grad_set(g, 0, dx);
 }
 static const mxw_op_def op_adaptive = {
     .name = "_contrib_AdaptiveAvgPooling2D",
-    .doc = "2-D adaptive average pooling of NCHW data to output_size (h, w): output cell (i, j) averages rows "
-           "[floor(i*H/h), ceil((i+1)*H/h)) and the matching columns",
-    .attrs = k_adaptive_attrs, .num_attrs = 1, .param_size = sizeof(AdaptivePoolParam),
-    .validate = validate_adaptive, .num_inputs = 1, .input_names = k_data, .num_outputs = 1,
-    .infer_shape = infer_adaptive, .forward = fwd_adaptive, .gradient = grad_adaptive};
+    .doc =
+        "2-D adaptive average pooling of NCHW data to output_size (h, w): output cell (i, j) averages rows "
+        "[floor(i*H/h), ceil((i+1)*H/h)) and the matching columns",
+    .attrs = k_adaptive_attrs,
+    .num_attrs = 1,
+    .param_size = sizeof(AdaptivePoolParam),
+    .validate = validate_adaptive,
+    .num_inputs = 1,
+    .input_names = k_data,
+    .num_outputs = 1,
+    .infer_shape = infer_adaptive,
+    .forward = fwd_adaptive,
+    .gradient = grad_adaptive};
 static const mxw_op_def op_backward_adaptive = {
     .name = "_backward_contrib_AdaptiveAvgPooling2D",
     .doc = "the gradient of _contrib_AdaptiveAvgPooling2D (inputs ograd and data, for its shape)",
-    .attrs = k_adaptive_attrs, .num_attrs = 1, .param_size = sizeof(AdaptivePoolParam),
-    .validate = validate_adaptive, .num_inputs = 2, .input_names = k_ograd_data, .num_outputs = 1,
-    .infer_shape = infer_backward_like_inputs, .forward = fwd_backward_adaptive};
+    .attrs = k_adaptive_attrs,
+    .num_attrs = 1,
+    .param_size = sizeof(AdaptivePoolParam),
+    .validate = validate_adaptive,
+    .num_inputs = 2,
+    .input_names = k_ograd_data,
+    .num_outputs = 1,
+    .infer_shape = infer_backward_like_inputs,
+    .forward = fwd_backward_adaptive};
 
 /* ==== _contrib_BilinearResize2D ================================================================== */
 enum { RS_SIZE, RS_ODD_SCALE, RS_LIKE, RS_TO_EVEN_DOWN, RS_TO_EVEN_UP, RS_TO_ODD_DOWN, RS_TO_ODD_UP };
-static const char *const k_resize_modes[] = {"size",       "odd_scale",   "like", "to_even_down",
+static const char *const k_resize_modes[] = {"size",       "odd_scale",   "like",      "to_even_down",
                                              "to_even_up", "to_odd_down", "to_odd_up", NULL};
 typedef struct {
   int64_t height, width;
@@ -238,8 +254,10 @@ typedef struct {
 static const mxw_attr_spec k_resize_attrs[] = {
     MXW_A_INT("height", ResizeParam, height, "1",
               "output height (ignored if scale_height is given or mode is not \"size\")"),
-    MXW_A_INT("width", ResizeParam, width, "1", "output width (ignored if scale_height is given or mode is not \"size\")"),
-    MXW_A_OPT_FLOAT("scale_height", ResizeParam, scale_height, "None", "sampling scale of the height (size, odd_scale)"),
+    MXW_A_INT("width", ResizeParam, width, "1",
+              "output width (ignored if scale_height is given or mode is not \"size\")"),
+    MXW_A_OPT_FLOAT("scale_height", ResizeParam, scale_height, "None",
+                    "sampling scale of the height (size, odd_scale)"),
     MXW_A_OPT_FLOAT("scale_width", ResizeParam, scale_width, "None", "sampling scale of the width (size, odd_scale)"),
     MXW_A_ENUM("mode", ResizeParam, mode, "size", k_resize_modes,
                "size, odd_scale, like (the second input's H and W), to_even_down, to_even_up, to_odd_down, to_odd_up"),
@@ -342,49 +360,49 @@ typedef struct {
   const rs_coord *ch, *cw;
 } rs_job;
 
-#define DEFINE_RS_FWD(NAME, T)                                                                      \
-  static void NAME(void *ctx, int64_t p0, int64_t p1) {                                            \
-    const rs_job *j = (const rs_job *)ctx;                                                          \
-    for (int64_t p = p0; p < p1; p++) {                                                             \
-      const T *x = (const T *)j->x + p * j->H * j->W;                                               \
-      T *y = (T *)j->y + p * j->OH * j->OW;                                                         \
-      for (int64_t oh = 0; oh < j->OH; oh++) {                                                      \
-        const rs_coord h = j->ch[oh];                                                               \
-        const T h0 = (T)h.l0, h1 = (T)h.l1;                                                         \
-        for (int64_t ow = 0; ow < j->OW; ow++) {                                                    \
-          const rs_coord w = j->cw[ow];                                                             \
-          const T w0 = (T)w.l0, w1 = (T)w.l1;                                                       \
-          const T *a = x + h.i0 * j->W + w.i0, *b = a + h.step * j->W;                              \
+#define DEFINE_RS_FWD(NAME, T)                                                                        \
+  static void NAME(void *ctx, int64_t p0, int64_t p1) {                                               \
+    const rs_job *j = (const rs_job *)ctx;                                                            \
+    for (int64_t p = p0; p < p1; p++) {                                                               \
+      const T *x = (const T *)j->x + p * j->H * j->W;                                                 \
+      T *y = (T *)j->y + p * j->OH * j->OW;                                                           \
+      for (int64_t oh = 0; oh < j->OH; oh++) {                                                        \
+        const rs_coord h = j->ch[oh];                                                                 \
+        const T h0 = (T)h.l0, h1 = (T)h.l1;                                                           \
+        for (int64_t ow = 0; ow < j->OW; ow++) {                                                      \
+          const rs_coord w = j->cw[ow];                                                               \
+          const T w0 = (T)w.l0, w1 = (T)w.l1;                                                         \
+          const T *a = x + h.i0 * j->W + w.i0, *b = a + h.step * j->W;                                \
           y[oh * j->OW + ow] = h0 * (w0 * a[0] + w1 * a[w.step]) + h1 * (w0 * b[0] + w1 * b[w.step]); \
-        }                                                                                           \
-      }                                                                                             \
-    }                                                                                               \
+        }                                                                                             \
+      }                                                                                               \
+    }                                                                                                 \
   }
 DEFINE_RS_FWD(rs_fwd_f32, float)
 DEFINE_RS_FWD(rs_fwd_f64, double)
 
 /* dx = 0, then each output cell's gradient spread over its four sources (same weights). */
-#define DEFINE_RS_BWD(NAME, T)                                                                      \
-  static void NAME(void *ctx, int64_t p0, int64_t p1) {                                            \
-    const rs_job *j = (const rs_job *)ctx;                                                          \
-    for (int64_t p = p0; p < p1; p++) {                                                             \
-      const T *dy = (const T *)j->x + p * j->OH * j->OW;                                            \
-      T *dx = (T *)j->y + p * j->H * j->W;                                                          \
-      for (int64_t i = 0; i < j->H * j->W; i++) dx[i] = 0;                                          \
-      for (int64_t oh = 0; oh < j->OH; oh++) {                                                      \
-        const rs_coord h = j->ch[oh];                                                               \
-        const T h0 = (T)h.l0, h1 = (T)h.l1;                                                         \
-        for (int64_t ow = 0; ow < j->OW; ow++) {                                                    \
-          const rs_coord w = j->cw[ow];                                                             \
-          const T w0 = (T)w.l0, w1 = (T)w.l1, g = dy[oh * j->OW + ow];                              \
-          T *a = dx + h.i0 * j->W + w.i0, *b = a + h.step * j->W;                                   \
-          a[0] += h0 * w0 * g;                                                                      \
-          a[w.step] += h0 * w1 * g;                                                                 \
-          b[0] += h1 * w0 * g;                                                                      \
-          b[w.step] += h1 * w1 * g;                                                                 \
-        }                                                                                           \
-      }                                                                                             \
-    }                                                                                               \
+#define DEFINE_RS_BWD(NAME, T)                                         \
+  static void NAME(void *ctx, int64_t p0, int64_t p1) {                \
+    const rs_job *j = (const rs_job *)ctx;                             \
+    for (int64_t p = p0; p < p1; p++) {                                \
+      const T *dy = (const T *)j->x + p * j->OH * j->OW;               \
+      T *dx = (T *)j->y + p * j->H * j->W;                             \
+      for (int64_t i = 0; i < j->H * j->W; i++) dx[i] = 0;             \
+      for (int64_t oh = 0; oh < j->OH; oh++) {                         \
+        const rs_coord h = j->ch[oh];                                  \
+        const T h0 = (T)h.l0, h1 = (T)h.l1;                            \
+        for (int64_t ow = 0; ow < j->OW; ow++) {                       \
+          const rs_coord w = j->cw[ow];                                \
+          const T w0 = (T)w.l0, w1 = (T)w.l1, g = dy[oh * j->OW + ow]; \
+          T *a = dx + h.i0 * j->W + w.i0, *b = a + h.step * j->W;      \
+          a[0] += h0 * w0 * g;                                         \
+          a[w.step] += h0 * w1 * g;                                    \
+          b[0] += h1 * w0 * g;                                         \
+          b[w.step] += h1 * w1 * g;                                    \
+        }                                                              \
+      }                                                                \
+    }                                                                  \
   }
 DEFINE_RS_BWD(rs_bwd_f32, float)
 DEFINE_RS_BWD(rs_bwd_f64, double)
@@ -472,18 +490,36 @@ static int infer_type_backward_resize(const void *param, int nin, int *in, int n
 }
 static const mxw_op_def op_resize = {
     .name = "_contrib_BilinearResize2D",
-    .doc = "bilinear resizing of NCHW data to (height, width), a scale, the like input's size or the nearest "
-           "even/odd size; align_corners or half-pixel centres",
-    .attrs = k_resize_attrs, .num_attrs = 6, .param_size = sizeof(ResizeParam), .validate = validate_resize,
-    .num_inputs = 2, .input_names = k_resize_inputs, .num_inputs_fn = resize_num_inputs, .num_outputs = 1,
-    .infer_shape = infer_resize, .infer_type = infer_type_resize, .forward = fwd_resize, .gradient = grad_resize};
+    .doc =
+        "bilinear resizing of NCHW data to (height, width), a scale, the like input's size or the nearest "
+        "even/odd size; align_corners or half-pixel centres",
+    .attrs = k_resize_attrs,
+    .num_attrs = 6,
+    .param_size = sizeof(ResizeParam),
+    .validate = validate_resize,
+    .num_inputs = 2,
+    .input_names = k_resize_inputs,
+    .num_inputs_fn = resize_num_inputs,
+    .num_outputs = 1,
+    .infer_shape = infer_resize,
+    .infer_type = infer_type_resize,
+    .forward = fwd_resize,
+    .gradient = grad_resize};
 static const mxw_op_def op_backward_resize = {
     .name = "_backward_contrib_BilinearResize2D",
     .doc = "the gradient of _contrib_BilinearResize2D (inputs ograd, data[, like]; like's gradient is zero)",
-    .attrs = k_resize_attrs, .num_attrs = 6, .param_size = sizeof(ResizeParam), .validate = validate_resize,
-    .num_inputs = 3, .input_names = k_resize_bwd_inputs, .num_inputs_fn = resize_bwd_num_inputs, .num_outputs = 2,
-    .num_outputs_fn = resize_num_inputs, .infer_shape = infer_backward_like_inputs,
-    .infer_type = infer_type_backward_resize, .forward = fwd_backward_resize};
+    .attrs = k_resize_attrs,
+    .num_attrs = 6,
+    .param_size = sizeof(ResizeParam),
+    .validate = validate_resize,
+    .num_inputs = 3,
+    .input_names = k_resize_bwd_inputs,
+    .num_inputs_fn = resize_bwd_num_inputs,
+    .num_outputs = 2,
+    .num_outputs_fn = resize_num_inputs,
+    .infer_shape = infer_backward_like_inputs,
+    .infer_type = infer_type_backward_resize,
+    .forward = fwd_backward_resize};
 
 /* ==== shape_array / size_array =================================================================== */
 static int infer_shape_array(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
@@ -523,14 +559,25 @@ static int fwd_size_array(const mxw_op_call *c) {
   ((int64_t *)c->outputs[0].data)[0] = mxw_tensor_size(&c->inputs[0]);
   return 0;
 }
-static const mxw_op_def op_shape_array = {
-    .name = "shape_array", .aliases = ALIASES("_npx_shape_array"),
-    .doc = "a 1-D int64 array holding the shape of data", .num_inputs = 1, .input_names = k_data, .num_outputs = 1,
-    .infer_shape = infer_shape_array, .infer_type = infer_type_int64_out, .forward = fwd_shape_array, .no_grad = 1};
-static const mxw_op_def op_size_array = {
-    .name = "size_array", .doc = "a 1-D int64 array holding the number of elements of data", .num_inputs = 1,
-    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_size_array, .infer_type = infer_type_int64_out,
-    .forward = fwd_size_array, .no_grad = 1};
+static const mxw_op_def op_shape_array = {.name = "shape_array",
+                                          .aliases = ALIASES("_npx_shape_array"),
+                                          .doc = "a 1-D int64 array holding the shape of data",
+                                          .num_inputs = 1,
+                                          .input_names = k_data,
+                                          .num_outputs = 1,
+                                          .infer_shape = infer_shape_array,
+                                          .infer_type = infer_type_int64_out,
+                                          .forward = fwd_shape_array,
+                                          .no_grad = 1};
+static const mxw_op_def op_size_array = {.name = "size_array",
+                                         .doc = "a 1-D int64 array holding the number of elements of data",
+                                         .num_inputs = 1,
+                                         .input_names = k_data,
+                                         .num_outputs = 1,
+                                         .infer_shape = infer_size_array,
+                                         .infer_type = infer_type_int64_out,
+                                         .forward = fwd_size_array,
+                                         .no_grad = 1};
 
 /* ==== broadcast_axis ============================================================================= */
 typedef struct {
@@ -544,7 +591,8 @@ static int validate_broadcast_axes(void *param) {
   const BroadcastAxesParam *p = (const BroadcastAxesParam *)param;
   const int na = p->axis.ndim < 0 ? 0 : p->axis.ndim, ns = p->size.ndim < 0 ? 0 : p->size.ndim;
   MXW_CHECK(na == ns, "axis and size must have the same length, got %d axes and %d sizes", na, ns);
-  for (int i = 0; i < ns; i++) MXW_CHECK(p->size.v[i] >= 0, "size must not be negative, got %lld", (long long)p->size.v[i]);
+  for (int i = 0; i < ns; i++)
+    MXW_CHECK(p->size.v[i] >= 0, "size must not be negative, got %lld", (long long)p->size.v[i]);
   return 0;
 }
 static int infer_broadcast_axes(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
@@ -602,11 +650,19 @@ static int grad_broadcast_axes(mxw_grad_ctx *g) {
   return mxw_grad_set(g, 0, mxw_grad_reduce_to_input(g, mxw_grad_ograd(g, 0), 0));
 }
 static const mxw_op_def op_broadcast_axis = {
-    .name = "broadcast_axis", .aliases = ALIASES("broadcast_axes"),
+    .name = "broadcast_axis",
+    .aliases = ALIASES("broadcast_axes"),
     .doc = "broadcasts the input over the given axes (each of size 1) to the given sizes",
-    .attrs = k_broadcast_axes_attrs, .num_attrs = 2, .param_size = sizeof(BroadcastAxesParam),
-    .validate = validate_broadcast_axes, .num_inputs = 1, .input_names = k_data, .num_outputs = 1,
-    .infer_shape = infer_broadcast_axes, .forward = fwd_broadcast_axes, .gradient = grad_broadcast_axes};
+    .attrs = k_broadcast_axes_attrs,
+    .num_attrs = 2,
+    .param_size = sizeof(BroadcastAxesParam),
+    .validate = validate_broadcast_axes,
+    .num_inputs = 1,
+    .input_names = k_data,
+    .num_outputs = 1,
+    .infer_shape = infer_broadcast_axes,
+    .forward = fwd_broadcast_axes,
+    .gradient = grad_broadcast_axes};
 
 /* ==== _contrib_arange_like ======================================================================= */
 typedef struct {
@@ -685,11 +741,19 @@ static int fwd_range_like(const mxw_op_call *c) {
   return 0;
 }
 static const mxw_op_def op_range_like = {
-    .name = "_contrib_arange_like", .aliases = ALIASES("_npx_arange_like"),
+    .name = "_contrib_arange_like",
+    .aliases = ALIASES("_npx_arange_like"),
     .doc = "evenly spaced values start + (i / repeat) * step shaped like the input (or along one of its axes)",
-    .attrs = k_range_like_attrs, .num_attrs = 5, .param_size = sizeof(RangeLikeParam),
-    .validate = validate_range_like, .num_inputs = 1, .input_names = k_data, .num_outputs = 1,
-    .infer_shape = infer_range_like, .forward = fwd_range_like, .no_grad = 1};
+    .attrs = k_range_like_attrs,
+    .num_attrs = 5,
+    .param_size = sizeof(RangeLikeParam),
+    .validate = validate_range_like,
+    .num_inputs = 1,
+    .input_names = k_data,
+    .num_outputs = 1,
+    .infer_shape = infer_range_like,
+    .forward = fwd_range_like,
+    .no_grad = 1};
 
 /* ==== _contrib_div_sqrt_dim ====================================================================== */
 static int infer_div_sqrt_dim(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
@@ -733,10 +797,15 @@ static int fwd_div_sqrt_dim(const mxw_op_call *c) {
 static int grad_div_sqrt_dim(mxw_grad_ctx *g) {
   return mxw_grad_set(g, 0, mxw_grad_op(g, "_contrib_div_sqrt_dim", NULL, MXW_GIDS(mxw_grad_ograd(g, 0))));
 }
-static const mxw_op_def op_div_sqrt_dim = {
-    .name = "_contrib_div_sqrt_dim", .doc = "rescales the input by the square root of its last dimension",
-    .num_inputs = 1, .input_names = k_data, .num_outputs = 1, .infer_shape = infer_div_sqrt_dim,
-    .forward = fwd_div_sqrt_dim, .inplace = 1, .gradient = grad_div_sqrt_dim};
+static const mxw_op_def op_div_sqrt_dim = {.name = "_contrib_div_sqrt_dim",
+                                           .doc = "rescales the input by the square root of its last dimension",
+                                           .num_inputs = 1,
+                                           .input_names = k_data,
+                                           .num_outputs = 1,
+                                           .infer_shape = infer_div_sqrt_dim,
+                                           .forward = fwd_div_sqrt_dim,
+                                           .inplace = 1,
+                                           .gradient = grad_div_sqrt_dim};
 
 /* ==== erfinv ===================================================================================== */
 /* The inverse error function on (-1, 1) (+-inf at +-1, NaN outside) in double. A starting value
@@ -799,7 +868,8 @@ static int kern_erfinv(const mxw_op_call *c) {
     double *y = (double *)out->data;
     for (int64_t i = 0; i < n; i++) y[i] = erfinv_d(x[i]);
   } else {
-    for (int64_t i = 0; i < n; i++) mxw_store_f64(out->data, out->dtype, i, erfinv_d(mxw_load_f64(in->data, in->dtype, i)));
+    for (int64_t i = 0; i < n; i++)
+      mxw_store_f64(out->data, out->dtype, i, erfinv_d(mxw_load_f64(in->data, in->dtype, i)));
   }
   return 0;
 }
@@ -827,17 +897,28 @@ static int fwd_backward_erfinv(const mxw_op_call *c) {
   return mxw_parallel_elemwise(c, mxw_tensor_size(&c->outputs[0]), MXW_COST_MATH, kern_backward_erfinv);
 }
 static int grad_erfinv(mxw_grad_ctx *g) { /* ElemwiseGradUseOut{"_backward_erfinv"} */
-  return mxw_grad_set(g, 0, mxw_grad_op(g, "_backward_erfinv", NULL, MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_out(g, 0))));
+  return mxw_grad_set(g, 0,
+                      mxw_grad_op(g, "_backward_erfinv", NULL, MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_out(g, 0))));
 }
 static const mxw_op_def op_erfinv = {
-    .name = "erfinv", .aliases = ALIASES("_npx_erfinv"),
+    .name = "erfinv",
+    .aliases = ALIASES("_npx_erfinv"),
     .doc = "inverse of the Gauss error function: erf(erfinv(x)) = x on (-1, 1), +-inf at +-1, NaN outside",
-    .num_inputs = 1, .input_names = k_data, .num_outputs = 1, .infer_shape = mxw_infer_shape_same,
-    .forward = fwd_erfinv, .inplace = 1, .gradient = grad_erfinv};
-static const mxw_op_def op_backward_erfinv = {
-    .name = "_backward_erfinv", .doc = "the gradient of erfinv: ograd * sqrt(pi)/2 * exp(erfinv(x)^2)",
-    .num_inputs = 2, .input_names = k_lhs_rhs, .num_outputs = 1, .infer_shape = mxw_infer_shape_same,
-    .forward = fwd_backward_erfinv, .inplace = 1};
+    .num_inputs = 1,
+    .input_names = k_data,
+    .num_outputs = 1,
+    .infer_shape = mxw_infer_shape_same,
+    .forward = fwd_erfinv,
+    .inplace = 1,
+    .gradient = grad_erfinv};
+static const mxw_op_def op_backward_erfinv = {.name = "_backward_erfinv",
+                                              .doc = "the gradient of erfinv: ograd * sqrt(pi)/2 * exp(erfinv(x)^2)",
+                                              .num_inputs = 2,
+                                              .input_names = k_lhs_rhs,
+                                              .num_outputs = 1,
+                                              .infer_shape = mxw_infer_shape_same,
+                                              .forward = fwd_backward_erfinv,
+                                              .inplace = 1};
 
 MXW_FAMILY(contrib_misc, &op_adaptive, &op_backward_adaptive, &op_resize, &op_backward_resize, &op_shape_array,
            &op_size_array, &op_broadcast_axis, &op_range_like, &op_div_sqrt_dim, &op_erfinv, &op_backward_erfinv);

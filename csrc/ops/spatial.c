@@ -106,8 +106,10 @@ static int infer_gg(const void *param, int nin, mxw_shape *in, int nout, mxw_sha
   if (in[0].ndim < 0) return 0;
   shape_buf b;
   if (p->transform_type == GG_AFFINE) {
-    MXW_CHECK(in[0].ndim == 2, "if transform_type is affine, data is affine matrix: it should be 2D in batch-num_hidden, "
-              "got shape %s", SHAPE_STR(&in[0], b));
+    MXW_CHECK(in[0].ndim == 2,
+              "if transform_type is affine, data is affine matrix: it should be 2D in batch-num_hidden, "
+              "got shape %s",
+              SHAPE_STR(&in[0], b));
     MXW_CHECK(in[0].dims[1] < 0 || in[0].dims[1] == 6, "incorrect data shape[1], should be 6 (got shape %s)",
               SHAPE_STR(&in[0], b));
     MXW_CHECK(p->target_shape.ndim == 2, "target_shape must be (H, W) for an affine grid");
@@ -118,8 +120,10 @@ static int infer_gg(const void *param, int nin, mxw_shape *in, int nout, mxw_sha
     MXW_TRY(set_shape(&out[0], 4, o, "output"));
     return set_shape(&out[1], 2, g, "grid_dst");
   }
-  MXW_CHECK(in[0].ndim == 4, "if transform_type is warp, data is optical flow: it should be 4D in batch-2-y-x, got "
-            "shape %s", SHAPE_STR(&in[0], b));
+  MXW_CHECK(in[0].ndim == 4,
+            "if transform_type is warp, data is optical flow: it should be 4D in batch-2-y-x, got "
+            "shape %s",
+            SHAPE_STR(&in[0], b));
   MXW_CHECK(in[0].dims[1] < 0 || in[0].dims[1] == 2, "incorrect data shape[1], should be 2 (got shape %s)",
             SHAPE_STR(&in[0], b));
   MXW_TRY(mxw_shape_assign(&out[0], &in[0], "output"));
@@ -128,50 +132,50 @@ static int infer_gg(const void *param, int nin, mxw_shape *in, int nout, mxw_sha
 }
 
 /* grid_dst rows x, y, 1 of the target pixels (affine), in the dtype as MXNet's expressions. */
-#define DEFINE_GG(T, SFX)                                                                           \
-  static void gg_affine_##SFX(const T *theta, T *out, T *gd, int64_t N, int64_t H, int64_t W) {     \
-    const int64_t HW = H * W;                                                                       \
-    const T sx = (T)(2.0 / (double)(W - 1)), sy = (T)(2.0 / (double)(H - 1));                       \
-    for (int64_t i = 0; i < HW; i++) {                                                              \
-      gd[i] = (T)-1 + (T)(i % W) * sx;                                                              \
-      gd[HW + i] = (T)-1 + (T)(i / W) * sy;                                                         \
-      gd[2 * HW + i] = 1;                                                                           \
-    }                                                                                               \
-    for (int64_t r = 0; r < 2 * N; r++) {                                                           \
-      const T a = theta[3 * r], b = theta[3 * r + 1], c = theta[3 * r + 2];                         \
-      T *o = out + r * HW;                                                                          \
-      for (int64_t i = 0; i < HW; i++) o[i] = a * gd[i] + b * gd[HW + i] + c * gd[2 * HW + i];      \
-    }                                                                                               \
-  }                                                                                                 \
+#define DEFINE_GG(T, SFX)                                                                             \
+  static void gg_affine_##SFX(const T *theta, T *out, T *gd, int64_t N, int64_t H, int64_t W) {       \
+    const int64_t HW = H * W;                                                                         \
+    const T sx = (T)(2.0 / (double)(W - 1)), sy = (T)(2.0 / (double)(H - 1));                         \
+    for (int64_t i = 0; i < HW; i++) {                                                                \
+      gd[i] = (T)-1 + (T)(i % W) * sx;                                                                \
+      gd[HW + i] = (T)-1 + (T)(i / W) * sy;                                                           \
+      gd[2 * HW + i] = 1;                                                                             \
+    }                                                                                                 \
+    for (int64_t r = 0; r < 2 * N; r++) {                                                             \
+      const T a = theta[3 * r], b = theta[3 * r + 1], c = theta[3 * r + 2];                           \
+      T *o = out + r * HW;                                                                            \
+      for (int64_t i = 0; i < HW; i++) o[i] = a * gd[i] + b * gd[HW + i] + c * gd[2 * HW + i];        \
+    }                                                                                                 \
+  }                                                                                                   \
   static void gg_warp_##SFX(const T *flow, T *out, T *gd, int64_t N, int64_t H, int64_t W, int bwd) { \
-    const T wx = (T)(((double)(T)W - 1.0) / 2.0), wy = (T)(((double)(T)H - 1.0) / 2.0);             \
-    const int64_t HW = H * W;                                                                       \
-    for (int64_t n = 0; n < N; n++)                                                                 \
-      for (int64_t i = 0; i < HW; i++) {                                                            \
-        const T *f = flow + n * 2 * HW;                                                             \
-        T *o = out + n * 2 * HW;                                                                    \
-        if (bwd) {                                                                                  \
-          o[i] = f[i] / wx;                                                                         \
-          o[HW + i] = f[HW + i] / wy;                                                               \
-        } else {                                                                                    \
-          o[i] = (f[i] + (T)(i % W)) / wx - (T)1;                                                   \
-          o[HW + i] = (f[HW + i] + (T)(i / W)) / wy - (T)1;                                         \
-        }                                                                                           \
-      }                                                                                             \
-    if (gd)                                                                                         \
-      for (int64_t i = 0; i < HW; i++) {                                                            \
-        gd[i] = (T)(i % W);                                                                         \
-        gd[HW + i] = (T)(i / W);                                                                    \
-      }                                                                                             \
-  }                                                                                                 \
+    const T wx = (T)(((double)(T)W - 1.0) / 2.0), wy = (T)(((double)(T)H - 1.0) / 2.0);               \
+    const int64_t HW = H * W;                                                                         \
+    for (int64_t n = 0; n < N; n++)                                                                   \
+      for (int64_t i = 0; i < HW; i++) {                                                              \
+        const T *f = flow + n * 2 * HW;                                                               \
+        T *o = out + n * 2 * HW;                                                                      \
+        if (bwd) {                                                                                    \
+          o[i] = f[i] / wx;                                                                           \
+          o[HW + i] = f[HW + i] / wy;                                                                 \
+        } else {                                                                                      \
+          o[i] = (f[i] + (T)(i % W)) / wx - (T)1;                                                     \
+          o[HW + i] = (f[HW + i] + (T)(i / W)) / wy - (T)1;                                           \
+        }                                                                                             \
+      }                                                                                               \
+    if (gd)                                                                                           \
+      for (int64_t i = 0; i < HW; i++) {                                                              \
+        gd[i] = (T)(i % W);                                                                           \
+        gd[HW + i] = (T)(i / W);                                                                      \
+      }                                                                                               \
+  }                                                                                                   \
   /* d theta (N*2, 3) = ograd (N*2, HW) . grid_dstᵀ */                                              \
-  static void gg_affine_bwd_##SFX(const T *og, const T *gd, T *dtheta, int64_t N, int64_t HW) {     \
-    for (int64_t r = 0; r < 2 * N; r++)                                                             \
-      for (int k = 0; k < 3; k++) {                                                                 \
-        T s = 0;                                                                                    \
-        for (int64_t i = 0; i < HW; i++) s += og[r * HW + i] * gd[k * HW + i];                      \
-        dtheta[3 * r + k] = s;                                                                      \
-      }                                                                                             \
+  static void gg_affine_bwd_##SFX(const T *og, const T *gd, T *dtheta, int64_t N, int64_t HW) {       \
+    for (int64_t r = 0; r < 2 * N; r++)                                                               \
+      for (int k = 0; k < 3; k++) {                                                                   \
+        T s = 0;                                                                                      \
+        for (int64_t i = 0; i < HW; i++) s += og[r * HW + i] * gd[k * HW + i];                        \
+        dtheta[3 * r + k] = s;                                                                        \
+      }                                                                                               \
   }
 DEFINE_GG(float, f32)
 DEFINE_GG(double, f64)
@@ -185,11 +189,15 @@ static int fwd_gg(const mxw_op_call *c) {
   const int64_t N = out->shape.dims[0], H = out->shape.dims[2], W = out->shape.dims[3];
   const int f32 = x->dtype == MXW_FLOAT32;
   if (p->transform_type == GG_AFFINE) {
-    if (f32) gg_affine_f32(x->data, out->data, gd->data, N, H, W);
-    else gg_affine_f64(x->data, out->data, gd->data, N, H, W);
+    if (f32)
+      gg_affine_f32(x->data, out->data, gd->data, N, H, W);
+    else
+      gg_affine_f64(x->data, out->data, gd->data, N, H, W);
   } else {
-    if (f32) gg_warp_f32(x->data, out->data, gd->data, N, H, W, 0);
-    else gg_warp_f64(x->data, out->data, gd->data, N, H, W, 0);
+    if (f32)
+      gg_warp_f32(x->data, out->data, gd->data, N, H, W, 0);
+    else
+      gg_warp_f64(x->data, out->data, gd->data, N, H, W, 0);
   }
   return 0;
 }
@@ -203,15 +211,21 @@ static int fwd_backward_gg(const mxw_op_call *c) {
   const int64_t N = og->shape.dims[0], H = og->shape.dims[2], W = og->shape.dims[3];
   const int f32 = og->dtype == MXW_FLOAT32;
   if (p->transform_type == GG_AFFINE) {
-    if (f32) gg_affine_bwd_f32(og->data, c->inputs[1].data, dx->data, N, H * W);
-    else gg_affine_bwd_f64(og->data, c->inputs[1].data, dx->data, N, H * W);
+    if (f32)
+      gg_affine_bwd_f32(og->data, c->inputs[1].data, dx->data, N, H * W);
+    else
+      gg_affine_bwd_f64(og->data, c->inputs[1].data, dx->data, N, H * W);
   } else {
-    if (f32) gg_warp_f32(og->data, dx->data, NULL, N, H, W, 1);
-    else gg_warp_f64(og->data, dx->data, NULL, N, H, W, 1);
+    if (f32)
+      gg_warp_f32(og->data, dx->data, NULL, N, H, W, 1);
+    else
+      gg_warp_f64(og->data, dx->data, NULL, N, H, W, 1);
   }
   return 0;
 }
-static int gg_bwd_num_inputs(const void *param) { return ((const GridParam *)param)->transform_type == GG_AFFINE ? 2 : 1; }
+static int gg_bwd_num_inputs(const void *param) {
+  return ((const GridParam *)param)->transform_type == GG_AFFINE ? 2 : 1;
+}
 static int infer_backward_gg(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
   const GridParam *p = (const GridParam *)param;
   (void)nin;
@@ -232,16 +246,31 @@ static int grad_gg(mxw_grad_ctx *g) {
 }
 static const mxw_op_def op_gg = {
     .name = "GridGenerator",
-    .doc = "sampling grids for BilinearSampler: an affine transform of the target's normalised coordinates, or "
-           "pixel coordinates plus an optical flow, normalised to [-1, 1]",
-    .attrs = k_gg_attrs, .num_attrs = 2, .param_size = sizeof(GridParam), .num_inputs = 1, .input_names = k_data,
-    .num_outputs = 2, .num_visible_outputs_fn = num_visible_one, .output_names = k_gg_outputs,
-    .infer_shape = infer_gg, .forward = fwd_gg, .gradient = grad_gg};
-static const mxw_op_def op_backward_gg = {
-    .name = "_backward_GridGenerator", .doc = "the gradient of GridGenerator (inputs ograd[, grid_dst])",
-    .attrs = k_gg_attrs, .num_attrs = 2, .param_size = sizeof(GridParam), .num_inputs = 2,
-    .input_names = k_gg_bwd_inputs, .num_inputs_fn = gg_bwd_num_inputs, .num_outputs = 1,
-    .infer_shape = infer_backward_gg, .forward = fwd_backward_gg};
+    .doc =
+        "sampling grids for BilinearSampler: an affine transform of the target's normalised coordinates, or "
+        "pixel coordinates plus an optical flow, normalised to [-1, 1]",
+    .attrs = k_gg_attrs,
+    .num_attrs = 2,
+    .param_size = sizeof(GridParam),
+    .num_inputs = 1,
+    .input_names = k_data,
+    .num_outputs = 2,
+    .num_visible_outputs_fn = num_visible_one,
+    .output_names = k_gg_outputs,
+    .infer_shape = infer_gg,
+    .forward = fwd_gg,
+    .gradient = grad_gg};
+static const mxw_op_def op_backward_gg = {.name = "_backward_GridGenerator",
+                                          .doc = "the gradient of GridGenerator (inputs ograd[, grid_dst])",
+                                          .attrs = k_gg_attrs,
+                                          .num_attrs = 2,
+                                          .param_size = sizeof(GridParam),
+                                          .num_inputs = 2,
+                                          .input_names = k_gg_bwd_inputs,
+                                          .num_inputs_fn = gg_bwd_num_inputs,
+                                          .num_outputs = 1,
+                                          .infer_shape = infer_backward_gg,
+                                          .forward = fwd_backward_gg};
 
 /* ==== the bilinear sampler kernels (BilinearSampler and SpatialTransformer) ======================== */
 /* data (N, C, IH, IW), grid (N, 2, OH*OW): x then y in [-1, 1]; out (N, C, OH, OW). A grid point far
@@ -251,79 +280,79 @@ typedef struct {
   double wy, wx;  /* its weights along y and x (MXNet's top_left_y_w, top_left_x_w) */
   int ok;
 } bs_point;
-#define DEFINE_BS(T, SFX)                                                                           \
-  static bs_point bs_locate_##SFX(T gx, T gy, int64_t IH, int64_t IW) {                             \
-    bs_point p = {0, 0, 0, 0, 0};                                                                   \
-    const T yr = (gy + (T)1) * (T)(IH - 1) / (T)2, xr = (gx + (T)1) * (T)(IW - 1) / (T)2;           \
-    if (!(yr > -2 && yr < (T)IH + 1 && xr > -2 && xr < (T)IW + 1)) return p;                        \
-    p.y0 = (int64_t)floor((double)yr);                                                              \
-    p.x0 = (int64_t)floor((double)xr);                                                              \
-    p.wy = (double)(T)(1.0 - ((double)yr - (double)p.y0));                                          \
-    p.wx = (double)(T)(1.0 - ((double)xr - (double)p.x0));                                          \
-    p.ok = 1;                                                                                       \
-    return p;                                                                                       \
-  }                                                                                                 \
-  static void bs_fwd_##SFX(const T *data, const T *grid, T *out, int64_t N, int64_t C, int64_t IH,  \
-                           int64_t IW, int64_t OHW) {                                               \
-    for (int64_t n = 0; n < N; n++)                                                                 \
-      for (int64_t i = 0; i < OHW; i++) {                                                           \
-        const bs_point p = bs_locate_##SFX(grid[n * 2 * OHW + i], grid[n * 2 * OHW + OHW + i], IH, IW); \
-        const int y0in = p.y0 >= 0 && p.y0 < IH, y1in = p.y0 + 1 >= 0 && p.y0 + 1 < IH;             \
-        const int x0in = p.x0 >= 0 && p.x0 < IW, x1in = p.x0 + 1 >= 0 && p.x0 + 1 < IW;             \
-        for (int64_t c = 0; c < C; c++) {                                                           \
-          T *o = out + (n * C + c) * OHW + i;                                                       \
-          if (!p.ok) {                                                                              \
-            *o = 0;                                                                                 \
-            continue;                                                                               \
-          }                                                                                         \
-          const T *d = data + (n * C + c) * IH * IW;                                                \
-          const double tl = y0in && x0in ? (double)d[p.y0 * IW + p.x0] : 0.0;                       \
-          const double tr = y0in && x1in ? (double)d[p.y0 * IW + p.x0 + 1] : 0.0;                   \
-          const double bl = y1in && x0in ? (double)d[(p.y0 + 1) * IW + p.x0] : 0.0;                 \
-          const double br = y1in && x1in ? (double)d[(p.y0 + 1) * IW + p.x0 + 1] : 0.0;             \
-          *o = (T)(tl * p.wy * p.wx + tr * p.wy * (1.0 - p.wx) + bl * (1.0 - p.wy) * p.wx +         \
-                   br * (1.0 - p.wy) * (1.0 - p.wx));                                               \
-        }                                                                                           \
-      }                                                                                             \
-  }                                                                                                 \
-  /* ddata += ograd spread with the weights (ddata zeroed by the caller); dgrid = the derivative. */ \
-  static void bs_bwd_##SFX(const T *og, const T *data, const T *grid, T *ddata, T *dgrid, int64_t N, \
-                           int64_t C, int64_t IH, int64_t IW, int64_t OHW) {                        \
-    for (int64_t n = 0; n < N; n++)                                                                 \
-      for (int64_t i = 0; i < OHW; i++) {                                                           \
-        const bs_point p = bs_locate_##SFX(grid[n * 2 * OHW + i], grid[n * 2 * OHW + OHW + i], IH, IW); \
-        double gy = 0, gx = 0;                                                                      \
-        if (p.ok) {                                                                                 \
-          const int y0in = p.y0 >= 0 && p.y0 < IH, y1in = p.y0 + 1 >= 0 && p.y0 + 1 < IH;           \
-          const int x0in = p.x0 >= 0 && p.x0 < IW, x1in = p.x0 + 1 >= 0 && p.x0 + 1 < IW;           \
-          for (int64_t c = 0; c < C; c++) {                                                         \
-            const double g = (double)og[(n * C + c) * OHW + i];                                     \
-            const T *d = data + (n * C + c) * IH * IW;                                              \
-            T *dd = ddata + (n * C + c) * IH * IW;                                                  \
-            double tl = 0, tr = 0, bl = 0, br = 0;                                                  \
-            if (y0in && x0in) {                                                                     \
-              dd[p.y0 * IW + p.x0] += (T)(g * p.wy * p.wx);                                         \
-              tl = d[p.y0 * IW + p.x0];                                                             \
-            }                                                                                       \
-            if (y0in && x1in) {                                                                     \
-              dd[p.y0 * IW + p.x0 + 1] += (T)(g * p.wy * (1.0 - p.wx));                             \
-              tr = d[p.y0 * IW + p.x0 + 1];                                                         \
-            }                                                                                       \
-            if (y1in && x0in) {                                                                     \
-              dd[(p.y0 + 1) * IW + p.x0] += (T)(g * (1.0 - p.wy) * p.wx);                           \
-              bl = d[(p.y0 + 1) * IW + p.x0];                                                       \
-            }                                                                                       \
-            if (y1in && x1in) {                                                                     \
-              dd[(p.y0 + 1) * IW + p.x0 + 1] += (T)(g * (1.0 - p.wy) * (1.0 - p.wx));               \
-              br = d[(p.y0 + 1) * IW + p.x0 + 1];                                                   \
-            }                                                                                       \
-            gy -= g * (tr - br + (tl - tr - bl + br) * p.wx);                                       \
-            gx -= g * (bl - br + (tl - tr - bl + br) * p.wy);                                       \
-          }                                                                                         \
-        }                                                                                           \
-        dgrid[n * 2 * OHW + OHW + i] = (T)(gy * (double)(IH - 1) / 2.0);                            \
-        dgrid[n * 2 * OHW + i] = (T)(gx * (double)(IW - 1) / 2.0);                                  \
-      }                                                                                             \
+#define DEFINE_BS(T, SFX)                                                                                       \
+  static bs_point bs_locate_##SFX(T gx, T gy, int64_t IH, int64_t IW) {                                         \
+    bs_point p = {0, 0, 0, 0, 0};                                                                               \
+    const T yr = (gy + (T)1) * (T)(IH - 1) / (T)2, xr = (gx + (T)1) * (T)(IW - 1) / (T)2;                       \
+    if (!(yr > -2 && yr < (T)IH + 1 && xr > -2 && xr < (T)IW + 1)) return p;                                    \
+    p.y0 = (int64_t)floor((double)yr);                                                                          \
+    p.x0 = (int64_t)floor((double)xr);                                                                          \
+    p.wy = (double)(T)(1.0 - ((double)yr - (double)p.y0));                                                      \
+    p.wx = (double)(T)(1.0 - ((double)xr - (double)p.x0));                                                      \
+    p.ok = 1;                                                                                                   \
+    return p;                                                                                                   \
+  }                                                                                                             \
+  static void bs_fwd_##SFX(const T *data, const T *grid, T *out, int64_t N, int64_t C, int64_t IH, int64_t IW,  \
+                           int64_t OHW) {                                                                       \
+    for (int64_t n = 0; n < N; n++)                                                                             \
+      for (int64_t i = 0; i < OHW; i++) {                                                                       \
+        const bs_point p = bs_locate_##SFX(grid[n * 2 * OHW + i], grid[n * 2 * OHW + OHW + i], IH, IW);         \
+        const int y0in = p.y0 >= 0 && p.y0 < IH, y1in = p.y0 + 1 >= 0 && p.y0 + 1 < IH;                         \
+        const int x0in = p.x0 >= 0 && p.x0 < IW, x1in = p.x0 + 1 >= 0 && p.x0 + 1 < IW;                         \
+        for (int64_t c = 0; c < C; c++) {                                                                       \
+          T *o = out + (n * C + c) * OHW + i;                                                                   \
+          if (!p.ok) {                                                                                          \
+            *o = 0;                                                                                             \
+            continue;                                                                                           \
+          }                                                                                                     \
+          const T *d = data + (n * C + c) * IH * IW;                                                            \
+          const double tl = y0in && x0in ? (double)d[p.y0 * IW + p.x0] : 0.0;                                   \
+          const double tr = y0in && x1in ? (double)d[p.y0 * IW + p.x0 + 1] : 0.0;                               \
+          const double bl = y1in && x0in ? (double)d[(p.y0 + 1) * IW + p.x0] : 0.0;                             \
+          const double br = y1in && x1in ? (double)d[(p.y0 + 1) * IW + p.x0 + 1] : 0.0;                         \
+          *o = (T)(tl * p.wy * p.wx + tr * p.wy * (1.0 - p.wx) + bl * (1.0 - p.wy) * p.wx +                     \
+                   br * (1.0 - p.wy) * (1.0 - p.wx));                                                           \
+        }                                                                                                       \
+      }                                                                                                         \
+  }                                                                                                             \
+  /* ddata += ograd spread with the weights (ddata zeroed by the caller); dgrid = the derivative. */            \
+  static void bs_bwd_##SFX(const T *og, const T *data, const T *grid, T *ddata, T *dgrid, int64_t N, int64_t C, \
+                           int64_t IH, int64_t IW, int64_t OHW) {                                               \
+    for (int64_t n = 0; n < N; n++)                                                                             \
+      for (int64_t i = 0; i < OHW; i++) {                                                                       \
+        const bs_point p = bs_locate_##SFX(grid[n * 2 * OHW + i], grid[n * 2 * OHW + OHW + i], IH, IW);         \
+        double gy = 0, gx = 0;                                                                                  \
+        if (p.ok) {                                                                                             \
+          const int y0in = p.y0 >= 0 && p.y0 < IH, y1in = p.y0 + 1 >= 0 && p.y0 + 1 < IH;                       \
+          const int x0in = p.x0 >= 0 && p.x0 < IW, x1in = p.x0 + 1 >= 0 && p.x0 + 1 < IW;                       \
+          for (int64_t c = 0; c < C; c++) {                                                                     \
+            const double g = (double)og[(n * C + c) * OHW + i];                                                 \
+            const T *d = data + (n * C + c) * IH * IW;                                                          \
+            T *dd = ddata + (n * C + c) * IH * IW;                                                              \
+            double tl = 0, tr = 0, bl = 0, br = 0;                                                              \
+            if (y0in && x0in) {                                                                                 \
+              dd[p.y0 * IW + p.x0] += (T)(g * p.wy * p.wx);                                                     \
+              tl = d[p.y0 * IW + p.x0];                                                                         \
+            }                                                                                                   \
+            if (y0in && x1in) {                                                                                 \
+              dd[p.y0 * IW + p.x0 + 1] += (T)(g * p.wy * (1.0 - p.wx));                                         \
+              tr = d[p.y0 * IW + p.x0 + 1];                                                                     \
+            }                                                                                                   \
+            if (y1in && x0in) {                                                                                 \
+              dd[(p.y0 + 1) * IW + p.x0] += (T)(g * (1.0 - p.wy) * p.wx);                                       \
+              bl = d[(p.y0 + 1) * IW + p.x0];                                                                   \
+            }                                                                                                   \
+            if (y1in && x1in) {                                                                                 \
+              dd[(p.y0 + 1) * IW + p.x0 + 1] += (T)(g * (1.0 - p.wy) * (1.0 - p.wx));                           \
+              br = d[(p.y0 + 1) * IW + p.x0 + 1];                                                               \
+            }                                                                                                   \
+            gy -= g * (tr - br + (tl - tr - bl + br) * p.wx);                                                   \
+            gx -= g * (bl - br + (tl - tr - bl + br) * p.wy);                                                   \
+          }                                                                                                     \
+        }                                                                                                       \
+        dgrid[n * 2 * OHW + OHW + i] = (T)(gy * (double)(IH - 1) / 2.0);                                        \
+        dgrid[n * 2 * OHW + i] = (T)(gx * (double)(IW - 1) / 2.0);                                              \
+      }                                                                                                         \
   }
 DEFINE_BS(float, f32)
 DEFINE_BS(double, f64)
@@ -368,8 +397,10 @@ static int fwd_bs(const mxw_op_call *c) {
   const int64_t N = x->shape.dims[0], C = x->shape.dims[1], IH = x->shape.dims[2], IW = x->shape.dims[3];
   const int64_t OHW = out->shape.dims[2] * out->shape.dims[3];
   zero(&c->outputs[1]);
-  if (x->dtype == MXW_FLOAT32) bs_fwd_f32(x->data, grid->data, out->data, N, C, IH, IW, OHW);
-  else bs_fwd_f64(x->data, grid->data, out->data, N, C, IH, IW, OHW);
+  if (x->dtype == MXW_FLOAT32)
+    bs_fwd_f32(x->data, grid->data, out->data, N, C, IH, IW, OHW);
+  else
+    bs_fwd_f64(x->data, grid->data, out->data, N, C, IH, IW, OHW);
   return 0;
 }
 /* (ograd, data, grid) -> (d data, d grid) */
@@ -403,16 +434,30 @@ static int grad_bs(mxw_grad_ctx *g) {
 }
 static const mxw_op_def op_bs = {
     .name = "BilinearSampler",
-    .doc = "samples NCHW data at a grid (N, 2, h, w) of normalised (x, y) points in [-1, 1] with bilinear "
-           "interpolation, zero outside the image",
-    .attrs = k_bs_attrs, .num_attrs = 1, .param_size = sizeof(SamplerParam), .num_inputs = 2,
-    .input_names = k_bs_inputs, .num_outputs = 2, .num_visible_outputs_fn = num_visible_one,
-    .output_names = k_bs_outputs, .infer_shape = infer_bs, .forward = fwd_bs, .gradient = grad_bs};
-static const mxw_op_def op_backward_bs = {
-    .name = "_backward_BilinearSampler", .doc = "the gradient of BilinearSampler (inputs ograd, data, grid)",
-    .attrs = k_bs_attrs, .num_attrs = 1, .param_size = sizeof(SamplerParam), .num_inputs = 3,
-    .input_names = k_bs_bwd_inputs, .num_outputs = 2, .infer_shape = infer_backward_inputs,
-    .forward = fwd_backward_bs};
+    .doc =
+        "samples NCHW data at a grid (N, 2, h, w) of normalised (x, y) points in [-1, 1] with bilinear "
+        "interpolation, zero outside the image",
+    .attrs = k_bs_attrs,
+    .num_attrs = 1,
+    .param_size = sizeof(SamplerParam),
+    .num_inputs = 2,
+    .input_names = k_bs_inputs,
+    .num_outputs = 2,
+    .num_visible_outputs_fn = num_visible_one,
+    .output_names = k_bs_outputs,
+    .infer_shape = infer_bs,
+    .forward = fwd_bs,
+    .gradient = grad_bs};
+static const mxw_op_def op_backward_bs = {.name = "_backward_BilinearSampler",
+                                          .doc = "the gradient of BilinearSampler (inputs ograd, data, grid)",
+                                          .attrs = k_bs_attrs,
+                                          .num_attrs = 1,
+                                          .param_size = sizeof(SamplerParam),
+                                          .num_inputs = 3,
+                                          .input_names = k_bs_bwd_inputs,
+                                          .num_outputs = 2,
+                                          .infer_shape = infer_backward_inputs,
+                                          .forward = fwd_backward_bs};
 
 /* ==== SpatialTransformer ========================================================================= */
 static const char *const k_st_types[] = {"affine", NULL};
@@ -457,18 +502,18 @@ static int infer_st(const void *param, int nin, mxw_shape *in, int nout, mxw_sha
   return set_shape(&out[2], 3, gs, "grid_src");
 }
 /* grid_dst (3, HW): x, y, 1, computed in double as MXNet's loop; grid_src[n] = loc[n] (2, 3) . grid_dst */
-#define DEFINE_ST(T, SFX)                                                                           \
-  static void st_grids_##SFX(const T *loc, T *gd, T *gs, int64_t N, int64_t H, int64_t W) {         \
-    const int64_t HW = H * W;                                                                       \
-    for (int64_t i = 0; i < HW; i++) {                                                              \
-      gd[i] = (T)(-1.0 + (double)(i % W) * 2.0 / (double)(W - 1));                                  \
-      gd[HW + i] = (T)(-1.0 + (double)(i / W) * 2.0 / (double)(H - 1));                             \
-      gd[2 * HW + i] = 1;                                                                           \
-    }                                                                                               \
-    for (int64_t r = 0; r < 2 * N; r++) {                                                           \
-      const T a = loc[3 * r], b = loc[3 * r + 1], c = loc[3 * r + 2];                               \
+#define DEFINE_ST(T, SFX)                                                                                \
+  static void st_grids_##SFX(const T *loc, T *gd, T *gs, int64_t N, int64_t H, int64_t W) {              \
+    const int64_t HW = H * W;                                                                            \
+    for (int64_t i = 0; i < HW; i++) {                                                                   \
+      gd[i] = (T)(-1.0 + (double)(i % W) * 2.0 / (double)(W - 1));                                       \
+      gd[HW + i] = (T)(-1.0 + (double)(i / W) * 2.0 / (double)(H - 1));                                  \
+      gd[2 * HW + i] = 1;                                                                                \
+    }                                                                                                    \
+    for (int64_t r = 0; r < 2 * N; r++) {                                                                \
+      const T a = loc[3 * r], b = loc[3 * r + 1], c = loc[3 * r + 2];                                    \
       for (int64_t i = 0; i < HW; i++) gs[r * HW + i] = a * gd[i] + b * gd[HW + i] + c * gd[2 * HW + i]; \
-    }                                                                                               \
+    }                                                                                                    \
   }
 DEFINE_ST(float, f32)
 DEFINE_ST(double, f64)
@@ -532,16 +577,31 @@ static int grad_st(mxw_grad_ctx *g) {
 }
 static const mxw_op_def op_st = {
     .name = "SpatialTransformer",
-    .doc = "a spatial transformer: samples NCHW data (bilinear, zero outside) at an affine transform (loc, "
-           "(batch, 6)) of the target_shape grid",
-    .attrs = k_st_attrs, .num_attrs = 4, .param_size = sizeof(STParam), .num_inputs = 2, .input_names = k_st_inputs,
-    .num_outputs = 3, .num_visible_outputs_fn = num_visible_one, .output_names = k_st_outputs,
-    .infer_shape = infer_st, .forward = fwd_st, .gradient = grad_st};
+    .doc =
+        "a spatial transformer: samples NCHW data (bilinear, zero outside) at an affine transform (loc, "
+        "(batch, 6)) of the target_shape grid",
+    .attrs = k_st_attrs,
+    .num_attrs = 4,
+    .param_size = sizeof(STParam),
+    .num_inputs = 2,
+    .input_names = k_st_inputs,
+    .num_outputs = 3,
+    .num_visible_outputs_fn = num_visible_one,
+    .output_names = k_st_outputs,
+    .infer_shape = infer_st,
+    .forward = fwd_st,
+    .gradient = grad_st};
 static const mxw_op_def op_backward_st = {
     .name = "_backward_SpatialTransformer",
-    .doc = "the gradient of SpatialTransformer (inputs ograd, data, grid_dst, grid_src)", .attrs = k_st_attrs,
-    .num_attrs = 4, .param_size = sizeof(STParam), .num_inputs = 4, .input_names = k_st_bwd_inputs, .num_outputs = 2,
-    .infer_shape = infer_backward_st, .forward = fwd_backward_st};
+    .doc = "the gradient of SpatialTransformer (inputs ograd, data, grid_dst, grid_src)",
+    .attrs = k_st_attrs,
+    .num_attrs = 4,
+    .param_size = sizeof(STParam),
+    .num_inputs = 4,
+    .input_names = k_st_bwd_inputs,
+    .num_outputs = 2,
+    .infer_shape = infer_backward_st,
+    .forward = fwd_backward_st};
 
 /* ==== _contrib_DeformableConvolution ============================================================= */
 static const char *const k_layouts[] = {"NCW", "NCHW", "NCDHW", NULL};
@@ -608,7 +668,8 @@ static int infer_dcn(const void *param, int nin, mxw_shape *in, int nout, mxw_sh
   if (C >= 0) {
     MXW_CHECK(C % G == 0, "input num_filter must divide group size (channels %lld, num_group %lld)", (long long)C,
               (long long)G);
-    MXW_CHECK(C % DG == 0, "input num_filter must divide deformable group size (channels %lld, num_deformable_group %lld)",
+    MXW_CHECK(C % DG == 0,
+              "input num_filter must divide deformable group size (channels %lld, num_deformable_group %lld)",
               (long long)C, (long long)DG);
   }
   MXW_CHECK(F % G == 0, "output num_filter must divide group size (num_filter %lld, num_group %lld)", (long long)F,
@@ -621,13 +682,15 @@ static int infer_dcn(const void *param, int nin, mxw_shape *in, int nout, mxw_sh
     MXW_CHECK(kh <= H + 2 * p->pad.v[0], "kernel size exceed input (kernel %lld, padded height %lld)", (long long)kh,
               (long long)(H + 2 * p->pad.v[0]));
     Ho = (H + 2 * p->pad.v[0] - (p->dilate.v[0] * (kh - 1) + 1)) / p->stride.v[0] + 1;
-    MXW_CHECK(Ho > 0, "the dilated kernel is larger than the padded input height %lld", (long long)(H + 2 * p->pad.v[0]));
+    MXW_CHECK(Ho > 0, "the dilated kernel is larger than the padded input height %lld",
+              (long long)(H + 2 * p->pad.v[0]));
   }
   if (W >= 0) {
     MXW_CHECK(kw <= W + 2 * p->pad.v[1], "kernel size exceed input (kernel %lld, padded width %lld)", (long long)kw,
               (long long)(W + 2 * p->pad.v[1]));
     Wo = (W + 2 * p->pad.v[1] - (p->dilate.v[1] * (kw - 1) + 1)) / p->stride.v[1] + 1;
-    MXW_CHECK(Wo > 0, "the dilated kernel is larger than the padded input width %lld", (long long)(W + 2 * p->pad.v[1]));
+    MXW_CHECK(Wo > 0, "the dilated kernel is larger than the padded input width %lld",
+              (long long)(W + 2 * p->pad.v[1]));
   }
   if (in[1].ndim >= 0) {
     const mxw_shape *o = &in[1];
@@ -653,10 +716,9 @@ typedef struct {
   int64_t N, C, H, W, F, G, DG, kh, kw, ph, pw, sh, sw, dh, dw, Ho, Wo;
 } dcn_geom;
 static dcn_geom dcn_make_geom(const DCNParam *p, const mxw_shape *data, const mxw_shape *out) {
-  dcn_geom g = {data->dims[0],      data->dims[1],  data->dims[2],  data->dims[3],  p->num_filter,
-                p->num_group,       p->num_deformable_group,        p->kernel.v[0], p->kernel.v[1],
-                p->pad.v[0],        p->pad.v[1],    p->stride.v[0], p->stride.v[1], p->dilate.v[0],
-                p->dilate.v[1],     out->dims[2],   out->dims[3]};
+  dcn_geom g = {data->dims[0],           data->dims[1],  data->dims[2],  data->dims[3], p->num_filter, p->num_group,
+                p->num_deformable_group, p->kernel.v[0], p->kernel.v[1], p->pad.v[0],   p->pad.v[1],   p->stride.v[0],
+                p->stride.v[1],          p->dilate.v[0], p->dilate.v[1], out->dims[2],  out->dims[3]};
   return g;
 }
 
@@ -691,117 +753,115 @@ static inline dcn_pt dcn_locate(double h, double w, int64_t H, int64_t W) {
   return p;
 }
 
-#define DEFINE_DCN(T, SFX, GEMM)                                                                     \
-  /* the sample position of tap (i, j) at output (y, x), in T as MXNet (index + offset) */           \
-  static inline void dcn_pos_##SFX(const dcn_geom *g, const T *off, int64_t i, int64_t j, int64_t y,  \
-                                   int64_t x, T *ph, T *pw) {                                        \
-    const int64_t HWo = g->Ho * g->Wo, k = i * g->kw + j;                                            \
-    *ph = (T)(y * g->sh - g->ph + i * g->dh) + off[(2 * k) * HWo + y * g->Wo + x];                   \
-    *pw = (T)(x * g->sw - g->pw + j * g->dw) + off[(2 * k + 1) * HWo + y * g->Wo + x];               \
-  }                                                                                                  \
-  /* col (C * kh * kw, Ho * Wo) of one image */                                                     \
-  static void dcn_im2col_##SFX(const dcn_geom *g, const T *im, const T *offset, T *col) {           \
-    const int64_t HWo = g->Ho * g->Wo, cpg = g->C / g->DG;                                           \
-    for (int64_t c = 0; c < g->C; c++) {                                                             \
-      const T *plane = im + c * g->H * g->W, *off = offset + (c / cpg) * 2 * g->kh * g->kw * HWo;    \
-      for (int64_t i = 0; i < g->kh; i++)                                                            \
-        for (int64_t j = 0; j < g->kw; j++) {                                                        \
-          T *row = col + ((c * g->kh + i) * g->kw + j) * HWo;                                        \
-          for (int64_t y = 0; y < g->Ho; y++)                                                        \
-            for (int64_t x = 0; x < g->Wo; x++) {                                                    \
-              T h, w;                                                                                \
-              dcn_pos_##SFX(g, off, i, j, y, x, &h, &w);                                             \
-              const dcn_pt p = dcn_locate((double)h, (double)w, g->H, g->W);                         \
-              T v = 0;                                                                               \
-              if (p.ok) {                                                                            \
-                const T lh = (T)p.lh, lw = (T)p.lw, hh = (T)1 - lh, hw = (T)1 - lw;                  \
-                v = hh * hw * plane[p.h0 * g->W + p.w0] + hh * lw * plane[p.h0 * g->W + p.w1] +      \
-                    lh * hw * plane[p.h1 * g->W + p.w0] + lh * lw * plane[p.h1 * g->W + p.w1];       \
-              }                                                                                      \
-              row[y * g->Wo + x] = v;                                                                \
-            }                                                                                        \
-        }                                                                                            \
-    }                                                                                                \
-  }                                                                                                  \
-  /* d image (+=) and d offset (=) of one image from the column gradient */                          \
-  static void dcn_col2im_##SFX(const dcn_geom *g, const T *colg, const T *im, const T *offset, T *dim, \
-                               T *doffset) {                                                         \
-    const int64_t HWo = g->Ho * g->Wo, cpg = g->C / g->DG, K = g->kh * g->kw;                        \
-    memset(doffset, 0, (size_t)(g->DG * 2 * K * HWo) * sizeof(T));                                   \
-    for (int64_t c = 0; c < g->C; c++) {                                                             \
-      const int64_t dg = c / cpg;                                                                    \
-      const T *plane = im + c * g->H * g->W, *off = offset + dg * 2 * K * HWo;                       \
-      T *dplane = dim + c * g->H * g->W, *doff = doffset + dg * 2 * K * HWo;                         \
-      for (int64_t i = 0; i < g->kh; i++)                                                            \
-        for (int64_t j = 0; j < g->kw; j++) {                                                        \
-          const T *row = colg + ((c * g->kh + i) * g->kw + j) * HWo;                                 \
-          const int64_t k = i * g->kw + j;                                                           \
-          for (int64_t y = 0; y < g->Ho; y++)                                                        \
-            for (int64_t x = 0; x < g->Wo; x++) {                                                    \
-              T h, w;                                                                                \
-              dcn_pos_##SFX(g, off, i, j, y, x, &h, &w);                                             \
-              const dcn_pt p = dcn_locate((double)h, (double)w, g->H, g->W);                         \
-              if (!p.ok) continue;                                                                   \
-              const T gv = row[y * g->Wo + x];                                                       \
-              const T lh = (T)p.lh, lw = (T)p.lw, hh = (T)1 - lh, hw = (T)1 - lw;                    \
-              const T v1 = plane[p.h0 * g->W + p.w0], v2 = plane[p.h0 * g->W + p.w1];                \
-              const T v3 = plane[p.h1 * g->W + p.w0], v4 = plane[p.h1 * g->W + p.w1];                \
-              dplane[p.h0 * g->W + p.w0] += hh * hw * gv;                                            \
-              dplane[p.h0 * g->W + p.w1] += hh * lw * gv;                                            \
-              dplane[p.h1 * g->W + p.w0] += lh * hw * gv;                                            \
-              dplane[p.h1 * g->W + p.w1] += lh * lw * gv;                                            \
-              doff[(2 * k) * HWo + y * g->Wo + x] += gv * (-hw * v1 - lw * v2 + hw * v3 + lw * v4);   \
-              doff[(2 * k + 1) * HWo + y * g->Wo + x] += gv * (-hh * v1 + hh * v2 - lh * v3 + lh * v4); \
-            }                                                                                        \
-        }                                                                                            \
-    }                                                                                                \
-  }                                                                                                  \
-  static int dcn_forward_##SFX(const dcn_geom *g, const T *data, const T *offset, const T *weight,   \
-                               const T *bias, T *out) {                                              \
-    const int64_t HWo = g->Ho * g->Wo, M = g->F / g->G, K = g->C / g->G * g->kh * g->kw;             \
-    T *col = (T *)mxw_scratch(0, (size_t)(g->C * g->kh * g->kw * HWo + 1) * sizeof(T));              \
-    if (!col) return -1;                                                                             \
-    for (int64_t n = 0; n < g->N; n++) {                                                             \
-      dcn_im2col_##SFX(g, data + n * g->C * g->H * g->W, offset + n * g->DG * 2 * g->kh * g->kw * HWo, col); \
-      T *o = out + n * g->F * HWo;                                                                   \
-      for (int64_t gr = 0; gr < g->G; gr++)                                                          \
-        MXW_TRY(GEMM(0, 0, M, HWo, K, 1, weight + gr * M * K, K, col + gr * K * HWo, HWo, 0,         \
-                     o + gr * M * HWo, HWo));                                                        \
-      if (bias)                                                                                      \
-        for (int64_t f = 0; f < g->F; f++)                                                           \
-          for (int64_t q = 0; q < HWo; q++) o[f * HWo + q] += bias[f];                               \
-    }                                                                                                \
-    return 0;                                                                                        \
-  }                                                                                                  \
-  static int dcn_backward_##SFX(const dcn_geom *g, const T *og, const T *data, const T *offset,      \
-                                const T *weight, T *ddata, T *doffset, T *dweight, T *dbias) {       \
-    const int64_t HWo = g->Ho * g->Wo, M = g->F / g->G, K = g->C / g->G * g->kh * g->kw;             \
-    const size_t colsz = (size_t)(g->C * g->kh * g->kw * HWo + 1) * sizeof(T);                       \
-    T *col = (T *)mxw_scratch(0, colsz), *colg = (T *)mxw_scratch(1, colsz);                         \
-    if (!col || !colg) return -1;                                                                    \
-    memset(ddata, 0, (size_t)(g->N * g->C * g->H * g->W) * sizeof(T));                               \
-    if (g->N == 0) memset(dweight, 0, (size_t)(g->F * K) * sizeof(T));                               \
-    for (int64_t n = 0; n < g->N; n++) {                                                             \
-      const T *ogn = og + n * g->F * HWo, *im = data + n * g->C * g->H * g->W;                       \
-      const T *off = offset + n * g->DG * 2 * g->kh * g->kw * HWo;                                   \
-      for (int64_t gr = 0; gr < g->G; gr++)                                                          \
-        MXW_TRY(GEMM(1, 0, K, HWo, M, 1, weight + gr * M * K, K, ogn + gr * M * HWo, HWo, 0,         \
-                     colg + gr * K * HWo, HWo));                                                     \
-      dcn_col2im_##SFX(g, colg, im, off, ddata + n * g->C * g->H * g->W,                             \
-                       doffset + n * g->DG * 2 * g->kh * g->kw * HWo);                               \
-      dcn_im2col_##SFX(g, im, off, col);                                                             \
-      for (int64_t gr = 0; gr < g->G; gr++)                                                          \
-        MXW_TRY(GEMM(0, 1, M, K, HWo, 1, ogn + gr * M * HWo, HWo, col + gr * K * HWo, HWo, n ? 1 : 0, \
-                     dweight + gr * M * K, K));                                                      \
-    }                                                                                                \
-    if (dbias)                                                                                       \
-      for (int64_t f = 0; f < g->F; f++) {                                                           \
-        T s = 0;                                                                                     \
-        for (int64_t n = 0; n < g->N; n++)                                                           \
-          for (int64_t q = 0; q < HWo; q++) s += og[(n * g->F + f) * HWo + q];                        \
-        dbias[f] = s;                                                                                \
-      }                                                                                              \
-    return 0;                                                                                        \
+#define DEFINE_DCN(T, SFX, GEMM)                                                                                       \
+  /* the sample position of tap (i, j) at output (y, x), in T as MXNet (index + offset) */                             \
+  static inline void dcn_pos_##SFX(const dcn_geom *g, const T *off, int64_t i, int64_t j, int64_t y, int64_t x, T *ph, \
+                                   T *pw) {                                                                            \
+    const int64_t HWo = g->Ho * g->Wo, k = i * g->kw + j;                                                              \
+    *ph = (T)(y * g->sh - g->ph + i * g->dh) + off[(2 * k) * HWo + y * g->Wo + x];                                     \
+    *pw = (T)(x * g->sw - g->pw + j * g->dw) + off[(2 * k + 1) * HWo + y * g->Wo + x];                                 \
+  }                                                                                                                    \
+  /* col (C * kh * kw, Ho * Wo) of one image */                                                                        \
+  static void dcn_im2col_##SFX(const dcn_geom *g, const T *im, const T *offset, T *col) {                              \
+    const int64_t HWo = g->Ho * g->Wo, cpg = g->C / g->DG;                                                             \
+    for (int64_t c = 0; c < g->C; c++) {                                                                               \
+      const T *plane = im + c * g->H * g->W, *off = offset + (c / cpg) * 2 * g->kh * g->kw * HWo;                      \
+      for (int64_t i = 0; i < g->kh; i++)                                                                              \
+        for (int64_t j = 0; j < g->kw; j++) {                                                                          \
+          T *row = col + ((c * g->kh + i) * g->kw + j) * HWo;                                                          \
+          for (int64_t y = 0; y < g->Ho; y++)                                                                          \
+            for (int64_t x = 0; x < g->Wo; x++) {                                                                      \
+              T h, w;                                                                                                  \
+              dcn_pos_##SFX(g, off, i, j, y, x, &h, &w);                                                               \
+              const dcn_pt p = dcn_locate((double)h, (double)w, g->H, g->W);                                           \
+              T v = 0;                                                                                                 \
+              if (p.ok) {                                                                                              \
+                const T lh = (T)p.lh, lw = (T)p.lw, hh = (T)1 - lh, hw = (T)1 - lw;                                    \
+                v = hh * hw * plane[p.h0 * g->W + p.w0] + hh * lw * plane[p.h0 * g->W + p.w1] +                        \
+                    lh * hw * plane[p.h1 * g->W + p.w0] + lh * lw * plane[p.h1 * g->W + p.w1];                         \
+              }                                                                                                        \
+              row[y * g->Wo + x] = v;                                                                                  \
+            }                                                                                                          \
+        }                                                                                                              \
+    }                                                                                                                  \
+  }                                                                                                                    \
+  /* d image (+=) and d offset (=) of one image from the column gradient */                                            \
+  static void dcn_col2im_##SFX(const dcn_geom *g, const T *colg, const T *im, const T *offset, T *dim, T *doffset) {   \
+    const int64_t HWo = g->Ho * g->Wo, cpg = g->C / g->DG, K = g->kh * g->kw;                                          \
+    memset(doffset, 0, (size_t)(g->DG * 2 * K * HWo) * sizeof(T));                                                     \
+    for (int64_t c = 0; c < g->C; c++) {                                                                               \
+      const int64_t dg = c / cpg;                                                                                      \
+      const T *plane = im + c * g->H * g->W, *off = offset + dg * 2 * K * HWo;                                         \
+      T *dplane = dim + c * g->H * g->W, *doff = doffset + dg * 2 * K * HWo;                                           \
+      for (int64_t i = 0; i < g->kh; i++)                                                                              \
+        for (int64_t j = 0; j < g->kw; j++) {                                                                          \
+          const T *row = colg + ((c * g->kh + i) * g->kw + j) * HWo;                                                   \
+          const int64_t k = i * g->kw + j;                                                                             \
+          for (int64_t y = 0; y < g->Ho; y++)                                                                          \
+            for (int64_t x = 0; x < g->Wo; x++) {                                                                      \
+              T h, w;                                                                                                  \
+              dcn_pos_##SFX(g, off, i, j, y, x, &h, &w);                                                               \
+              const dcn_pt p = dcn_locate((double)h, (double)w, g->H, g->W);                                           \
+              if (!p.ok) continue;                                                                                     \
+              const T gv = row[y * g->Wo + x];                                                                         \
+              const T lh = (T)p.lh, lw = (T)p.lw, hh = (T)1 - lh, hw = (T)1 - lw;                                      \
+              const T v1 = plane[p.h0 * g->W + p.w0], v2 = plane[p.h0 * g->W + p.w1];                                  \
+              const T v3 = plane[p.h1 * g->W + p.w0], v4 = plane[p.h1 * g->W + p.w1];                                  \
+              dplane[p.h0 * g->W + p.w0] += hh * hw * gv;                                                              \
+              dplane[p.h0 * g->W + p.w1] += hh * lw * gv;                                                              \
+              dplane[p.h1 * g->W + p.w0] += lh * hw * gv;                                                              \
+              dplane[p.h1 * g->W + p.w1] += lh * lw * gv;                                                              \
+              doff[(2 * k) * HWo + y * g->Wo + x] += gv * (-hw * v1 - lw * v2 + hw * v3 + lw * v4);                    \
+              doff[(2 * k + 1) * HWo + y * g->Wo + x] += gv * (-hh * v1 + hh * v2 - lh * v3 + lh * v4);                \
+            }                                                                                                          \
+        }                                                                                                              \
+    }                                                                                                                  \
+  }                                                                                                                    \
+  static int dcn_forward_##SFX(const dcn_geom *g, const T *data, const T *offset, const T *weight, const T *bias,      \
+                               T *out) {                                                                               \
+    const int64_t HWo = g->Ho * g->Wo, M = g->F / g->G, K = g->C / g->G * g->kh * g->kw;                               \
+    T *col = (T *)mxw_scratch(0, (size_t)(g->C * g->kh * g->kw * HWo + 1) * sizeof(T));                                \
+    if (!col) return -1;                                                                                               \
+    for (int64_t n = 0; n < g->N; n++) {                                                                               \
+      dcn_im2col_##SFX(g, data + n * g->C * g->H * g->W, offset + n * g->DG * 2 * g->kh * g->kw * HWo, col);           \
+      T *o = out + n * g->F * HWo;                                                                                     \
+      for (int64_t gr = 0; gr < g->G; gr++)                                                                            \
+        MXW_TRY(GEMM(0, 0, M, HWo, K, 1, weight + gr * M * K, K, col + gr * K * HWo, HWo, 0, o + gr * M * HWo, HWo));  \
+      if (bias)                                                                                                        \
+        for (int64_t f = 0; f < g->F; f++)                                                                             \
+          for (int64_t q = 0; q < HWo; q++) o[f * HWo + q] += bias[f];                                                 \
+    }                                                                                                                  \
+    return 0;                                                                                                          \
+  }                                                                                                                    \
+  static int dcn_backward_##SFX(const dcn_geom *g, const T *og, const T *data, const T *offset, const T *weight,       \
+                                T *ddata, T *doffset, T *dweight, T *dbias) {                                          \
+    const int64_t HWo = g->Ho * g->Wo, M = g->F / g->G, K = g->C / g->G * g->kh * g->kw;                               \
+    const size_t colsz = (size_t)(g->C * g->kh * g->kw * HWo + 1) * sizeof(T);                                         \
+    T *col = (T *)mxw_scratch(0, colsz), *colg = (T *)mxw_scratch(1, colsz);                                           \
+    if (!col || !colg) return -1;                                                                                      \
+    memset(ddata, 0, (size_t)(g->N * g->C * g->H * g->W) * sizeof(T));                                                 \
+    if (g->N == 0) memset(dweight, 0, (size_t)(g->F * K) * sizeof(T));                                                 \
+    for (int64_t n = 0; n < g->N; n++) {                                                                               \
+      const T *ogn = og + n * g->F * HWo, *im = data + n * g->C * g->H * g->W;                                         \
+      const T *off = offset + n * g->DG * 2 * g->kh * g->kw * HWo;                                                     \
+      for (int64_t gr = 0; gr < g->G; gr++)                                                                            \
+        MXW_TRY(                                                                                                       \
+            GEMM(1, 0, K, HWo, M, 1, weight + gr * M * K, K, ogn + gr * M * HWo, HWo, 0, colg + gr * K * HWo, HWo));   \
+      dcn_col2im_##SFX(g, colg, im, off, ddata + n * g->C * g->H * g->W,                                               \
+                       doffset + n * g->DG * 2 * g->kh * g->kw * HWo);                                                 \
+      dcn_im2col_##SFX(g, im, off, col);                                                                               \
+      for (int64_t gr = 0; gr < g->G; gr++)                                                                            \
+        MXW_TRY(GEMM(0, 1, M, K, HWo, 1, ogn + gr * M * HWo, HWo, col + gr * K * HWo, HWo, n ? 1 : 0,                  \
+                     dweight + gr * M * K, K));                                                                        \
+    }                                                                                                                  \
+    if (dbias)                                                                                                         \
+      for (int64_t f = 0; f < g->F; f++) {                                                                             \
+        T s = 0;                                                                                                       \
+        for (int64_t n = 0; n < g->N; n++)                                                                             \
+          for (int64_t q = 0; q < HWo; q++) s += og[(n * g->F + f) * HWo + q];                                         \
+        dbias[f] = s;                                                                                                  \
+      }                                                                                                                \
+    return 0;                                                                                                          \
   }
 DEFINE_DCN(float, f32, mxw_sgemm)
 DEFINE_DCN(double, f64, mxw_dgemm)
@@ -848,23 +908,40 @@ static int grad_dcn(mxw_grad_ctx *g) {
   mxw_gid d[4];
   const int n = p->no_bias ? 3 : 4;
   MXW_TRY(mxw_grad_op_fwd(g, "_backward__contrib_DeformableConvolution",
-                          MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0), mxw_grad_in(g, 1), mxw_grad_in(g, 2)), d, n));
+                          MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0), mxw_grad_in(g, 1), mxw_grad_in(g, 2)), d,
+                          n));
   for (int i = 0; i < n; i++) MXW_TRY(mxw_grad_set(g, i, d[i]));
   return 0;
 }
 static const mxw_op_def op_dcn = {
     .name = "_contrib_DeformableConvolution",
-    .doc = "2-D deformable convolution: each kernel tap samples data (bilinear) at its position plus a learned "
-           "offset (batch, num_deformable_group * kh * kw * 2, out_h, out_w); weight (num_filter, C / num_group, kh, kw)",
-    .attrs = k_dcn_attrs, .num_attrs = 10, .param_size = sizeof(DCNParam), .validate = validate_dcn,
-    .num_inputs = 4, .input_names = k_dcn_inputs, .num_inputs_fn = dcn_num_inputs, .num_outputs = 1,
-    .infer_shape = infer_dcn, .forward = fwd_dcn, .gradient = grad_dcn};
+    .doc =
+        "2-D deformable convolution: each kernel tap samples data (bilinear) at its position plus a learned "
+        "offset (batch, num_deformable_group * kh * kw * 2, out_h, out_w); weight (num_filter, C / num_group, kh, kw)",
+    .attrs = k_dcn_attrs,
+    .num_attrs = 10,
+    .param_size = sizeof(DCNParam),
+    .validate = validate_dcn,
+    .num_inputs = 4,
+    .input_names = k_dcn_inputs,
+    .num_inputs_fn = dcn_num_inputs,
+    .num_outputs = 1,
+    .infer_shape = infer_dcn,
+    .forward = fwd_dcn,
+    .gradient = grad_dcn};
 static const mxw_op_def op_backward_dcn = {
     .name = "_backward__contrib_DeformableConvolution",
-    .doc = "the gradient of _contrib_DeformableConvolution (inputs ograd, data, offset, weight)", .attrs = k_dcn_attrs,
-    .num_attrs = 10, .param_size = sizeof(DCNParam), .validate = validate_dcn, .num_inputs = 4,
-    .input_names = k_dcn_bwd_inputs, .num_outputs = 4, .num_outputs_fn = dcn_num_outputs_bwd,
-    .infer_shape = infer_backward_dcn, .forward = fwd_backward_dcn};
+    .doc = "the gradient of _contrib_DeformableConvolution (inputs ograd, data, offset, weight)",
+    .attrs = k_dcn_attrs,
+    .num_attrs = 10,
+    .param_size = sizeof(DCNParam),
+    .validate = validate_dcn,
+    .num_inputs = 4,
+    .input_names = k_dcn_bwd_inputs,
+    .num_outputs = 4,
+    .num_outputs_fn = dcn_num_outputs_bwd,
+    .infer_shape = infer_backward_dcn,
+    .forward = fwd_backward_dcn};
 
 MXW_FAMILY(spatial, &op_gg, &op_backward_gg, &op_bs, &op_backward_bs, &op_st, &op_backward_st, &op_dcn,
            &op_backward_dcn);

@@ -56,7 +56,8 @@ function weighted(att, v, Tq, Tk, S, H, D) {
   return out;
 }
 
-for (const [dtype, T, S, H, D, tol] of [['float64', 7, 2, 3, 5, 1e-12], ['float32', 7, 2, 3, 5, 1e-5], ['float32', 33, 3, 4, 16, 1e-5]]) {
+const CASES = [['float64', 7, 2, 3, 5, 1e-12], ['float32', 7, 2, 3, 5, 1e-5], ['float32', 33, 3, 4, 16, 1e-5]];
+for (const [dtype, T, S, H, D, tol] of CASES) {
   test(`selfatt_qk and selfatt_valatt (${dtype}, T ${T}, batch ${S}, ${H} heads of ${D}) vs the documented equivalent code`, () => {
     const r = rng(T * 100 + D);
     const qkvV = r.uniform(T * S * 3 * H * D, -1, 1), attV = r.uniform(S * H * T * T, 0, 1);
@@ -73,13 +74,14 @@ for (const [dtype, T, S, H, D, tol] of [['float64', 7, 2, 3, 5, 1e-12], ['float3
   test(`encdec_qk and encdec_valatt (${dtype}, Tq ${T}, Tk ${T - 3}, batch ${S}, ${H} heads of ${D}) vs the documented equivalent code`, () => {
     const r = rng(T * 10 + D);
     const Tq = T, Tk = T - 3;
-    const qV = r.uniform(Tq * S * H * D, -1, 1), kvV = r.uniform(Tk * S * 2 * H * D, -1, 1), attV = r.uniform(S * H * Tq * Tk, 0, 1);
+    const qV = r.uniform(Tq * S * H * D, -1, 1), kvV = r.uniform(Tk * S * 2 * H * D, -1, 1);
+    const attV = r.uniform(S * H * Tq * Tk, 0, 1);
     const q = proj(qV, Tq, S, H, D, 1, 0), k = proj(kvV, Tk, S, H, D, 2, 0), v = proj(kvV, Tk, S, H, D, 2, 1);
-    const sc = nd._contrib_interleaved_matmul_encdec_qk(arr(qV, [Tq, S, H * D], dtype), arr(kvV, [Tk, S, 2 * H * D], dtype), { heads: H });
+    const kv = arr(kvV, [Tk, S, 2 * H * D], dtype);
+    const sc = nd._contrib_interleaved_matmul_encdec_qk(arr(qV, [Tq, S, H * D], dtype), kv, { heads: H });
     assert.deepEqual(sc.shape, [S * H, Tq, Tk]);
     assertClose(flat(sc), scores(q, k, D), { rtol: tol, atol: tol, msg: 'qk' });
-    const out = nd._contrib_interleaved_matmul_encdec_valatt(arr(kvV, [Tk, S, 2 * H * D], dtype), arr(attV, [S * H, Tq, Tk], dtype),
-      { heads: H });
+    const out = nd._contrib_interleaved_matmul_encdec_valatt(kv, arr(attV, [S * H, Tq, Tk], dtype), { heads: H });
     assert.deepEqual(out.shape, [Tq, S, H * D]);
     assertClose(flat(out), weighted(attV, v, Tq, Tk, S, H, D), { rtol: tol, atol: tol, msg: 'valatt' });
   });
@@ -89,7 +91,8 @@ test('interleaved attention: a hand-worked head (one sequence, one head of 2)', 
   // T = 2, qkv rows [q | k | v]: q0 = (1, 0), k0 = (1, 1), v0 = (2, 0); q1 = (0, 2), k1 = (0, 1), v1 = (0, 4)
   const qkv = nd.array([[[1, 0, 1, 1, 2, 0]], [[0, 2, 0, 1, 0, 4]]]);
   const s2 = Math.SQRT2;
-  assertClose(flat(nd._contrib_interleaved_matmul_selfatt_qk(qkv, { heads: 1 })), [1 / s2, 0, 2 / s2, 2 / s2], { rtol: 1e-6 });
+  assertClose(flat(nd._contrib_interleaved_matmul_selfatt_qk(qkv, { heads: 1 })), [1 / s2, 0, 2 / s2, 2 / s2],
+    { rtol: 1e-6 });
   // attention [[1, 0], [0.25, 0.75]] -> rows v0 and 0.25 v0 + 0.75 v1
   const out = nd._contrib_interleaved_matmul_selfatt_valatt(qkv, nd.array([[[1, 0], [0.25, 0.75]]]), { heads: 1 });
   assert.deepEqual(out.toArray(), [[[2, 0]], [[0.5, 3]]]);
@@ -105,23 +108,27 @@ test('interleaved attention: shape inference, input names, MXNet\'s shape rules 
     .inferShape({ q: [5, 3, 8], kv: [9, 3, 16] })[1], [[6, 5, 9]]);
   const e = nd.zeros([4, 2, 12]);
   assert.throws(() => nd._contrib_interleaved_matmul_selfatt_qk(e), mx.MXNetError); // heads is required
-  assert.throws(() => nd._contrib_interleaved_matmul_selfatt_qk(nd.zeros([4, 12]), { heads: 2 }), isErr(/should be 3D/));
-  assert.throws(() => nd._contrib_interleaved_matmul_selfatt_qk(nd.zeros([4, 2, 10]), { heads: 2 }), isErr(/multiple of 3/));
-  assert.throws(() => nd._contrib_interleaved_matmul_selfatt_valatt(e, nd.zeros([4, 4, 3]), { heads: 2 }), mx.MXNetError);
+  const qk = (x) => nd._contrib_interleaved_matmul_selfatt_qk(x, { heads: 2 });
+  assert.throws(() => qk(nd.zeros([4, 12])), isErr(/should be 3D/));
+  assert.throws(() => qk(nd.zeros([4, 2, 10])), isErr(/multiple of 3/));
+  assert.throws(() => nd._contrib_interleaved_matmul_selfatt_valatt(e, nd.zeros([4, 4, 3]), { heads: 2 }),
+    mx.MXNetError);
   assert.throws(() => nd._contrib_interleaved_matmul_encdec_qk(nd.zeros([4, 2, 6]), nd.zeros([5, 2, 10]), { heads: 2 }),
     isErr(/queries.shape\[2\] \* 2/));
-  assert.throws(() => nd._contrib_interleaved_matmul_encdec_valatt(nd.zeros([5, 2, 12]), nd.zeros([3, 4, 5]), { heads: 2 }),
-    isErr(/keys_values.shape\[1\] \* heads/));
+  assert.throws(() => nd._contrib_interleaved_matmul_encdec_valatt(nd.zeros([5, 2, 12]), nd.zeros([3, 4, 5]),
+    { heads: 2 }), isErr(/keys_values.shape\[1\] \* heads/));
   assert.throws(() => nd._contrib_interleaved_matmul_selfatt_qk(e.astype('float16'), { heads: 2 }), isErr(/Only FP32/));
 });
 
 test('interleaved attention: gradients by finite differences (every input, the unread parts get zeros)', () => {
   const [T, S, H, D] = [4, 2, 2, 3];
   checkGrad('_contrib_interleaved_matmul_selfatt_qk', [{ shape: [T, S, 3 * H * D] }], { heads: H });
-  checkGrad('_contrib_interleaved_matmul_selfatt_valatt', [{ shape: [T, S, 3 * H * D] }, { shape: [S * H, T, T] }], { heads: H });
-  checkGrad('_contrib_interleaved_matmul_encdec_qk', [{ shape: [T, S, H * D] }, { shape: [T + 1, S, 2 * H * D] }], { heads: H });
-  checkGrad('_contrib_interleaved_matmul_encdec_valatt', [{ shape: [T + 1, S, 2 * H * D] }, { shape: [S * H, T, T + 1] }],
+  checkGrad('_contrib_interleaved_matmul_selfatt_valatt', [{ shape: [T, S, 3 * H * D] }, { shape: [S * H, T, T] }],
     { heads: H });
+  checkGrad('_contrib_interleaved_matmul_encdec_qk', [{ shape: [T, S, H * D] }, { shape: [T + 1, S, 2 * H * D] }],
+    { heads: H });
+  checkGrad('_contrib_interleaved_matmul_encdec_valatt',
+    [{ shape: [T + 1, S, 2 * H * D] }, { shape: [S * H, T, T + 1] }], { heads: H });
   // the values are not read by the scores: their gradient is exactly zero
   const x = arr(rng(1).uniform(T * S * 3 * H * D), [T, S, 3 * H * D]);
   x.attachGrad();
