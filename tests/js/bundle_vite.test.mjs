@@ -107,9 +107,12 @@ test('a Vite production build of an app importing mxnet-wasm runs in Chromium, n
       const page = await browser.newPage();
       const logs = [];
       page.on('pageerror', (e) => logs.push(String(e)));
+      page.on('console', (m) => logs.push(m.text()));
+      page.on('requestfailed', (r) => logs.push(`request failed: ${r.url()}`));
       await page.goto(`${url}/`);
+      await page.waitForFunction(() => window.__result !== undefined, null, { timeout: 60_000 }).catch(() => {});
       const result = await page.evaluate(() => window.__result);
-      assert.ok(!result.error, `${result.error}\n${logs.join('\n')}`);
+      assert.ok(result && !result.error, `${result?.error}\n${logs.join('\n')}`);
       assert.equal(result.y.length, expected.length);
       const scale = Math.max(...expected.map(Math.abs));
       result.y.forEach((v, i) => assert.ok(Math.abs(v - expected[i]) <= 1e-5 * scale, `output ${i}: ${v} vs ${expected[i]} (tier ${result.tier})`));
