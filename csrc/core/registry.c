@@ -160,6 +160,14 @@ static const char *const ops_without_input_names[] = {
     "broadcast_to",
     "_slice_assign_scalar",
     "SoftmaxActivation",
+    /* contrib_misc.c */
+    "_contrib_AdaptiveAvgPooling2D",
+    "shape_array",
+    "size_array",
+    "broadcast_axis",
+    "_contrib_arange_like",
+    "_contrib_div_sqrt_dim",
+    "erfinv",
     NULL};
 
 int mxw_op_lists_input_names(const mxw_op_def *op) {
