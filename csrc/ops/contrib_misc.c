@@ -52,7 +52,7 @@ static int run_as_f32(const mxw_op_call *c, int (*kernel)(const mxw_op_call *)) 
     const int64_t n = mxw_tensor_size(t);
     void *b = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
     if (!b) {
-      mxw_fail("out of memory: %lld bytes for a float32 copy", (long long)(n * 4));
+      mxw_fail_oom("a float32 copy of a 16-bit input", (double)n * 4.0);
       goto done;
     }
     bufs[nb++] = b;

@@ -53,7 +53,7 @@ static int run_as_f32(const mxw_op_call *c, int (*kernel)(const mxw_op_call *)) 
     const int64_t n = mxw_tensor_size(t);
     void *b = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
     if (!b) {
-      mxw_fail("out of memory: %lld bytes for a float32 copy", (long long)(n * 4));
+      mxw_fail_oom("a float32 copy of a 16-bit input", (double)n * 4.0);
       goto done;
     }
     bufs[nb++] = b;
@@ -546,7 +546,7 @@ static int fwd_backward_st(const mxw_op_call *c) {
   const int64_t HW = og->shape.dims[2] * og->shape.dims[3];
   const size_t es = (size_t)mxw_dtype_size(x->dtype);
   void *dgrid = malloc((size_t)(N * 2 * HW > 0 ? N * 2 * HW : 1) * es);
-  MXW_CHECK(dgrid, "out of memory: %lld bytes for the grid gradient", (long long)(N * 2 * HW * (int64_t)es));
+  if (!dgrid) return mxw_fail_oom("the grid gradient of SpatialTransformer", (double)(N * 2 * HW) * (double)es);
   zero(dx);
   if (x->dtype == MXW_FLOAT32) {
     bs_bwd_f32(og->data, x->data, gs->data, dx->data, dgrid, N, C, IH, IW, HW);
