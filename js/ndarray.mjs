@@ -632,11 +632,10 @@ export function paramsFor(id, attrs) {
     const p = paramCache.get(key);
     if (p !== undefined) return p;
   }
-  let p;
   const a = args.reset();
   const out = a.alloc(4);
   check(M._mxw_params_create(id, keys.length, a.strs(keys), a.strs(vals), out));
-  p = heap32()[out >>> 2];
+  const p = heap32()[out >>> 2];
   if (paramCache.size >= PARAM_CACHE_MAX) clearParamCache();
   paramCache.set(key, p);
   return p;

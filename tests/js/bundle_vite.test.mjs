@@ -64,7 +64,7 @@ test('a Vite production build of an app importing mxnet-wasm runs in Chromium, n
     writeFileSync(path.join(dir, 'main.js'), APP);
 
     // the model and the input
-    let net, shape, data, labels = null;
+    let shape, data, labels = null;
     if (!REAL_FILES_SKIP) {
       for (const f of ['lenet-symbol.json', 'lenet-0001.params']) {
         copyFileSync(path.join(MODELS, 'lenet-gluon', f), path.join(dir, 'public', f.replace('lenet', 'model').replace('0001', '0000')));
@@ -86,7 +86,7 @@ test('a Vite production build of an app importing mxnet-wasm runs in Chromium, n
       lenet.export(path.join(dir, 'public', 'model'), 0);
     }
     writeFileSync(path.join(dir, 'public', 'input.json'), JSON.stringify({ shape, data }));
-    net = await mx.gluon.SymbolBlock.imports(path.join(dir, 'public', 'model-symbol.json'), ['data'],
+    const net = await mx.gluon.SymbolBlock.imports(path.join(dir, 'public', 'model-symbol.json'), ['data'],
       path.join(dir, 'public', 'model-0000.params'));
     const expected = Array.from(net(mx.nd.array(data, { shape })).toTypedArray());
 
