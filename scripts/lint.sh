@@ -73,7 +73,7 @@ if [ $mode = fix ]; then
       [ $pass -lt 12 ] || failed+=("clang-format (not stable after 12 passes: ${todo[*]})")
     done
   fi
-  [ ${#js_files[@]} -eq 0 ] || "$ESLINT" --fix --quiet "${js_files[@]}" || failed+=("eslint (what --fix cannot repair is listed above)")
+  [ ${#js_files[@]} -eq 0 ] || "$ESLINT" --fix --quiet --no-warn-ignored --no-error-on-unmatched-pattern "${js_files[@]}" || failed+=("eslint (what --fix cannot repair is listed above)")
   if [ ${#failed[@]} -gt 0 ]; then echo "format: ${failed[*]}" >&2; exit 1; fi
   echo "format: ${#c_files[@]} C files through clang-format, JS through eslint --fix"
   exit 0
@@ -166,7 +166,7 @@ fi
 # ---- eslint ---------------------------------------------------------------------------------------------
 if [[ $skip != *,eslint,* ]] && [ ${#js_files[@]} -gt 0 ]; then
   rc=0
-  "$ESLINT" --format json --output-file "$tmp/eslint.json" --no-warn-ignored "${js_files[@]}" 2>"$tmp/eslint.err" || rc=$?
+  "$ESLINT" --format json --output-file "$tmp/eslint.json" --no-warn-ignored --no-error-on-unmatched-pattern "${js_files[@]}" 2>"$tmp/eslint.err" || rc=$?
   if [ $rc -gt 1 ] || [ ! -s "$tmp/eslint.json" ]; then
     cat "$tmp/eslint.err" >&2
     failed+=("eslint (did not run: exit $rc)")
