@@ -21,7 +21,8 @@
  * through float32), the thresholds as MXNet's float parameters.
  *
  * Gradients: box_nms copies each output row's gradient back to its source row
- * (_backward_contrib_box_nms, from the hidden record); box_iou and bipartite_matching have
+ * (_backward_contrib_box_nms, from the hidden record; unchanged by an out_format conversion, as
+ * MXNet's); box_iou and bipartite_matching have
  * MXNet's zero gradients, box_encode / box_decode MXNet's MakeZeroGradNodes: all non-differentiable
  * here. MXNet quirks kept: bipartite_matching's topk stops after topk + 1 matches (its count test
  * runs after the match is made); the record of a float16 box_nms loses exact row numbers past
