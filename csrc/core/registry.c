@@ -266,7 +266,18 @@ int mxw_params_num_visible_outputs(const mxw_params *p) {
 }
 
 /* ---- eager invoke ---------------------------------------------------------------------------- */
-#define MXW_MAX_IO 64
+/* One call's per-input and per-output working arrays: on the stack for up to SMALL_IO of each,
+ * else on the heap (an op may take any number: Concat of 80 class scores in Mask R-CNN). */
+enum { SMALL_IO = 16 };
+typedef struct {
+  mxw_shape *in_shapes, *out_shapes;
+  int *in_types, *out_types;
+  mxw_ndarray **fresh;
+  mxw_tensor *in_t, *out_t;
+} io_bufs;
+
+static int invoke_impl(const mxw_params *p, int nin, int nout, mxw_ndarray *const *inputs, int *num_outputs,
+                       mxw_ndarray **outputs, const io_bufs *b);
 
 int mxw_op_invoke(int op_id, const mxw_params *p, int num_inputs, mxw_ndarray *const *inputs, int *num_outputs,
                   mxw_ndarray **outputs) {
@@ -276,18 +287,51 @@ int mxw_op_invoke(int op_id, const mxw_params *p, int num_inputs, mxw_ndarray *c
   int nin = mxw_params_num_inputs(p), nout = mxw_params_num_outputs(p);
   if (nin != num_inputs) {
     mxw_fail("expected %d input%s, got %d", nin, nin == 1 ? "" : "s", num_inputs);
-    goto fail_prefix;
-  }
-  if (nin > MXW_MAX_IO || nout > MXW_MAX_IO) {
-    mxw_fail("too many inputs or outputs");
-    goto fail_prefix;
+    mxw_error_prefix("Operator %s: ", op->name);
+    return -1;
   }
   if (*num_outputs < nout) {
     mxw_fail("room for %d outputs given, the op has %d", *num_outputs, nout);
-    goto fail_prefix;
+    mxw_error_prefix("Operator %s: ", op->name);
+    return -1;
   }
-  mxw_shape in_shapes[MXW_MAX_IO], out_shapes[MXW_MAX_IO];
-  int in_types[MXW_MAX_IO], out_types[MXW_MAX_IO];
+  if (nin <= SMALL_IO && nout <= SMALL_IO) {
+    mxw_shape in_shapes[SMALL_IO], out_shapes[SMALL_IO];
+    int in_types[SMALL_IO], out_types[SMALL_IO];
+    mxw_ndarray *fresh[SMALL_IO] = {0};
+    mxw_tensor in_t[SMALL_IO], out_t[SMALL_IO];
+    io_bufs b = {in_shapes, out_shapes, in_types, out_types, fresh, in_t, out_t};
+    return invoke_impl(p, nin, nout, inputs, num_outputs, outputs, &b);
+  }
+  size_t ni = (size_t)(nin ? nin : 1), no = (size_t)(nout ? nout : 1);
+  io_bufs b = {(mxw_shape *)malloc(sizeof(mxw_shape) * ni), (mxw_shape *)malloc(sizeof(mxw_shape) * no),
+               (int *)malloc(sizeof(int) * ni), (int *)malloc(sizeof(int) * no),
+               (mxw_ndarray **)calloc(no, sizeof(mxw_ndarray *)), (mxw_tensor *)malloc(sizeof(mxw_tensor) * ni),
+               (mxw_tensor *)malloc(sizeof(mxw_tensor) * no)};
+  int rc;
+  if (!b.in_shapes || !b.out_shapes || !b.in_types || !b.out_types || !b.fresh || !b.in_t || !b.out_t) {
+    rc = mxw_fail("out of memory for the %d inputs and %d outputs of a call", nin, nout);
+    mxw_error_prefix("Operator %s: ", op->name);
+  } else {
+    rc = invoke_impl(p, nin, nout, inputs, num_outputs, outputs, &b);
+  }
+  free(b.in_shapes);
+  free(b.out_shapes);
+  free(b.in_types);
+  free(b.out_types);
+  free(b.fresh);
+  free(b.in_t);
+  free(b.out_t);
+  return rc;
+}
+
+static int invoke_impl(const mxw_params *p, int nin, int nout, mxw_ndarray *const *inputs, int *num_outputs,
+                       mxw_ndarray **outputs, const io_bufs *b) {
+  const mxw_op_def *op = p->op;
+  mxw_shape *in_shapes = b->in_shapes, *out_shapes = b->out_shapes;
+  int *in_types = b->in_types, *out_types = b->out_types;
+  mxw_ndarray **fresh = b->fresh;
+  mxw_tensor *in_t = b->in_t, *out_t = b->out_t;
   for (int i = 0; i < nin; i++) {
     if (!inputs[i]) { mxw_fail("input %d is NULL", i); goto fail_prefix; }
     in_shapes[i] = inputs[i]->t.shape;
@@ -335,8 +379,6 @@ int mxw_op_invoke(int op_id, const mxw_params *p, int num_inputs, mxw_ndarray *c
 
   /* Outputs: the caller's (checked), or fresh. A caller output that shares storage with an
    * input is computed into a temporary first, so kernels never see aliasing. */
-  mxw_ndarray *fresh[MXW_MAX_IO] = {0};
-  mxw_tensor in_t[MXW_MAX_IO], out_t[MXW_MAX_IO];
   for (int i = 0; i < nin; i++) in_t[i] = inputs[i]->t;
   for (int i = 0; i < nout; i++) {
     mxw_ndarray *o = outputs[i];
@@ -393,16 +435,30 @@ fail_prefix:
   return -1;
 }
 
+static int infer_shape_into(const mxw_params *p, int nin, int nout, const int32_t *in_shapes, int32_t *out_shapes,
+                            mxw_shape *in, mxw_shape *out);
+
 int mxw_op_infer_shape(const mxw_params *p, int num_inputs, const int32_t *in_shapes, int32_t *out_shapes) {
   MXW_CHECK(p && out_shapes && (num_inputs == 0 || in_shapes), "NULL argument");
   const mxw_op_def *op = p->op;
   int nin = mxw_params_num_inputs(p), nout = mxw_params_num_outputs(p);
-  if (nin != num_inputs || nin > MXW_MAX_IO || nout > MXW_MAX_IO) {
+  if (nin != num_inputs) {
     mxw_fail("expected %d input%s, got %d", nin, nin == 1 ? "" : "s", num_inputs);
     mxw_error_prefix("Operator %s: ", op->name);
     return -1;
   }
-  mxw_shape in[MXW_MAX_IO], out[MXW_MAX_IO];
+  mxw_shape *in = (mxw_shape *)malloc(sizeof(mxw_shape) * (size_t)(nin ? nin : 1));
+  mxw_shape *out = (mxw_shape *)malloc(sizeof(mxw_shape) * (size_t)(nout ? nout : 1));
+  int rc = infer_shape_into(p, nin, nout, in_shapes, out_shapes, in, out);
+  free(in);
+  free(out);
+  return rc;
+}
+
+static int infer_shape_into(const mxw_params *p, int nin, int nout, const int32_t *in_shapes, int32_t *out_shapes,
+                            mxw_shape *in, mxw_shape *out) {
+  const mxw_op_def *op = p->op;
+  if (!in || !out) return mxw_fail("out of memory for the shapes of %d inputs and %d outputs", nin, nout);
   const int32_t *q = in_shapes;
   for (int i = 0; i < nin; i++) {
     int nd = *q++;

@@ -98,18 +98,25 @@ static int shape_changed(const mxw_shape *a, const mxw_shape *b) { return !mxw_s
  * graph whose information travels against node order). Errors on a node whose inputs were all
  * known are real (reported with the node's name); failures with unknowns wait for a change. */
 static int graph_infer(const exec_graph *g, mxw_shape *shapes, int *types) {
-  mxw_shape in_s[64], out_s[64];
-  int in_t[64], out_t[64];
-  int n_nodes = g->num_nodes, n_entries = g->num_entries, n_edges = 0, rc = -1;
-  for (int i = 0; i < n_nodes; i++) n_edges += g->nodes[i]->op ? g->nodes[i]->num_inputs : 0;
+  int n_nodes = g->num_nodes, n_entries = g->num_entries, n_edges = 0, rc = -1, maxio = 1;
+  for (int i = 0; i < n_nodes; i++) {
+    if (!g->nodes[i]->op) continue;
+    n_edges += g->nodes[i]->num_inputs;
+    if (g->nodes[i]->num_inputs > maxio) maxio = g->nodes[i]->num_inputs;
+    if (mxw_node_num_outputs(g->nodes[i]) > maxio) maxio = mxw_node_num_outputs(g->nodes[i]);
+  }
+  /* one node's input and output shapes and dtypes (any count: Mask R-CNN concatenates 80 inputs) */
+  mxw_shape *in_s = (mxw_shape *)malloc(sizeof(mxw_shape) * (size_t)maxio);
+  mxw_shape *out_s = (mxw_shape *)malloc(sizeof(mxw_shape) * (size_t)maxio);
+  int *in_t = (int *)malloc(sizeof(int) * (size_t)maxio), *out_t = (int *)malloc(sizeof(int) * (size_t)maxio);
   /* consumers of each entry (CSR), the producer of each entry, and a FIFO ring of node ids */
   int *cons_base = (int *)calloc((size_t)n_entries + 1, sizeof(int));
   int *cons = (int *)malloc(sizeof(int) * (size_t)(n_edges ? n_edges : 1));
   int *producer = (int *)malloc(sizeof(int) * (size_t)(n_entries ? n_entries : 1));
   int *queue = (int *)malloc(sizeof(int) * (size_t)(n_nodes ? n_nodes : 1));
   unsigned char *queued = (unsigned char *)calloc((size_t)(n_nodes ? n_nodes : 1), 1);
-  if (!cons_base || !cons || !producer || !queue || !queued) {
-    mxw_fail("out of memory");
+  if (!cons_base || !cons || !producer || !queue || !queued || !in_s || !out_s || !in_t || !out_t) {
+    mxw_fail("out of memory inferring the shapes of a graph of %d nodes", n_nodes);
     goto done;
   }
   for (int i = 0; i < n_nodes; i++) {
@@ -151,10 +158,6 @@ static int graph_infer(const exec_graph *g, mxw_shape *shapes, int *types) {
     queued[i] = 0;
     mxw_node *n = g->nodes[i];
     int nin = n->num_inputs, nout = mxw_node_num_outputs(n);
-    if (nin > 64 || nout > 64) {
-      mxw_fail("node '%s' has too many inputs or outputs", n->name);
-      goto done;
-    }
     int shapes_known = 1, types_known = 1;
     for (int k = 0; k < nin; k++) {
       int e = entry_id(g, &n->inputs[k]);
@@ -227,7 +230,7 @@ static int graph_infer(const exec_graph *g, mxw_shape *shapes, int *types) {
     if (!n->op) continue;
     int nin = n->num_inputs, nout = mxw_node_num_outputs(n), unknown = 0;
     for (int k = 0; k < nout; k++) unknown |= !mxw_shape_known(&shapes[g->entry_base[i] + k]);
-    if (!unknown || nin > 64 || nout > 64) continue;
+    if (!unknown) continue;
     for (int k = 0; k < nin; k++) in_s[k] = shapes[entry_id(g, &n->inputs[k])];
     for (int k = 0; k < nout; k++) out_s[k] = shapes[g->entry_base[i] + k];
     if (n->op->infer_shape(n->params->param, nin, in_s, nout, out_s) != 0) {
@@ -244,6 +247,10 @@ done:
   free(producer);
   free(queue);
   free(queued);
+  free(in_s);
+  free(out_s);
+  free(in_t);
+  free(out_t);
   return rc;
 }
 
