@@ -9,7 +9,8 @@
 #
 # A configure that failed or was interrupted is redone on the next run: a build folder counts as
 # configured only when its generator's file (build.ninja / Makefile) and the stamp written after a
-# successful configure (.mxw-configured) are both there. A cache left without them is discarded.
+# successful configure (.mxw-configured, holding the configure's arguments) are both there; a
+# cache left without a generator file is discarded, and other arguments configure again.
 #   MXW_BUILD_TARGETS="test_core ..."   build only these targets (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,13 +55,18 @@ configure() {
   local dir=$1
   shift
   local stamp=$dir/.mxw-configured
+  local want="$* ${gen[*]}"
   if [ -f "$dir/CMakeCache.txt" ] && [ -f "$dir/$genfile" ] && [ -f "$stamp" ] &&
-    grep -qxF "CMAKE_GENERATOR:INTERNAL=${gen[1]}" "$dir/CMakeCache.txt"; then
+    grep -qxF "CMAKE_GENERATOR:INTERNAL=${gen[1]}" "$dir/CMakeCache.txt" && [ "$(cat "$stamp")" = "$want" ]; then
     return 0
   fi
   if [ -f "$dir/CMakeCache.txt" ]; then
     if [ -f "$dir/$genfile" ] && grep -qxF "CMAKE_GENERATOR:INTERNAL=${gen[1]}" "$dir/CMakeCache.txt"; then
-      echo "build: $dir: the last configure did not finish: configuring again" >&2
+      if [ -f "$stamp" ]; then
+        echo "build: $dir: configured with other arguments: configuring again" >&2
+      else
+        echo "build: $dir: the last configure did not finish: configuring again" >&2
+      fi
     else
       echo "build: $dir holds a CMake cache but no $genfile (a configure failed or was interrupted," \
         "or another generator): removing the cache and configuring again" >&2
@@ -73,7 +79,7 @@ configure() {
     echo "build: configuring $dir failed (log: $dir.configure.log); the next run configures again" >&2
     exit 1
   }
-  touch "$stamp"
+  printf '%s' "$want" >"$stamp"
 }
 targets=()
 for t in ${MXW_BUILD_TARGETS:-}; do targets+=(--target "$t"); done
@@ -87,8 +93,9 @@ if [ "$what" = all ] || [ "$what" = native ] || [ "$what" = configure-native ]; 
   [ "$what" = configure-native ] || cmake --build build/native -j2 "${targets[@]}"
 fi
 if [ "$what" = coverage ]; then
-  # a build type of its own ("Coverage"): CMakeLists.txt adds ASan/UBSan to Debug only
-  configure build/coverage cmake -S . -DCMAKE_BUILD_TYPE=Coverage -DCMAKE_C_FLAGS="-O0 -g --coverage" \
+  # a build type of its own ("Coverage"): CMakeLists.txt adds ASan/UBSan to Debug only; atomic
+  # counters, as the kernels run on a thread pool
+  configure build/coverage cmake -S . -DCMAKE_BUILD_TYPE=Coverage -DCMAKE_C_FLAGS="-O0 -g --coverage -fprofile-update=atomic" \
     -DCMAKE_EXE_LINKER_FLAGS=--coverage
   cmake --build build/coverage -j2 "${targets[@]}"
 fi

@@ -30,7 +30,7 @@ if [ "$what" != js ]; then
     echo "coverage: some C tests failed (coverage/ctest.log); the figures below still count what ran" >&2
   }
   rm -rf coverage/c && mkdir -p coverage/c
-  gcovr -r . --object-directory build/coverage --filter 'csrc/' -j 2 --exclude-unreachable-branches \
+  gcovr -r . --object-directory build/coverage --filter 'csrc/' --exclude-unreachable-branches \
     --html-details coverage/c/index.html --txt coverage/c/summary.txt --print-summary >coverage/c/gcovr.log 2>&1 || {
     tail -20 coverage/c/gcovr.log >&2
     exit 1
