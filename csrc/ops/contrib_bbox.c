@@ -151,75 +151,97 @@ typedef struct {
 DEF_BOX_HELPERS(float, f32)
 DEF_BOX_HELPERS(double, f64)
 
-/* idx/tmp: B*N int32; bstart: B + 1; areas: B*N of T. */
-#define DEF_NMS(T, S)                                                                                               \
-  static void nms_##S(const T *x, T *out, T *rec, int64_t B, int64_t N, int64_t W, const NMSParam *p, int32_t *idx, \
-                      int32_t *tmp, int64_t *bstart, T *areas) {                                                    \
-    const int64_t total = B * N;                                                                                    \
-    const int64_t topk = p->topk < 0 ? N : (p->topk < N ? p->topk : N);                                             \
-    if (topk < 1) { /* MXNet returns the input and the identity record */                                           \
-      memcpy(out, x, (size_t)(total * W) * sizeof(T));                                                              \
-      for (int64_t i = 0; i < total; i++) rec[i] = (T)i;                                                            \
-      return;                                                                                                       \
-    }                                                                                                               \
-    const int64_t si = p->score_index, cs = p->coord_start, id = p->id_index;                                       \
-    const T vth = (T)(float)p->valid_thresh, bg = (T)p->background_id;                                              \
-    const T oth = (T)(float)p->overlap_thresh;                                                                      \
-    int64_t nv = 0;                                                                                                 \
-    for (int64_t i = 0; i < total; i++) {                                                                           \
-      int ok = x[i * W + si] > vth;                                                                                 \
-      if (id >= 0) ok = ok && x[i * W + id] != bg;                                                                  \
-      if (ok) idx[nv++] = (int32_t)i;                                                                               \
-    }                                                                                                               \
-    for (int64_t i = 0; i < total * W; i++) out[i] = (T)-1;                                                         \
-    for (int64_t i = 0; i < total; i++) rec[i] = (T)-1;                                                             \
-    if (nv == 0) return;                                                                                            \
-    nms_sort_ctx ctx = {x, N, W, si};                                                                               \
-    det_stable_sort(idx, tmp, nv, nms_cmp_##S, &ctx);                                                               \
-    /* bstart[b]: the first sorted position of batch b */                                                           \
-    int64_t pos = 0;                                                                                                \
-    for (int64_t b = 0; b <= B; b++) {                                                                              \
-      while (pos < nv && idx[pos] / N < b) pos++;                                                                   \
-      bstart[b] = pos;                                                                                              \
-    }                                                                                                               \
-    for (int64_t b = 0; b < B; b++) {                                                                               \
-      const int64_t lo = bstart[b], hi = bstart[b + 1] < lo + topk ? bstart[b + 1] : lo + topk;                     \
-      for (int64_t k = lo; k < hi; k++) areas[idx[k]] = area_##S(x + idx[k] * W + cs, p->in_format);                \
-      /* greedy NMS over the batch's first topk boxes */                                                            \
-      for (int64_t r = lo; r < hi; r++) {                                                                           \
-        if (idx[r] < 0) continue;                                                                                   \
-        const T *rb = x + (int64_t)idx[r] * W;                                                                      \
-        for (int64_t q = r + 1; q < hi; q++) {                                                                      \
-          if (idx[q] < 0) continue;                                                                                 \
-          const T *qb = x + (int64_t)idx[q] * W;                                                                    \
-          if (!p->force_suppress && id >= 0 && to_int32((double)rb[id]) != to_int32((double)qb[id])) continue;      \
-          T inter = intersect_##S(rb + cs, qb + cs, p->in_format);                                                  \
-          inter *= intersect_##S(rb + cs + 1, qb + cs + 1, p->in_format);                                           \
-          const T iou = inter / (areas[idx[r]] + areas[idx[q]] - inter);                                            \
-          if (iou > oth) idx[q] = -1;                                                                               \
-        }                                                                                                           \
-      }                                                                                                             \
-      /* the survivors, in order, from row b * N; the record keeps each one's source row */                         \
-      int64_t count = 0;                                                                                            \
-      for (int64_t k = lo; k < hi; k++) {                                                                           \
-        if (idx[k] < 0) continue;                                                                                   \
-        memcpy(out + (b * N + count) * W, x + (int64_t)idx[k] * W, (size_t)W * sizeof(T));                          \
-        rec[b * N + count] = (T)idx[k];                                                                             \
-        count++;                                                                                                    \
-      }                                                                                                             \
-    }                                                                                                               \
-    if (p->in_format == p->out_format) return;                                                                      \
-    for (int64_t i = 0; i < total; i++) {                                                                           \
-      T *d = out + i * W + cs;                                                                                      \
-      if (d[0] < 0) continue; /* MXNet's test for the -1 rows */                                                    \
-      if (p->out_format == FMT_CENTER) {                                                                            \
-        T l = d[0], t = d[1], r = d[2], bo = d[3];                                                                  \
-        d[0] = (l + r) / 2, d[1] = (t + bo) / 2, d[2] = r - l, d[3] = bo - t;                                       \
-      } else {                                                                                                      \
-        T cx = d[0], cy = d[1], w = d[2] / 2, h = d[3] / 2;                                                         \
-        d[0] = cx - w, d[1] = cy - h, d[2] = cx + w, d[3] = cy + h;                                                 \
-      }                                                                                                             \
-    }                                                                                                               \
+/* idx/tmp: B*N int32; bstart: B + 1; work: 5 * N of T (a batch's candidates' extents and areas,
+ * gathered for locality; tmp holds their class ids once sorting is done). */
+#define DEF_NMS(T, S)                                                                                                 \
+  static void nms_##S(const T *x, T *out, T *rec, int64_t B, int64_t N, int64_t W, const NMSParam *p, int32_t *idx,   \
+                      int32_t *tmp, int64_t *bstart, T *work) {                                                       \
+    const int64_t total = B * N;                                                                                      \
+    const int64_t topk = p->topk < 0 ? N : (p->topk < N ? p->topk : N);                                               \
+    if (topk < 1) { /* MXNet returns the input and the identity record */                                             \
+      memcpy(out, x, (size_t)(total * W) * sizeof(T));                                                                \
+      for (int64_t i = 0; i < total; i++) rec[i] = (T)i;                                                              \
+      return;                                                                                                         \
+    }                                                                                                                 \
+    const int64_t si = p->score_index, cs = p->coord_start, id = p->id_index;                                         \
+    const T vth = (T)(float)p->valid_thresh, bg = (T)p->background_id;                                                \
+    const T oth = (T)(float)p->overlap_thresh;                                                                        \
+    int64_t nv = 0;                                                                                                   \
+    for (int64_t i = 0; i < total; i++) {                                                                             \
+      int ok = x[i * W + si] > vth;                                                                                   \
+      if (id >= 0) ok = ok && x[i * W + id] != bg;                                                                    \
+      if (ok) idx[nv++] = (int32_t)i;                                                                                 \
+    }                                                                                                                 \
+    for (int64_t i = 0; i < total * W; i++) out[i] = (T)-1;                                                           \
+    for (int64_t i = 0; i < total; i++) rec[i] = (T)-1;                                                               \
+    if (nv == 0) return;                                                                                              \
+    nms_sort_ctx ctx = {x, N, W, si};                                                                                 \
+    det_stable_sort(idx, tmp, nv, nms_cmp_##S, &ctx);                                                                 \
+    /* bstart[b]: the first sorted position of batch b */                                                             \
+    int64_t pos = 0;                                                                                                  \
+    for (int64_t b = 0; b <= B; b++) {                                                                                \
+      while (pos < nv && idx[pos] / N < b) pos++;                                                                     \
+      bstart[b] = pos;                                                                                                \
+    }                                                                                                                 \
+    const int center = p->in_format == FMT_CENTER, by_class = !p->force_suppress && id >= 0;                          \
+    T *ex = work, *ar = work + 4 * N;                                                                                 \
+    int32_t *cl = tmp;                                                                                                \
+    for (int64_t b = 0; b < B; b++) {                                                                                 \
+      const int64_t lo = bstart[b], hi = bstart[b + 1] < lo + topk ? bstart[b + 1] : lo + topk, n = hi - lo;          \
+      int32_t *ix = idx + lo;                                                                                         \
+      /* the batch's first topk boxes: extents (left, top, right, bottom as Intersect computes them),                 \
+       * areas and class ids */                                                                                       \
+      for (int64_t k = 0; k < n; k++) {                                                                               \
+        const T *bx = x + (int64_t)ix[k] * W + cs;                                                                    \
+        if (center) {                                                                                                 \
+          const T hw = bx[2] / 2, hh = bx[3] / 2;                                                                     \
+          ex[4 * k] = bx[0] - hw, ex[4 * k + 1] = bx[1] - hh, ex[4 * k + 2] = bx[0] + hw, ex[4 * k + 3] = bx[1] + hh; \
+        } else {                                                                                                      \
+          ex[4 * k] = bx[0], ex[4 * k + 1] = bx[1], ex[4 * k + 2] = bx[2], ex[4 * k + 3] = bx[3];                     \
+        }                                                                                                             \
+        ar[k] = area_##S(bx, p->in_format);                                                                           \
+        cl[k] = by_class ? (int32_t)to_int32((double)x[(int64_t)ix[k] * W + id]) : 0;                                 \
+      }                                                                                                               \
+      /* greedy NMS: a kept box suppresses every later one of its class with IoU > overlap_thresh */                  \
+      for (int64_t r = 0; r < n; r++) {                                                                               \
+        if (ix[r] < 0) continue;                                                                                      \
+        const T *a = ex + 4 * r;                                                                                      \
+        for (int64_t q = r + 1; q < n; q++) {                                                                         \
+          if (ix[q] < 0 || cl[q] != cl[r]) continue;                                                                  \
+          const T *e = ex + 4 * q;                                                                                    \
+          T w, h;                                                                                                     \
+          if (center) { /* Intersect's centre branch: max(b, a), min(b, a) */                                         \
+            w = (e[2] < a[2] ? e[2] : a[2]) - (e[0] > a[0] ? e[0] : a[0]);                                            \
+            h = (e[3] < a[3] ? e[3] : a[3]) - (e[1] > a[1] ? e[1] : a[1]);                                            \
+          } else {                                                                                                    \
+            w = (a[2] < e[2] ? a[2] : e[2]) - (a[0] > e[0] ? a[0] : e[0]);                                            \
+            h = (a[3] < e[3] ? a[3] : e[3]) - (a[1] > e[1] ? a[1] : e[1]);                                            \
+          }                                                                                                           \
+          const T inter = (w > 0 ? w : (T)0) * (h > 0 ? h : (T)0);                                                    \
+          if (inter / (ar[r] + ar[q] - inter) > oth) ix[q] = -1;                                                      \
+        }                                                                                                             \
+      }                                                                                                               \
+      /* the survivors, in order, from row b * N; the record keeps each one's source row */                           \
+      int64_t count = 0;                                                                                              \
+      for (int64_t k = 0; k < n; k++) {                                                                               \
+        if (ix[k] < 0) continue;                                                                                      \
+        memcpy(out + (b * N + count) * W, x + (int64_t)ix[k] * W, (size_t)W * sizeof(T));                             \
+        rec[b * N + count] = (T)ix[k];                                                                                \
+        count++;                                                                                                      \
+      }                                                                                                               \
+    }                                                                                                                 \
+    if (p->in_format == p->out_format) return;                                                                        \
+    for (int64_t i = 0; i < total; i++) {                                                                             \
+      T *d = out + i * W + cs;                                                                                        \
+      if (d[0] < 0) continue; /* MXNet's test for the -1 rows */                                                      \
+      if (p->out_format == FMT_CENTER) {                                                                              \
+        T l = d[0], t = d[1], r = d[2], bo = d[3];                                                                    \
+        d[0] = (l + r) / 2, d[1] = (t + bo) / 2, d[2] = r - l, d[3] = bo - t;                                         \
+      } else {                                                                                                        \
+        T cx = d[0], cy = d[1], w = d[2] / 2, h = d[3] / 2;                                                           \
+        d[0] = cx - w, d[1] = cy - h, d[2] = cx + w, d[3] = cy + h;                                                   \
+      }                                                                                                               \
+    }                                                                                                                 \
   }
 
 DEF_NMS(float, f32)
@@ -238,7 +260,7 @@ static int fwd_box_nms(const mxw_op_call *c) {
   int32_t *idx = (int32_t *)det_alloc("box_nms", total, sizeof(int32_t));
   int32_t *tmp = idx ? (int32_t *)det_alloc("box_nms", total, sizeof(int32_t)) : NULL;
   int64_t *bstart = tmp ? (int64_t *)det_alloc("box_nms", B + 1, sizeof(int64_t)) : NULL;
-  void *areas = bstart ? det_alloc("box_nms", total, es) : NULL;
+  void *areas = bstart ? det_alloc("box_nms", 5 * N, es) : NULL;
   int rc = areas ? 0 : -1;
   if (rc == 0) {
     if (v.dtype == MXW_FLOAT32)

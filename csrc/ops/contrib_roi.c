@@ -205,8 +205,9 @@ typedef struct {
     const ROIAlignParam *p = j->p;                                                                                   \
     const int64_t C = j->C, H = j->H, W = j->W, Cout = j->Cout, PH = j->PH, PW = j->PW;                              \
     const int64_t block = Cout * PH * PW;                                                                            \
-    T *pw_buf = NULL;                                                                                                \
-    int64_t *pp_buf = NULL, cap = 0;                                                                                 \
+    T *sw = NULL, *tw = NULL;                                                                                        \
+    int64_t *sp = NULL, *bstart = NULL, cap = 0;                                                                     \
+    int32_t *tp = NULL;                                                                                              \
     for (int64_t n = r0; n < r1; n++) {                                                                              \
       const T *roi = (const T *)j->rois + n * 5;                                                                     \
       T *yo = (T *)j->y + n * block;                                                                                 \
@@ -216,14 +217,17 @@ typedef struct {
         for (int64_t i = 0; i < block; i++) yo[i] = 0;                                                               \
         continue;                                                                                                    \
       }                                                                                                              \
-      /* the weights and positions of every sample, shared by all channels */                                        \
-      const int64_t ns = PH * PW * g.grid_h * g.grid_w;                                                              \
+      /* every sample's 4 bilinear taps (weight 0 at position 0 outside the map, as MXNet) */                        \
+      const int64_t per_bin = g.grid_h * g.grid_w, ns = PH * PW * per_bin;                                           \
       if (ns > cap) {                                                                                                \
-        free(pw_buf), free(pp_buf);                                                                                  \
+        free(sw), free(sp), free(tw), free(tp), free(bstart);                                                        \
         cap = ns;                                                                                                    \
-        pw_buf = (T *)malloc((size_t)(4 * ns) * sizeof(T));                                                          \
-        pp_buf = (int64_t *)malloc((size_t)(4 * ns) * sizeof(int64_t));                                              \
-        if (!pw_buf || !pp_buf) { /* reported by the caller after the split */                                       \
+        sw = (T *)malloc((size_t)(4 * ns) * sizeof(T));                                                              \
+        sp = (int64_t *)malloc((size_t)(4 * ns) * sizeof(int64_t));                                                  \
+        tw = (T *)malloc((size_t)(4 * ns) * sizeof(T));                                                              \
+        tp = (int32_t *)malloc((size_t)(4 * ns) * sizeof(int32_t));                                                  \
+        bstart = (int64_t *)malloc((size_t)(PH * PW + 1) * sizeof(int64_t));                                         \
+        if (!sw || !sp || !tw || !tp || !bstart) { /* reported by the caller after the split */                      \
           j->failed = 1;                                                                                             \
           break;                                                                                                     \
         }                                                                                                            \
@@ -235,28 +239,37 @@ typedef struct {
             for (int64_t ix = 0; ix < g.grid_w; ix++, k++) {                                                         \
               T y, x;                                                                                                \
               sample_yx_##S(&g, ph, pw, iy, ix, &y, &x);                                                             \
-              bilinear_##S(H, W, y, x, pw_buf + 4 * k, pp_buf + 4 * k);                                              \
+              bilinear_##S(H, W, y, x, sw + 4 * k, sp + 4 * k);                                                      \
               for (int q = 0; q < 4; q++)                                                                            \
-                if (pp_buf[4 * k + q] < 0) pp_buf[4 * k + q] = 0; /* weight 0 */                                     \
+                if (sp[4 * k + q] < 0) sp[4 * k + q] = 0;                                                            \
             }                                                                                                        \
-      const T count = (T)(g.grid_h * g.grid_w);                                                                      \
+      /* per bin, the taps of its samples merged by position (weights added): the same sum over                      \
+       * every channel with fewer multiplications when samples share pixels */                                       \
+      int64_t nt = 0;                                                                                                \
+      for (int64_t b = 0; b < PH * PW; b++) {                                                                        \
+        bstart[b] = nt;                                                                                              \
+        for (int64_t q = b * per_bin * 4; q < (b + 1) * per_bin * 4; q++) {                                          \
+          int64_t t = bstart[b];                                                                                     \
+          while (t < nt && tp[t] != (int32_t)sp[q]) t++;                                                             \
+          if (t == nt)                                                                                               \
+            tp[nt] = (int32_t)sp[q], tw[nt++] = sw[q];                                                               \
+          else                                                                                                       \
+            tw[t] += sw[q];                                                                                          \
+        }                                                                                                            \
+      }                                                                                                              \
+      bstart[PH * PW] = nt;                                                                                          \
+      const T count = (T)per_bin;                                                                                    \
       for (int64_t c = 0; c < Cout; c++) {                                                                           \
-        int64_t s = 0;                                                                                               \
-        for (int64_t ph = 0; ph < PH; ph++)                                                                          \
-          for (int64_t pw = 0; pw < PW; pw++) {                                                                      \
-            const int64_t cu = p->position_sensitive ? (c * PH + ph) * PW + pw : c;                                  \
-            const T *xd = (const T *)j->x + (g.batch * C + cu) * H * W;                                              \
-            T v = 0;                                                                                                 \
-            for (int64_t q = 0; q < g.grid_h * g.grid_w; q++, s++) {                                                 \
-              const T *w = pw_buf + 4 * s;                                                                           \
-              const int64_t *ps = pp_buf + 4 * s;                                                                    \
-              v += w[0] * xd[ps[0]] + w[1] * xd[ps[1]] + w[2] * xd[ps[2]] + w[3] * xd[ps[3]];                        \
-            }                                                                                                        \
-            yo[(c * PH + ph) * PW + pw] = v / count;                                                                 \
-          }                                                                                                          \
+        for (int64_t b = 0; b < PH * PW; b++) {                                                                      \
+          const int64_t cu = p->position_sensitive ? c * PH * PW + b : c;                                            \
+          const T *xd = (const T *)j->x + (g.batch * C + cu) * H * W;                                                \
+          T v = 0;                                                                                                   \
+          for (int64_t t = bstart[b]; t < bstart[b + 1]; t++) v += tw[t] * xd[tp[t]];                                \
+          yo[c * PH * PW + b] = v / count;                                                                           \
+        }                                                                                                            \
       }                                                                                                              \
     }                                                                                                                \
-    free(pw_buf), free(pp_buf);                                                                                      \
+    free(sw), free(sp), free(tw), free(tp), free(bstart);                                                            \
   }                                                                                                                  \
   /* the gradient, in MXNet's order: every output cell's samples add ograd * w / count */                            \
   static void roialign_backward_##S(const ROIAlignParam *p, const T *dy, const T *rois, T *dx, int64_t R, int64_t C, \
