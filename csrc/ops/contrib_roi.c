@@ -19,7 +19,9 @@
  *     ceil(roi size / pooled size) per side) of bilinear samples; samples more than one pixel
  *     outside the map count as 0; aligned shifts by half a pixel (Detectron2) and needs positive
  *     sizes, otherwise a roi is at least 1x1; position_sensitive reads channel
- *     (c * ph + i) * pw + j for bin (i, j). A roi with a negative batch index gives zeros.
+ *     (c * ph + i) * pw + j for bin (i, j). A roi with a negative batch index gives zeros. The
+ *     forward merges each bin's taps that fall on the same pixel (weights added) before the
+ *     channel loop: MXNet's terms, summed in another order.
  *   ROIPooling: the roi rounded to pixels, at least 1x1, max over floor/ceil bins (empty bins and
  *     rois of an invalid batch give 0).
  *   PSROIPooling: rounded corners, end + 1, the mean over floor/ceil bins of channel
