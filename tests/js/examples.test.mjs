@@ -7,6 +7,7 @@ import { mkdtempSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { REAL_FILES_SKIP } from './fixtures.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const run = (file, ...args) => execFileSync(process.execPath, [path.join(root, 'examples', file), ...args], { cwd: root, encoding: 'utf8' });
@@ -68,6 +69,17 @@ test('examples/resnet_imports.mjs: loads the given MXNet-named parameters and pr
   assert.deepEqual(rows.map((r) => r[0]), picks.slice(0, 5).map((p) => p[0]));
   rows.forEach(([, pr], i) => assert.ok(Math.abs(pr - Math.exp(picks[i][1]) / z) < 1e-4, `class ${rows[i][0]}: ${pr}`));
   assert.match(out, /forward median of 5 [\d.]+ ms/);
+});
+
+test('examples/detect.mjs: the shared SSD export on a picture prints the detections box_nms kept', { skip: REAL_FILES_SKIP }, () => {
+  const out = run('detect.mjs');
+  const n = Number(out.match(/detections: (\d+) after NMS, 10 shown/)[1]);
+  assert.ok(n >= 10 && n <= 100, `${n} detections: ssd_512's box_nms keeps at most topk = 100`);
+  const rows = [...out.matchAll(/^\s+(-?\d+)\s+([\d.]+)((?:\s+-?[\d.]+){4})/gm)].map((m) => ({ id: Number(m[1]), score: Number(m[2]) }));
+  assert.equal(rows.length, 10);
+  for (const r of rows) assert.ok(Number.isInteger(r.id) && r.id >= 0 && r.score >= 0 && r.score <= 1, JSON.stringify(r));
+  for (let i = 1; i < rows.length; i++) assert.ok(rows[i].score <= rows[i - 1].score, 'sorted by score');
+  assert.match(out, /timing: load \d+ ms, preprocess [\d.]+ ms, detect \d+ ms/);
 });
 
 test('docs/porting.md: the ported script runs as written and gives what the Python gives', async () => {
