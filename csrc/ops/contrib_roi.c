@@ -156,7 +156,8 @@ typedef struct {
 } roialign_job;
 
 #define DEF_ROIALIGN(T, S)                                                                                           \
-  /* the roi's start, bin sizes and sampling grid; 0, or -1 for an aligned roi without a positive size */            \
+  /* the roi's start, bin sizes and sampling grid; 0, -1 for an aligned roi without a positive size, -2 for a        \
+   * roi that cannot be sampled */                                                                                   \
   static int roi_geom_##S(const ROIAlignParam *p, const T *roi, int64_t PH, int64_t PW, roi_geom *g) {               \
     g->batch = to_int32((double)roi[0]);                                                                             \
     const T scale = (T)(float)p->spatial_scale, off = p->aligned ? (T)0.5 : (T)0;                                    \
@@ -171,8 +172,13 @@ typedef struct {
     }                                                                                                                \
     const T bh = rh / (T)PH, bw = rw / (T)PW;                                                                        \
     g->start_h = sh, g->start_w = sw, g->bin_h = bh, g->bin_w = bw;                                                  \
-    g->grid_h = p->sample_ratio > 0 ? p->sample_ratio : (int64_t)ceil(rh / PH);                                      \
-    g->grid_w = p->sample_ratio > 0 ? p->sample_ratio : (int64_t)ceil(rw / PW);                                      \
+    /* non-finite corners, or more samples than a table can hold: -2 (MXNet's loops would misbehave) */              \
+    const double gh = p->sample_ratio > 0 ? (double)p->sample_ratio : ceil(rh / PH);                                 \
+    const double gw = p->sample_ratio > 0 ? (double)p->sample_ratio : ceil(rw / PW);                                 \
+    if (!isfinite((double)sw) || !isfinite((double)sh) || !isfinite((double)rw) || !isfinite((double)rh) ||          \
+        !(gh >= 1 && gw >= 1 && gh * gw * (double)(PH * PW) <= 67108864.0))                                          \
+      return -2;                                                                                                     \
+    g->grid_h = (int64_t)gh, g->grid_w = (int64_t)gw;                                                                \
     return 0;                                                                                                        \
   }                                                                                                                  \
   /* bilinear weights and positions of the sample (y, x); all 0 (and pos -1) outside the map's margin */             \
@@ -214,21 +220,21 @@ typedef struct {
       const T *roi = (const T *)j->rois + n * 5;                                                                     \
       T *yo = (T *)j->y + n * block;                                                                                 \
       roi_geom g;                                                                                                    \
-      roi_geom_##S(p, roi, PH, PW, &g); /* validated before the split */                                             \
-      if (g.batch < 0) {                                                                                             \
+      const int bad = roi_geom_##S(p, roi, PH, PW, &g); /* validated before the split */                             \
+      if (g.batch < 0 || bad) {                                                                                      \
         for (int64_t i = 0; i < block; i++) yo[i] = 0;                                                               \
         continue;                                                                                                    \
       }                                                                                                              \
       /* every sample's 4 bilinear taps (weight 0 at position 0 outside the map, as MXNet) */                        \
       const int64_t per_bin = g.grid_h * g.grid_w, ns = PH * PW * per_bin;                                           \
-      if (ns > cap) {                                                                                                \
+      if (ns > cap || !bstart) {                                                                                     \
         free(sw), free(sp), free(tw), free(tp), free(bstart);                                                        \
         cap = ns;                                                                                                    \
-        sw = (T *)malloc((size_t)(4 * ns) * sizeof(T));                                                              \
-        sp = (int64_t *)malloc((size_t)(4 * ns) * sizeof(int64_t));                                                  \
-        tw = (T *)malloc((size_t)(4 * ns) * sizeof(T));                                                              \
-        tp = (int32_t *)malloc((size_t)(4 * ns) * sizeof(int32_t));                                                  \
-        bstart = (int64_t *)malloc((size_t)(PH * PW + 1) * sizeof(int64_t));                                         \
+        sw = (T *)calloc((size_t)(4 * ns), sizeof(T));                                                               \
+        sp = (int64_t *)calloc((size_t)(4 * ns), sizeof(int64_t));                                                   \
+        tw = (T *)calloc((size_t)(4 * ns), sizeof(T));                                                               \
+        tp = (int32_t *)calloc((size_t)(4 * ns), sizeof(int32_t));                                                   \
+        bstart = (int64_t *)calloc((size_t)(PH * PW + 1), sizeof(int64_t));                                          \
         if (!sw || !sp || !tw || !tp || !bstart) { /* reported by the caller after the split */                      \
           j->failed = 1;                                                                                             \
           break;                                                                                                     \
@@ -278,8 +284,7 @@ typedef struct {
                                     int64_t H, int64_t W, int64_t Cout, int64_t PH, int64_t PW) {                    \
     for (int64_t n = 0; n < R; n++) {                                                                                \
       roi_geom g;                                                                                                    \
-      roi_geom_##S(p, rois + n * 5, PH, PW, &g);                                                                     \
-      if (g.batch < 0) continue;                                                                                     \
+      if (roi_geom_##S(p, rois + n * 5, PH, PW, &g) != 0 || g.batch < 0) continue; /* validated before */            \
       const T count = (T)(g.grid_h * g.grid_w);                                                                      \
       for (int64_t c = 0; c < Cout; c++)                                                                             \
         for (int64_t ph = 0; ph < PH; ph++)                                                                          \
@@ -311,11 +316,13 @@ static int check_roialign_rois(const ROIAlignParam *p, const mxw_tensor *rois, i
     roi_geom g;
     const int bad = dtype == MXW_FLOAT32 ? roi_geom_f32(p, (const float *)data + n * 5, PH, PW, &g)
                                          : roi_geom_f64(p, (const double *)data + n * 5, PH, PW, &g);
-    if (bad && g.batch >= 0)
+    if (bad == -1 && g.batch >= 0)
       return mxw_fail(
           "ROIAlign: rois[%lld] has no positive width and height on the feature map (aligned=True needs "
           "them: Check failed: roi_width > 0)",
           (long long)n);
+    if (bad == -2 && g.batch >= 0)
+      return mxw_fail("ROIAlign: rois[%lld] has non-finite corners or needs more than 2^26 samples", (long long)n);
   }
   return 0;
 }

@@ -43,7 +43,10 @@ static void test_box_nms_doc_example(void **state) {
   /* the gradient: out_grad rows back at their source rows (MXNet's docstring in_grad) */
   mxw_ndarray *g = t_array(2, (int32_t[]){4, 6}, NULL);
   float *gp = (float *)mxw_ndarray_data(g);
-  for (int i = 0; i < 24; i++) gp[i] = 0.1f * (float)(i / 6 + 1);
+  for (int i = 0; i < 24; i++) {
+    const int row = i / 6;
+    gp[i] = 0.1f * (float)(row + 1);
+  }
   mxw_ndarray *bin[2] = {g, y[1]}, *dx[1] = {NULL};
   nout = 1;
   assert_int_equal(t_invoke("_backward_contrib_box_nms", bin, 2, dx, &nout, "overlap_thresh", "0.1", "id_index", "0",
@@ -289,7 +292,8 @@ static void test_proposal(void **state) {
     t_expect_shape(y[0], 2, (int32_t[]){B * 40, 5});
     const float *o = (const float *)mxw_ndarray_data(y[0]);
     for (int i = 0; i < B * 40; i++) {
-      assert_close(o[i * 5], (float)(i / 40), 0);
+      const int image = i / 40;
+      assert_close(o[i * 5], (float)image, 0);
       for (int k = 1; k < 5; k++) assert_true(isfinite(o[i * 5 + k]));
     }
     t_free_all(y, 2);
