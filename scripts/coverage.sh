@@ -83,5 +83,5 @@ fi
 { echo "coverage, $(date -u +%Y-%m-%d) at $(git rev-parse --short HEAD 2>/dev/null || echo '?'):"; cat "$summary.new"; } >"$summary"
 rm -f "$summary.new"
 cat "$summary"
-echo "HTML: coverage/c/index.html, coverage/js/index.html"
+for h in coverage/c/index.html coverage/js/index.html; do [ ! -f "$h" ] || echo "HTML: $h"; done
 exit $status
