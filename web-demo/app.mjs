@@ -226,6 +226,35 @@ function drawPreview({ plane, w, h }) {
   pc.drawImage(prev, 0, 0, 112, 112);
 }
 
+// Detector outputs: three of shapes (N, K, 1) class ids, (N, K, 1) scores and (N, K, 4) boxes
+// (xmin, ymin, xmax, ymax in input pixels); rows with id < 0 are the ones NMS suppressed. The kept
+// ones of sample 0, best first; null when the outputs are not a detector's.
+function detections(outputs) {
+  if (outputs.length !== 3) return null;
+  const [ids, scores, boxes] = outputs;
+  const k = ids.shape.length === 3 ? ids.shape[1] : -1;
+  if (k < 0 || ids.shape[2] !== 1 || scores.shape.length !== 3 || scores.shape[1] !== k || scores.shape[2] !== 1
+    || boxes.shape.length !== 3 || boxes.shape[1] !== k || boxes.shape[2] !== 4) return null;
+  const out = [];
+  for (let i = 0; i < k; i++) {
+    if (ids.first[i] < 0) continue;
+    out.push({ id: Math.round(ids.first[i]), score: scores.first[i], box: boxes.first.slice(4 * i, 4 * i + 4) });
+  }
+  return out.sort((a, b) => b.score - a.score);
+}
+
+// The boxes over the preview (the input scaled to 112 x 112), in red.
+function drawBoxes(dets, shape) {
+  const [h, w] = shape.length === 4 ? [shape[2], shape[3]] : [112, 112];
+  const c = $('byo-preview').getContext('2d');
+  c.strokeStyle = 'rgb(255, 0, 0)';
+  c.lineWidth = 2;
+  for (const d of dets) {
+    const [x0, y0, x1, y1] = d.box;
+    c.strokeRect((x0 / w) * 112, (y0 / h) * 112, ((x1 - x0) / w) * 112, ((y1 - y0) / h) * 112);
+  }
+}
+
 async function runOwn() {
   showError('byo-error', '');
   $('byo-top').innerHTML = '';
@@ -236,11 +265,23 @@ async function runOwn() {
   const r = await request({ type: 'predict', slot: 'own', shape, image: input?.image, prep: input?.prep },
     input ? [input.image] : []);
   if (r.preview) drawPreview(r.preview);
-  const [o] = r.outputs;
-  const top = topK(o.first, Math.min(5, o.first.length));
-  $('byo-top').innerHTML = top.map((t) => `<li><strong>${labels?.[t.index] ?? `class ${t.index}`}</strong> `
-    + `${(100 * t.prob).toFixed(1)}% <span class="note">(score ${t.score.toFixed(4)})</span></li>`).join('');
-  demo.lastRun = { input: r.input ?? null, outputs: r.outputs, top };
+  else $('byo-preview').getContext('2d').clearRect(0, 0, 112, 112);
+  const dets = detections(r.outputs);
+  let top;
+  if (dets) {
+    // a detector's (ids, scores, boxes), as GluonCV's SSD / YOLO / Faster R-CNN exports give them
+    // after their NMS: the five best kept boxes, listed and drawn over the input
+    top = dets.slice(0, 5);
+    drawBoxes(top, shape);
+    $('byo-top').innerHTML = top.map((d) => `<li><strong>${labels?.[d.id] ?? `class ${d.id}`}</strong> `
+      + `${(100 * d.score).toFixed(1)}% <span class="note">box [${d.box.map((v) => v.toFixed(1)).join(', ')}]</span></li>`).join('');
+  } else {
+    const [o] = r.outputs;
+    top = topK(o.first, Math.min(5, o.first.length));
+    $('byo-top').innerHTML = top.map((t) => `<li><strong>${labels?.[t.index] ?? `class ${t.index}`}</strong> `
+      + `${(100 * t.prob).toFixed(1)}% <span class="note">(score ${t.score.toFixed(4)})</span></li>`).join('');
+  }
+  demo.lastRun = { input: r.input ?? null, outputs: r.outputs, top, detections: dets };
   $('byo-out').textContent = `${r.prepMs !== undefined ? `preprocessing ${r.prepMs.toFixed(1)} ms (mx.image), ` : ''}forward ${r.ms.toFixed(1)} ms (${demo.features.tier}${demo.features.threads
     ? `, ${demo.features.numThreads} threads` : ''}) on ${input ? input.name : 'random data'} ${fmtShape(shape)}\n`
     + r.outputs.map((x, i) => `output ${i}: shape ${fmtShape(x.shape)}`).join('\n');

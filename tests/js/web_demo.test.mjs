@@ -305,6 +305,64 @@ test('web demo: the input shape inferred from the parameters; random data; an im
 });
 
 // Without the build's model (an empty model folder), the page says so as an error, with the fix.
+// A detector's outputs (ids, scores, boxes: GluonCV's SSD layout after NMS) are listed as
+// detections and drawn over the input. The "detector" here returns fixed values (Constants), so
+// the expected list and box edges are known by hand: ids [0, -1, 2] (the -1 row suppressed),
+// scores [0.6, 0.99, 0.9], boxes in the 224 x 224 input's pixels.
+test('web demo: a detector export: its kept boxes listed best first and drawn over the input', { timeout: 180_000, skip: SKIP }, async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'mxw-web-demo-det-'));
+  class Det extends gluon.HybridBlock {
+    constructor() {
+      super({ prefix: 'det_' });
+      this.nameScope(() => {
+        this.ids = this.params.getConstant('ids', nd.array([[[0], [-1], [2]]]));
+        this.scores = this.params.getConstant('scores', nd.array([[[0.6], [0.99], [0.9]]]));
+        this.boxes = this.params.getConstant('boxes', nd.array([[[20, 40, 120, 200], [0, 0, 10, 10], [112, 0, 224, 56]]]));
+        this.conv = new gluon.nn.Conv2D(1, 3, { inChannels: 3 }); // fixes the input at 3 channels
+      });
+    }
+    hybridForward(F, x, { ids, scores, boxes }) {
+      const zero = F.sum(this.conv(x)).mul(0); // the outputs depend on the input only through 0
+      return [F.broadcast_add(ids, zero), F.broadcast_add(scores, zero), F.broadcast_add(boxes, zero)];
+    }
+  }
+  const det = new Det();
+  det.initialize();
+  det.hybridize();
+  det(nd.zeros([1, 3, 224, 224]));
+  const { symbol, params } = det.exportBytes();
+  writeFileSync(path.join(dir, 'det-symbol.json'), symbol);
+  writeFileSync(path.join(dir, 'det-0000.params'), params);
+  const server = await startServer();
+  const browser = await chromium.launch(LAUNCH);
+  try {
+    const { page, problems } = await openDemo(browser, server.url);
+    await page.setInputFiles('#symfile', path.join(dir, 'det-symbol.json'));
+    await page.setInputFiles('#paramfile', path.join(dir, 'det-0000.params'));
+    await page.click('#load');
+    await page.waitForFunction(() => !document.getElementById('byo-model').hidden || !document.getElementById('byo-error').hidden);
+    await page.fill('#shape', '1,3,224,224');
+    await page.check('input[name=source][value=random]');
+    await page.click('#run');
+    await page.waitForFunction(() => document.getElementById('byo-out').textContent.includes('output 2'));
+    const items = await page.locator('#byo-top li').allTextContents();
+    assert.deepEqual(items, ['class 2 90.0% box [112.0, 0.0, 224.0, 56.0]', 'class 0 60.0% box [20.0, 40.0, 120.0, 200.0]']);
+    // red box edges on the 112 x 112 preview: (20, 40)-(120, 200) of 224 is (10, 20)-(60, 100)
+    const px = await page.evaluate(() => {
+      const c = document.getElementById('byo-preview').getContext('2d');
+      const at = (x, y) => Array.from(c.getImageData(x, y, 1, 1).data);
+      return { leftEdge: at(10, 60), topEdge: at(35, 20), inside: at(35, 60), secondRight: at(111, 10) };
+    });
+    assert.ok(px.leftEdge[0] > 200 && px.leftEdge[1] < 60, `left edge ${px.leftEdge}`);
+    assert.ok(px.topEdge[0] > 200 && px.topEdge[1] < 60, `top edge ${px.topEdge}`);
+    assert.ok(!(px.inside[0] > 200 && px.inside[1] < 60), `inside ${px.inside}`);
+    assert.deepEqual(problems, []);
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+});
+
 test('web demo: a missing digit model is an error on the page, not a dead "ready" page', { timeout: 120_000, skip: SKIP }, async () => {
   const server = await startServer(0, { modelDir: mkdtempSync(path.join(tmpdir(), 'mxw-no-model-')) });
   const browser = await chromium.launch(LAUNCH);
