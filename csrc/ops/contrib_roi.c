@@ -406,11 +406,11 @@ static int fwd_backward_roialign(const mxw_op_call *c) {
   if (rc == 0) {
     const int64_t n = mxw_tensor_size(&c->outputs[0]);
     if (v.dtype == MXW_FLOAT32) {
-      memset(v.out[0].data, 0, (size_t)n * sizeof(float));
+      if (n) memset(v.out[0].data, 0, (size_t)n * sizeof(float));
       roialign_backward_f32(p, (const float *)v.in[0].data, (const float *)v.in[1].data, (float *)v.out[0].data,
                             gs->dims[0], ds->dims[1], ds->dims[2], ds->dims[3], gs->dims[1], gs->dims[2], gs->dims[3]);
     } else {
-      memset(v.out[0].data, 0, (size_t)n * sizeof(double));
+      if (n) memset(v.out[0].data, 0, (size_t)n * sizeof(double));
       roialign_backward_f64(p, (const double *)v.in[0].data, (const double *)v.in[1].data, (double *)v.out[0].data,
                             gs->dims[0], ds->dims[1], ds->dims[2], ds->dims[3], gs->dims[1], gs->dims[2], gs->dims[3]);
     }
@@ -500,7 +500,7 @@ static int infer_roipool(const void *param, int nin, mxw_shape *in, int nout, mx
     }                                                                                                                \
   }                                                                                                                  \
   static void roipool_backward_##S(const T *dy, const int32_t *arg, T *dx, int64_t n, int64_t nx) {                  \
-    memset(dx, 0, (size_t)nx * sizeof(T));                                                                           \
+    if (nx) memset(dx, 0, (size_t)nx * sizeof(T));                                                                   \
     for (int64_t i = 0; i < n; i++)                                                                                  \
       if (arg[i] >= 0) dx[arg[i]] += dy[i];                                                                          \
   }
@@ -729,11 +729,11 @@ static int fwd_backward_psroi(const mxw_op_call *c) {
   MXW_TRY(det_view_begin(c, "_backward_PSROIPooling", c->outputs[0].dtype, &v));
   const int64_t R = c->inputs[1].shape.dims[0], n = mxw_tensor_size(&c->outputs[0]);
   if (v.dtype == MXW_FLOAT32) {
-    memset(v.out[0].data, 0, (size_t)n * sizeof(float));
+    if (n) memset(v.out[0].data, 0, (size_t)n * sizeof(float));
     psroi_f32(p, (const float *)v.in[0].data, (const float *)v.in[1].data, (float *)v.out[0].data, ds->dims[1],
               ds->dims[2], ds->dims[3], R, 1);
   } else {
-    memset(v.out[0].data, 0, (size_t)n * sizeof(double));
+    if (n) memset(v.out[0].data, 0, (size_t)n * sizeof(double));
     psroi_f64(p, (const double *)v.in[0].data, (const double *)v.in[1].data, (double *)v.out[0].data, ds->dims[1],
               ds->dims[2], ds->dims[3], R, 1);
   }
