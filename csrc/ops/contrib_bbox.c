@@ -314,7 +314,7 @@ static int infer_backward_nms(const void *param, int nin, mxw_shape *in, int nou
 }
 #define DEF_NMS_BACKWARD(T, S)                                                                                       \
   static int nms_backward_##S(const T *og, const T *rec, T *dx, int64_t total, int64_t W) {                          \
-    if (total * W) memset(dx, 0, (size_t)(total * W) * sizeof(T));                                                   \
+    if (total > 0 && W > 0) memset(dx, 0, (size_t)(total * W) * sizeof(T));                                          \
     for (int64_t i = 0; i < total; i++) {                                                                            \
       const int64_t k = to_int32((double)rec[i]);                                                                    \
       if (k < 0) continue;                                                                                           \
