@@ -94,6 +94,11 @@ const helpers = {
 const imageNamespace = (ops) => Object.freeze(Object.fromEntries(
   Object.entries(ops).filter(([k]) => k.startsWith('_image_')).map(([k, f]) => [k.slice(7), f])));
 helpers.image = imageNamespace(generated);
+// ... and the _contrib_* ops as nd.contrib.box_nms, F.contrib.ROIAlign, ... (ndarray/contrib.py,
+// the op registration's "_contrib_" prefix), as GluonCV and GluonNLP code calls them
+const contribNamespace = (ops) => Object.freeze(Object.fromEntries(
+  Object.entries(ops).filter(([k]) => k.startsWith('_contrib_')).map(([k, f]) => [k.slice(9), f])));
+helpers.contrib = contribNamespace(generated);
 export const nd = Object.freeze({ ...helpers, ...generated, ...Object.fromEntries(
   Object.entries(helpers).filter(([k]) => !(k in generated))) });
 // ---- sym: every registered op as a composing function, plus MXNet's symbol.py helpers ----------
@@ -109,6 +114,7 @@ const symHelpers = {
   load: loadSymbol,
 };
 symHelpers.image = imageNamespace(symGenerated);
+symHelpers.contrib = contribNamespace(symGenerated);
 Object.assign(symHelpers, symCreation(symGenerated)); // sym.zeros, ones, full, arange, linspace, eye
 export const sym = Object.freeze({ ...symGenerated, ...symHelpers });
 export const symbol = sym;

@@ -306,7 +306,7 @@ const ndHelperDecls = {
   load: '(source: Source, options?: LoadOptions) => Promise<NDArray[] | Record<string, NDArray>>',
   loadBytes: '(bytes: Uint8Array | ArrayBuffer, options?: { maxBytes?: number; max_bytes?: number }) => NDArray[] | Record<string, NDArray>',
   random: 'typeof random',
-  image: 'NdImageOps',
+  image: 'NdImageOps', contrib: 'NdContribOps',
 };
 for (const f of ['add', 'subtract', 'multiply', 'divide', 'true_divide', 'modulo', 'power', 'maximum', 'minimum', 'equal',
   'not_equal', 'greater', 'greater_equal', 'lesser', 'lesser_equal', 'logical_and', 'logical_or', 'logical_xor']) {
@@ -315,7 +315,7 @@ for (const f of ['add', 'subtract', 'multiply', 'divide', 'true_divide', 'modulo
 const symHelperDecls = {
   Symbol: 'typeof Symbol', var: 'SymVar', Variable: 'SymVar', Group: '(symbols: Symbol[]) => Symbol',
   fromJSON: '(json: string) => Symbol', load_json: '(json: string) => Symbol', loadJSON: '(json: string) => Symbol',
-  load: '(source: Source, options?: LoadOptions) => Promise<Symbol>', image: 'SymImageOps',
+  load: '(source: Source, options?: LoadOptions) => Promise<Symbol>', image: 'SymImageOps', contrib: 'SymContribOps',
   zeros: "(...args: Args<'sym.zeros'>) => Symbol", ones: "(...args: Args<'sym.ones'>) => Symbol",
   full: "(...args: Args<'sym.full'>) => Symbol", arange: "(...args: Args<'sym.arange'>) => Symbol",
   linspace: "(...args: Args<'sym.linspace'>) => Symbol", eye: "(...args: Args<'sym.eye'>) => Symbol",
@@ -335,11 +335,16 @@ for (const [ns, decls, winners] of [['nd', ndHelperDecls, 'registry'], ['sym', s
     target.push(`  readonly ${ident(k)}: ${t};`);
   }
 }
-// nd.image / sym.image: the _image_* ops without their prefix (ndarray/image.py)
-const imageOps = registry.ops.filter((o) => o.name.startsWith('_image_'));
-for (const [T, name] of [['NDArray', 'NdImageOps'], ['Symbol', 'SymImageOps']]) {
-  sigDecls.push(`export interface ${name} {\n${imageOps.map((o) => `  /** ${o.doc ?? ''} */\n  ${o.name.slice(7)}(${o.variadic
-    ? `...inputs: (${T} | ${o.name}Attrs<${T}>)[]` : `...args: ${argsType(o)}<${T}>`}): ${T};`).join('\n')}\n}`);
+// nd.image / sym.image: the _image_* ops without their prefix (ndarray/image.py); nd.contrib /
+// sym.contrib likewise the _contrib_* ops (ndarray/contrib.py)
+for (const [prefix, kinds] of [['_image_', [['NDArray', 'NdImageOps'], ['Symbol', 'SymImageOps']]],
+  ['_contrib_', [['NDArray', 'NdContribOps'], ['Symbol', 'SymContribOps']]]]) {
+  // every registered name with the prefix, aliases included (as the run-time namespace has them)
+  const named = registry.ops.flatMap((o) => [o.name, ...o.aliases].filter((n) => n.startsWith(prefix)).map((n) => [n, o]));
+  for (const [T, name] of kinds) {
+    sigDecls.push(`export interface ${name} {\n${named.map(([n, o]) => `  /** ${o.doc ?? ''} */\n  ${n.slice(prefix.length)}(${o.variadic
+      ? `...inputs: (${T} | ${o.name}Attrs<${T}>)[]` : `...args: ${argsType(o)}<${T}>`}): ${T};`).join('\n')}\n}`);
+  }
 }
 
 // ---- the hand-written part (types/*.d.ts: what does not come from the registry). A file whose
