@@ -99,7 +99,7 @@ export const mark_variables = markVariables;
 function runBackward(heads, headGrads, retainGraph, trainMode, vars) {
   const hs = asList(heads);
   checkArrays(hs, 'heads');
-  let hg = headGrads === null || headGrads === undefined ? null : asList(headGrads);
+  const hg = headGrads === null || headGrads === undefined ? null : asList(headGrads);
   if (hg && hg.length !== hs.length) throw new MXNetError('heads and head_grads must have the same length');
   if (hg) hg.forEach((g, i) => { if (g !== null && !(g instanceof NDArray)) throw new MXNetError(`head_grads[${i}] must be an NDArray or None`); });
   const a = args.reset();

@@ -66,8 +66,7 @@ export class Parameter {
     if (!this._differentiable) req = 'null';
     if (this._gradReq === req) return;
     this._gradReq = req;
-    if (req === 'null' && this._grad) { this._grad.dispose(); this._grad = null; this._syncCopies(); }
-    else if (req !== 'null' && this._data && !this._grad) this._initGrad();
+    if (req === 'null' && this._grad) { this._grad.dispose(); this._grad = null; this._syncCopies(); } else if (req !== 'null' && this._data && !this._grad) this._initGrad();
     else this._markGrads();
   }
   get grad_req() { return this.gradReq; }
@@ -201,8 +200,7 @@ export class Parameter {
   // Moves the parameter to other contexts (the values are kept).
   resetCtx(ctx) {
     this._ctx = ctxList(ctx);
-    if (this._data) { onContext(this._data, this._ctx[0]); if (this._grad) onContext(this._grad, this._ctx[0]); this._syncCopies(); }
-    else if (this._deferredInit) this._deferredInit[1] = this._ctx.slice();
+    if (this._data) { onContext(this._data, this._ctx[0]); if (this._grad) onContext(this._grad, this._ctx[0]); this._syncCopies(); } else if (this._deferredInit) this._deferredInit[1] = this._ctx.slice();
   }
 
   // Copies values in (Gluon's set_data).

@@ -846,4 +846,3 @@ export class GRU extends _RNNLayer {
   constructor(...args) { super(bind('GRU', args), 'gru'); }
   stateInfo(batchSize = 0) { return [layerState(this, batchSize, this._hiddenSize)]; }
 }
-

@@ -98,7 +98,7 @@ const ENTRIES = [
     ['allow_missing', false, 'bool'], ['ignore_extra', false, 'bool']], { kwargs: [['max_bytes', 0, 'number'], ...READ_KW] }],
   ['ParameterDict.load', [['filename', R, 'any'], ['ctx', null, 'ctx'], ['allow_missing', false, 'bool'], ['ignore_extra', false, 'bool'],
     ['restore_prefix', '', 'str'], ['cast_dtype', false, 'bool'], ['dtype_source', 'current', 'str']],
-    { kwargs: [['max_bytes', 0, 'number'], ...READ_KW] }],
+  { kwargs: [['max_bytes', 0, 'number'], ...READ_KW] }],
   ['ParameterDict.save', [['filename', null, 'str'], ['strip_prefix', '', 'str']]],
 
   // ---- gluon.nn (basic_layers.py, conv_layers.py, activations.py) ----

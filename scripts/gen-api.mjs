@@ -239,7 +239,7 @@ const PARAM_TS = {
   'transforms.RandomResizedCrop.scale': '[number, number]', 'transforms.RandomResizedCrop.ratio': '[number, number]',
   'SimpleDataset.data': 'ArrayLike<unknown>', 'FilterSampler.dataset': 'Dataset', 'BatchSampler.sampler': 'Iterable<number>',
   'DataLoader.dataset': 'Dataset<any> | ArrayLike<unknown>', 'DataLoader.sampler': 'Iterable<number> | null',
-  'DataLoader.batch_sampler': 'Iterable<number[]> | null', "DataLoader.last_batch": "'keep' | 'discard' | 'rollover' | null",
+  'DataLoader.batch_sampler': 'Iterable<number[]> | null', 'DataLoader.last_batch': "'keep' | 'discard' | 'rollover' | null",
   'BatchSampler.last_batch': "'keep' | 'discard' | 'rollover'",
   'metric.EvalMetric.name': 'string', 'metric.CompositeEvalMetric.metrics': '(EvalMetric | string)[] | null',
   'metric.CustomMetric.feval': '(label: any, pred: any) => number | [number, number]',

@@ -53,9 +53,12 @@ static int parse_bool(const char *text, int *out) {
   }
   buf[n] = 0;
   if (*skip_ws(s + n)) return -1;
-  if (strcasecmp(buf, "true") == 0 || strcmp(buf, "1") == 0) *out = 1;
-  else if (strcasecmp(buf, "false") == 0 || strcmp(buf, "0") == 0) *out = 0;
-  else return -1;
+  if (strcasecmp(buf, "true") == 0 || strcmp(buf, "1") == 0)
+    *out = 1;
+  else if (strcasecmp(buf, "false") == 0 || strcmp(buf, "0") == 0)
+    *out = 0;
+  else
+    return -1;
   return 0;
 }
 
@@ -68,8 +71,10 @@ static int parse_tuple(const char *text, int allow_none, mxw_tuple *t) {
     return 0;
   }
   char close = 0;
-  if (*s == '(') close = ')';
-  else if (*s == '[') close = ']';
+  if (*s == '(')
+    close = ')';
+  else if (*s == '[')
+    close = ']';
   if (!close) { /* a bare integer is a 1-tuple */
     int64_t v;
     if (parse_int(s, &v) != 0) return -1;
@@ -98,8 +103,10 @@ static int parse_tuple(const char *text, int allow_none, mxw_tuple *t) {
     }
     n++;
     s = skip_ws(s);
-    if (*s == ',') s = skip_ws(s + 1);
-    else if (*s != close) return -1;
+    if (*s == ',')
+      s = skip_ws(s + 1);
+    else if (*s != close)
+      return -1;
   }
   if (*skip_ws(s + 1)) return -1;
   t->ndim = n;
@@ -133,8 +140,11 @@ int mxw_attr_parse(const mxw_attr_spec *spec, const char *text, void *param_stru
       int64_t v;
       bad = parse_int(text, &v);
       if (!bad) {
-        if (spec->optional) { ((mxw_opt_int *)field)->has = 1; ((mxw_opt_int *)field)->v = v; }
-        else *(int64_t *)field = v;
+        if (spec->optional) {
+          ((mxw_opt_int *)field)->has = 1;
+          ((mxw_opt_int *)field)->v = v;
+        } else
+          *(int64_t *)field = v;
       }
       break;
     }
@@ -142,8 +152,11 @@ int mxw_attr_parse(const mxw_attr_spec *spec, const char *text, void *param_stru
       double v;
       bad = parse_float(text, &v);
       if (!bad) {
-        if (spec->optional) { ((mxw_opt_float *)field)->has = 1; ((mxw_opt_float *)field)->v = v; }
-        else *(double *)field = v;
+        if (spec->optional) {
+          ((mxw_opt_float *)field)->has = 1;
+          ((mxw_opt_float *)field)->v = v;
+        } else
+          *(double *)field = v;
       }
       break;
     }
@@ -151,8 +164,11 @@ int mxw_attr_parse(const mxw_attr_spec *spec, const char *text, void *param_stru
       int v;
       bad = parse_bool(text, &v);
       if (!bad) {
-        if (spec->optional) { ((mxw_opt_int *)field)->has = 1; ((mxw_opt_int *)field)->v = v; }
-        else *(int *)field = v;
+        if (spec->optional) {
+          ((mxw_opt_int *)field)->has = 1;
+          ((mxw_opt_int *)field)->v = v;
+        } else
+          *(int *)field = v;
       }
       break;
     }
@@ -172,8 +188,11 @@ int mxw_attr_parse(const mxw_attr_spec *spec, const char *text, void *param_stru
         }
         return mxw_fail("invalid value '%s' for attribute '%s': expected one of {%s}", text, spec->name, opts);
       }
-      if (spec->optional) { ((mxw_opt_int *)field)->has = 1; ((mxw_opt_int *)field)->v = found; }
-      else *(int *)field = found;
+      if (spec->optional) {
+        ((mxw_opt_int *)field)->has = 1;
+        ((mxw_opt_int *)field)->v = found;
+      } else
+        *(int *)field = found;
       break;
     }
     case MXW_ATTR_SHAPE:
@@ -191,9 +210,14 @@ int mxw_attr_parse(const mxw_attr_spec *spec, const char *text, void *param_stru
         int64_t flag;
         if (parse_int(s, &flag) == 0 && flag >= 0 && flag < MXW_NUM_DTYPES) d = (int)flag;
       }
-      if (d < 0) return mxw_fail("invalid value '%s' for attribute '%s': expected a dtype name such as float32", text, spec->name);
-      if (spec->optional) { ((mxw_opt_int *)field)->has = 1; ((mxw_opt_int *)field)->v = d; }
-      else *(int *)field = d;
+      if (d < 0)
+        return mxw_fail("invalid value '%s' for attribute '%s': expected a dtype name such as float32", text,
+                        spec->name);
+      if (spec->optional) {
+        ((mxw_opt_int *)field)->has = 1;
+        ((mxw_opt_int *)field)->v = d;
+      } else
+        *(int *)field = d;
       break;
     }
     case MXW_ATTR_STRING: {

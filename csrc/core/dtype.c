@@ -3,16 +3,14 @@
 
 #include "mxw_core.h"
 
-static const char *const k_names[MXW_NUM_DTYPES] = {
-    "float32", "float64", "float16", "uint8",  "int32",  "int8",    "int64",
-    "bool",    "int16",   "uint16",  "uint32", "uint64", "bfloat16"};
+static const char *const k_names[MXW_NUM_DTYPES] = {"float32", "float64", "float16", "uint8", "int32",
+                                                    "int8",    "int64",   "bool",    "int16", "uint16",
+                                                    "uint32",  "uint64",  "bfloat16"};
 static const int k_sizes[MXW_NUM_DTYPES] = {4, 8, 2, 1, 4, 1, 8, 1, 2, 2, 4, 8, 2};
 
 int mxw_dtype_size(int dtype) { return dtype >= 0 && dtype < MXW_NUM_DTYPES ? k_sizes[dtype] : 0; }
 
-const char *mxw_dtype_name(int dtype) {
-  return dtype >= 0 && dtype < MXW_NUM_DTYPES ? k_names[dtype] : "unknown";
-}
+const char *mxw_dtype_name(int dtype) { return dtype >= 0 && dtype < MXW_NUM_DTYPES ? k_names[dtype] : "unknown"; }
 
 int mxw_dtype_from_name(const char *name) {
   for (int i = 0; i < MXW_NUM_DTYPES; i++)
@@ -22,8 +20,7 @@ int mxw_dtype_from_name(const char *name) {
 }
 
 int mxw_dtype_is_float(int dtype) {
-  return dtype == MXW_FLOAT32 || dtype == MXW_FLOAT64 || dtype == MXW_FLOAT16 ||
-         dtype == MXW_BFLOAT16;
+  return dtype == MXW_FLOAT32 || dtype == MXW_FLOAT64 || dtype == MXW_FLOAT16 || dtype == MXW_BFLOAT16;
 }
 
 /* IEEE binary16 <-> binary32, round to nearest even. */
@@ -34,7 +31,10 @@ float mxw_half_to_float(uint16_t h) {
       bits = sign;
     } else { /* subnormal: normalise */
       int e = -1;
-      do { man <<= 1; e++; } while (!(man & 0x400));
+      do {
+        man <<= 1;
+        e++;
+      } while (!(man & 0x400));
       bits = sign | ((uint32_t)(127 - 15 - e) << 23) | ((man & 0x3ff) << 13);
     }
   } else if (exp == 31) {
@@ -55,7 +55,7 @@ uint16_t mxw_float_to_half(float f) {
   if (absx >= 0x7f800000u) /* inf or nan */
     return (uint16_t)(sign | 0x7c00 | (absx > 0x7f800000u ? 0x200 | ((absx >> 13) & 0x3ff) : 0));
   if (absx >= 0x477ff000u) return (uint16_t)(sign | 0x7c00); /* overflow to inf */
-  if (absx < 0x38800000u) {                                   /* subnormal or zero in half */
+  if (absx < 0x38800000u) {                                  /* subnormal or zero in half */
     if (absx < 0x33000000u) return (uint16_t)sign;
     uint32_t e = absx >> 23, m = (absx & 0x7fffff) | 0x800000;
     uint32_t shift = 126 - e; /* 14..24 */
@@ -90,7 +90,8 @@ double mxw_load_f64(const void *data, int dtype, int64_t i) {
     case MXW_FLOAT64: return ((const double *)data)[i];
     case MXW_FLOAT16: return mxw_half_to_float(((const uint16_t *)data)[i]);
     case MXW_BFLOAT16: return mxw_bf16_to_float(((const uint16_t *)data)[i]);
-    case MXW_UINT8: case MXW_BOOL: return ((const uint8_t *)data)[i];
+    case MXW_UINT8:
+    case MXW_BOOL: return ((const uint8_t *)data)[i];
     case MXW_INT8: return ((const int8_t *)data)[i];
     case MXW_INT32: return ((const int32_t *)data)[i];
     case MXW_INT64: return (double)((const int64_t *)data)[i];
@@ -121,14 +122,15 @@ static inline int64_t cvt_i64(double v) {
 }
 
 static int is_int_dtype(int dtype) {
-  return dtype == MXW_UINT8 || dtype == MXW_INT8 || dtype == MXW_INT32 || dtype == MXW_INT64 ||
-         dtype == MXW_INT16 || dtype == MXW_UINT16 || dtype == MXW_UINT32 || dtype == MXW_UINT64;
+  return dtype == MXW_UINT8 || dtype == MXW_INT8 || dtype == MXW_INT32 || dtype == MXW_INT64 || dtype == MXW_INT16 ||
+         dtype == MXW_UINT16 || dtype == MXW_UINT32 || dtype == MXW_UINT64;
 }
 
 /* The integer (or bool) element i as a two's complement 64-bit pattern (signed types sign-extend). */
 static inline uint64_t load_bits(const void *data, int dtype, int64_t i) {
   switch (dtype) {
-    case MXW_UINT8: case MXW_BOOL: return ((const uint8_t *)data)[i];
+    case MXW_UINT8:
+    case MXW_BOOL: return ((const uint8_t *)data)[i];
     case MXW_INT8: return (uint64_t)(int64_t)((const int8_t *)data)[i];
     case MXW_INT16: return (uint64_t)(int64_t)((const int16_t *)data)[i];
     case MXW_UINT16: return ((const uint16_t *)data)[i];
@@ -144,15 +146,19 @@ static inline uint64_t load_bits(const void *data, int dtype, int64_t i) {
  * width and a memcpy, so no signed conversion is out of range. */
 static inline void store_bits(void *data, int dtype, int64_t i, uint64_t u) {
   switch (dtype) {
-    case MXW_UINT8: case MXW_INT8: ((uint8_t *)data)[i] = (uint8_t)u; break;
+    case MXW_UINT8:
+    case MXW_INT8: ((uint8_t *)data)[i] = (uint8_t)u; break;
     case MXW_BOOL: ((uint8_t *)data)[i] = u != 0; break;
-    case MXW_INT16: case MXW_UINT16: ((uint16_t *)data)[i] = (uint16_t)u; break;
-    case MXW_INT32: case MXW_UINT32: {
+    case MXW_INT16:
+    case MXW_UINT16: ((uint16_t *)data)[i] = (uint16_t)u; break;
+    case MXW_INT32:
+    case MXW_UINT32: {
       uint32_t w = (uint32_t)u;
       memcpy((char *)data + 4 * i, &w, 4);
       break;
     }
-    case MXW_INT64: case MXW_UINT64: memcpy((char *)data + 8 * i, &u, 8); break;
+    case MXW_INT64:
+    case MXW_UINT64: memcpy((char *)data + 8 * i, &u, 8); break;
     default: break;
   }
 }
@@ -160,7 +166,8 @@ static inline void store_bits(void *data, int dtype, int64_t i, uint64_t u) {
 /* static_cast<DType>(v) for an integer dtype, as x86-64 computes it (see above). */
 static inline uint64_t f64_to_bits(double v, int dtype) {
   switch (dtype) {
-    case MXW_INT64: case MXW_UINT32: return (uint64_t)cvt_i64(v);
+    case MXW_INT64:
+    case MXW_UINT32: return (uint64_t)cvt_i64(v);
     case MXW_UINT64:
       if (v >= 9223372036854775808.0) return (uint64_t)cvt_i64(v - 9223372036854775808.0) ^ (UINT64_C(1) << 63);
       return (uint64_t)cvt_i64(v);
@@ -189,9 +196,12 @@ static inline void store_int_as_float(void *dst, int dst_dtype, int64_t i, uint6
     return;
   }
   float f = unsigned_src ? (float)u : (float)(int64_t)u;
-  if (dst_dtype == MXW_FLOAT32) ((float *)dst)[i] = f;
-  else if (dst_dtype == MXW_FLOAT16) ((uint16_t *)dst)[i] = mxw_float_to_half(f);
-  else ((uint16_t *)dst)[i] = mxw_float_to_bf16(f);
+  if (dst_dtype == MXW_FLOAT32)
+    ((float *)dst)[i] = f;
+  else if (dst_dtype == MXW_FLOAT16)
+    ((uint16_t *)dst)[i] = mxw_float_to_half(f);
+  else
+    ((uint16_t *)dst)[i] = mxw_float_to_bf16(f);
 }
 
 static void convert_one(const void *src, int src_dtype, void *dst, int dst_dtype, int64_t i) {

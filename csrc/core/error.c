@@ -18,8 +18,10 @@ static void heap_state(char *buf, size_t len) {
 #endif
   char heap_s[64] = "";
   if (heap > 0) snprintf(heap_s, sizeof heap_s, "the wasm heap is %.1f MiB; ", heap / 1048576.0);
-  snprintf(buf, len, " (%s%.0f live arrays and cached graphs hold %.1f MiB); dispose() blocks and arrays no longer "
-           "in use to free memory", heap_s, live[0], live[1] / 1048576.0);
+  snprintf(buf, len,
+           " (%s%.0f live arrays and cached graphs hold %.1f MiB); dispose() blocks and arrays no longer "
+           "in use to free memory",
+           heap_s, live[0], live[1] / 1048576.0);
 }
 
 int mxw_fail(const char *fmt, ...) {

@@ -23,8 +23,8 @@ typedef struct mxw_shape {
   int64_t dims[MXW_MAX_NDIM];
 } mxw_shape;
 
-int64_t mxw_shape_size(const mxw_shape *s);                   /* product of dims (1 for rank 0) */
-int mxw_shape_known(const mxw_shape *s);                      /* rank and every dim known */
+int64_t mxw_shape_size(const mxw_shape *s); /* product of dims (1 for rank 0) */
+int mxw_shape_known(const mxw_shape *s);    /* rank and every dim known */
 int mxw_shape_equal(const mxw_shape *a, const mxw_shape *b);
 /* "(2, 3)"-style text into buf (always NUL-terminated); returns buf. */
 char *mxw_shape_str(const mxw_shape *s, char *buf, size_t len);
@@ -52,18 +52,18 @@ int mxw_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int mxw_fail_oom(const char *what, double bytes);
 /* Prefixes the current message, e.g. "Operator FullyConnected: ". */
 void mxw_error_prefix(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-#define MXW_CHECK(cond, ...)                                                                     \
-  do {                                                                                           \
-    if (!(cond)) return mxw_fail(__VA_ARGS__);                                                   \
+#define MXW_CHECK(cond, ...)                   \
+  do {                                         \
+    if (!(cond)) return mxw_fail(__VA_ARGS__); \
   } while (0)
-#define MXW_TRY(expr)                                                                            \
-  do {                                                                                           \
-    if ((expr) != 0) return -1;                                                                  \
+#define MXW_TRY(expr)           \
+  do {                          \
+    if ((expr) != 0) return -1; \
   } while (0)
 
 /* ---- dtypes ------------------------------------------------------------------------------- */
-const char *mxw_dtype_name(int dtype);          /* "float32", ...; "unknown" otherwise */
-int mxw_dtype_from_name(const char *name);      /* -1 if not a dtype name */
+const char *mxw_dtype_name(int dtype);     /* "float32", ...; "unknown" otherwise */
+int mxw_dtype_from_name(const char *name); /* -1 if not a dtype name */
 int mxw_dtype_is_float(int dtype);
 /* Element access through double, for the generic (non-hot) paths of every dtype. */
 double mxw_load_f64(const void *data, int dtype, int64_t i);
@@ -77,20 +77,53 @@ void mxw_convert(const void *src, int src_dtype, void *dst, int dst_dtype, int64
 
 /* Dispatch on the dtypes that have a C type. float16 and bfloat16 are not covered: families
  * handle them by converting through float32 (mxw_convert) or the generic double path. */
-#define MXW_REAL_TYPE_SWITCH(dtype, T, ...)                                                      \
-  switch (dtype) {                                                                               \
-    case MXW_FLOAT32: { typedef float T; __VA_ARGS__; } break;                                   \
-    case MXW_FLOAT64: { typedef double T; __VA_ARGS__; } break;                                  \
-    case MXW_UINT8: { typedef uint8_t T; __VA_ARGS__; } break;                                   \
-    case MXW_BOOL: { typedef uint8_t T; __VA_ARGS__; } break;                                    \
-    case MXW_INT8: { typedef int8_t T; __VA_ARGS__; } break;                                     \
-    case MXW_INT32: { typedef int32_t T; __VA_ARGS__; } break;                                   \
-    case MXW_INT64: { typedef int64_t T; __VA_ARGS__; } break;                                   \
-    case MXW_INT16: { typedef int16_t T; __VA_ARGS__; } break;                                   \
-    case MXW_UINT16: { typedef uint16_t T; __VA_ARGS__; } break;                                 \
-    case MXW_UINT32: { typedef uint32_t T; __VA_ARGS__; } break;                                 \
-    case MXW_UINT64: { typedef uint64_t T; __VA_ARGS__; } break;                                 \
-    default: return mxw_fail("dtype %s is not supported here", mxw_dtype_name(dtype));           \
+#define MXW_REAL_TYPE_SWITCH(dtype, T, ...)                                            \
+  switch (dtype) {                                                                     \
+    case MXW_FLOAT32: {                                                                \
+      typedef float T;                                                                 \
+      __VA_ARGS__;                                                                     \
+    } break;                                                                           \
+    case MXW_FLOAT64: {                                                                \
+      typedef double T;                                                                \
+      __VA_ARGS__;                                                                     \
+    } break;                                                                           \
+    case MXW_UINT8: {                                                                  \
+      typedef uint8_t T;                                                               \
+      __VA_ARGS__;                                                                     \
+    } break;                                                                           \
+    case MXW_BOOL: {                                                                   \
+      typedef uint8_t T;                                                               \
+      __VA_ARGS__;                                                                     \
+    } break;                                                                           \
+    case MXW_INT8: {                                                                   \
+      typedef int8_t T;                                                                \
+      __VA_ARGS__;                                                                     \
+    } break;                                                                           \
+    case MXW_INT32: {                                                                  \
+      typedef int32_t T;                                                               \
+      __VA_ARGS__;                                                                     \
+    } break;                                                                           \
+    case MXW_INT64: {                                                                  \
+      typedef int64_t T;                                                               \
+      __VA_ARGS__;                                                                     \
+    } break;                                                                           \
+    case MXW_INT16: {                                                                  \
+      typedef int16_t T;                                                               \
+      __VA_ARGS__;                                                                     \
+    } break;                                                                           \
+    case MXW_UINT16: {                                                                 \
+      typedef uint16_t T;                                                              \
+      __VA_ARGS__;                                                                     \
+    } break;                                                                           \
+    case MXW_UINT32: {                                                                 \
+      typedef uint32_t T;                                                              \
+      __VA_ARGS__;                                                                     \
+    } break;                                                                           \
+    case MXW_UINT64: {                                                                 \
+      typedef uint64_t T;                                                              \
+      __VA_ARGS__;                                                                     \
+    } break;                                                                           \
+    default: return mxw_fail("dtype %s is not supported here", mxw_dtype_name(dtype)); \
   }
 
 /* ---- attribute schema ----------------------------------------------------------------------- */
@@ -137,7 +170,7 @@ typedef struct mxw_attr_spec {
 } mxw_attr_spec;
 
 /* Spec helpers for tables: MXW_A_INT("num_hidden", FCParam, num_hidden, NULL, "doc") ... */
-#define MXW_A(name_, type_, opt_, def_, st_, field_, enums_, doc_)                               \
+#define MXW_A(name_, type_, opt_, def_, st_, field_, enums_, doc_) \
   { name_, type_, opt_, def_, offsetof(st_, field_), enums_, doc_ }
 #define MXW_A_INT(n, st, f, def, doc) MXW_A(n, MXW_ATTR_INT, 0, def, st, f, NULL, doc)
 #define MXW_A_OPT_INT(n, st, f, def, doc) MXW_A(n, MXW_ATTR_INT, 1, def, st, f, NULL, doc)
@@ -199,8 +232,8 @@ typedef struct mxw_op_def {
   int (*validate)(void *param);
 
   /* Inputs: a fixed list of names, or variadic ("arg0", "arg1", ... counted by num_inputs_fn). */
-  int num_inputs;                    /* fixed count, or MXW_VARIADIC */
-  const char *const *input_names;    /* NULL-terminated */
+  int num_inputs;                          /* fixed count, or MXW_VARIADIC */
+  const char *const *input_names;          /* NULL-terminated */
   int (*num_inputs_fn)(const void *param); /* optional: e.g. FullyConnected drops bias */
   int num_outputs;
   int (*num_outputs_fn)(const void *param);
@@ -303,10 +336,10 @@ typedef struct mxw_op_family {
   const mxw_op_def *const *ops;
   int num_ops;
 } mxw_op_family;
-#define MXW_FAMILY(fam, ...)                                                                     \
-  static const mxw_op_def *const mxw_family_ops_##fam[] = {__VA_ARGS__};                         \
-  const mxw_op_family mxw_family_##fam = {                                                       \
-      #fam, mxw_family_ops_##fam, (int)(sizeof(mxw_family_ops_##fam) / sizeof(mxw_family_ops_##fam[0]))}
+#define MXW_FAMILY(fam, ...)                                             \
+  static const mxw_op_def *const mxw_family_ops_##fam[] = {__VA_ARGS__}; \
+  const mxw_op_family mxw_family_##fam = {#fam, mxw_family_ops_##fam,    \
+                                          (int)(sizeof(mxw_family_ops_##fam) / sizeof(mxw_family_ops_##fam[0]))}
 
 /* ---- shared inference helpers -------------------------------------------------------------- */
 /* Unifies a (possibly partial) shape into *dst; error naming `what` on a conflict. */

@@ -34,9 +34,9 @@ MXW_API void mxw_par_set_chunk_work(double work);
 
 /* Per-element costs in element-ops, for the elementwise families (float32; float64 counts 2x,
  * the dtypes computed through double conversions 4x: mxw_par_dtype_factor). */
-#define MXW_COST_CHEAP 1.0   /* add, mul, relu, abs, copy, compare, clip, ... */
-#define MXW_COST_DIV 2.0     /* div, sqrt, the optimizers' few-op updates */
-#define MXW_COST_MATH 16.0   /* exp, log, sin, tanh, erf, pow, ... (libm calls) */
+#define MXW_COST_CHEAP 1.0    /* add, mul, relu, abs, copy, compare, clip, ... */
+#define MXW_COST_DIV 2.0      /* div, sqrt, the optimizers' few-op updates */
+#define MXW_COST_MATH 16.0    /* exp, log, sin, tanh, erf, pow, ... (libm calls) */
 #define MXW_COST_SPECIAL 64.0 /* gamma, gammaln, digamma */
 
 /* 1 for float32, 2 for float64, 4 for the other dtypes (converted element by element). */

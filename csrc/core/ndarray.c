@@ -71,8 +71,10 @@ mxw_ndarray *mxw_ndarray_alloc(const mxw_shape *shape, int dtype) {
    * product over its shape (mxw_shape_size, strides) overflows (fuzz_ndlist found (2^24, .., 0)) */
   if (nonzero > 2147483647.0) {
     char b[256];
-    mxw_fail("array of shape %s: its nonzero dimensions multiply to %.0f elements, more than 2^31 - 1, the largest "
-             "this runtime supports", mxw_shape_str(shape, b, sizeof b), nonzero);
+    mxw_fail(
+        "array of shape %s: its nonzero dimensions multiply to %.0f elements, more than 2^31 - 1, the largest "
+        "this runtime supports",
+        mxw_shape_str(shape, b, sizeof b), nonzero);
     return NULL;
   }
   if (total > 2147483647.0) {
@@ -86,7 +88,8 @@ mxw_ndarray *mxw_ndarray_alloc(const mxw_shape *shape, int dtype) {
   if (!s) {
     free(a);
     char b[128], what[192];
-    snprintf(what, sizeof what, "an array of shape %s and dtype %s", mxw_shape_str(shape, b, sizeof b), mxw_dtype_name(dtype));
+    snprintf(what, sizeof what, "an array of shape %s and dtype %s", mxw_shape_str(shape, b, sizeof b),
+             mxw_dtype_name(dtype));
     mxw_fail_oom(what, total);
     return NULL;
   }
@@ -169,9 +172,8 @@ int mxw_ndarray_view(mxw_ndarray *arr, int ndim, const int32_t *shape, mxw_ndarr
   mxw_shape s;
   MXW_TRY(shape_from_i32(ndim, shape, &s));
   char a[128], b[128];
-  MXW_CHECK(mxw_shape_size(&s) == mxw_shape_size(&arr->t.shape),
-            "cannot view an array of shape %s as %s: sizes differ", mxw_shape_str(&arr->t.shape, a, sizeof a),
-            mxw_shape_str(&s, b, sizeof b));
+  MXW_CHECK(mxw_shape_size(&s) == mxw_shape_size(&arr->t.shape), "cannot view an array of shape %s as %s: sizes differ",
+            mxw_shape_str(&arr->t.shape, a, sizeof a), mxw_shape_str(&s, b, sizeof b));
   mxw_ndarray *v = (mxw_ndarray *)malloc(sizeof *v);
   MXW_CHECK(v != NULL, "out of memory");
   *v = *arr;

@@ -30,7 +30,8 @@ int mxw_autograd_is_recording(void);
 /* Before the kernel runs: fails if a recorded call would write into an array already in a graph. */
 int mxw_autograd_check_outputs(int nin, mxw_ndarray *const *inputs, int nout, mxw_ndarray *const *outputs);
 /* After the kernel ran: records the call on the tape when an input has autograd history. */
-int mxw_autograd_record(const mxw_params *p, int nin, mxw_ndarray *const *inputs, int nout, mxw_ndarray *const *outputs);
+int mxw_autograd_record(const mxw_params *p, int nin, mxw_ndarray *const *inputs, int nout,
+                        mxw_ndarray *const *outputs);
 /* Records a view made while recording (reshape / contiguous range at element offset). */
 int mxw_autograd_record_view(mxw_ndarray *arr, mxw_ndarray *view, int64_t offset);
 /* Records a copy of a recorded array (NDArray.copyto, x[:] = y): before (after = 0: checks) and after. */

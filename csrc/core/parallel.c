@@ -16,9 +16,9 @@
  * worker waiting for the next job and the caller waiting for the workers spin on the counters for
  * up to MXW_SPIN_NS (0.2 ms): a woken thread often starts 0.1-0.2 ms late, which made splits of
  * ops under ~1 ms pay nothing at 2 threads (measured by helper "threads": relu/add 1M 0.9x
- * without spinning, 1.9-2.0x with it, in the threaded wasm tier and natively). In Emscripten's pthreads build the workers are
- * Web Workers taken from the module's prewarmed pool (PTHREAD_POOL_SIZE), so at most that many
- * can be started; the main thread waits with the futex-based condition wait. */
+ * without spinning, 1.9-2.0x with it, in the threaded wasm tier and natively). In Emscripten's pthreads build the
+ * workers are Web Workers taken from the module's prewarmed pool (PTHREAD_POOL_SIZE), so at most that many can be
+ * started; the main thread waits with the futex-based condition wait. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
@@ -54,9 +54,9 @@ typedef struct job {
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_work = PTHREAD_COND_INITIALIZER, g_done = PTHREAD_COND_INITIALIZER;
 static pthread_t g_workers[MXW_MAX_THREADS];
-static int g_started;       /* workers created */
-static unsigned g_gen;      /* bumped for each job (atomically: workers spin on it unlocked) */
-static unsigned g_busy;     /* workers still in the current job (likewise) */
+static int g_started;   /* workers created */
+static unsigned g_gen;  /* bumped for each job (atomically: workers spin on it unlocked) */
+static unsigned g_busy; /* workers still in the current job (likewise) */
 static job g_job;
 static _Thread_local int t_inside; /* this thread is running a chunk */
 
@@ -81,8 +81,10 @@ static int spin_while(const unsigned *p, unsigned v) {
     if (__atomic_load_n(p, __ATOMIC_ACQUIRE) != v) return 1;
     if ((i & 255) == 0) {
       int64_t t = now_ns();
-      if (!end) end = t + MXW_SPIN_NS;
-      else if (t >= end) return 0;
+      if (!end)
+        end = t + MXW_SPIN_NS;
+      else if (t >= end)
+        return 0;
     }
     cpu_relax();
   }

@@ -46,7 +46,8 @@ double mxw_rand_normal(void) {
     return g_spare;
   }
   double u1, u2;
-  do u1 = mxw_rand_uniform(); while (u1 <= 0.0);
+  do u1 = mxw_rand_uniform();
+  while (u1 <= 0.0);
   u2 = mxw_rand_uniform();
   double r = sqrt(-2.0 * log(u1)), th = 6.283185307179586 * u2;
   g_spare = r * sin(th);

@@ -50,125 +50,23 @@ const mxw_op_def *mxw_op_get(int op) {
  * inputs "<node>_input<i>" instead of "<node>_<input name>" (src/common/utils.cc,
  * ExecuteMonInputCallback). Taken from MXNet's operator registrations. */
 static const char *const ops_without_input_names[] = {
-    "Cast",
-    "amp_cast",
-    "clip",
-    "_plus_scalar",
-    "_minus_scalar",
-    "_rminus_scalar",
-    "_mul_scalar",
-    "_div_scalar",
-    "_rdiv_scalar",
-    "_mod_scalar",
-    "_rmod_scalar",
-    "_power_scalar",
-    "_rpower_scalar",
-    "_maximum_scalar",
-    "_minimum_scalar",
-    "_hypot_scalar",
-    "_equal_scalar",
-    "_not_equal_scalar",
-    "_greater_scalar",
-    "_greater_equal_scalar",
-    "_lesser_scalar",
-    "_lesser_equal_scalar",
-    "_logical_and_scalar",
-    "_logical_or_scalar",
-    "_logical_xor_scalar",
-    "relu",
-    "sigmoid",
-    "tanh",
-    "exp",
-    "expm1",
-    "log",
-    "log1p",
-    "log2",
-    "log10",
-    "sqrt",
-    "rsqrt",
-    "cbrt",
-    "square",
-    "reciprocal",
-    "abs",
-    "negative",
-    "sign",
-    "floor",
-    "ceil",
-    "round",
-    "rint",
-    "fix",
-    "trunc",
-    "erf",
-    "softsign",
-    "sin",
-    "cos",
-    "tan",
-    "arcsin",
-    "arccos",
-    "arctan",
-    "sinh",
-    "cosh",
-    "arcsinh",
-    "arccosh",
-    "arctanh",
-    "gammaln",
-    "degrees",
-    "radians",
-    "logical_not",
-    "_copy",
-    "BlockGrad",
-    "make_loss",
-    "zeros_like",
-    "ones_like",
-    "hard_sigmoid",
-    "Activation",
-    "topk",
-    "sort",
-    "argsort",
-    "_zeros",
-    "_ones",
-    "_full",
-    "_arange",
-    "_linspace",
-    "_eye",
-    "_random_uniform",
-    "_random_normal",
-    "_random_exponential",
-    "_random_gamma",
-    "_random_poisson",
-    "_random_negative_binomial",
-    "_random_generalized_negative_binomial",
-    "_random_randint",
-    "_sample_multinomial",
-    "_shuffle",
-    "sum",
-    "mean",
-    "max",
-    "min",
-    "prod",
-    "nansum",
-    "nanprod",
-    "norm",
-    "argmax",
-    "argmin",
-    "Reshape",
-    "Flatten",
-    "transpose",
-    "expand_dims",
-    "slice",
-    "slice_axis",
-    "broadcast_to",
-    "_slice_assign_scalar",
+    "Cast", "amp_cast", "clip", "_plus_scalar", "_minus_scalar", "_rminus_scalar", "_mul_scalar", "_div_scalar",
+    "_rdiv_scalar", "_mod_scalar", "_rmod_scalar", "_power_scalar", "_rpower_scalar", "_maximum_scalar",
+    "_minimum_scalar", "_hypot_scalar", "_equal_scalar", "_not_equal_scalar", "_greater_scalar",
+    "_greater_equal_scalar", "_lesser_scalar", "_lesser_equal_scalar", "_logical_and_scalar", "_logical_or_scalar",
+    "_logical_xor_scalar", "relu", "sigmoid", "tanh", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt",
+    "cbrt", "square", "reciprocal", "abs", "negative", "sign", "floor", "ceil", "round", "rint", "fix", "trunc", "erf",
+    "softsign", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh", "arctanh",
+    "gammaln", "degrees", "radians", "logical_not", "_copy", "BlockGrad", "make_loss", "zeros_like", "ones_like",
+    "hard_sigmoid", "Activation", "topk", "sort", "argsort", "_zeros", "_ones", "_full", "_arange", "_linspace", "_eye",
+    "_random_uniform", "_random_normal", "_random_exponential", "_random_gamma", "_random_poisson",
+    "_random_negative_binomial", "_random_generalized_negative_binomial", "_random_randint", "_sample_multinomial",
+    "_shuffle", "sum", "mean", "max", "min", "prod", "nansum", "nanprod", "norm", "argmax", "argmin", "Reshape",
+    "Flatten", "transpose", "expand_dims", "slice", "slice_axis", "broadcast_to", "_slice_assign_scalar",
     "SoftmaxActivation",
     /* contrib_misc.c */
-    "_contrib_AdaptiveAvgPooling2D",
-    "shape_array",
-    "size_array",
-    "broadcast_axis",
-    "_contrib_arange_like",
-    "_contrib_div_sqrt_dim",
-    "erfinv",
-    NULL};
+    "_contrib_AdaptiveAvgPooling2D", "shape_array", "size_array", "broadcast_axis", "_contrib_arange_like",
+    "_contrib_div_sqrt_dim", "erfinv", NULL};
 
 int mxw_op_lists_input_names(const mxw_op_def *op) {
   for (const char *const *p = ops_without_input_names; *p; p++)
@@ -203,7 +101,9 @@ int mxw_params_create(int op_id, int num, const char *const *keys, const char *c
   void *param = calloc(1, op->param_size ? op->param_size : 1);
   unsigned char *given = (unsigned char *)calloc((size_t)op->num_attrs + 1, 1);
   if (!p || !param || !given) {
-    free(p); free(param); free(given);
+    free(p);
+    free(param);
+    free(given);
     return mxw_fail("out of memory");
   }
   int rc = 0;
@@ -213,7 +113,10 @@ int mxw_params_create(int op_id, int num, const char *const *keys, const char *c
     if (s->def) rc = mxw_attr_parse(s, s->def, param);
   }
   for (int k = 0; k < num && rc == 0; k++) {
-    if (!keys[k] || !vals[k]) { rc = mxw_fail("NULL attribute key or value"); break; }
+    if (!keys[k] || !vals[k]) {
+      rc = mxw_fail("NULL attribute key or value");
+      break;
+    }
     if (is_hidden_key(keys[k])) continue;
     int found = -1;
     for (int i = 0; i < op->num_attrs; i++)
@@ -304,9 +207,12 @@ int mxw_op_invoke(int op_id, const mxw_params *p, int num_inputs, mxw_ndarray *c
     return invoke_impl(p, nin, nout, inputs, num_outputs, outputs, &b);
   }
   size_t ni = (size_t)(nin ? nin : 1), no = (size_t)(nout ? nout : 1);
-  io_bufs b = {(mxw_shape *)malloc(sizeof(mxw_shape) * ni), (mxw_shape *)malloc(sizeof(mxw_shape) * no),
-               (int *)malloc(sizeof(int) * ni), (int *)malloc(sizeof(int) * no),
-               (mxw_ndarray **)calloc(no, sizeof(mxw_ndarray *)), (mxw_tensor *)malloc(sizeof(mxw_tensor) * ni),
+  io_bufs b = {(mxw_shape *)malloc(sizeof(mxw_shape) * ni),
+               (mxw_shape *)malloc(sizeof(mxw_shape) * no),
+               (int *)malloc(sizeof(int) * ni),
+               (int *)malloc(sizeof(int) * no),
+               (mxw_ndarray **)calloc(no, sizeof(mxw_ndarray *)),
+               (mxw_tensor *)malloc(sizeof(mxw_tensor) * ni),
                (mxw_tensor *)malloc(sizeof(mxw_tensor) * no)};
   int rc;
   if (!b.in_shapes || !b.out_shapes || !b.in_types || !b.out_types || !b.fresh || !b.in_t || !b.out_t) {
@@ -333,7 +239,10 @@ static int invoke_impl(const mxw_params *p, int nin, int nout, mxw_ndarray *cons
   mxw_ndarray **fresh = b->fresh;
   mxw_tensor *in_t = b->in_t, *out_t = b->out_t;
   for (int i = 0; i < nin; i++) {
-    if (!inputs[i]) { mxw_fail("input %d is NULL", i); goto fail_prefix; }
+    if (!inputs[i]) {
+      mxw_fail("input %d is NULL", i);
+      goto fail_prefix;
+    }
     in_shapes[i] = inputs[i]->t.shape;
     in_types[i] = inputs[i]->t.dtype;
   }
@@ -353,7 +262,8 @@ static int invoke_impl(const mxw_params *p, int nin, int nout, mxw_ndarray *cons
       goto fail_prefix;
     }
     if (in_types[i] != inputs[i]->t.dtype) {
-      mxw_fail("input %d has dtype %s, expected %s", i, mxw_dtype_name(inputs[i]->t.dtype), mxw_dtype_name(in_types[i]));
+      mxw_fail("input %d has dtype %s, expected %s", i, mxw_dtype_name(inputs[i]->t.dtype),
+               mxw_dtype_name(in_types[i]));
       goto fail_prefix;
     }
   }
@@ -393,7 +303,8 @@ static int invoke_impl(const mxw_params *p, int nin, int nout, mxw_ndarray *cons
       /* an op that may write output 0 over input 0 (FInplaceOption: elementwise ops, the optimizer
        * updates) runs in place when out= is exactly input 0, as MXNet's `out=weight` updates do */
       int exact = op->inplace && i == 0 && nin >= 1 && inputs[0]->t.data == o->t.data &&
-                  inputs[0]->t.dtype == o->t.dtype && mxw_shape_size(&inputs[0]->t.shape) == mxw_shape_size(&o->t.shape);
+                  inputs[0]->t.dtype == o->t.dtype &&
+                  mxw_shape_size(&inputs[0]->t.shape) == mxw_shape_size(&o->t.shape);
       for (int j = exact ? 1 : 0; j < nin; j++) alias |= inputs[j]->storage == o->storage;
     }
     if (!o || alias) {
@@ -410,7 +321,8 @@ static int invoke_impl(const mxw_params *p, int nin, int nout, mxw_ndarray *cons
   for (int i = 0; i < nout; i++) {
     if (!fresh[i]) continue;
     if (outputs[i]) { /* aliasing case: copy back */
-      memcpy(outputs[i]->t.data, fresh[i]->t.data, (size_t)mxw_shape_size(&out_shapes[i]) * (size_t)mxw_dtype_size(out_types[i]));
+      memcpy(outputs[i]->t.data, fresh[i]->t.data,
+             (size_t)mxw_shape_size(&out_shapes[i]) * (size_t)mxw_dtype_size(out_types[i]));
       mxw_ndarray_free(fresh[i]);
       fresh[i] = NULL;
     } else {
@@ -570,8 +482,8 @@ uint32_t mxw_registry_checksum(void) {
     fnv_str(&f, op->doc);
     fnv_list(&f, op->input_names);
     fnv_list(&f, op->output_names);
-    int64_t flags[] = {op->num_inputs, op->num_outputs, op->gradient != NULL, op->no_grad, op->num_mutate_inputs,
-                       op->num_attrs, op->num_inputs_fn != NULL, op->num_outputs_fn != NULL};
+    int64_t flags[] = {op->num_inputs,        op->num_outputs, op->gradient != NULL,      op->no_grad,
+                       op->num_mutate_inputs, op->num_attrs,   op->num_inputs_fn != NULL, op->num_outputs_fn != NULL};
     fnv_bytes(&f, flags, sizeof flags);
     for (int m = 0; m < op->num_mutate_inputs; m++) fnv_int(&f, op->mutate_inputs[m]);
     for (int a = 0; a < op->num_attrs; a++) {

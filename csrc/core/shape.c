@@ -71,8 +71,8 @@ int mxw_shape_assign(mxw_shape *dst, const mxw_shape *src, const char *what) {
     if (dst->dims[i] < 0) {
       dst->dims[i] = src->dims[i];
     } else if (dst->dims[i] != src->dims[i]) {
-      return mxw_fail("shape mismatch for %s: expected %s, got %s", what,
-                      mxw_shape_str(dst, a, sizeof a), mxw_shape_str(src, b, sizeof b));
+      return mxw_fail("shape mismatch for %s: expected %s, got %s", what, mxw_shape_str(dst, a, sizeof a),
+                      mxw_shape_str(src, b, sizeof b));
     }
   }
   return 0;
@@ -121,7 +121,8 @@ int mxw_infer_type_same(const void *param, int nin, int *in, int nout, int *out)
   for (int i = 0; i < nin + nout; i++) {
     int v = i < nin ? in[i] : out[i - nin];
     if (v < 0) continue;
-    if (t < 0) t = v;
+    if (t < 0)
+      t = v;
     else if (t != v)
       return mxw_fail("dtype mismatch: %s %d is %s but another is %s", i < nin ? "input" : "output",
                       i < nin ? i : i - nin, mxw_dtype_name(v), mxw_dtype_name(t));
@@ -142,12 +143,12 @@ int mxw_normalize_axis(int64_t axis, int ndim, int *out) {
 /* (A, R, S) -> (A, S, R) for 1, 2, 4 or 8-byte elements: the channel-last <-> channel-first move
  * of layout-converting ops. */
 void mxw_swap_last2(const void *src, void *dst, int64_t A, int64_t R, int64_t S, size_t esize) {
-#define MXW_SWAP_LAST2(T)                                                                         \
-  for (int64_t a = 0; a < A; a++) {                                                               \
-    const T *x = (const T *)src + a * R * S;                                                      \
-    T *y = (T *)dst + a * R * S;                                                                  \
-    for (int64_t s = 0; s < S; s++)                                                               \
-      for (int64_t r = 0; r < R; r++) *y++ = x[r * S + s];                                        \
+#define MXW_SWAP_LAST2(T)                                  \
+  for (int64_t a = 0; a < A; a++) {                        \
+    const T *x = (const T *)src + a * R * S;               \
+    T *y = (T *)dst + a * R * S;                           \
+    for (int64_t s = 0; s < S; s++)                        \
+      for (int64_t r = 0; r < R; r++) *y++ = x[r * S + s]; \
   }
   switch (esize) {
     case 1: MXW_SWAP_LAST2(uint8_t) break;
@@ -189,8 +190,8 @@ char *mxw_shape_attr(const mxw_shape *s, char *buf, size_t len) {
 int mxw_slice_check(const mxw_tuple *begin, const mxw_tuple *end, const mxw_tuple *step) {
   char a[512], b[512];
   MXW_CHECK(begin->ndim >= 0 && end->ndim >= 0, "begin and end must be tuples, not None");
-  MXW_CHECK(begin->ndim == end->ndim, "begin=%s and end=%s must have the same length", mxw_tuple_str(begin, a, sizeof a),
-            mxw_tuple_str(end, b, sizeof b));
+  MXW_CHECK(begin->ndim == end->ndim, "begin=%s and end=%s must have the same length",
+            mxw_tuple_str(begin, a, sizeof a), mxw_tuple_str(end, b, sizeof b));
   MXW_CHECK(step->ndim <= 0 || step->ndim == begin->ndim, "step=%s and begin=%s must have the same length",
             mxw_tuple_str(step, a, sizeof a), mxw_tuple_str(begin, b, sizeof b));
   for (int i = 0; i < step->ndim; i++)

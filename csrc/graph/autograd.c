@@ -98,14 +98,16 @@ int mxw_autograd_check_outputs(int nin, mxw_ndarray *const *inputs, int nout, mx
   if (!g_recording || !has_history(nin, inputs)) return 0;
   for (int k = 0; k < nout; k++)
     if (outputs[k] && outputs[k]->ag_node)
-      return mxw_fail("Assigning to NDArrays that are already in a computational graph will cause undefined behavior "
-                      "when evaluating gradients. Please call backward first to clear the graph or do this out side of "
-                      "a record section. Also note that you cannot use inplace operations like +=, *=, relu(x, out=x), "
-                      "y[idx]=x, etc inside a record section.");
+      return mxw_fail(
+          "Assigning to NDArrays that are already in a computational graph will cause undefined behavior "
+          "when evaluating gradients. Please call backward first to clear the graph or do this out side of "
+          "a record section. Also note that you cannot use inplace operations like +=, *=, relu(x, out=x), "
+          "y[idx]=x, etc inside a record section.");
   return 0;
 }
 
-int mxw_autograd_record(const mxw_params *p, int nin, mxw_ndarray *const *inputs, int nout, mxw_ndarray *const *outputs) {
+int mxw_autograd_record(const mxw_params *p, int nin, mxw_ndarray *const *inputs, int nout,
+                        mxw_ndarray *const *outputs) {
   if (!g_recording || !has_history(nin, inputs)) return 0;
   mxw_node *n = mxw_node_new(p->op->name);
   MXW_CHECK(n != NULL, "out of memory");
@@ -186,8 +188,10 @@ int mxw_autograd_record_copy(const mxw_ndarray *src, mxw_ndarray *dst, int after
   mxw_ndarray *in[1] = {(mxw_ndarray *)src}, *out[1] = {dst};
   if (!after) {
     char a[128], b[128];
-    MXW_CHECK(mxw_shape_equal(&src->t.shape, &dst->t.shape), "copying an array of shape %s into one of shape %s cannot be "
-              "recorded for autograd (reshape it first)", mxw_shape_str(&src->t.shape, a, sizeof a), mxw_shape_str(&dst->t.shape, b, sizeof b));
+    MXW_CHECK(mxw_shape_equal(&src->t.shape, &dst->t.shape),
+              "copying an array of shape %s into one of shape %s cannot be "
+              "recorded for autograd (reshape it first)",
+              mxw_shape_str(&src->t.shape, a, sizeof a), mxw_shape_str(&dst->t.shape, b, sizeof b));
     return mxw_autograd_check_outputs(1, in, 1, out);
   }
   int same = src->t.dtype == dst->t.dtype;
@@ -466,9 +470,13 @@ int mxw_grad_set(mxw_grad_ctx *g, int input, mxw_gid grad) {
   return 0;
 }
 
-mxw_gid mxw_grad_mul(mxw_grad_ctx *g, mxw_gid a, mxw_gid b) { return mxw_grad_op(g, "elemwise_mul", NULL, MXW_GIDS(a, b)); }
+mxw_gid mxw_grad_mul(mxw_grad_ctx *g, mxw_gid a, mxw_gid b) {
+  return mxw_grad_op(g, "elemwise_mul", NULL, MXW_GIDS(a, b));
+}
 
-mxw_gid mxw_grad_zeros_like(mxw_grad_ctx *g, mxw_gid like) { return mxw_grad_op(g, "zeros_like", NULL, MXW_GIDS(like)); }
+mxw_gid mxw_grad_zeros_like(mxw_grad_ctx *g, mxw_gid like) {
+  return mxw_grad_op(g, "zeros_like", NULL, MXW_GIDS(like));
+}
 
 /* Sums a gradient of forward output 0's shape over the axes input `input` was broadcast along
  * (numpy rules, right-aligned), then gives it the input's shape. */
@@ -516,8 +524,8 @@ static int contrib_push(contrib_list *l, mxw_entry e) {
   return 0;
 }
 
-int mxw_gradient_build(const mxw_entry *heads, int num_heads, const mxw_entry *head_grads, mxw_node *const *xs, int num_xs,
-                       mxw_value_fn value, void *ud, mxw_entry *x_grads) {
+int mxw_gradient_build(const mxw_entry *heads, int num_heads, const mxw_entry *head_grads, mxw_node *const *xs,
+                       int num_xs, mxw_value_fn value, void *ud, mxw_entry *x_grads) {
   mxw_node **nodes = NULL;
   int nn = 0, rc = -1;
   builder b = {value, ud, NULL, 0, 0};
@@ -596,7 +604,8 @@ int mxw_gradient_build(const mxw_entry *heads, int num_heads, const mxw_entry *h
     }
     for (int k = 0; k < n->num_inputs; k++) {
       if (g->igrad[k] < 0 || !needs[n->inputs[k].node->index]) continue;
-      if (contrib_push(&contrib[base[n->inputs[k].node->index] + (int)n->inputs[k].index], g->tab[g->igrad[k]]) != 0) goto done;
+      if (contrib_push(&contrib[base[n->inputs[k].node->index] + (int)n->inputs[k].index], g->tab[g->igrad[k]]) != 0)
+        goto done;
     }
   }
   for (int k = 0; k < num_xs; k++) {
@@ -644,9 +653,10 @@ static int tape_value(void *ud_, mxw_node *n, int index, mxw_entry *entry, mxw_s
   tape_ud *ud = (tape_ud *)ud_;
   mxw_ag_info *ag = n->ag;
   if (!ag || index >= ag->num_values || !ag->values[index])
-    return mxw_fail("cannot differentiate through node '%s': its values were freed by an earlier backward pass "
-                    "(pass retain_graph=True to the first backward to differentiate the same graph twice)",
-                    n->name);
+    return mxw_fail(
+        "cannot differentiate through node '%s': its values were freed by an earlier backward pass "
+        "(pass retain_graph=True to the first backward to differentiate the same graph twice)",
+        n->name);
   const mxw_ndarray *arr = ag->values[index];
   *shape = arr->t.shape;
   *dtype = arr->t.dtype;
@@ -693,8 +703,8 @@ static void accumulate(mxw_ndarray *dst, const mxw_ndarray *src) {
 
 /* backward (grads_out NULL: into the variables' buffers by grad_req) or grad (vars given: the
  * gradients returned as new arrays in grads_out). */
-static int run_backward(int nh, mxw_ndarray *const *heads, mxw_ndarray *const *head_grads, int nv, mxw_ndarray *const *vars,
-                        int retain, int is_train, mxw_ndarray **grads_out) {
+static int run_backward(int nh, mxw_ndarray *const *heads, mxw_ndarray *const *head_grads, int nv,
+                        mxw_ndarray *const *vars, int retain, int is_train, mxw_ndarray **grads_out) {
   MXW_CHECK(nh > 0 && heads, "backward needs at least one head");
   MXW_CHECK(nh <= 256, "too many heads");
   mxw_entry hent[256], hgrad[256];
@@ -711,8 +721,9 @@ static int run_backward(int nh, mxw_ndarray *const *heads, mxw_ndarray *const *h
   for (int h = 0; h < nh; h++) {
     MXW_CHECK(heads[h] != NULL, "head %d is NULL", h);
     if (!heads[h]->ag_node)
-      return mxw_fail("Cannot differentiate node because it is not in a computational graph. You need to set "
-                      "is_recording to true or use mark_variables() when computing the graph.");
+      return mxw_fail(
+          "Cannot differentiate node because it is not in a computational graph. You need to set "
+          "is_recording to true or use mark_variables() when computing the graph.");
     hent[h] = (mxw_entry){heads[h]->ag_node, heads[h]->ag_index, 0};
     if (head_grads && head_grads[h]) {
       char a[128], b[128];
@@ -730,8 +741,10 @@ static int run_backward(int nh, mxw_ndarray *const *heads, mxw_ndarray *const *h
   for (int i = 0; i < nn; i++) {
     mxw_node *n = nodes[i];
     if (n->op && n->ag && n->ag->freed) {
-      mxw_fail("cannot run backward through the graph a second time: its saved values were freed by the first "
-               "backward (node '%s'); pass retain_graph=True (retainGraph: true) to the first backward", n->name);
+      mxw_fail(
+          "cannot run backward through the graph a second time: its saved values were freed by the first "
+          "backward (node '%s'); pass retain_graph=True (retainGraph: true) to the first backward",
+          n->name);
       goto done;
     }
     if (!vars && !n->op && n->ag && n->ag->grad && n->ag->grad_req) xs[nx++] = n;
@@ -740,8 +753,10 @@ static int run_backward(int nh, mxw_ndarray *const *heads, mxw_ndarray *const *h
     for (int i = 0; i < nv; i++) {
       mxw_node *v = vars[i] ? vars[i]->ag_node : NULL;
       if (!v || v->op || !v->ag) {
-        mxw_fail("variable %d is not marked for gradients: call attach_grad() (attachGrad) or mark_variables on it "
-                 "before recording", i);
+        mxw_fail(
+            "variable %d is not marked for gradients: call attach_grad() (attachGrad) or mark_variables on it "
+            "before recording",
+            i);
         goto done;
       }
       xs[nx++] = v;
@@ -825,10 +840,13 @@ static int run_backward(int nh, mxw_ndarray *const *heads, mxw_ndarray *const *h
   } else {
     for (int k = 0; k < nx; k++) {
       mxw_ag_info *ag = xs[k]->ag;
-      if (provided[k]) outs[k] = NULL; /* written in place; the buffer is the node's */
-      else if (ag->grad_req == 1) mxw_convert(outs[k]->t.data, outs[k]->t.dtype, ag->grad->t.data, ag->grad->t.dtype,
-                                              mxw_shape_size(&ag->grad->t.shape));
-      else accumulate(ag->grad, outs[k]);
+      if (provided[k])
+        outs[k] = NULL; /* written in place; the buffer is the node's */
+      else if (ag->grad_req == 1)
+        mxw_convert(outs[k]->t.data, outs[k]->t.dtype, ag->grad->t.data, ag->grad->t.dtype,
+                    mxw_shape_size(&ag->grad->t.shape));
+      else
+        accumulate(ag->grad, outs[k]);
       ag->grad->storage->fresh_grad = 1;
     }
   }

@@ -179,7 +179,8 @@ static train_plan *build_plan(mxw_executor *ex, mxw_ndarray *const *inputs, cons
     snprintf(name, sizeof name, "ograd%d", h);
     if (!(ograd[h] = mxw_node_new(name))) goto done;
     hg[h] = (mxw_entry){ograd[h], 0, 0};
-    if (mxw_exec_entry_info(ex, heads[h].node, (int)heads[h].index, &p->out_shapes[h], &p->out_types[h]) != 0) goto done;
+    if (mxw_exec_entry_info(ex, heads[h].node, (int)heads[h].index, &p->out_shapes[h], &p->out_types[h]) != 0)
+      goto done;
   }
   for (int k = 0; k < n; k++)
     if (mask[k]) {
@@ -275,8 +276,8 @@ static int plan_matches(const train_plan *p, mxw_ndarray *const *inputs, const u
 }
 
 /* ---- the recording forward ----------------------------------------------------------------------- */
-int mxw_cached_forward_record(mxw_executor *ex, int num_inputs, mxw_ndarray *const *inputs, int is_train, int *num_outputs,
-                              mxw_ndarray **outputs, int *handled) {
+int mxw_cached_forward_record(mxw_executor *ex, int num_inputs, mxw_ndarray *const *inputs, int is_train,
+                              int *num_outputs, mxw_ndarray **outputs, int *handled) {
   *handled = 0;
   uint8_t mask[256];
   int any = 0;
@@ -407,7 +408,8 @@ static int cached_unbound(const mxw_op_call *c) {
 static int cached_fwd_shapes(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
   const cop_state *st = ((const CachedOpParam *)param)->st;
   MXW_CHECK(st != NULL, "no recorded call");
-  for (int h = 0; h < nout && h < st->plan->nfwd; h++) MXW_TRY(mxw_shape_assign(&out[h], &st->plan->out_shapes[h], "output"));
+  for (int h = 0; h < nout && h < st->plan->nfwd; h++)
+    MXW_TRY(mxw_shape_assign(&out[h], &st->plan->out_shapes[h], "output"));
   (void)nin;
   (void)in;
   return 0;
@@ -436,7 +438,8 @@ static int cached_backward_types(const void *param, int nin, int *in, int nout, 
 static int cached_backward_run(const mxw_op_call *c) {
   const cop_state *st = ((const CachedOpParam *)c->param)->st;
   train_plan *p = st->plan;
-  MXW_CHECK(st->arena != NULL, "this hybridized call's saved values were freed by an earlier backward pass "
+  MXW_CHECK(st->arena != NULL,
+            "this hybridized call's saved values were freed by an earlier backward pass "
             "(pass retain_graph=True to the first backward to differentiate the same graph twice)");
   void *tdata[256];
   for (int k = 0; k < p->ntin; k++) {

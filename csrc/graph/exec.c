@@ -139,13 +139,13 @@ static int graph_infer(const exec_graph *g, mxw_shape *shapes, int *types) {
     free(fill);
   }
   int head = 0, count = 0;
-#define ENQUEUE(id)                                                                               \
-  do {                                                                                            \
-    int id_ = (id);                                                                               \
-    if (g->nodes[id_]->op && !queued[id_]) {                                                      \
-      queued[id_] = 1;                                                                            \
-      queue[(head + count++) % n_nodes] = id_;                                                    \
-    }                                                                                             \
+#define ENQUEUE(id)                            \
+  do {                                         \
+    int id_ = (id);                            \
+    if (g->nodes[id_]->op && !queued[id_]) {   \
+      queued[id_] = 1;                         \
+      queue[(head + count++) % n_nodes] = id_; \
+    }                                          \
   } while (0)
   for (int i = 0; i < n_nodes; i++) ENQUEUE(i);
   /* a bound on the work in case an operator's inference keeps changing a known output (none
@@ -175,7 +175,8 @@ static int graph_infer(const exec_graph *g, mxw_shape *shapes, int *types) {
      * the node runs again when one of its entries changes */
     for (int what = 0; what < 2; what++) {
       int irc = what == 0 ? n->op->infer_shape(n->params->param, nin, in_s, nout, out_s)
-                          : (n->op->infer_type ? n->op->infer_type : mxw_infer_type_same)(n->params->param, nin, in_t, nout, out_t);
+                          : (n->op->infer_type ? n->op->infer_type : mxw_infer_type_same)(n->params->param, nin, in_t,
+                                                                                          nout, out_t);
       if (irc != 0) {
         if (what == 0 ? shapes_known : types_known) {
           char ctx[1024] = "";
@@ -184,7 +185,8 @@ static int graph_infer(const exec_graph *g, mxw_shape *shapes, int *types) {
             char iname[64], sh[128];
             mxw_node_input_name(n, k, iname, sizeof iname);
             used += (size_t)snprintf(ctx + used, sizeof ctx - used, "%s%s = '%s' %s %s", k ? ", " : " (inputs: ", iname,
-                                     n->inputs[k].node->name, mxw_shape_str(&in_s[k], sh, sizeof sh), mxw_dtype_name(in_t[k]));
+                                     n->inputs[k].node->name, mxw_shape_str(&in_s[k], sh, sizeof sh),
+                                     mxw_dtype_name(in_t[k]));
           }
           if (nin && used < sizeof ctx - 1) snprintf(ctx + used, sizeof ctx - used, ")");
           char msg[2048];
@@ -275,15 +277,16 @@ static cJSON *shape_json(const mxw_shape *s) {
     if (s->ndim < 0) return cJSON_CreateNull();
   }
   cJSON *a = cJSON_CreateArray();
-  for (int i = 0; i < s->ndim; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber(s->dims[i] < 0 ? 0 : (double)s->dims[i]));
+  for (int i = 0; i < s->ndim; i++)
+    cJSON_AddItemToArray(a, cJSON_CreateNumber(s->dims[i] < 0 ? 0 : (double)s->dims[i]));
   return a;
 }
 
 static char *g_infer_result = NULL;
 
 /* request: {"shapes": {name: [dims]}, "dtypes": {name: flag}}; result: {"args": [{name, shape,
- * dtype}], "outputs": [...], "aux": [...], "complete": bool (shapes), "types_complete": bool} with shape null when unknown and
- * unknown dims as 0 (MXNet's legacy convention). */
+ * dtype}], "outputs": [...], "aux": [...], "complete": bool (shapes), "types_complete": bool} with shape null when
+ * unknown and unknown dims as 0 (MXNet's legacy convention). */
 const char *mxw_sym_infer(const mxw_symbol *s, const char *request) {
   if (!s || !request) {
     mxw_fail("NULL argument");
@@ -330,7 +333,8 @@ const char *mxw_sym_infer(const mxw_symbol *s, const char *request) {
   }
   for (const cJSON *it = jdt ? jdt->child : NULL; it; it = it->next) {
     for (int k = 0; k < g.num_inputs; k++)
-      if (strcmp(g.nodes[g.inputs[k]]->name, it->string) == 0 && cJSON_IsNumber(it)) types[g.entry_base[g.inputs[k]]] = it->valueint;
+      if (strcmp(g.nodes[g.inputs[k]]->name, it->string) == 0 && cJSON_IsNumber(it))
+        types[g.entry_base[g.inputs[k]]] = it->valueint;
   }
   for (int k = 0; k < g.num_inputs; k++) {
     int e = g.entry_base[g.inputs[k]];
@@ -340,10 +344,14 @@ const char *mxw_sym_infer(const mxw_symbol *s, const char *request) {
   {
     /* aux = variables at FMutateInputs positions */
     uint8_t *is_aux = (uint8_t *)calloc((size_t)(g.num_nodes ? g.num_nodes : 1), 1);
-    if (!is_aux) { mxw_fail("out of memory"); goto done; }
+    if (!is_aux) {
+      mxw_fail("out of memory");
+      goto done;
+    }
     for (int i = 0; i < g.num_nodes; i++)
       for (int k = 0; k < g.nodes[i]->num_inputs; k++)
-        if (mxw_node_is_mutated_input(g.nodes[i], k) && !g.nodes[i]->inputs[k].node->op) is_aux[g.nodes[i]->inputs[k].node->index] = 1;
+        if (mxw_node_is_mutated_input(g.nodes[i], k) && !g.nodes[i]->inputs[k].node->op)
+          is_aux[g.nodes[i]->inputs[k].node->index] = 1;
     cJSON *res = cJSON_CreateObject();
     cJSON *args = cJSON_AddArrayToObject(res, "args"), *aux = cJSON_AddArrayToObject(res, "aux");
     cJSON *outs = cJSON_AddArrayToObject(res, "outputs");
@@ -394,17 +402,17 @@ struct mxw_executor {
   int *bound_types;
   int planned;
   /* plan */
-  int64_t *offset;   /* per entry: arena offset, -1 = not in the arena */
+  int64_t *offset; /* per entry: arena offset, -1 = not in the arena */
   uint8_t *arena;
   size_t arena_bytes, arena_cap;
   mxw_ndarray **unbound; /* zero arrays for unbound inputs (e.g. loss labels) */
   int *last_use;
   mxw_tensor *tin, *tout;
   void **entry_data;
-  int monitor; /* keep every entry in its own buffer so it can be read after the run */
-  int *consumers;  /* per entry: how many node inputs read it */
-  int *fused_act;  /* per node: activation its op applies to its own output (fusion) */
-  uint8_t *skip;   /* per node: an activation fused into its producer */
+  int monitor;    /* keep every entry in its own buffer so it can be read after the run */
+  int *consumers; /* per entry: how many node inputs read it */
+  int *fused_act; /* per node: activation its op applies to its own output (fusion) */
+  uint8_t *skip;  /* per node: an activation fused into its producer */
   char *monitor_info;
   /* training executors (cached_op.c): nodes [0, split) run forward, [split, n) backward, with
    * arenas owned by each recorded call; graph outputs stay in the arena (copied out) */
@@ -536,9 +544,10 @@ static int plan_memory(mxw_executor *ex) {
       const mxw_entry *he = &g->heads[h];
       int e = entry_id(g, he), dup = 0;
       for (int j = 0; j < h; j++) dup |= entry_id(g, &g->heads[j]) == e;
-      if (dup) ex->ext_head[e] = -1;
-      else if (ex->ext_dtype[h] >= 0 && he->node->op && he->node->index >= ex->split && ex->types[e] == ex->ext_dtype[h] &&
-               mxw_shape_equal(&ex->shapes[e], &ex->ext_shape[h]))
+      if (dup)
+        ex->ext_head[e] = -1;
+      else if (ex->ext_dtype[h] >= 0 && he->node->op && he->node->index >= ex->split &&
+               ex->types[e] == ex->ext_dtype[h] && mxw_shape_equal(&ex->shapes[e], &ex->ext_shape[h]))
         ex->ext_head[e] = h;
     }
   }
@@ -556,7 +565,8 @@ static int plan_memory(mxw_executor *ex) {
     /* in place: output 0 takes input 0's buffer when input 0 is an intermediate that dies here
      * (not for graph outputs: those are written straight into the caller's arrays; a training
      * graph's values all live in its arena, those the backward reads to its end) */
-    if (n->op->inplace && !ex->monitor && n->num_inputs >= 1 && (ex->train || ex->last_use[g->entry_base[i]] != g->num_nodes) &&
+    if (n->op->inplace && !ex->monitor && n->num_inputs >= 1 &&
+        (ex->train || ex->last_use[g->entry_base[i]] != g->num_nodes) &&
         !(ex->ext_head && ex->ext_head[g->entry_base[i]] >= 0)) {
       int e_in = entry_id(g, &n->inputs[0]), e_out = g->entry_base[i];
       int reused = 0;
@@ -578,15 +588,18 @@ static int plan_memory(mxw_executor *ex) {
     }
     for (int k = 0; k < nout; k++) {
       int e = g->entry_base[i] + k;
-      if (ex->offset[e] >= 0) continue; /* placed in place above */
-      if (ex->ext_head && ex->ext_head[e] >= 0) continue; /* the caller's buffer */
+      if (ex->offset[e] >= 0) continue;                            /* placed in place above */
+      if (ex->ext_head && ex->ext_head[e] >= 0) continue;          /* the caller's buffer */
       if (ex->last_use[e] == g->num_nodes && !ex->train) continue; /* a graph output: lives in the caller's array */
       size_t bytes = (size_t)mxw_shape_size(&ex->shapes[e]) * (size_t)mxw_dtype_size(ex->types[e]);
       bytes = (bytes + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
       if (bytes == 0) bytes = ARENA_ALIGN;
       int best = -1;
       for (int b = 0; b < nfree && !ex->monitor; b++)
-        if (free_list[b].size >= bytes) { best = b; break; }
+        if (free_list[b].size >= bytes) {
+          best = b;
+          break;
+        }
       if (best >= 0) {
         ex->offset[e] = (int64_t)free_list[best].off;
         free_list[best].off += bytes;
@@ -712,8 +725,8 @@ static int bind(mxw_executor *ex, mxw_ndarray *const *inputs) {
       int e = g->entry_base[i] + k;
       char b[128];
       if (!mxw_shape_known(&ex->shapes[e]) || ex->types[e] < 0)
-        return mxw_fail("cannot infer the shape or dtype of output %d of node '%s' (%s): got %s", k, n->name, n->op->name,
-                        mxw_shape_str(&ex->shapes[e], b, sizeof b));
+        return mxw_fail("cannot infer the shape or dtype of output %d of node '%s' (%s): got %s", k, n->name,
+                        n->op->name, mxw_shape_str(&ex->shapes[e], b, sizeof b));
     }
   }
   MXW_TRY(plan_memory(ex));
@@ -737,7 +750,8 @@ int mxw_exec_set_monitor(mxw_executor *ex, int on) {
 }
 
 /* JSON [{"node", "op", "name", "entry", "input"}] in execution order: for each op node, its
- * inputs (input: true, named <node>_<input name>, or <node>_input<i> for ops MXNet gives no input names) then its outputs (<node>_<output name>). */
+ * inputs (input: true, named <node>_<input name>, or <node>_input<i> for ops MXNet gives no input names) then its
+ * outputs (<node>_<output name>). */
 const char *mxw_exec_monitor_info(mxw_executor *ex) {
   if (!ex) {
     mxw_fail("NULL executor");
@@ -752,9 +766,12 @@ const char *mxw_exec_monitor_info(mxw_executor *ex) {
       int cnt = pass == 0 ? n->num_inputs : mxw_node_num_outputs(n);
       for (int k = 0; k < cnt; k++) {
         char part[64], name[600];
-        if (pass == 0 && !mxw_op_lists_input_names(n->op)) snprintf(part, sizeof part, "input%d", k);
-        else if (pass == 0) mxw_node_input_name(n, k, part, sizeof part);
-        else mxw_node_output_name(n, k, part, sizeof part);
+        if (pass == 0 && !mxw_op_lists_input_names(n->op))
+          snprintf(part, sizeof part, "input%d", k);
+        else if (pass == 0)
+          mxw_node_input_name(n, k, part, sizeof part);
+        else
+          mxw_node_output_name(n, k, part, sizeof part);
         snprintf(name, sizeof name, "%s_%s", n->name, part);
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "node", n->name);
@@ -781,7 +798,8 @@ int mxw_exec_entry_copy(const mxw_executor *ex, int entry, mxw_ndarray **out) {
   MXW_CHECK(ex->entry_data[entry] != NULL, "entry %d has no value", entry);
   mxw_ndarray *a = mxw_ndarray_alloc(&ex->shapes[entry], ex->types[entry]);
   if (!a) return -1;
-  memcpy(a->t.data, ex->entry_data[entry], (size_t)mxw_shape_size(&ex->shapes[entry]) * (size_t)mxw_dtype_size(ex->types[entry]));
+  memcpy(a->t.data, ex->entry_data[entry],
+         (size_t)mxw_shape_size(&ex->shapes[entry]) * (size_t)mxw_dtype_size(ex->types[entry]));
   *out = a;
   return 0;
 }
@@ -814,8 +832,10 @@ static int exec_forward(mxw_executor *ex, int num_inputs, mxw_ndarray *const *in
   }
   int rebind = !ex->planned;
   for (int k = 0; k < num_inputs && !rebind; k++) {
-    if (inputs[k]) rebind = ex->bound_types[k] != inputs[k]->t.dtype || !mxw_shape_equal(&ex->bound_shapes[k], &inputs[k]->t.shape);
-    else rebind = ex->bound_types[k] != -1;
+    if (inputs[k])
+      rebind = ex->bound_types[k] != inputs[k]->t.dtype || !mxw_shape_equal(&ex->bound_shapes[k], &inputs[k]->t.shape);
+    else
+      rebind = ex->bound_types[k] != -1;
   }
   if (rebind) {
     ex->planned = 0;
@@ -838,7 +858,8 @@ static int exec_forward(mxw_executor *ex, int num_inputs, mxw_ndarray *const *in
                 mxw_shape_str(&outputs[h]->t.shape, a, sizeof a), mxw_dtype_name(outputs[h]->t.dtype),
                 mxw_shape_str(&ex->shapes[e], b, sizeof b), mxw_dtype_name(ex->types[e]));
       for (int k = 0; k < num_inputs; k++)
-        MXW_CHECK(!inputs[k] || inputs[k]->storage != outputs[h]->storage, "output %d shares memory with input %d", h, k);
+        MXW_CHECK(!inputs[k] || inputs[k]->storage != outputs[h]->storage, "output %d shares memory with input %d", h,
+                  k);
       given[h] = 1;
     }
   }
@@ -895,7 +916,8 @@ static int exec_forward(mxw_executor *ex, int num_inputs, mxw_ndarray *const *in
   for (int h = 0; h < nh; h++) {
     if (claimed[h]) continue;
     int e = entry_id(g, &g->heads[h]);
-    memcpy(outs[h]->t.data, ex->entry_data[e], (size_t)mxw_shape_size(&ex->shapes[e]) * (size_t)mxw_dtype_size(ex->types[e]));
+    memcpy(outs[h]->t.data, ex->entry_data[e],
+           (size_t)mxw_shape_size(&ex->shapes[e]) * (size_t)mxw_dtype_size(ex->types[e]));
   }
   for (int h = 0; h < nh; h++) outputs[h] = outs[h];
   *num_outputs = nh;
@@ -907,7 +929,8 @@ fail:
 }
 
 /* ---- training executors (hybridized backward, cached_op.c) ---------------------------------------- */
-int mxw_exec_train_setup(mxw_executor *ex, int split, const int *tie, const int *ext_dtype, const mxw_shape *ext_shape) {
+int mxw_exec_train_setup(mxw_executor *ex, int split, const int *tie, const int *ext_dtype,
+                         const mxw_shape *ext_shape) {
   exec_graph *g = &ex->g;
   MXW_CHECK(split >= 0 && split <= g->num_nodes, "bad split");
   ex->train = 1;
@@ -939,8 +962,10 @@ int mxw_exec_train_setup(mxw_executor *ex, int split, const int *tie, const int 
 int mxw_exec_train_prepare(mxw_executor *ex, mxw_ndarray *const *inputs) {
   int rebind = !ex->planned;
   for (int k = 0; k < ex->g.num_inputs && !rebind; k++) {
-    if (inputs[k]) rebind = ex->bound_types[k] != inputs[k]->t.dtype || !mxw_shape_equal(&ex->bound_shapes[k], &inputs[k]->t.shape);
-    else rebind = ex->bound_types[k] != -1;
+    if (inputs[k])
+      rebind = ex->bound_types[k] != inputs[k]->t.dtype || !mxw_shape_equal(&ex->bound_shapes[k], &inputs[k]->t.shape);
+    else
+      rebind = ex->bound_types[k] != -1;
   }
   if (!rebind) return 0;
   ex->planned = 0;
@@ -949,8 +974,8 @@ int mxw_exec_train_prepare(mxw_executor *ex, mxw_ndarray *const *inputs) {
 
 /* Runs nodes [from, to) on `arena` with the inputs' data (NULL data: the unbound zeros); the
  * heads the plan put outside the arena are written into head_data[h]. */
-int mxw_exec_train_run(mxw_executor *ex, uint8_t *arena, void *const *input_data, void *const *head_data, int from, int to,
-                       int is_train) {
+int mxw_exec_train_run(mxw_executor *ex, uint8_t *arena, void *const *input_data, void *const *head_data, int from,
+                       int to, int is_train) {
   exec_graph *g = &ex->g;
   MXW_CHECK(ex->planned, "the training graph is not planned");
   for (int e = 0; e < g->num_entries; e++) {
@@ -995,8 +1020,8 @@ int mxw_exec_train_head(const mxw_executor *ex, int h, void **data, mxw_shape *s
 /* Shape and dtype the last bind inferred for output `index` of `n` (a node of this graph). */
 int mxw_exec_entry_info(const mxw_executor *ex, const mxw_node *n, int index, mxw_shape *shape, int *dtype) {
   const exec_graph *g = &ex->g;
-  MXW_CHECK(ex->planned && n->index >= 0 && n->index < g->num_nodes && g->nodes[n->index] == n, "node '%s' is not in this graph",
-            n->name);
+  MXW_CHECK(ex->planned && n->index >= 0 && n->index < g->num_nodes && g->nodes[n->index] == n,
+            "node '%s' is not in this graph", n->name);
   int e = g->entry_base[n->index] + index;
   *shape = ex->shapes[e];
   *dtype = ex->types[e];
@@ -1011,7 +1036,9 @@ int mxw_exec_train_head_external(const mxw_executor *ex, int h) {
 int mxw_exec_num_nodes(const mxw_executor *ex) { return ex->g.num_nodes; }
 const mxw_entry *mxw_exec_heads(const mxw_executor *ex) { return ex->g.heads; }
 int mxw_exec_is_planned(const mxw_executor *ex) { return ex->planned; }
-struct mxw_train_plans **mxw_exec_plans(mxw_executor *ex) { return &ex->plans; }
+struct mxw_train_plans **mxw_exec_plans(mxw_executor *ex) {
+  return &ex->plans;
+}
 
 int mxw_exec_binds(const mxw_executor *ex) { return ex ? ex->binds : 0; }
 int mxw_exec_stats(mxw_executor *ex, int32_t *out) {

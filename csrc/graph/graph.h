@@ -30,10 +30,10 @@ struct mxw_node {
   mxw_entry *inputs;
   int num_control;
   mxw_node **control;
-  uint32_t version; /* variables: bumped by each composition that mutates it (aux states) */
+  uint32_t version;       /* variables: bumped by each composition that mutates it (aux states) */
   struct mxw_ag_info *ag; /* autograd: the values and gradient buffer of a recorded node (autograd.c) */
-  uint32_t mark;    /* traversal bookkeeping */
-  int32_t index;    /* traversal bookkeeping: position in the last DFS */
+  uint32_t mark;          /* traversal bookkeeping */
+  int32_t index;          /* traversal bookkeeping: position in the last DFS */
 };
 
 struct mxw_symbol {
@@ -55,7 +55,7 @@ char *mxw_join_name(const char *a, const char *b);
 
 /* nodes */
 struct mxw_ndarray;
-mxw_node *mxw_node_new(const char *name);   /* a variable; refcount 1 */
+mxw_node *mxw_node_new(const char *name); /* a variable; refcount 1 */
 void mxw_node_retain(mxw_node *n);
 void mxw_node_release(mxw_node *n);
 int mxw_node_set_op(mxw_node *n, int op_id); /* parses n->attrs into n->params */
@@ -75,10 +75,10 @@ int mxw_graph_dfs(const mxw_entry *heads, int num_heads, mxw_node ***out, int *n
 /* autograd (autograd.c) */
 typedef struct mxw_ag_info {
   int num_values;
-  mxw_ndarray **values; /* per output: its value (a handle sharing the array's storage) */
-  mxw_ndarray *grad;    /* variables: the gradient buffer (shares the user's grad storage) */
-  int grad_req;         /* variables: 0 null, 1 write, 2 add */
-  int freed;            /* a backward pass without retain_graph released the values */
+  mxw_ndarray **values;   /* per output: its value (a handle sharing the array's storage) */
+  mxw_ndarray *grad;      /* variables: the gradient buffer (shares the user's grad storage) */
+  int grad_req;           /* variables: 0 null, 1 write, 2 add */
+  int freed;              /* a backward pass without retain_graph released the values */
   struct mxw_node **vvar; /* during one backward pass: the variable standing for each value */
 } mxw_ag_info;
 void mxw_ag_info_free(mxw_ag_info *ag);
@@ -91,8 +91,8 @@ mxw_params *mxw_params_clone(const mxw_params *p, const mxw_op_def *op, int op_i
  * that runs forward and backward together, a variable bound to a saved array on the eager
  * tape. x_grads[i] gets an entry whose node is retained (release it). */
 typedef int (*mxw_value_fn)(void *ud, mxw_node *n, int index, mxw_entry *entry, mxw_shape *shape, int *dtype);
-int mxw_gradient_build(const mxw_entry *heads, int num_heads, const mxw_entry *head_grads, mxw_node *const *xs, int num_xs,
-                       mxw_value_fn value, void *ud, mxw_entry *x_grads);
+int mxw_gradient_build(const mxw_entry *heads, int num_heads, const mxw_entry *head_grads, mxw_node *const *xs,
+                       int num_xs, mxw_value_fn value, void *ud, mxw_entry *x_grads);
 
 /* The executor's i-th input variable node (exec.c). */
 struct mxw_executor;
@@ -104,10 +104,11 @@ struct mxw_train_plans;
 void mxw_train_plans_free(struct mxw_train_plans *p);
 void mxw_train_plans_stats(const struct mxw_train_plans *p, int32_t *out); /* [plans built, their binds] */
 int mxw_exec_binds(const struct mxw_executor *ex);
-int mxw_exec_train_setup(struct mxw_executor *ex, int split, const int *tie, const int *ext_dtype, const mxw_shape *ext_shape);
+int mxw_exec_train_setup(struct mxw_executor *ex, int split, const int *tie, const int *ext_dtype,
+                         const mxw_shape *ext_shape);
 int mxw_exec_train_prepare(struct mxw_executor *ex, struct mxw_ndarray *const *inputs);
-int mxw_exec_train_run(struct mxw_executor *ex, uint8_t *arena, void *const *input_data, void *const *head_data, int from,
-                       int to, int is_train);
+int mxw_exec_train_run(struct mxw_executor *ex, uint8_t *arena, void *const *input_data, void *const *head_data,
+                       int from, int to, int is_train);
 int mxw_exec_train_head_external(const struct mxw_executor *ex, int h);
 int mxw_exec_train_head(const struct mxw_executor *ex, int h, void **data, mxw_shape *shape, int *dtype);
 int mxw_exec_entry_info(const struct mxw_executor *ex, const mxw_node *n, int index, mxw_shape *shape, int *dtype);

@@ -27,11 +27,13 @@ static int read_entry(const cJSON *e, int limit, const char *where, mxw_entry *o
   int n = 0;
   const cJSON *x = cJSON_IsArray(e) ? e->child : NULL;
   for (; x && n < 3; x = x->next, n++) {
-    MXW_CHECK(cJSON_IsNumber(x) && x->valuedouble >= 0 && x->valuedouble < 4294967296.0 && x->valuedouble == (double)(uint32_t)x->valuedouble,
+    MXW_CHECK(cJSON_IsNumber(x) && x->valuedouble >= 0 && x->valuedouble < 4294967296.0 &&
+                  x->valuedouble == (double)(uint32_t)x->valuedouble,
               "%s: entry element %d is not a non-negative integer", where, n);
     v[n] = x->valuedouble;
   }
-  MXW_CHECK(cJSON_IsArray(e) && !x && (n == 2 || n == 3), "%s: an entry must be [node, index] or [node, index, version]", where);
+  MXW_CHECK(cJSON_IsArray(e) && !x && (n == 2 || n == 3),
+            "%s: an entry must be [node, index] or [node, index, version]", where);
   MXW_CHECK(v[0] < limit, "%s: refers to node %.0f, which does not come before it", where, v[0]);
   mxw_node *src = nodes[(int)v[0]];
   MXW_CHECK(v[1] < mxw_node_num_outputs(src), "%s: output %.0f of node '%s' does not exist (it has %d)", where, v[1],
@@ -233,7 +235,8 @@ static void unknown_text(const unknown_ops *u, char *buf, size_t len) {
   for (int k = 0; k < u->count; k++) {
     size_t used = strlen(buf);
     char more[48] = "";
-    if (u->num_nodes[k] > u->num_listed[k]) snprintf(more, sizeof more, " and %d more", u->num_nodes[k] - u->num_listed[k]);
+    if (u->num_nodes[k] > u->num_listed[k])
+      snprintf(more, sizeof more, " and %d more", u->num_nodes[k] - u->num_listed[k]);
     snprintf(buf + used, len - used, "%s%s (node%s %s%s)", k ? "; " : "", u->op[k], u->num_nodes[k] > 1 ? "s" : "",
              u->nodes[k], more);
   }
@@ -286,7 +289,10 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
 
   /* every unsupported op, with its nodes, in one error */
   unk = (unknown_ops *)calloc(1, sizeof *unk);
-  if (!unk) { mxw_fail("out of memory"); goto done; }
+  if (!unk) {
+    mxw_fail("out of memory");
+    goto done;
+  }
   int total = 0;
   for (const cJSON *jn = jnodes->child; jn; jn = jn->next, total++) {
     const cJSON *op = cJSON_GetObjectItemCaseSensitive(jn, "op");
@@ -295,8 +301,12 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
       mxw_fail("invalid symbol JSON: node %d needs string \"op\" and \"name\"", total);
       goto done;
     }
-    if (total == INT32_MAX - 1) { mxw_fail("invalid symbol JSON: too many nodes"); goto done; }
-    if (strcmp(op->valuestring, "null") != 0 && mxw_op_find(op->valuestring) < 0) note_unknown(unk, op->valuestring, name->valuestring);
+    if (total == INT32_MAX - 1) {
+      mxw_fail("invalid symbol JSON: too many nodes");
+      goto done;
+    }
+    if (strcmp(op->valuestring, "null") != 0 && mxw_op_find(op->valuestring) < 0)
+      note_unknown(unk, op->valuestring, name->valuestring);
   }
   if (unk->count) {
     char text[1800];
@@ -306,7 +316,10 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
   }
 
   nodes = (mxw_node **)calloc((size_t)(total ? total : 1), sizeof *nodes);
-  if (!nodes) { mxw_fail("out of memory"); goto done; }
+  if (!nodes) {
+    mxw_fail("out of memory");
+    goto done;
+  }
   int i = 0;
   for (const cJSON *jn = jnodes->child; jn; jn = jn->next, i++) {
     const char *opname = cJSON_GetObjectItemCaseSensitive(jn, "op")->valuestring;
@@ -331,12 +344,18 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
     }
     int nin = count_items(jin);
     if (strcmp(opname, "null") == 0) {
-      if (nin) { mxw_fail("%s: a variable cannot have inputs", where); goto done; }
+      if (nin) {
+        mxw_fail("%s: a variable cannot have inputs", where);
+        goto done;
+      }
     } else {
       n->op_id = mxw_op_find(opname);
       n->op = mxw_op_get(n->op_id);
       n->inputs = (mxw_entry *)calloc((size_t)(nin ? nin : 1), sizeof(mxw_entry));
-      if (!n->inputs) { mxw_fail("out of memory"); goto done; }
+      if (!n->inputs) {
+        mxw_fail("out of memory");
+        goto done;
+      }
       int k = 0;
       for (const cJSON *e = jin ? jin->child : NULL; e; e = e->next, k++) {
         char w2[700];
@@ -355,10 +374,14 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
     int nc = cJSON_IsArray(jc) ? count_items(jc) : 0;
     if (nc > 0) {
       n->control = (mxw_node **)calloc((size_t)nc, sizeof(mxw_node *));
-      if (!n->control) { mxw_fail("out of memory"); goto done; }
+      if (!n->control) {
+        mxw_fail("out of memory");
+        goto done;
+      }
       int k = 0;
       for (const cJSON *x = jc->child; x; x = x->next, k++) {
-        if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0 && x->valuedouble < i) || x->valuedouble != (double)(int)x->valuedouble) {
+        if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0 && x->valuedouble < i) ||
+            x->valuedouble != (double)(int)x->valuedouble) {
           mxw_fail("%s: control dependency %d does not name an earlier node", where, k);
           goto done;
         }
@@ -381,7 +404,10 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
       int want = mxw_params_num_inputs(n->params);
       if (n->num_inputs < want && version < 900) { /* 0.8: aux states were not stored */
         mxw_entry *grown = (mxw_entry *)realloc(n->inputs, sizeof(mxw_entry) * (size_t)want);
-        if (!grown) { mxw_fail("out of memory"); goto done; }
+        if (!grown) {
+          mxw_fail("out of memory");
+          goto done;
+        }
         n->inputs = grown;
         for (int k = n->num_inputs; k < want; k++) {
           char iname[128];
@@ -406,7 +432,8 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
         for (int k = 0; k < n->num_inputs; k++) {
           mxw_node *v = n->inputs[k].node;
           const char *init = n->op->input_var_init(n->params->param, k);
-          if (!v->op && init && !mxw_attrs_get(&v->attrs, "__init__") && mxw_attrs_set(&v->attrs, "__init__", init) != 0)
+          if (!v->op && init && !mxw_attrs_get(&v->attrs, "__init__") &&
+              mxw_attrs_set(&v->attrs, "__init__", init) != 0)
             goto done;
         }
       }
@@ -418,7 +445,10 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
   }
   int nh = count_items(jheads);
   sym = mxw_symbol_alloc(nh);
-  if (!sym) { mxw_fail("out of memory"); goto done; }
+  if (!sym) {
+    mxw_fail("out of memory");
+    goto done;
+  }
   sym->n = 0;
   int h = 0;
   for (const cJSON *e = jheads->child; e; e = e->next, h++) {

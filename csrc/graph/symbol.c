@@ -139,12 +139,18 @@ int mxw_attrs_set_many(mxw_attrs *a, int n, const char *const *keys, const char 
   int rc = 0;
   for (int i = 0; i < a->n && rc == 0; i++) rc = mxw_strmap_put(&m, a->keys[i], i) == 0 ? 0 : mxw_fail("out of memory");
   for (int i = 0; i < n && rc == 0; i++) {
-    if (!keys[i] || !vals[i]) { rc = mxw_fail("NULL attribute key or value"); break; }
+    if (!keys[i] || !vals[i]) {
+      rc = mxw_fail("NULL attribute key or value");
+      break;
+    }
     int *at = mxw_strmap_find(&m, keys[i]);
     if (at) {
       if (*at < before && !overwrite) continue;
       char *v = dupstr(vals[i]);
-      if (!v) { rc = mxw_fail("out of memory"); break; }
+      if (!v) {
+        rc = mxw_fail("out of memory");
+        break;
+      }
       free(a->vals[*at]);
       a->vals[*at] = v;
       continue;
@@ -171,16 +177,20 @@ static int check_hint(const char *var, const char *key, const char *val) {
     int ok = mxw_attr_parse(&spec, val, &t) == 0 && t.ndim <= MXW_MAX_NDIM;
     for (int i = 0; ok && i < t.ndim; i++) ok = t.has[i] && t.v[i] >= -1 && t.v[i] <= INT32_MAX;
     if (!ok)
-      return mxw_fail("variable '%s': attribute __shape__ = '%s' is not a valid shape (expected a tuple of at most %d "
-                      "integers such as (2, 3), 0 or -1 for an unknown dimension)", var, val, MXW_MAX_NDIM);
+      return mxw_fail(
+          "variable '%s': attribute __shape__ = '%s' is not a valid shape (expected a tuple of at most %d "
+          "integers such as (2, 3), 0 or -1 for an unknown dimension)",
+          var, val, MXW_MAX_NDIM);
   } else if (strcmp(key, "__dtype__") == 0) {
     char *end;
     errno = 0;
     long v = strtol(val, &end, 10);
     while (end != val && *end && isspace((unsigned char)*end)) end++;
     if (end == val || *end || errno || v < -1 || v >= MXW_NUM_DTYPES || (v >= 0 && mxw_dtype_size((int)v) == 0))
-      return mxw_fail("variable '%s': attribute __dtype__ = '%s' is not a type flag (expected an integer from 0 to %d, "
-                      "as MXNet writes them, or -1 for unknown)", var, val, MXW_NUM_DTYPES - 1);
+      return mxw_fail(
+          "variable '%s': attribute __dtype__ = '%s' is not a type flag (expected an integer from 0 to %d, "
+          "as MXNet writes them, or -1 for unknown)",
+          var, val, MXW_NUM_DTYPES - 1);
   }
   return 0;
 }
@@ -252,7 +262,8 @@ int mxw_node_set_op(mxw_node *n, int op_id) {
   const mxw_op_def *op = mxw_op_get(op_id);
   MXW_CHECK(op != NULL, "unknown operator id %d", op_id);
   mxw_params *p = NULL;
-  MXW_TRY(mxw_params_create(op_id, n->attrs.n, (const char *const *)n->attrs.keys, (const char *const *)n->attrs.vals, &p));
+  MXW_TRY(
+      mxw_params_create(op_id, n->attrs.n, (const char *const *)n->attrs.keys, (const char *const *)n->attrs.vals, &p));
   mxw_params_free(n->params);
   n->params = p;
   n->op = op;
@@ -293,8 +304,10 @@ void mxw_node_output_name(const mxw_node *n, int i, char *buf, size_t len) {
       return;
     }
   }
-  if (mxw_node_num_outputs(n) == 1) snprintf(buf, len, "output");
-  else snprintf(buf, len, "output%d", i);
+  if (mxw_node_num_outputs(n) == 1)
+    snprintf(buf, len, "output");
+  else
+    snprintf(buf, len, "output%d", i);
 }
 
 int mxw_node_is_mutated_input(const mxw_node *n, int i) {
@@ -309,22 +322,25 @@ static uint32_t g_mark = 0;
 
 int mxw_graph_dfs(const mxw_entry *heads, int num_heads, mxw_node ***out, int *num_nodes) {
   uint32_t mark = ++g_mark;
-  typedef struct { mxw_node *n; int next; } frame;
+  typedef struct {
+    mxw_node *n;
+    int next;
+  } frame;
   frame *stack = NULL;
   mxw_node **order = NULL;
   int sp = 0, scap = 0, cnt = 0, ocap = 0;
-#define PUSH(node)                                                                                 \
-  do {                                                                                             \
-    if (sp == scap) {                                                                              \
-      scap = scap ? scap * 2 : 64;                                                                 \
-      frame *s2 = (frame *)realloc(stack, sizeof *stack * (size_t)scap);                           \
-      if (!s2) goto oom;                                                                           \
-      stack = s2;                                                                                  \
-    }                                                                                              \
-    stack[sp].n = (node);                                                                          \
-    stack[sp].next = 0;                                                                            \
-    sp++;                                                                                          \
-    (node)->mark = mark;                                                                           \
+#define PUSH(node)                                                       \
+  do {                                                                   \
+    if (sp == scap) {                                                    \
+      scap = scap ? scap * 2 : 64;                                       \
+      frame *s2 = (frame *)realloc(stack, sizeof *stack * (size_t)scap); \
+      if (!s2) goto oom;                                                 \
+      stack = s2;                                                        \
+    }                                                                    \
+    stack[sp].n = (node);                                                \
+    stack[sp].next = 0;                                                  \
+    sp++;                                                                \
+    (node)->mark = mark;                                                 \
   } while (0)
   for (int h = 0; h < num_heads; h++) {
     mxw_node *head = heads[h].node;
@@ -421,7 +437,10 @@ int mxw_sym_compose(int op_id, const char *name, int nattr, const char *const *k
     goto fail;
   }
   n->inputs = (mxw_entry *)calloc((size_t)(nin > 0 ? nin : 1), sizeof(mxw_entry));
-  if (!n->inputs) { mxw_fail("out of memory"); goto fail; }
+  if (!n->inputs) {
+    mxw_fail("out of memory");
+    goto fail;
+  }
   n->num_inputs = nin;
   for (int i = 0; i < nin; i++) {
     mxw_symbol *in = i < num_inputs ? inputs[i] : NULL;
@@ -454,11 +473,15 @@ int mxw_sym_compose(int op_id, const char *name, int nattr, const char *const *k
     if (mxw_node_is_mutated_input(n, i)) e->node->version++;
     e->version = e->node->version;
     const char *init = op->input_var_init ? op->input_var_init(n->params->param, i) : NULL;
-    if (init && !mxw_attrs_get(&e->node->attrs, "__init__") && mxw_attrs_set(&e->node->attrs, "__init__", init) != 0) goto fail;
+    if (init && !mxw_attrs_get(&e->node->attrs, "__init__") && mxw_attrs_set(&e->node->attrs, "__init__", init) != 0)
+      goto fail;
   }
   int nvis = mxw_node_num_visible_outputs(n);
   s = mxw_symbol_alloc(nvis);
-  if (!s) { mxw_fail("out of memory"); goto fail; }
+  if (!s) {
+    mxw_fail("out of memory");
+    goto fail;
+  }
   for (int i = 0; i < nvis; i++) {
     s->outputs[i].node = n;
     s->outputs[i].index = (uint32_t)i;
@@ -538,10 +561,10 @@ int mxw_sym_internals(const mxw_symbol *s, mxw_symbol **out) {
 int mxw_sym_set_attrs(mxw_symbol *s, int nattr, const char *const *keys, const char *const *vals) {
   MXW_CHECK(s && s->n >= 1, "NULL or empty symbol");
   mxw_node *n = s->outputs[0].node;
-  for (int i = 1; i < s->n; i++)
-    MXW_CHECK(s->outputs[i].node == n, "cannot set attributes on a grouped symbol");
+  for (int i = 1; i < s->n; i++) MXW_CHECK(s->outputs[i].node == n, "cannot set attributes on a grouped symbol");
   if (!n->op) /* checked before anything is set, so that a refused value leaves no trace */
-    for (int i = 0; i < nattr; i++) MXW_TRY(check_hint(n->name, keys && keys[i] ? keys[i] : "", vals && vals[i] ? vals[i] : ""));
+    for (int i = 0; i < nattr; i++)
+      MXW_TRY(check_hint(n->name, keys && keys[i] ? keys[i] : "", vals && vals[i] ? vals[i] : ""));
   MXW_TRY(set_attrs(&n->attrs, nattr, keys, vals));
   if (n->op) MXW_TRY(mxw_node_set_op(n, n->op_id));
   return 0;
@@ -553,7 +576,8 @@ int mxw_sym_substitute(const mxw_symbol *s, int num, const char *const *names, m
                        mxw_symbol **out) {
   MXW_CHECK(s && out && (num == 0 || (names && inputs)), "NULL argument");
   for (int k = 0; k < num; k++)
-    MXW_CHECK(inputs[k] && inputs[k]->n == 1, "substitute for '%s' must be a one-output symbol", names[k] ? names[k] : "?");
+    MXW_CHECK(inputs[k] && inputs[k]->n == 1, "substitute for '%s' must be a one-output symbol",
+              names[k] ? names[k] : "?");
   mxw_node **nodes;
   int nn;
   MXW_TRY(mxw_graph_dfs(s->outputs, s->n, &nodes, &nn));
@@ -573,12 +597,21 @@ int mxw_sym_substitute(const mxw_symbol *s, int num, const char *const *names, m
       continue;
     }
     mxw_node *c = mxw_node_new(o->name);
-    if (!c) { rc = -1; break; }
+    if (!c) {
+      rc = -1;
+      break;
+    }
     map[i].node = c;
-    if (mxw_attrs_copy(&c->attrs, &o->attrs) != 0 || mxw_node_set_op(c, o->op_id) != 0) { rc = -1; break; }
+    if (mxw_attrs_copy(&c->attrs, &o->attrs) != 0 || mxw_node_set_op(c, o->op_id) != 0) {
+      rc = -1;
+      break;
+    }
     c->inputs = (mxw_entry *)calloc((size_t)(o->num_inputs ? o->num_inputs : 1), sizeof(mxw_entry));
     c->control = o->num_control ? (mxw_node **)calloc((size_t)o->num_control, sizeof(mxw_node *)) : NULL;
-    if (!c->inputs || (o->num_control && !c->control)) { rc = mxw_fail("out of memory"); break; }
+    if (!c->inputs || (o->num_control && !c->control)) {
+      rc = mxw_fail("out of memory");
+      break;
+    }
     for (int k = 0; k < o->num_inputs; k++) {
       mxw_entry src = map[o->inputs[k].node->index];
       c->inputs[k] = (mxw_entry){src.node, src.node->op ? o->inputs[k].index : src.index, o->inputs[k].version};
@@ -594,7 +627,8 @@ int mxw_sym_substitute(const mxw_symbol *s, int num, const char *const *names, m
   }
   for (int h = 0; h < s->n && rc == 0; h++) {
     mxw_entry src = map[s->outputs[h].node->index];
-    r->outputs[h] = (mxw_entry){src.node, s->outputs[h].node->op ? s->outputs[h].index : src.index, s->outputs[h].version};
+    r->outputs[h] =
+        (mxw_entry){src.node, s->outputs[h].node->op ? s->outputs[h].index : src.index, s->outputs[h].version};
     mxw_node_retain(src.node);
   }
   mxw_strmap_free(&byname);
@@ -602,7 +636,11 @@ int mxw_sym_substitute(const mxw_symbol *s, int num, const char *const *names, m
   free(map);
   free(nodes);
   if (rc != 0) {
-    if (r) { for (int h = 0; h < s->n; h++) mxw_node_release(r->outputs[h].node); free(r->outputs); free(r); }
+    if (r) {
+      for (int h = 0; h < s->n; h++) mxw_node_release(r->outputs[h].node);
+      free(r->outputs);
+      free(r);
+    }
     return -1;
   }
   *out = r;
@@ -625,8 +663,10 @@ const char *mxw_sym_info(const mxw_symbol *s) {
   cJSON *root = cJSON_CreateObject();
   mxw_node *h = s->n > 0 ? s->outputs[0].node : NULL;
   int single = s->n == 1;
-  if (single && h) cJSON_AddStringToObject(root, "name", h->name);
-  else cJSON_AddNullToObject(root, "name");
+  if (single && h)
+    cJSON_AddStringToObject(root, "name", h->name);
+  else
+    cJSON_AddNullToObject(root, "name");
   cJSON *outs = cJSON_AddArrayToObject(root, "outputs");
   for (int i = 0; i < s->n; i++) {
     mxw_node *n = s->outputs[i].node;
@@ -644,7 +684,8 @@ const char *mxw_sym_info(const mxw_symbol *s) {
   uint32_t aux_mark = ++g_mark;
   for (int i = 0; i < nn; i++)
     for (int k = 0; k < nodes[i]->num_inputs; k++)
-      if (mxw_node_is_mutated_input(nodes[i], k) && !nodes[i]->inputs[k].node->op) nodes[i]->inputs[k].node->mark = aux_mark;
+      if (mxw_node_is_mutated_input(nodes[i], k) && !nodes[i]->inputs[k].node->op)
+        nodes[i]->inputs[k].node->mark = aux_mark;
   cJSON *args = cJSON_AddArrayToObject(root, "arguments");
   cJSON *aux = cJSON_AddArrayToObject(root, "aux");
   cJSON *ins = cJSON_AddArrayToObject(root, "inputs");
@@ -677,8 +718,10 @@ const char *mxw_sym_info(const mxw_symbol *s) {
   if (single && h) {
     cJSON *at = cJSON_AddObjectToObject(root, "attrs");
     for (int i = 0; i < h->attrs.n; i++) cJSON_AddStringToObject(at, h->attrs.keys[i], h->attrs.vals[i]);
-    if (h->op) cJSON_AddStringToObject(root, "op", h->op->name);
-    else cJSON_AddNullToObject(root, "op");
+    if (h->op)
+      cJSON_AddStringToObject(root, "op", h->op->name);
+    else
+      cJSON_AddNullToObject(root, "op");
   }
   free(nodes);
   free(g_info);

@@ -89,8 +89,7 @@ MXW_API int mxw_ndarray_view(mxw_ndarray *arr, int ndim, const int32_t *shape, m
 /* A contiguous view of arr's elements offset .. offset + size(shape) - 1 (in arr's flat order)
  * with the given shape, sharing arr's storage (writes go through). The range must lie inside
  * arr. Caller owns *out. */
-MXW_API int mxw_ndarray_view_range(mxw_ndarray *arr, int32_t offset, int ndim, const int32_t *shape,
-                                   mxw_ndarray **out);
+MXW_API int mxw_ndarray_view_range(mxw_ndarray *arr, int32_t offset, int ndim, const int32_t *shape, mxw_ndarray **out);
 /* Copies src's values into dst (same size; dtypes converted as MXNet's Cast does). */
 MXW_API int mxw_ndarray_copy(const mxw_ndarray *src, mxw_ndarray *dst);
 /* Bytes per element of a dtype, 0 for an unknown flag. */
@@ -111,8 +110,7 @@ MXW_API uint32_t mxw_registry_checksum(void);
 
 /* Parses attributes given in MXNet's string forms ("(3, 3)", "True", "None", "1e-05").
  * Unknown keys are errors, except hidden "__key__" keys which are ignored, as in MXNet. */
-MXW_API int mxw_params_create(int op, int num, const char *const *keys, const char *const *vals,
-                              mxw_params **out);
+MXW_API int mxw_params_create(int op, int num, const char *const *keys, const char *const *vals, mxw_params **out);
 MXW_API int mxw_params_free(mxw_params *p);
 /* Number of inputs / outputs (total, visible) the op takes with these params. */
 MXW_API int mxw_params_num_inputs(const mxw_params *p);
@@ -123,8 +121,8 @@ MXW_API int mxw_params_num_visible_outputs(const mxw_params *p);
  * of outputs written on return. outputs[i] == NULL asks the call to allocate that output (the
  * caller owns it); a non-NULL outputs[i] is written in place and must have the inferred shape
  * and dtype. On failure no output is allocated and no caller array is changed. */
-MXW_API int mxw_op_invoke(int op, const mxw_params *p, int num_inputs, mxw_ndarray *const *inputs,
-                          int *num_outputs, mxw_ndarray **outputs);
+MXW_API int mxw_op_invoke(int op, const mxw_params *p, int num_inputs, mxw_ndarray *const *inputs, int *num_outputs,
+                          mxw_ndarray **outputs);
 
 /* Shape inference for one op with known input shapes. in_shapes is packed as
  * [ndim0, d0..., ndim1, d1..., ...]; out_shapes receives the same packing for every output
@@ -162,9 +160,8 @@ MXW_API int mxw_sym_var(const char *name, int nattr, const char *const *keys, co
 /* An operator node named `name`, composed with inputs (each a one-output symbol; NULL or fewer
  * than the op takes: new variables "<name>_<input name>", as MXNet's Compose). *out holds the
  * node's visible outputs. */
-MXW_API int mxw_sym_compose(int op, const char *name, int nattr, const char *const *keys,
-                            const char *const *vals, int num_inputs, mxw_symbol *const *inputs,
-                            mxw_symbol **out);
+MXW_API int mxw_sym_compose(int op, const char *name, int nattr, const char *const *keys, const char *const *vals,
+                            int num_inputs, mxw_symbol *const *inputs, mxw_symbol **out);
 MXW_API int mxw_sym_group(int num, mxw_symbol *const *syms, mxw_symbol **out);
 MXW_API int mxw_sym_num_outputs(const mxw_symbol *s);
 MXW_API int mxw_sym_output(const mxw_symbol *s, int i, mxw_symbol **out);
@@ -222,7 +219,8 @@ MXW_API int mxw_exec_entry_copy(const mxw_executor *ex, int entry, mxw_ndarray *
  * recorded, and so are views of such arrays. */
 MXW_API int mxw_autograd_set_recording(int on);
 /* Marks arrays as variables with gradient buffers (same shapes); reqs: 0 null, 1 write, 2 add. */
-MXW_API int mxw_autograd_mark_variables(int n, mxw_ndarray *const *vars, mxw_ndarray *const *grads, const int32_t *reqs);
+MXW_API int mxw_autograd_mark_variables(int n, mxw_ndarray *const *vars, mxw_ndarray *const *grads,
+                                        const int32_t *reqs);
 /* Backpropagates from heads (head_grads NULL or NULL entries: ones) into every marked variable
  * the heads depend on. Without retain_graph the graph's saved values are released. */
 MXW_API int mxw_autograd_backward(int num_heads, mxw_ndarray *const *heads, mxw_ndarray *const *head_grads,
@@ -231,7 +229,8 @@ MXW_API int mxw_autograd_backward(int num_heads, mxw_ndarray *const *heads, mxw_
 MXW_API int mxw_autograd_grad(int num_heads, mxw_ndarray *const *heads, mxw_ndarray *const *head_grads, int num_vars,
                               mxw_ndarray *const *vars, int retain_graph, int is_train, mxw_ndarray **grads);
 /* Records an autograd.Function call whose forward ran in JS (id: the JS registry's). */
-MXW_API int mxw_autograd_record_custom(int id, int nin, mxw_ndarray *const *inputs, int nout, mxw_ndarray *const *outputs);
+MXW_API int mxw_autograd_record_custom(int id, int nin, mxw_ndarray *const *inputs, int nout,
+                                       mxw_ndarray *const *outputs);
 /* A new handle on arr's storage without autograd history. Caller owns *out. */
 MXW_API int mxw_ndarray_detach(mxw_ndarray *arr, mxw_ndarray **out);
 /* Reads (set < 0) or sets the "written by backward since the last update" flag of a gradient. */

@@ -42,8 +42,10 @@ typedef struct reader {
 static int need(reader *r, uint64_t n, const char *what) {
   if (n > (uint64_t)(r->len - r->off)) {
     if (r->index >= 0)
-      return mxw_fail("truncated or corrupt params data: array %d of %d needs %llu bytes for %s at offset %zu, "
-                      "but only %zu remain", r->index, r->count, (unsigned long long)n, what, r->off, r->len - r->off);
+      return mxw_fail(
+          "truncated or corrupt params data: array %d of %d needs %llu bytes for %s at offset %zu, "
+          "but only %zu remain",
+          r->index, r->count, (unsigned long long)n, what, r->off, r->len - r->off);
     return mxw_fail("truncated or corrupt params data: %llu bytes needed for %s at offset %zu, only %zu remain",
                     (unsigned long long)n, what, r->off, r->len - r->off);
   }
@@ -56,11 +58,15 @@ static int charge(reader *r, double bytes, double backed, const char *what) {
   double cap = r->limit > 0 ? r->limit : DEFAULT_FACTOR * (double)r->len + DEFAULT_SLACK + r->backed + backed;
   if (r->used + bytes > cap) {
     if (r->limit > 0)
-      return mxw_fail("params data: %s needs %.0f bytes, which would take this load past its limit of %.0f bytes "
-                      "(maxBytes); %.0f are allocated already", what, bytes, cap, r->used);
-    return mxw_fail("params data: %s needs %.0f bytes, which would take this load past its default limit of %.0f bytes "
-                    "(8 x the %zu-byte file + 1 MiB + the values present in the file); pass a larger maxBytes to "
-                    "load it", what, bytes, cap, r->len);
+      return mxw_fail(
+          "params data: %s needs %.0f bytes, which would take this load past its limit of %.0f bytes "
+          "(maxBytes); %.0f are allocated already",
+          what, bytes, cap, r->used);
+    return mxw_fail(
+        "params data: %s needs %.0f bytes, which would take this load past its default limit of %.0f bytes "
+        "(8 x the %zu-byte file + 1 MiB + the values present in the file); pass a larger maxBytes to "
+        "load it",
+        what, bytes, cap, r->len);
   }
   r->used += bytes;
   r->backed += backed;
@@ -114,7 +120,8 @@ static int rd_shape64(reader *r, mxw_shape *s, int *unknown) {
     uint64_t d;
     MXW_TRY(rd_u64(r, &d, "a dimension"));
     int64_t sd = (int64_t)d;
-    if (sd == -1) *unknown = 1;
+    if (sd == -1)
+      *unknown = 1;
     else if (sd < 0 || sd > 0x7fffffff)
       return mxw_fail("corrupt params data: array %d of %d has dimension %lld at offset %zu", r->index, r->count,
                       (long long)sd, r->off - 8);
@@ -126,15 +133,17 @@ static int rd_shape64(reader *r, mxw_shape *s, int *unknown) {
 /* The bytes of a shape's values, which must be present from the current offset + skip. */
 static int payload_bytes(reader *r, size_t skip, const mxw_shape *s, int dtype, size_t *out) {
   int es = mxw_dtype_size(dtype);
-  if (es == 0) return mxw_fail("corrupt params data: array %d of %d has unknown dtype flag %d", r->index, r->count, dtype);
+  if (es == 0)
+    return mxw_fail("corrupt params data: array %d of %d has unknown dtype flag %d", r->index, r->count, dtype);
   double n = (double)es;
   for (int i = 0; i < s->ndim; i++) n *= (double)s->dims[i];
   size_t at = r->off + skip;
   if (n > (double)(r->len - at)) {
     char b[128];
-    return mxw_fail("truncated params data: array %d of %d (shape %s, %s) needs %.0f bytes of values at offset %zu, "
-                    "but only %zu remain", r->index, r->count, mxw_shape_str(s, b, sizeof b), mxw_dtype_name(dtype),
-                    n, at, r->len - at);
+    return mxw_fail(
+        "truncated params data: array %d of %d (shape %s, %s) needs %.0f bytes of values at offset %zu, "
+        "but only %zu remain",
+        r->index, r->count, mxw_shape_str(s, b, sizeof b), mxw_dtype_name(dtype), n, at, r->len - at);
   }
   *out = (size_t)n;
   return 0;
@@ -166,7 +175,8 @@ static int sparse_locate(reader *r, int stype, const mxw_shape *shape, const mxw
   for (int i = 0; i < naux; i++) {
     size_t ab;
     if (mxw_dtype_size(aux_type[i]) == 0)
-      return mxw_fail("corrupt params data: sparse array %d of %d has unknown index dtype flag %d", r->index, r->count, aux_type[i]);
+      return mxw_fail("corrupt params data: sparse array %d of %d has unknown index dtype flag %d", r->index, r->count,
+                      aux_type[i]);
     MXW_TRY(payload_bytes(r, skip, &aux_shape[i], aux_type[i], &ab));
     sp->aux[i] = r->p + r->off + skip;
     sp->aux_n[i] = mxw_shape_size(&aux_shape[i]);
@@ -174,17 +184,20 @@ static int sparse_locate(reader *r, int stype, const mxw_shape *shape, const mxw
   }
   sp->total = skip;
   if (stype == 1) { /* row_sparse: aux0 = row indices */
-    if (shape->ndim == 0) return mxw_fail("corrupt params data: row_sparse array %d of %d is 0-dimensional", r->index, r->count);
+    if (shape->ndim == 0)
+      return mxw_fail("corrupt params data: row_sparse array %d of %d is 0-dimensional", r->index, r->count);
     int64_t rows = shape->dims[0];
     double row_elems = 1;
     for (int i = 1; i < shape->ndim; i++) row_elems *= (double)shape->dims[i];
     int64_t nnz = sshape->ndim ? sshape->dims[0] : 0;
     if (nnz != sp->aux_n[0] || (double)mxw_shape_size(sshape) != (double)nnz * row_elems || (rows == 0 && nnz))
-      return mxw_fail("corrupt params data: row_sparse array %d of %d has inconsistent storage and index shapes", r->index, r->count);
+      return mxw_fail("corrupt params data: row_sparse array %d of %d has inconsistent storage and index shapes",
+                      r->index, r->count);
   } else { /* csr: aux0 = indptr (rows + 1), aux1 = column indices (nnz) */
     if (shape->ndim != 2) return mxw_fail("corrupt params data: csr array %d of %d is not 2-D", r->index, r->count);
     if (sp->aux_n[0] != shape->dims[0] + 1 || sp->aux_n[1] != mxw_shape_size(sshape))
-      return mxw_fail("corrupt params data: csr array %d of %d has inconsistent indptr/indices shapes", r->index, r->count);
+      return mxw_fail("corrupt params data: csr array %d of %d has inconsistent indptr/indices shapes", r->index,
+                      r->count);
   }
   return 0;
 }
@@ -199,8 +212,10 @@ static int densify(reader *r, int stype, const mxw_shape *shape, const mxw_shape
     for (int64_t k = 0; k < nnz; k++) {
       int64_t row = load_index(sp->aux[0], aux_type[0], k);
       if (row < 0 || row >= rows)
-        return mxw_fail("corrupt params data: row_sparse array %d of %d has row index %lld out of range", r->index, r->count, (long long)row);
-      memcpy((uint8_t *)dst->t.data + (size_t)(row * row_elems) * es, sp->vals + (size_t)(k * row_elems) * es, (size_t)row_elems * es);
+        return mxw_fail("corrupt params data: row_sparse array %d of %d has row index %lld out of range", r->index,
+                        r->count, (long long)row);
+      memcpy((uint8_t *)dst->t.data + (size_t)(row * row_elems) * es, sp->vals + (size_t)(k * row_elems) * es,
+             (size_t)row_elems * es);
     }
   } else {
     int64_t rows = shape->dims[0], cols = shape->dims[1], nnz = mxw_shape_size(sshape);
@@ -211,7 +226,8 @@ static int densify(reader *r, int stype, const mxw_shape *shape, const mxw_shape
       for (int64_t k = b; k < e; k++) {
         int64_t c = load_index(sp->aux[1], aux_type[1], k);
         if (c < 0 || c >= cols)
-          return mxw_fail("corrupt params data: csr array %d of %d has column index %lld out of range", r->index, r->count, (long long)c);
+          return mxw_fail("corrupt params data: csr array %d of %d has column index %lld out of range", r->index,
+                          r->count, (long long)c);
         memcpy((uint8_t *)dst->t.data + (size_t)(row * cols + c) * es, sp->vals + (size_t)k * es, (size_t)es);
       }
     }
@@ -236,12 +252,14 @@ static int read_array(reader *r, mxw_ndarray **out) {
     int32_t st;
     MXW_TRY(rd_i32(r, &st, "the storage type"));
     if (st != 0 && st != 1 && st != 2)
-      return mxw_fail("corrupt params data: array %d of %d has storage type %d at offset %zu", r->index, r->count, (int)st, r->off - 4);
+      return mxw_fail("corrupt params data: array %d of %d has storage type %d at offset %zu", r->index, r->count,
+                      (int)st, r->off - 4);
     stype = st;
     naux = stype;
     if (naux) {
       MXW_TRY(rd_shape64(r, &sshape, &unknown));
-      if (unknown) return mxw_fail("corrupt params data: sparse array %d of %d has an unknown storage shape", r->index, r->count);
+      if (unknown)
+        return mxw_fail("corrupt params data: sparse array %d of %d has an unknown storage shape", r->index, r->count);
     }
     MXW_TRY(rd_shape64(r, &shape, &unknown));
     if ((!np && shape.ndim == 0 && !unknown) || (np && unknown)) return 0; /* none */
@@ -252,7 +270,8 @@ static int read_array(reader *r, mxw_ndarray **out) {
     for (int i = 0; i < naux; i++) {
       MXW_TRY(rd_i32(r, &aux_type[i], "a sparse index dtype"));
       MXW_TRY(rd_shape64(r, &aux_shape[i], &unknown));
-      if (unknown) return mxw_fail("corrupt params data: sparse array %d of %d has an unknown index shape", r->index, r->count);
+      if (unknown)
+        return mxw_fail("corrupt params data: sparse array %d of %d has an unknown index shape", r->index, r->count);
     }
   } else {
     if (magic == V1_MAGIC) {
@@ -260,8 +279,10 @@ static int read_array(reader *r, mxw_ndarray **out) {
       if (unknown) return 0;
     } else { /* legacy: the u32 is ndim, then u32 dims */
       if (magic > MXW_MAX_NDIM)
-        return mxw_fail("corrupt params data: array %d of %d starts at offset %zu with 0x%08X, which is neither a "
-                        "record magic nor a rank", r->index, r->count, start, (unsigned)magic);
+        return mxw_fail(
+            "corrupt params data: array %d of %d starts at offset %zu with 0x%08X, which is neither a "
+            "record magic nor a rank",
+            r->index, r->count, start, (unsigned)magic);
       shape.ndim = (int32_t)magic;
       for (int i = 0; i < shape.ndim; i++) {
         uint32_t d;
@@ -338,7 +359,8 @@ static int read_names(reader *r, mxw_ndlist *l) {
     MXW_TRY(rd_u64(r, &sl, "a name's length"));
     MXW_TRY(need(r, sl, "its name"));
     if (memchr(r->p + r->off, 0, (size_t)sl))
-      return mxw_fail("corrupt params data: the name of array %d of %d contains a NUL byte (at offset %zu)", i, l->n, r->off);
+      return mxw_fail("corrupt params data: the name of array %d of %d contains a NUL byte (at offset %zu)", i, l->n,
+                      r->off);
     MXW_TRY(charge(r, (double)sl + 17, (double)sl, "a name"));
     MXW_CHECK((l->names[i] = (char *)malloc((size_t)sl + 1)) != NULL, "out of memory");
     memcpy(l->names[i], r->p + r->off, (size_t)sl);
@@ -354,8 +376,10 @@ static int read_names(reader *r, mxw_ndlist *l) {
   for (int i = 0; i < l->n && rc == 0; i++) {
     const int *prev = mxw_strmap_find(&seen, l->names[i]);
     if (prev)
-      rc = mxw_fail("corrupt params data: the name '%s' is given twice (arrays %d and %d of %d); MXNet's dict would "
-                    "silently keep only the last", l->names[i], *prev, i, l->n);
+      rc = mxw_fail(
+          "corrupt params data: the name '%s' is given twice (arrays %d and %d of %d); MXNet's dict would "
+          "silently keep only the last",
+          l->names[i], *prev, i, l->n);
     else if (mxw_strmap_put(&seen, l->names[i], i) != 0)
       rc = mxw_fail("out of memory");
   }
@@ -365,18 +389,21 @@ static int read_names(reader *r, mxw_ndlist *l) {
 
 int mxw_ndlist_load_ex(const uint8_t *bytes, size_t len, double max_bytes, mxw_ndlist **out) {
   MXW_CHECK(out != NULL && (bytes != NULL || len == 0), "NULL argument");
-  MXW_CHECK(max_bytes >= 0 && max_bytes == max_bytes, "the memory limit of a load must be a non-negative number of bytes (0 for the default), got %g", max_bytes);
+  MXW_CHECK(max_bytes >= 0 && max_bytes == max_bytes,
+            "the memory limit of a load must be a non-negative number of bytes (0 for the default), got %g", max_bytes);
   reader r = {bytes, len, 0, -1, 0, max_bytes, 0, 0};
   uint64_t magic, reserved, n;
   MXW_TRY(rd_u64(&r, &magic, "the file header"));
-  MXW_CHECK(magic == LIST_MAGIC, "not an MXNet NDArray file: header is 0x%llX, expected 0x112", (unsigned long long)magic);
+  MXW_CHECK(magic == LIST_MAGIC, "not an MXNet NDArray file: header is 0x%llX, expected 0x112",
+            (unsigned long long)magic);
   MXW_TRY(rd_u64(&r, &reserved, "the reserved header word"));
   MXW_TRY(rd_u64(&r, &n, "the array count"));
   /* every record takes at least 8 bytes (a V1 record of unknown shape); the check allows 4 so
    * that a file cut short names the record it cuts. A larger count is corrupt, and nothing is
    * allocated for it. */
   MXW_CHECK(n <= (uint64_t)(len - r.off) / 4 && n < (uint64_t)INT32_MAX,
-            "corrupt params data: the file claims %llu arrays but has %zu bytes left", (unsigned long long)n, len - r.off);
+            "corrupt params data: the file claims %llu arrays but has %zu bytes left", (unsigned long long)n,
+            len - r.off);
   MXW_TRY(charge(&r, (double)sizeof(mxw_ndlist) + (double)sizeof(mxw_ndarray *) * (double)n, 0, "the list"));
   mxw_ndlist *l = (mxw_ndlist *)calloc(1, sizeof *l);
   if (l) l->arrays = (mxw_ndarray **)calloc(n ? (size_t)n : 1, sizeof *l->arrays);
@@ -403,7 +430,9 @@ int mxw_ndlist_load_ex(const uint8_t *bytes, size_t len, double max_bytes, mxw_n
   return 0;
 }
 
-int mxw_ndlist_load(const uint8_t *bytes, size_t len, mxw_ndlist **out) { return mxw_ndlist_load_ex(bytes, len, 0, out); }
+int mxw_ndlist_load(const uint8_t *bytes, size_t len, mxw_ndlist **out) {
+  return mxw_ndlist_load_ex(bytes, len, 0, out);
+}
 
 int mxw_ndlist_size(const mxw_ndlist *l) { return l ? l->n : 0; }
 int mxw_ndlist_has_names(const mxw_ndlist *l) { return l && l->names != NULL; }

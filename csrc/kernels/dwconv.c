@@ -48,9 +48,9 @@ enum { EDGE_LEFT = 1, EDGE_RIGHT = 2 };
 
 /* Stride 1: the three tap vectors of input row `p` for outputs x .. x+3 (columns x - 1, x, x + 1);
  * at an edge the outer column comes from a shuffle with zero. */
-#define ROW_S1(left, right, p, l, c, r)                                                           \
-  const v128_t c = wasm_v128_load(p);                                                             \
-  const v128_t l = (left) ? wasm_i32x4_shuffle(zero, c, 3, 4, 5, 6) : wasm_v128_load((p) - 1);    \
+#define ROW_S1(left, right, p, l, c, r)                                                      \
+  const v128_t c = wasm_v128_load(p);                                                        \
+  const v128_t l = (left) ? wasm_i32x4_shuffle(zero, c, 3, 4, 5, 6) : wasm_v128_load((p)-1); \
   const v128_t r = (right) ? wasm_i32x4_shuffle(c, zero, 1, 2, 3, 4) : wasm_v128_load((p) + 1)
 
 /* One strip of 4 * nv outputs, stride 1, down all rows: `in` and `y` at the strip's first column. */
@@ -59,14 +59,14 @@ static inline __attribute__((always_inline)) void strip_s1(const int edge, const
   const v128_t zero = wasm_f32x4_splat(0.f), vb = WV(9);
   const int left = edge & EDGE_LEFT, right0 = (edge & EDGE_RIGHT) && nv == 1, right1 = edge & EDGE_RIGHT;
   v128_t a0, a1 = vb, b0, b1 = vb; /* partial sums of output rows r - 1 and r before input row r */
-#define S1_BOTH(p, BODY0, BODY1)                                                                   \
-  {                                                                                               \
-    ROW_S1(left, right0, p, l, c, r);                                                             \
-    BODY0;                                                                                        \
-  }                                                                                               \
-  if (nv > 1) {                                                                                   \
-    ROW_S1(0, right1, (p) + 4, l, c, r);                                                          \
-    BODY1;                                                                                        \
+#define S1_BOTH(p, BODY0, BODY1)         \
+  {                                      \
+    ROW_S1(left, right0, p, l, c, r);    \
+    BODY0;                               \
+  }                                      \
+  if (nv > 1) {                          \
+    ROW_S1(0, right1, (p) + 4, l, c, r); \
+    BODY1;                               \
   }
   /* input row 0: output row 0 (weights row 0 met the padding) and output row 1 */
   S1_BOTH(in, (a0 = TAPS(vb, 3, l, c, r), b0 = TAPS(vb, 0, l, c, r)),
@@ -87,11 +87,12 @@ static inline __attribute__((always_inline)) void strip_s1(const int edge, const
  * one lane, with column 2x - 1 in front: lane 3 of `prev` (the previous odd vector, column 2x - 1
  * broadcast, or zero at the left edge). At the right edge of an odd width the last column read
  * (2x + 7 = W) is padding: the second load moves back by one and a zero is shuffled in. */
-#define ROW_S2(right, prev, p, l, c, r)                                                           \
-  const v128_t lo_ = wasm_v128_load(p);                                                           \
-  const v128_t hi_ = (right) ? wasm_i32x4_shuffle(wasm_v128_load((p) + 3), zero, 1, 2, 3, 4) : wasm_v128_load((p) + 4); \
-  const v128_t c = wasm_i32x4_shuffle(lo_, hi_, 0, 2, 4, 6);                                      \
-  const v128_t r = wasm_i32x4_shuffle(lo_, hi_, 1, 3, 5, 7);                                      \
+#define ROW_S2(right, prev, p, l, c, r)                                                                  \
+  const v128_t lo_ = wasm_v128_load(p);                                                                  \
+  const v128_t hi_ =                                                                                     \
+      (right) ? wasm_i32x4_shuffle(wasm_v128_load((p) + 3), zero, 1, 2, 3, 4) : wasm_v128_load((p) + 4); \
+  const v128_t c = wasm_i32x4_shuffle(lo_, hi_, 0, 2, 4, 6);                                             \
+  const v128_t r = wasm_i32x4_shuffle(lo_, hi_, 1, 3, 5, 7);                                             \
   const v128_t l = wasm_i32x4_shuffle(prev, r, 3, 4, 5, 6)
 
 /* One strip of 4 * nv outputs, stride 2, down all rows: `in` at input column 2x, `y` at output
@@ -102,15 +103,15 @@ static inline __attribute__((always_inline)) void strip_s2(const int edge, const
   const v128_t zero = wasm_f32x4_splat(0.f), vb = WV(9);
   const int left = edge & EDGE_LEFT, right0 = (edge & EDGE_RIGHT) && nv == 1, right1 = edge & EDGE_RIGHT;
   v128_t a0 = vb, a1 = vb; /* output row k before input row 2k */
-#define S2_BOTH(p, BODY0, BODY1)                                                                   \
-  {                                                                                               \
-    ROW_S2(right0, left ? zero : wasm_v128_load32_splat((p) - 1), p, l, c, r);                    \
-    BODY0;                                                                                        \
-    if (nv > 1) {                                                                                 \
-      const v128_t r0_ = r;                                                                       \
-      ROW_S2(right1, r0_, (p) + 8, l, c, r);                                                      \
-      BODY1;                                                                                      \
-    }                                                                                             \
+#define S2_BOTH(p, BODY0, BODY1)                                             \
+  {                                                                          \
+    ROW_S2(right0, left ? zero : wasm_v128_load32_splat((p)-1), p, l, c, r); \
+    BODY0;                                                                   \
+    if (nv > 1) {                                                            \
+      const v128_t r0_ = r;                                                  \
+      ROW_S2(right1, r0_, (p) + 8, l, c, r);                                 \
+      BODY1;                                                                 \
+    }                                                                        \
   }
   for (size_t k = 0; k < Ho; k++) {
     {
@@ -132,13 +133,13 @@ static inline __attribute__((always_inline)) void strip_s2(const int edge, const
 
 /* One function per (stride, edge, width): each strip loop is its own function (V8 treats a loop at
  * the top level of a function better than one nested in a caller's loop). */
-#define STRIPS(E, NV)                                                                             \
-  static void strip_s1_##E##_##NV(size_t H, const float *in, size_t W, const float *w, float *y) { \
-    strip_s1(E, NV, H, in, W, w, y);                                                              \
-  }                                                                                               \
+#define STRIPS(E, NV)                                                                                       \
+  static void strip_s1_##E##_##NV(size_t H, const float *in, size_t W, const float *w, float *y) {          \
+    strip_s1(E, NV, H, in, W, w, y);                                                                        \
+  }                                                                                                         \
   static void strip_s2_##E##_##NV(size_t H, size_t Ho, const float *in, size_t W, const float *w, float *y, \
-                                  size_t Wo) {                                                    \
-    strip_s2(E, NV, H, Ho, in, W, w, y, Wo);                                                      \
+                                  size_t Wo) {                                                              \
+    strip_s2(E, NV, H, Ho, in, W, w, y, Wo);                                                                \
   }
 STRIPS(0, 1)
 STRIPS(1, 1)
@@ -172,11 +173,11 @@ static inline __attribute__((always_inline)) void block_s1(const int left, const
                                                            const float *r3, const float *w, float *y0, float *y1) {
   const v128_t zero = wasm_f32x4_splat(0.f), vb = WV(9);
   v128_t t = vb, b = vb;
-#define IN_S1(rp, TOP, BOT)                                                                       \
-  {                                                                                               \
-    ROW_S1(left, right, rp, l, c, r);                                                             \
-    if ((TOP) >= 0) t = TAPS(t, TOP, l, c, r);                                                    \
-    if ((BOT) >= 0 && two) b = TAPS(b, BOT, l, c, r);                                             \
+#define IN_S1(rp, TOP, BOT)                           \
+  {                                                   \
+    ROW_S1(left, right, rp, l, c, r);                 \
+    if ((TOP) >= 0) t = TAPS(t, TOP, l, c, r);        \
+    if ((BOT) >= 0 && two) b = TAPS(b, BOT, l, c, r); \
   }
   IN_S1(r0, 0, -1)
   IN_S1(r1, 3, 0)
@@ -221,17 +222,17 @@ static inline __attribute__((always_inline)) void block_s2(const int left, const
   const v128_t zero = wasm_f32x4_splat(0.f), vb = WV(9);
   v128_t t0 = vb, t1 = vb, b0 = vb, b1 = vb;
   const int right0 = right && nv == 1;
-#define IN_S2(rp, TOP, BOT)                                                                       \
-  {                                                                                               \
-    ROW_S2(right0, left ? zero : wasm_v128_load32_splat((rp) - 1), rp, l, c, r);                  \
-    if ((TOP) >= 0) t0 = TAPS(t0, TOP, l, c, r);                                                  \
-    if ((BOT) >= 0 && two) b0 = TAPS(b0, BOT, l, c, r);                                           \
-    if (nv > 1) {                                                                                 \
-      const v128_t r0_ = r;                                                                       \
-      ROW_S2(right, r0_, (rp) + 8, l, c, r);                                                      \
-      if ((TOP) >= 0) t1 = TAPS(t1, TOP, l, c, r);                                                \
-      if ((BOT) >= 0 && two) b1 = TAPS(b1, BOT, l, c, r);                                         \
-    }                                                                                             \
+#define IN_S2(rp, TOP, BOT)                                                    \
+  {                                                                            \
+    ROW_S2(right0, left ? zero : wasm_v128_load32_splat((rp)-1), rp, l, c, r); \
+    if ((TOP) >= 0) t0 = TAPS(t0, TOP, l, c, r);                               \
+    if ((BOT) >= 0 && two) b0 = TAPS(b0, BOT, l, c, r);                        \
+    if (nv > 1) {                                                              \
+      const v128_t r0_ = r;                                                    \
+      ROW_S2(right, r0_, (rp) + 8, l, c, r);                                   \
+      if ((TOP) >= 0) t1 = TAPS(t1, TOP, l, c, r);                             \
+      if ((BOT) >= 0 && two) b1 = TAPS(b1, BOT, l, c, r);                      \
+    }                                                                          \
   }
   IN_S2(r0, 0, -1)
   IN_S2(r1, 3, -1)
@@ -255,20 +256,20 @@ static inline __attribute__((always_inline)) void block_s2_q(const int nv, const
                                                              const float *q4, const float *w, float *y0, float *y1) {
   const v128_t vb = WV(9);
   v128_t t0 = vb, t1 = vb, b0 = vb, b1 = vb;
-#define IN_Q2(q, TOP, BOT)                                                                        \
-  {                                                                                               \
-    const v128_t lo_ = wasm_v128_load((q) + 1), hi_ = wasm_v128_load((q) + 5);                    \
-    const v128_t c = wasm_i32x4_shuffle(lo_, hi_, 0, 2, 4, 6), r = wasm_i32x4_shuffle(lo_, hi_, 1, 3, 5, 7); \
-    const v128_t l = wasm_i32x4_shuffle(wasm_v128_load32_splat(q), r, 3, 4, 5, 6);                \
-    if ((TOP) >= 0) t0 = TAPS(t0, TOP, l, c, r);                                                  \
-    if ((BOT) >= 0 && two) b0 = TAPS(b0, BOT, l, c, r);                                           \
-    if (nv > 1) {                                                                                 \
-      const v128_t lo2 = wasm_v128_load((q) + 9), hi2 = wasm_v128_load((q) + 13);                 \
+#define IN_Q2(q, TOP, BOT)                                                                                       \
+  {                                                                                                              \
+    const v128_t lo_ = wasm_v128_load((q) + 1), hi_ = wasm_v128_load((q) + 5);                                   \
+    const v128_t c = wasm_i32x4_shuffle(lo_, hi_, 0, 2, 4, 6), r = wasm_i32x4_shuffle(lo_, hi_, 1, 3, 5, 7);     \
+    const v128_t l = wasm_i32x4_shuffle(wasm_v128_load32_splat(q), r, 3, 4, 5, 6);                               \
+    if ((TOP) >= 0) t0 = TAPS(t0, TOP, l, c, r);                                                                 \
+    if ((BOT) >= 0 && two) b0 = TAPS(b0, BOT, l, c, r);                                                          \
+    if (nv > 1) {                                                                                                \
+      const v128_t lo2 = wasm_v128_load((q) + 9), hi2 = wasm_v128_load((q) + 13);                                \
       const v128_t c2 = wasm_i32x4_shuffle(lo2, hi2, 0, 2, 4, 6), r2 = wasm_i32x4_shuffle(lo2, hi2, 1, 3, 5, 7); \
-      const v128_t l2 = wasm_i32x4_shuffle(r, r2, 3, 4, 5, 6);                                    \
-      if ((TOP) >= 0) t1 = TAPS(t1, TOP, l2, c2, r2);                                             \
-      if ((BOT) >= 0 && two) b1 = TAPS(b1, BOT, l2, c2, r2);                                      \
-    }                                                                                             \
+      const v128_t l2 = wasm_i32x4_shuffle(r, r2, 3, 4, 5, 6);                                                   \
+      if ((TOP) >= 0) t1 = TAPS(t1, TOP, l2, c2, r2);                                                            \
+      if ((BOT) >= 0 && two) b1 = TAPS(b1, BOT, l2, c2, r2);                                                     \
+    }                                                                                                            \
   }
   IN_Q2(q0, 0, -1)
   IN_Q2(q1, 3, -1)
@@ -290,56 +291,64 @@ static inline __attribute__((always_inline)) void block_s2_q(const int nv, const
  * while they end inside the row, then one ending at the right edge (it may overlap the previous
  * one and recompute equal values). Stride 1 in blocks of 4; stride 2 in blocks of 8 (4 when the
  * row has fewer than 8 outputs). */
-#define ROWPAIR(TWO)                                                                              \
+#define ROWPAIR(TWO)                                                                                         \
   static void rowpair_s1_##TWO(size_t W, const float *r0, const float *r1, const float *r2, const float *r3, \
-                               const float *w, float *y0, float *y1) {                            \
-    const int two = TWO;                                                                          \
-    if (W == 4) {                                                                                 \
-      block_s1(1, 1, two, r0, r1, r2, r3, w, y0, y1);                                             \
-      return;                                                                                     \
-    }                                                                                             \
-    block_s1(1, 0, two, r0, r1, r2, r3, w, y0, y1);                                               \
-    const float *q0 = r0 + 3, *q1 = r1 + 3, *q2 = r2 + 3, *q3 = r3 + 3;                           \
-    float *z0 = y0 + 4, *z1 = y1 + 4;                                                             \
-    for (size_t x = 4; x + 4 < W; x += 4) {                                                       \
-      block_s1_q(two, q0, q1, q2, q3, w, z0, z1);                                                 \
-      q0 += 4, q1 += 4, q2 += 4, q3 += 4, z0 += 4, z1 += 4;                                       \
-    }                                                                                             \
-    const size_t x = W - 4;                                                                       \
-    block_s1(0, 1, two, r0 + x, r1 + x, r2 + x, r3 + x, w, y0 + x, y1 + x);                      \
-  }                                                                                               \
-  static void rowpair_s2_##TWO(size_t W, size_t Wo, const float *r0, const float *r1, const float *r2, \
-                               const float *r3, const float *r4, const float *w, float *y0, float *y1) { \
-    const int two = TWO, odd = W % 2 == 1;                                                        \
-    if (Wo < 8) {                                                                                 \
-      if (Wo == 4) {                                                                              \
-        if (odd) block_s2(1, 1, 1, two, r0, r1, r2, r3, r4, w, y0, y1);                           \
-        else block_s2(1, 0, 1, two, r0, r1, r2, r3, r4, w, y0, y1);                               \
-        return;                                                                                   \
-      }                                                                                           \
-      block_s2(1, 0, 1, two, r0, r1, r2, r3, r4, w, y0, y1);                                      \
-      const size_t x = Wo - 4, i = 2 * x;                                                         \
-      if (odd) block_s2(0, 1, 1, two, r0 + i, r1 + i, r2 + i, r3 + i, r4 + i, w, y0 + x, y1 + x); \
-      else block_s2(0, 0, 1, two, r0 + i, r1 + i, r2 + i, r3 + i, r4 + i, w, y0 + x, y1 + x);    \
-      return;                                                                                     \
-    }                                                                                             \
-    if (Wo == 8) {                                                                                \
-      if (odd) block_s2(1, 1, 2, two, r0, r1, r2, r3, r4, w, y0, y1);                             \
-      else block_s2(1, 0, 2, two, r0, r1, r2, r3, r4, w, y0, y1);                                 \
-      return;                                                                                     \
-    }                                                                                             \
-    block_s2(1, 0, 2, two, r0, r1, r2, r3, r4, w, y0, y1);                                        \
-    size_t x = 8;                                                                                 \
-    const float *q0 = r0 + 15, *q1 = r1 + 15, *q2 = r2 + 15, *q3 = r3 + 15, *q4 = r4 + 15;        \
-    float *z0 = y0 + 8, *z1 = y1 + 8;                                                             \
-    for (; x + 8 < Wo; x += 8) {                                                                  \
-      block_s2_q(2, two, q0, q1, q2, q3, q4, w, z0, z1);                                          \
-      q0 += 16, q1 += 16, q2 += 16, q3 += 16, q4 += 16, z0 += 8, z1 += 8;                         \
-    }                                                                                             \
-    x = Wo - 8;                                                                                   \
-    const size_t i = 2 * x;                                                                       \
-    if (odd) block_s2(0, 1, 2, two, r0 + i, r1 + i, r2 + i, r3 + i, r4 + i, w, y0 + x, y1 + x);   \
-    else block_s2(0, 0, 2, two, r0 + i, r1 + i, r2 + i, r3 + i, r4 + i, w, y0 + x, y1 + x);      \
+                               const float *w, float *y0, float *y1) {                                       \
+    const int two = TWO;                                                                                     \
+    if (W == 4) {                                                                                            \
+      block_s1(1, 1, two, r0, r1, r2, r3, w, y0, y1);                                                        \
+      return;                                                                                                \
+    }                                                                                                        \
+    block_s1(1, 0, two, r0, r1, r2, r3, w, y0, y1);                                                          \
+    const float *q0 = r0 + 3, *q1 = r1 + 3, *q2 = r2 + 3, *q3 = r3 + 3;                                      \
+    float *z0 = y0 + 4, *z1 = y1 + 4;                                                                        \
+    for (size_t x = 4; x + 4 < W; x += 4) {                                                                  \
+      block_s1_q(two, q0, q1, q2, q3, w, z0, z1);                                                            \
+      q0 += 4, q1 += 4, q2 += 4, q3 += 4, z0 += 4, z1 += 4;                                                  \
+    }                                                                                                        \
+    const size_t x = W - 4;                                                                                  \
+    block_s1(0, 1, two, r0 + x, r1 + x, r2 + x, r3 + x, w, y0 + x, y1 + x);                                  \
+  }                                                                                                          \
+  static void rowpair_s2_##TWO(size_t W, size_t Wo, const float *r0, const float *r1, const float *r2,       \
+                               const float *r3, const float *r4, const float *w, float *y0, float *y1) {     \
+    const int two = TWO, odd = W % 2 == 1;                                                                   \
+    if (Wo < 8) {                                                                                            \
+      if (Wo == 4) {                                                                                         \
+        if (odd)                                                                                             \
+          block_s2(1, 1, 1, two, r0, r1, r2, r3, r4, w, y0, y1);                                             \
+        else                                                                                                 \
+          block_s2(1, 0, 1, two, r0, r1, r2, r3, r4, w, y0, y1);                                             \
+        return;                                                                                              \
+      }                                                                                                      \
+      block_s2(1, 0, 1, two, r0, r1, r2, r3, r4, w, y0, y1);                                                 \
+      const size_t x = Wo - 4, i = 2 * x;                                                                    \
+      if (odd)                                                                                               \
+        block_s2(0, 1, 1, two, r0 + i, r1 + i, r2 + i, r3 + i, r4 + i, w, y0 + x, y1 + x);                   \
+      else                                                                                                   \
+        block_s2(0, 0, 1, two, r0 + i, r1 + i, r2 + i, r3 + i, r4 + i, w, y0 + x, y1 + x);                   \
+      return;                                                                                                \
+    }                                                                                                        \
+    if (Wo == 8) {                                                                                           \
+      if (odd)                                                                                               \
+        block_s2(1, 1, 2, two, r0, r1, r2, r3, r4, w, y0, y1);                                               \
+      else                                                                                                   \
+        block_s2(1, 0, 2, two, r0, r1, r2, r3, r4, w, y0, y1);                                               \
+      return;                                                                                                \
+    }                                                                                                        \
+    block_s2(1, 0, 2, two, r0, r1, r2, r3, r4, w, y0, y1);                                                   \
+    size_t x = 8;                                                                                            \
+    const float *q0 = r0 + 15, *q1 = r1 + 15, *q2 = r2 + 15, *q3 = r3 + 15, *q4 = r4 + 15;                   \
+    float *z0 = y0 + 8, *z1 = y1 + 8;                                                                        \
+    for (; x + 8 < Wo; x += 8) {                                                                             \
+      block_s2_q(2, two, q0, q1, q2, q3, q4, w, z0, z1);                                                     \
+      q0 += 16, q1 += 16, q2 += 16, q3 += 16, q4 += 16, z0 += 8, z1 += 8;                                    \
+    }                                                                                                        \
+    x = Wo - 8;                                                                                              \
+    const size_t i = 2 * x;                                                                                  \
+    if (odd)                                                                                                 \
+      block_s2(0, 1, 2, two, r0 + i, r1 + i, r2 + i, r3 + i, r4 + i, w, y0 + x, y1 + x);                     \
+    else                                                                                                     \
+      block_s2(0, 0, 2, two, r0 + i, r1 + i, r2 + i, r3 + i, r4 + i, w, y0 + x, y1 + x);                     \
   }
 ROWPAIR(0)
 ROWPAIR(1)
@@ -352,7 +361,7 @@ static const float k_zero_row[ZERO_ROW + 16];
 static void plane_rows(size_t H, size_t W, int stride, const float *in, const float *w, float *out) {
   const size_t Ho = (H - 1) / (size_t)stride + 1, Wo = (W - 1) / (size_t)stride + 1;
   const float *zero = k_zero_row;
-#define IN_ROW(i) ((i) < 0 || (i) >= (ptrdiff_t)H ? zero : in + (size_t)(i) * W)
+#define IN_ROW(i) ((i) < 0 || (i) >= (ptrdiff_t)H ? zero : in + (size_t)(i)*W)
   for (size_t y = 0; y < Ho; y += 2) {
     const int two = y + 1 < Ho;
     float *y0 = out + y * Wo, *y1 = two ? y0 + Wo : y0;
@@ -361,8 +370,8 @@ static void plane_rows(size_t H, size_t W, int stride, const float *in, const fl
       (two ? rowpair_s1_1 : rowpair_s1_0)(W, IN_ROW(r), IN_ROW(r + 1), IN_ROW(r + 2), IN_ROW(r + 3), w, y0, y1);
     } else {
       const ptrdiff_t r = 2 * (ptrdiff_t)y - 1;
-      (two ? rowpair_s2_1 : rowpair_s2_0)(W, Wo, IN_ROW(r), IN_ROW(r + 1), IN_ROW(r + 2), IN_ROW(r + 3),
-                                          IN_ROW(r + 4), w, y0, y1);
+      (two ? rowpair_s2_1 : rowpair_s2_0)(W, Wo, IN_ROW(r), IN_ROW(r + 1), IN_ROW(r + 2), IN_ROW(r + 3), IN_ROW(r + 4),
+                                          w, y0, y1);
     }
   }
 #undef IN_ROW
@@ -385,7 +394,6 @@ static void plane_scalar(size_t H, size_t W, int s, const float *in, const float
       out[y * Wo + x] = acc;
     }
 }
-
 
 void mxw_f32_dwconv3x3(size_t H, size_t W, int stride, const float *in, const float *w, float bias, float *out) {
   const size_t Ho = (H - 1) / (size_t)stride + 1, Wo = (W - 1) / (size_t)stride + 1;

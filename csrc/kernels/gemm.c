@@ -128,8 +128,8 @@ static void scale_c(size_t M, size_t N, float beta, float *C, size_t ldc) {
 }
 
 /* ---- reference ------------------------------------------------------------------------------- */
-int mxw_sgemm_ref(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
-                  int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+int mxw_sgemm_ref(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+                  const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
   MXW_TRY(check_args("sgemm_ref", M, N, K, trans_a, trans_b, lda, ldb, ldc, A, B, C));
   for (int64_t i = 0; i < M; i++) {
     for (int64_t j = 0; j < N; j++) {
@@ -203,16 +203,16 @@ int mxw_dgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, double 
 #define F4_MADD(acc, a, b) MXW_F32X4_MADD(acc, a, b) /* fused in the relaxed-SIMD tiers (core/simd.h) */
 
 /* In-place 4x4 transpose of r0..r3 (rows become columns). */
-#define TRANSPOSE4(r0, r1, r2, r3)                                                                \
-  do {                                                                                            \
-    v128_t t0_ = wasm_i32x4_shuffle(r0, r1, 0, 4, 1, 5);                                          \
-    v128_t t1_ = wasm_i32x4_shuffle(r2, r3, 0, 4, 1, 5);                                          \
-    v128_t t2_ = wasm_i32x4_shuffle(r0, r1, 2, 6, 3, 7);                                          \
-    v128_t t3_ = wasm_i32x4_shuffle(r2, r3, 2, 6, 3, 7);                                          \
-    r0 = wasm_i32x4_shuffle(t0_, t1_, 0, 1, 4, 5);                                                \
-    r1 = wasm_i32x4_shuffle(t0_, t1_, 2, 3, 6, 7);                                                \
-    r2 = wasm_i32x4_shuffle(t2_, t3_, 0, 1, 4, 5);                                                \
-    r3 = wasm_i32x4_shuffle(t2_, t3_, 2, 3, 6, 7);                                                \
+#define TRANSPOSE4(r0, r1, r2, r3)                       \
+  do {                                                   \
+    v128_t t0_ = wasm_i32x4_shuffle(r0, r1, 0, 4, 1, 5); \
+    v128_t t1_ = wasm_i32x4_shuffle(r2, r3, 0, 4, 1, 5); \
+    v128_t t2_ = wasm_i32x4_shuffle(r0, r1, 2, 6, 3, 7); \
+    v128_t t3_ = wasm_i32x4_shuffle(r2, r3, 2, 6, 3, 7); \
+    r0 = wasm_i32x4_shuffle(t0_, t1_, 0, 1, 4, 5);       \
+    r1 = wasm_i32x4_shuffle(t0_, t1_, 2, 3, 6, 7);       \
+    r2 = wasm_i32x4_shuffle(t2_, t3_, 0, 1, 4, 5);       \
+    r3 = wasm_i32x4_shuffle(t2_, t3_, 2, 3, 6, 7);       \
   } while (0)
 
 /* Horizontal sums of four vectors: lane q of the result is the sum of the lanes of s_q. */
@@ -335,26 +335,26 @@ static void pack_b(int trans_b, size_t kc, size_t nc, const float *B, size_t ldb
 
 /* One k step of the 4x8 tile: two f32x4 of the B row times the four broadcast A values of this k
  * (A is read at offsets 0..3 of the current `a`; B at row `o` of the current 8-row group). */
-#define UK_4X8_STEP(o)                                                                           \
-  do {                                                                                           \
-    const v128_t bl = wasm_v128_load(b + 8 * (o)), bh = wasm_v128_load(b + 8 * (o) + 4);         \
-    v128_t x = wasm_v128_load32_splat(a);                                                        \
-    c0l = F4_MADD(c0l, x, bl);                                                                   \
-    c0h = F4_MADD(c0h, x, bh);                                                                   \
-    x = wasm_v128_load32_splat(a + 1);                                                           \
-    c1l = F4_MADD(c1l, x, bl);                                                                   \
-    c1h = F4_MADD(c1h, x, bh);                                                                   \
-    x = wasm_v128_load32_splat(a + 2);                                                           \
-    c2l = F4_MADD(c2l, x, bl);                                                                   \
-    c2h = F4_MADD(c2h, x, bh);                                                                   \
-    x = wasm_v128_load32_splat(a + 3);                                                           \
-    c3l = F4_MADD(c3l, x, bl);                                                                   \
-    c3h = F4_MADD(c3h, x, bh);                                                                   \
+#define UK_4X8_STEP(o)                                                                   \
+  do {                                                                                   \
+    const v128_t bl = wasm_v128_load(b + 8 * (o)), bh = wasm_v128_load(b + 8 * (o) + 4); \
+    v128_t x = wasm_v128_load32_splat(a);                                                \
+    c0l = F4_MADD(c0l, x, bl);                                                           \
+    c0h = F4_MADD(c0h, x, bh);                                                           \
+    x = wasm_v128_load32_splat(a + 1);                                                   \
+    c1l = F4_MADD(c1l, x, bl);                                                           \
+    c1h = F4_MADD(c1h, x, bh);                                                           \
+    x = wasm_v128_load32_splat(a + 2);                                                   \
+    c2l = F4_MADD(c2l, x, bl);                                                           \
+    c2h = F4_MADD(c2h, x, bh);                                                           \
+    x = wasm_v128_load32_splat(a + 3);                                                   \
+    c3l = F4_MADD(c3l, x, bl);                                                           \
+    c3h = F4_MADD(c3h, x, bh);                                                           \
   } while (0)
 /* Advances a by one k step and leaves the k loop after the last one. */
-#define UK_4X8_NEXT()                                                                            \
-  a += GEMM_MR;                                                                                  \
-  GEMM_OPAQUE(a);                                                                                \
+#define UK_4X8_NEXT() \
+  a += GEMM_MR;       \
+  GEMM_OPAQUE(a);     \
   if (a == a_end) break
 
 /* The 4x8 tile of mxw_f32_gemm_ukernel_4x8__wasmsimd (gemm.h), inlined into the drivers.
@@ -370,8 +370,8 @@ static void pack_b(int trans_b, size_t kc, size_t nc, const float *B, size_t ldb
  *    take their offsets for free, so b advances once per eight steps.
  * Each step is then 6 loads, 8 mul, 8 add, 1 add and a fused compare-branch. */
 static inline __attribute__((always_inline)) void gemm_4x8(size_t mr, size_t nr, size_t kc, const float *restrict a,
-                                                          const float *restrict b, float *restrict c, size_t ldc,
-                                                          float beta) {
+                                                           const float *restrict b, float *restrict c, size_t ldc,
+                                                           float beta) {
   v128_t c0l = wasm_f32x4_splat(0.f), c0h = c0l, c1l = c0l, c1h = c0l;
   v128_t c2l = c0l, c2h = c0l, c3l = c0l, c3h = c0l;
   if (kc > 0) {
@@ -430,21 +430,21 @@ void mxw_f32_gemm_ukernel_4x8__wasmsimd(size_t mr, size_t nr, size_t kc, const f
 }
 
 /* One k step of the 4x4 tile: the first f32x4 of the 8-wide B row times the four A values. */
-#define UK_4X4_STEP(o)                                                                           \
-  do {                                                                                           \
-    const v128_t bl = wasm_v128_load(b + 8 * (o));                                               \
-    c0l = F4_MADD(c0l, wasm_v128_load32_splat(a), bl);                                           \
-    c1l = F4_MADD(c1l, wasm_v128_load32_splat(a + 1), bl);                                       \
-    c2l = F4_MADD(c2l, wasm_v128_load32_splat(a + 2), bl);                                       \
-    c3l = F4_MADD(c3l, wasm_v128_load32_splat(a + 3), bl);                                       \
+#define UK_4X4_STEP(o)                                     \
+  do {                                                     \
+    const v128_t bl = wasm_v128_load(b + 8 * (o));         \
+    c0l = F4_MADD(c0l, wasm_v128_load32_splat(a), bl);     \
+    c1l = F4_MADD(c1l, wasm_v128_load32_splat(a + 1), bl); \
+    c2l = F4_MADD(c2l, wasm_v128_load32_splat(a + 2), bl); \
+    c3l = F4_MADD(c3l, wasm_v128_load32_splat(a + 3), bl); \
   } while (0)
 
 /* The left half of gemm_4x8 for a B micro-panel with at most 4 valid columns (an N that is not a
  * multiple of 8, e.g. a 7x7 image's 49 positions): half the arithmetic of the 8-wide tile, and
  * each element summed in the same order, so C does not depend on which tile computed it. */
 static inline __attribute__((always_inline)) void gemm_4x4(size_t mr, size_t nr, size_t kc, const float *restrict a,
-                                                          const float *restrict b, float *restrict c, size_t ldc,
-                                                          float beta) {
+                                                           const float *restrict b, float *restrict c, size_t ldc,
+                                                           float beta) {
   v128_t c0l = wasm_f32x4_splat(0.f), c1l = c0l, c2l = c0l, c3l = c0l;
   if (kc > 0) {
     const float *const a_end = a + kc * GEMM_MR;
@@ -489,7 +489,7 @@ static inline __attribute__((always_inline)) void gemm_4x4(size_t mr, size_t nr,
  * did leaving this loop a separate function (it is inlined into both drivers). Panels of at most
  * 4 columns take the 4x4 tile. */
 static inline __attribute__((always_inline)) void gemm_4x8_column(size_t m, size_t nr, size_t kc, const float *pa,
-                                                                 const float *pb, float *c, size_t ldc, float beta) {
+                                                                  const float *pb, float *c, size_t ldc, float beta) {
   if (nr <= 4) {
     for (size_t ir = 0; ir < m; ir += GEMM_MR)
       gemm_4x4(min_sz(GEMM_MR, m - ir), nr, kc, pa + ir * kc, pb, c + ir * ldc, ldc, beta);
@@ -503,23 +503,23 @@ static inline __attribute__((always_inline)) void gemm_4x8_column(size_t m, size
  * steps per iteration, an exit test after each (`left` counts the k values still to do, kept
  * opaque so clang keeps one test per step), and pointers advanced once per eight steps (v128.load
  * offsets are free). The plain i += 4 loop they replace ran ~20% (2x4) and ~10% (4) slower. */
-#define ROWDOT_NEXT()                                                                            \
-  left -= 4;                                                                                     \
-  GEMM_OPAQUE(left);                                                                             \
+#define ROWDOT_NEXT() \
+  left -= 4;          \
+  GEMM_OPAQUE(left);  \
   if (left == 0) break
 
 /* One step of rowdot 4: rows 0..3 times x over k values 4*o .. 4*o+3, into S0..S3. */
-#define ROWDOT4_STEP(o, S0, S1, S2, S3)                                                          \
-  do {                                                                                           \
-    const v128_t u = wasm_v128_load(xp + 4 * (o));                                               \
-    S0 = F4_MADD(S0, wasm_v128_load(p0 + 4 * (o)), u);                                           \
-    S1 = F4_MADD(S1, wasm_v128_load(p1 + 4 * (o)), u);                                           \
-    S2 = F4_MADD(S2, wasm_v128_load(p2 + 4 * (o)), u);                                           \
-    S3 = F4_MADD(S3, wasm_v128_load(p3 + 4 * (o)), u);                                           \
+#define ROWDOT4_STEP(o, S0, S1, S2, S3)                \
+  do {                                                 \
+    const v128_t u = wasm_v128_load(xp + 4 * (o));     \
+    S0 = F4_MADD(S0, wasm_v128_load(p0 + 4 * (o)), u); \
+    S1 = F4_MADD(S1, wasm_v128_load(p1 + 4 * (o)), u); \
+    S2 = F4_MADD(S2, wasm_v128_load(p2 + 4 * (o)), u); \
+    S3 = F4_MADD(S3, wasm_v128_load(p3 + 4 * (o)), u); \
   } while (0)
 
-void mxw_f32_rowdot_ukernel_4__wasmsimd(size_t rows, size_t k, float alpha, const float *R, size_t ldr,
-                                        const float *x, float beta, float *y, size_t incy) {
+void mxw_f32_rowdot_ukernel_4__wasmsimd(size_t rows, size_t k, float alpha, const float *R, size_t ldr, const float *x,
+                                        float beta, float *y, size_t incy) {
   const size_t k4 = k & ~(size_t)3;
   size_t r = 0;
   for (; r + 4 <= rows; r += 4) {
@@ -554,8 +554,8 @@ void mxw_f32_rowdot_ukernel_4__wasmsimd(size_t rows, size_t k, float alpha, cons
       }
     }
     float out[4];
-    wasm_v128_store(out, hsum4(wasm_f32x4_add(s0, t0), wasm_f32x4_add(s1, t1), wasm_f32x4_add(s2, t2),
-                               wasm_f32x4_add(s3, t3)));
+    wasm_v128_store(
+        out, hsum4(wasm_f32x4_add(s0, t0), wasm_f32x4_add(s1, t1), wasm_f32x4_add(s2, t2), wasm_f32x4_add(s3, t3)));
     for (size_t i = k4; i < k; i++) {
       out[0] += r0[i] * x[i];
       out[1] += r1[i] * x[i];
@@ -584,21 +584,21 @@ void mxw_f32_rowdot_ukernel_4__wasmsimd(size_t rows, size_t k, float alpha, cons
 }
 
 /* One step of rowdot 2x4: rows 0..3 times x0 (into s0q) and x1 (into s1q). */
-#define ROWDOT2X4_STEP(o)                                                                        \
-  do {                                                                                           \
-    const v128_t u = wasm_v128_load(u0 + 4 * (o)), v = wasm_v128_load(u1 + 4 * (o));             \
-    v128_t w = wasm_v128_load(p0 + 4 * (o));                                                     \
-    s00 = F4_MADD(s00, w, u);                                                                    \
-    s10 = F4_MADD(s10, w, v);                                                                    \
-    w = wasm_v128_load(p1 + 4 * (o));                                                            \
-    s01 = F4_MADD(s01, w, u);                                                                    \
-    s11 = F4_MADD(s11, w, v);                                                                    \
-    w = wasm_v128_load(p2 + 4 * (o));                                                            \
-    s02 = F4_MADD(s02, w, u);                                                                    \
-    s12 = F4_MADD(s12, w, v);                                                                    \
-    w = wasm_v128_load(p3 + 4 * (o));                                                            \
-    s03 = F4_MADD(s03, w, u);                                                                    \
-    s13 = F4_MADD(s13, w, v);                                                                    \
+#define ROWDOT2X4_STEP(o)                                                            \
+  do {                                                                               \
+    const v128_t u = wasm_v128_load(u0 + 4 * (o)), v = wasm_v128_load(u1 + 4 * (o)); \
+    v128_t w = wasm_v128_load(p0 + 4 * (o));                                         \
+    s00 = F4_MADD(s00, w, u);                                                        \
+    s10 = F4_MADD(s10, w, v);                                                        \
+    w = wasm_v128_load(p1 + 4 * (o));                                                \
+    s01 = F4_MADD(s01, w, u);                                                        \
+    s11 = F4_MADD(s11, w, v);                                                        \
+    w = wasm_v128_load(p2 + 4 * (o));                                                \
+    s02 = F4_MADD(s02, w, u);                                                        \
+    s12 = F4_MADD(s12, w, v);                                                        \
+    w = wasm_v128_load(p3 + 4 * (o));                                                \
+    s03 = F4_MADD(s03, w, u);                                                        \
+    s13 = F4_MADD(s13, w, v);                                                        \
   } while (0)
 
 void mxw_f32_rowdot_ukernel_2x4__wasmsimd(size_t rows, size_t k, float alpha, const float *R, size_t ldr,
@@ -663,8 +663,8 @@ void mxw_f32_rowdot_ukernel_2x4__wasmsimd(size_t rows, size_t k, float alpha, co
   }
 }
 
-void mxw_f32_rowaxpy_ukernel_4__wasmsimd(size_t k, size_t n, float alpha, const float *x, const float *R,
-                                         size_t ldr, float beta, float *y) {
+void mxw_f32_rowaxpy_ukernel_4__wasmsimd(size_t k, size_t n, float alpha, const float *x, const float *R, size_t ldr,
+                                         float beta, float *y) {
   scale_c(1, n, beta, y, n);
   for (size_t n0 = 0; n0 < n; n0 += GEMV_NCHUNK) {
     size_t nn = min_sz(GEMV_NCHUNK, n - n0);
@@ -706,8 +706,8 @@ static size_t k_block(size_t k, size_t kc_max) {
  * at pa + mp * pc, 4-row micro-panels kc deep), then walk B in blocks of GEMM_NC_WHOLE columns,
  * each packed right before its tiles. Every element of A and B is packed exactly once, and each
  * C block receives all its K blocks back to back while it is still in cache. */
-static int sgemm_whole_a(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha, const float *A,
-                         size_t sa, const float *B, size_t sb, float beta, float *C, size_t sc) {
+static int sgemm_whole_a(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha, const float *A, size_t sa,
+                         const float *B, size_t sb, float beta, float *C, size_t sc) {
   const size_t mp = round_up(m, GEMM_MR), kc_step = k_block(k, GEMM_KC);
   float *pa = pack_buf_get(&g_pack_a, mp * k);
   float *pb = pa ? pack_buf_get(&g_pack_b, GEMM_NC_WHOLE * kc_step) : NULL;
@@ -731,8 +731,8 @@ static int sgemm_whole_a(int trans_a, int trans_b, size_t m, size_t n, size_t k,
 }
 
 /* Large A: the GotoBLAS/BLIS loop order of the file header. */
-static int sgemm_blocked(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha, const float *A,
-                         size_t sa, const float *B, size_t sb, float beta, float *C, size_t sc) {
+static int sgemm_blocked(int trans_a, int trans_b, size_t m, size_t n, size_t k, float alpha, const float *A, size_t sa,
+                         const float *B, size_t sb, float beta, float *C, size_t sc) {
   const size_t kc_step = k_block(k, GEMM_KC);
   float *pa = pack_buf_get(&g_pack_a, GEMM_MC * kc_step);
   float *pb = pa ? pack_buf_get(&g_pack_b, round_up(min_sz(n, GEMM_NC), GEMM_NR) * kc_step) : NULL;
@@ -781,8 +781,8 @@ static void tiled_chunk(void *ctx, int64_t begin, int64_t end) {
   const size_t b = (size_t)begin, len = (size_t)(end - begin);
   int rc;
   if (j->by_rows)
-    rc = sgemm_serial(j->trans_a, j->trans_b, len, j->n, j->k, j->alpha, j->trans_a ? j->A + b : j->A + b * j->sa, j->sa,
-                      j->B, j->sb, j->beta, j->C + b * j->sc, j->sc);
+    rc = sgemm_serial(j->trans_a, j->trans_b, len, j->n, j->k, j->alpha, j->trans_a ? j->A + b : j->A + b * j->sa,
+                      j->sa, j->B, j->sb, j->beta, j->C + b * j->sc, j->sc);
   else
     rc = sgemm_serial(j->trans_a, j->trans_b, j->m, len, j->k, j->alpha, j->A, j->sa,
                       j->trans_b ? j->B + b * j->sb : j->B + b, j->sb, j->beta, j->C + b, j->sc);
@@ -796,8 +796,10 @@ static int sgemm_tiled(int trans_a, int trans_b, size_t m, size_t n, size_t k, f
   if ((double)m * (double)n * (double)k < (double)mxw_gemm_parallel_min_macs || mxw_get_num_threads() <= 1)
     return sgemm_serial(trans_a, trans_b, m, n, k, alpha, A, sa, B, sb, beta, C, sc);
   tiled_job j = {trans_a, trans_b, n < m, m, n, k, sa, sb, sc, alpha, beta, A, B, C, 0};
-  if (j.by_rows) mxw_parallel_for((int64_t)m, GEMM_MR, tiled_chunk, &j);
-  else mxw_parallel_for((int64_t)n, GEMM_NR, tiled_chunk, &j);
+  if (j.by_rows)
+    mxw_parallel_for((int64_t)m, GEMM_MR, tiled_chunk, &j);
+  else
+    mxw_parallel_for((int64_t)n, GEMM_NR, tiled_chunk, &j);
   MXW_CHECK(!atomic_load(&j.failed), "out of memory for GEMM packing buffers");
   return 0;
 }
@@ -848,8 +850,8 @@ int mxw_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float a
   /* The mirror image: a few columns of op(B) against the rows of A (e.g. a FullyConnected with
    * two outputs), one pass over A per pair of columns, each column a contiguous K-vector (rows of
    * B when it is transposed, else copied). */
-  if (!trans_a && (n < GEMV_MAX_ROWS ||
-                   (n < GEMV_MAX_ROWS_CACHED && n % GEMM_NR != 0 && k <= GEMV_CACHED_FLOATS / m))) {
+  if (!trans_a &&
+      (n < GEMV_MAX_ROWS || (n < GEMV_MAX_ROWS_CACHED && n % GEMM_NR != 0 && k <= GEMV_CACHED_FLOATS / m))) {
     const float *cols = B; /* column j at cols + j * ldcol */
     size_t ldcol = sb;
     if (!trans_b) {

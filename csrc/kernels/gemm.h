@@ -30,8 +30,8 @@
 
 int mxw_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
               const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
-int mxw_sgemm_ref(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
-                  int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+int mxw_sgemm_ref(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+                  const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
 int mxw_dgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double *A, int64_t lda,
               const double *B, int64_t ldb, double beta, double *C, int64_t ldc);
 
@@ -50,14 +50,14 @@ void mxw_f32_gemm_ukernel_4x8__wasmsimd(size_t mr, size_t nr, size_t kc, const f
                                         size_t ldc, float beta);
 /* rowdot: y[r * incy] = alpha * dot(R[r * ldr : r * ldr + k], x) + beta * y[r * incy] for r < rows
  * (beta == 0: y not read). Four rows at a time, so each row streams once. */
-void mxw_f32_rowdot_ukernel_4__wasmsimd(size_t rows, size_t k, float alpha, const float *R, size_t ldr,
-                                        const float *x, float beta, float *y, size_t incy);
+void mxw_f32_rowdot_ukernel_4__wasmsimd(size_t rows, size_t k, float alpha, const float *R, size_t ldr, const float *x,
+                                        float beta, float *y, size_t incy);
 /* rowdot 2x4: the same for two vectors at once (y0 from x0, y1 from x1), reading R once. */
 void mxw_f32_rowdot_ukernel_2x4__wasmsimd(size_t rows, size_t k, float alpha, const float *R, size_t ldr,
                                           const float *x0, const float *x1, float beta, float *y0, float *y1,
                                           size_t incy);
 /* rowaxpy: y[0:n] = alpha * sum over i < k of x[i] * R[i * ldr : i * ldr + n] + beta * y[0:n]. */
-void mxw_f32_rowaxpy_ukernel_4__wasmsimd(size_t k, size_t n, float alpha, const float *x, const float *R,
-                                         size_t ldr, float beta, float *y);
+void mxw_f32_rowaxpy_ukernel_4__wasmsimd(size_t k, size_t n, float alpha, const float *x, const float *R, size_t ldr,
+                                         float beta, float *y);
 
 #endif /* MXW_KERNELS_GEMM_H_ */

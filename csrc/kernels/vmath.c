@@ -5,21 +5,21 @@
 
 /* Four lanes at a time; the last 1-3 elements go through the same lane function on a padded
  * copy, so every element's result is the same wherever the call starts. */
-#define VMATH_ARRAY(NAME, LANES)                                                                  \
-  void NAME(const float *x, float *y, int64_t n) {                                                \
-    int64_t i = 0;                                                                                \
-    for (; i + 8 <= n; i += 8) {                                                                  \
-      v128_t a = wasm_v128_load(x + i), b = wasm_v128_load(x + i + 4);                            \
-      wasm_v128_store(y + i, LANES(a));                                                           \
-      wasm_v128_store(y + i + 4, LANES(b));                                                       \
-    }                                                                                             \
-    for (; i + 4 <= n; i += 4) wasm_v128_store(y + i, LANES(wasm_v128_load(x + i)));              \
-    if (i < n) {                                                                                  \
-      float t[4] = {0.f, 0.f, 0.f, 0.f};                                                          \
-      memcpy(t, x + i, (size_t)(n - i) * sizeof(float));                                          \
-      wasm_v128_store(t, LANES(wasm_v128_load(t)));                                               \
-      memcpy(y + i, t, (size_t)(n - i) * sizeof(float));                                          \
-    }                                                                                             \
+#define VMATH_ARRAY(NAME, LANES)                                                     \
+  void NAME(const float *x, float *y, int64_t n) {                                   \
+    int64_t i = 0;                                                                   \
+    for (; i + 8 <= n; i += 8) {                                                     \
+      v128_t a = wasm_v128_load(x + i), b = wasm_v128_load(x + i + 4);               \
+      wasm_v128_store(y + i, LANES(a));                                              \
+      wasm_v128_store(y + i + 4, LANES(b));                                          \
+    }                                                                                \
+    for (; i + 4 <= n; i += 4) wasm_v128_store(y + i, LANES(wasm_v128_load(x + i))); \
+    if (i < n) {                                                                     \
+      float t[4] = {0.f, 0.f, 0.f, 0.f};                                             \
+      memcpy(t, x + i, (size_t)(n - i) * sizeof(float));                             \
+      wasm_v128_store(t, LANES(wasm_v128_load(t)));                                  \
+      memcpy(y + i, t, (size_t)(n - i) * sizeof(float));                             \
+    }                                                                                \
   }
 
 VMATH_ARRAY(mxw_vexp_f32, mxw_exp_f32x4)

@@ -75,14 +75,12 @@ static inline v128_t mxw_tanh_f32x4(v128_t x) {
   q = MXW_F32X4_MADD(wasm_f32x4_splat(-1.f / 3.f), q, z);
   v128_t small = MXW_F32X4_MADD(a, wasm_f32x4_mul(a, z), q);
   v128_t y = wasm_v128_bitselect(small, big, wasm_f32x4_lt(a, wasm_f32x4_splat(0.55f)));
-  y = wasm_v128_or(y, wasm_v128_and(x, sign)); /* tanh is odd; -0 stays -0 */
+  y = wasm_v128_or(y, wasm_v128_and(x, sign));           /* tanh is odd; -0 stays -0 */
   return wasm_v128_bitselect(x, y, wasm_f32x4_ne(x, x)); /* NaN stays NaN */
 }
 
 /* x > 0 or NaN ? x : +0 */
-static inline v128_t mxw_relu_f32x4(v128_t x) {
-  return wasm_v128_andnot(x, wasm_f32x4_le(x, wasm_f32x4_splat(0.f)));
-}
+static inline v128_t mxw_relu_f32x4(v128_t x) { return wasm_v128_andnot(x, wasm_f32x4_le(x, wasm_f32x4_splat(0.f))); }
 
 /* y[i] = f(x[i]) for i < n; x may equal y. */
 void mxw_vexp_f32(const float *x, float *y, int64_t n);

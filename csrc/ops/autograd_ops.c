@@ -52,9 +52,7 @@ static int fwd_view_range(const mxw_op_call *c) {
   return 0;
 }
 
-static int grad_view_range(mxw_grad_ctx *g) {
-  return mxw_grad_set_fwd_op(g, "_backward_view_range", 1);
-}
+static int grad_view_range(mxw_grad_ctx *g) { return mxw_grad_set_fwd_op(g, "_backward_view_range", 1); }
 
 static const mxw_op_def op_view_range = {
     .name = "_view_range",
@@ -81,7 +79,8 @@ static int fwd_backward_view_range(const mxw_op_call *c) {
   const ViewRangeParam *p = (const ViewRangeParam *)c->param;
   size_t es = (size_t)mxw_dtype_size(c->outputs[0].dtype);
   memset(c->outputs[0].data, 0, (size_t)mxw_tensor_size(&c->outputs[0]) * es);
-  memcpy((char *)c->outputs[0].data + (size_t)p->offset * es, c->inputs[0].data, (size_t)mxw_tensor_size(&c->inputs[0]) * es);
+  memcpy((char *)c->outputs[0].data + (size_t)p->offset * es, c->inputs[0].data,
+         (size_t)mxw_tensor_size(&c->inputs[0]) * es);
   return 0;
 }
 

@@ -52,16 +52,22 @@ static int grad_cast(mxw_grad_ctx *g) {
 }
 
 static const mxw_op_def op_Cast = {
-    .name = "Cast", .aliases = ALIASES("cast", "_npi_cast", "_npx_cast"),
+    .name = "Cast",
+    .aliases = ALIASES("cast", "_npi_cast", "_npx_cast"),
     .doc = "converts every element to dtype (C conversion: float -> int truncates toward zero)",
-    .attrs = k_cast_attrs, .num_attrs = 1, .param_size = sizeof(CastParam), .num_inputs = 1,
-    .input_names = k_data, .num_outputs = 1, .infer_shape = mxw_infer_shape_same,
-    .infer_type = infer_type_cast, .forward = fwd_cast, .gradient = grad_cast};
+    .attrs = k_cast_attrs,
+    .num_attrs = 1,
+    .param_size = sizeof(CastParam),
+    .num_inputs = 1,
+    .input_names = k_data,
+    .num_outputs = 1,
+    .infer_shape = mxw_infer_shape_same,
+    .infer_type = infer_type_cast,
+    .forward = fwd_cast,
+    .gradient = grad_cast};
 
 /* ---- amp_cast: Cast for the float32/float16/bfloat16 inputs only, others pass unchanged --------- */
-static int amp_castable(int dtype) {
-  return dtype == MXW_FLOAT32 || dtype == MXW_FLOAT16 || dtype == MXW_BFLOAT16;
-}
+static int amp_castable(int dtype) { return dtype == MXW_FLOAT32 || dtype == MXW_FLOAT16 || dtype == MXW_BFLOAT16; }
 static int infer_type_amp_cast(const void *param, int nin, int *in, int nout, int *out) {
   if (in[0] < 0) return 0; /* which rule applies depends on the input dtype */
   int dt = amp_castable(in[0]) ? ((const CastParam *)param)->dtype : in[0];
@@ -73,11 +79,19 @@ static int infer_type_amp_cast(const void *param, int nin, int *in, int nout, in
 }
 
 static const mxw_op_def op_amp_cast = {
-    .name = "amp_cast", .aliases = NULL,
+    .name = "amp_cast",
+    .aliases = NULL,
     .doc = "mixed-precision cast: float32/float16/bfloat16 inputs become dtype, other inputs are copied",
-    .attrs = k_cast_attrs, .num_attrs = 1, .param_size = sizeof(CastParam), .num_inputs = 1,
-    .input_names = k_data, .num_outputs = 1, .infer_shape = mxw_infer_shape_same,
-    .infer_type = infer_type_amp_cast, .forward = fwd_cast, .gradient = grad_cast};
+    .attrs = k_cast_attrs,
+    .num_attrs = 1,
+    .param_size = sizeof(CastParam),
+    .num_inputs = 1,
+    .input_names = k_data,
+    .num_outputs = 1,
+    .infer_shape = mxw_infer_shape_same,
+    .infer_type = infer_type_amp_cast,
+    .forward = fwd_cast,
+    .gradient = grad_cast};
 
 /* ---- clip ------------------------------------------------------------------------------------- */
 typedef struct {
@@ -175,16 +189,30 @@ static int grad_clip(mxw_grad_ctx *g) { /* ElemwiseGradUseIn{"_backward_clip"} *
 }
 
 static const mxw_op_def op_clip = {
-    .name = "clip", .aliases = ALIASES("_npi_clip", "_sparse_clip"),
+    .name = "clip",
+    .aliases = ALIASES("_npi_clip", "_sparse_clip"),
     .doc = "limits values to [a_min, a_max]: x > a_max ? a_max : (x < a_min ? a_min : x); NaN passes through",
-    .attrs = k_clip_attrs, .num_attrs = 2, .param_size = sizeof(ClipParam), .num_inputs = 1, .input_names = k_data,
-    .num_outputs = 1, .infer_shape = mxw_infer_shape_same, .forward = fwd_clip, .gradient = grad_clip};
+    .attrs = k_clip_attrs,
+    .num_attrs = 2,
+    .param_size = sizeof(ClipParam),
+    .num_inputs = 1,
+    .input_names = k_data,
+    .num_outputs = 1,
+    .infer_shape = mxw_infer_shape_same,
+    .forward = fwd_clip,
+    .gradient = grad_clip};
 
 static const char *const k_ograd_data[] = {"ograd", "data", NULL};
-static const mxw_op_def op_backward_clip = {
-    .name = "_backward_clip", .doc = "the gradient of clip: ograd where a_min <= data <= a_max, else 0",
-    .attrs = k_clip_attrs, .num_attrs = 2, .param_size = sizeof(ClipParam), .num_inputs = 2,
-    .input_names = k_ograd_data, .num_outputs = 1, .infer_shape = mxw_infer_shape_same,
-    .forward = fwd_backward_clip, .inplace = 1};
+static const mxw_op_def op_backward_clip = {.name = "_backward_clip",
+                                            .doc = "the gradient of clip: ograd where a_min <= data <= a_max, else 0",
+                                            .attrs = k_clip_attrs,
+                                            .num_attrs = 2,
+                                            .param_size = sizeof(ClipParam),
+                                            .num_inputs = 2,
+                                            .input_names = k_ograd_data,
+                                            .num_outputs = 1,
+                                            .infer_shape = mxw_infer_shape_same,
+                                            .forward = fwd_backward_clip,
+                                            .inplace = 1};
 
 MXW_FAMILY(cast_clip, &op_Cast, &op_amp_cast, &op_clip, &op_backward_clip);

@@ -63,7 +63,6 @@ static char *tuple_str(const mxw_tuple *t, char *buf, size_t len) {
   return buf;
 }
 
-
 static int infer_type_f32_f64(const void *param, int nin, int *in, int nout, int *out) {
   MXW_TRY(mxw_infer_type_same(param, nin, in, nout, out));
   int t = nin > 0 ? in[0] : -1;
@@ -170,21 +169,21 @@ static void zero_row(char *dst, int64_t n, size_t esize) {
 /* Walks the grid rows [row0, row0 + nrows) of a window for one tap (tz, ty): calls
  * fn(row index from 0, image row offset in elements within a channel, or -1 in the padding).
  * The (depth, height) position advances by counters, not by a division per row. */
-#define FOR_TAP_ROWS(w, row0, nrows, tz, ty, R, OFF, BODY)                                              \
-  do {                                                                                                 \
-    int64_t gz_ = (row0) / (w)->grid[1], gy_ = (row0) % (w)->grid[1];                                  \
-    for (int64_t R = 0; R < (nrows); R++) {                                                            \
-      const int64_t iz_ = gz_ * (w)->s[0] - (w)->p[0] + (tz) * (w)->d[0];                              \
-      const int64_t iy_ = gy_ * (w)->s[1] - (w)->p[1] + (ty) * (w)->d[1];                              \
-      const int64_t OFF = (iz_ < 0 || iz_ >= (w)->img[0] || iy_ < 0 || iy_ >= (w)->img[1])             \
-                              ? -1                                                                     \
-                              : (iz_ * (w)->img[1] + iy_) * (w)->img[2];                               \
-      BODY;                                                                                            \
-      if (++gy_ == (w)->grid[1]) {                                                                     \
-        gy_ = 0;                                                                                       \
-        gz_++;                                                                                         \
-      }                                                                                                \
-    }                                                                                                  \
+#define FOR_TAP_ROWS(w, row0, nrows, tz, ty, R, OFF, BODY)                                 \
+  do {                                                                                     \
+    int64_t gz_ = (row0) / (w)->grid[1], gy_ = (row0) % (w)->grid[1];                      \
+    for (int64_t R = 0; R < (nrows); R++) {                                                \
+      const int64_t iz_ = gz_ * (w)->s[0] - (w)->p[0] + (tz) * (w)->d[0];                  \
+      const int64_t iy_ = gy_ * (w)->s[1] - (w)->p[1] + (ty) * (w)->d[1];                  \
+      const int64_t OFF = (iz_ < 0 || iz_ >= (w)->img[0] || iy_ < 0 || iy_ >= (w)->img[1]) \
+                              ? -1                                                         \
+                              : (iz_ * (w)->img[1] + iy_) * (w)->img[2];                   \
+      BODY;                                                                                \
+      if (++gy_ == (w)->grid[1]) {                                                         \
+        gy_ = 0;                                                                           \
+        gz_++;                                                                             \
+      }                                                                                    \
+    }                                                                                      \
   } while (0)
 
 /* im2col over a band of grid rows [row0, row0 + nrows):
@@ -259,7 +258,8 @@ static void col2im(const window *w, size_t esize, const void *col, int64_t chans
               if (iy < 0 || iy >= w->img[1]) continue;
               float *d = cf + iy * w->img[2];
               int64_t x = lo;
-              for (; x + 4 <= hi; x += 4) wasm_v128_store(d + x, wasm_f32x4_add(wasm_v128_load(d + x), wasm_v128_load(sr + x)));
+              for (; x + 4 <= hi; x += 4)
+                wasm_v128_store(d + x, wasm_f32x4_add(wasm_v128_load(d + x), wasm_v128_load(sr + x)));
               for (; x < hi; x++) d[x] += sr[x];
             }
             src += (size_t)(nrows * gw) * esize;
@@ -448,8 +448,8 @@ typedef struct {
 /* MobileNet's depthwise 3x3 (pad 1, stride 1 or 2 in both dims, no dilation) runs the in-place
  * kernel of kernels/dwconv.c: no padded copy, rows loaded once for every output row they feed. */
 static int is_dw3x3(const window *w) {
-  return is_planar(w) && w->k[1] == 3 && w->k[2] == 3 && w->p[1] == 1 && w->p[2] == 1 && w->d[1] == 1 &&
-         w->d[2] == 1 && w->s[1] == w->s[2] && (w->s[1] == 1 || w->s[1] == 2);
+  return is_planar(w) && w->k[1] == 3 && w->k[2] == 3 && w->p[1] == 1 && w->p[2] == 1 && w->d[1] == 1 && w->d[2] == 1 &&
+         w->s[1] == w->s[2] && (w->s[1] == 1 || w->s[1] == 2);
 }
 
 static void depthwise_planes(void *ctx, int64_t begin, int64_t end) {
@@ -614,8 +614,7 @@ static void depthwise_wgrad_channels(void *ctx, int64_t begin, int64_t end) {
         const float *gr = g + y * l.Wo, *base = buf + y * l.sh * l.pitch;
         for (int64_t xx = 0; xx < W4; xx += 4) {
           const v128_t gv = wasm_v128_load(gr + xx);
-          for (int t = 0; t < l.ntaps; t++)
-            acc[t] = MXW_F32X4_MADD(acc[t], gv, wasm_v128_load(base + l.off[t] + xx));
+          for (int t = 0; t < l.ntaps; t++) acc[t] = MXW_F32X4_MADD(acc[t], gv, wasm_v128_load(base + l.off[t] + xx));
         }
         for (int64_t xx = W4; xx < l.Wo; xx++)
           for (int t = 0; t < l.ntaps; t++) sum[t] += (double)(gr[xx] * base[l.off[t] + xx]);
@@ -663,8 +662,8 @@ typedef struct {
   const float *src;     /* the group's channel 0 for this image (padded buffer or the data) */
   const ptrdiff_t *off; /* K tap offsets into src */
   int64_t K;
-  const float *wpk;     /* (K, fb) weights, then fb biases */
-  float *out;           /* the block's first filter for this image; filters grid apart */
+  const float *wpk; /* (K, fb) weights, then fb biases */
+  float *out;       /* the block's first filter for this image; filters grid apart */
   int64_t grid, go, ho, wo;
   int64_t zstep, ystep; /* src offset per output depth / per output row */
 } direct_job;
@@ -683,7 +682,7 @@ static inline __attribute__((always_inline)) v128_t lane_splat(v128_t w, int f) 
  * filters, the first 4 weights of a tap come from one load and are broadcast by shuffles: with a
  * load-and-splat per filter V8 loads all of them up front and, at 5 filters, spills accumulators. */
 static inline __attribute__((always_inline)) void direct_block_f32(const int fb, const int nv, const float *src,
-                                                                    const direct_job *j, float *y) {
+                                                                   const direct_job *j, float *y) {
   v128_t acc[DIRECT_FB][2];
   const float *wk = j->wpk;
   for (int f = 0; f < fb; f++) acc[f][0] = acc[f][1] = wasm_f32x4_splat(wk[j->K * fb + f]);
@@ -710,12 +709,12 @@ static inline __attribute__((always_inline)) void direct_block_f32(const int fb,
  * it is nested deeply in its function, which makes it spill the accumulators; at the top level of
  * a function it leaves the tap loop alone. */
 typedef void direct_block_fn(const float *src, const direct_job *j, float *y);
-#define DIRECT_BLOCK(FB)                                                                                \
-  static void direct_block_##FB##x8(const float *src, const direct_job *j, float *y) {                \
-    direct_block_f32(FB, 2, src, j, y);                                                             \
-  }                                                                                                  \
-  static void direct_block_##FB##x4(const float *src, const direct_job *j, float *y) {                \
-    direct_block_f32(FB, 1, src, j, y);                                                             \
+#define DIRECT_BLOCK(FB)                                                               \
+  static void direct_block_##FB##x8(const float *src, const direct_job *j, float *y) { \
+    direct_block_f32(FB, 2, src, j, y);                                                \
+  }                                                                                    \
+  static void direct_block_##FB##x4(const float *src, const direct_job *j, float *y) { \
+    direct_block_f32(FB, 1, src, j, y);                                                \
   }
 DIRECT_BLOCK(1)
 DIRECT_BLOCK(2)
@@ -776,8 +775,14 @@ static void direct_units(void *ctx, int64_t begin, int64_t end) {
     /* The padding cells are never written below, so zeroing once serves every image. */
     memset(buf, 0, (size_t)(d->Cg * d->chan) * sizeof(float));
   }
-  direct_job j = {.off = d->off, .K = d->K, .grid = grid, .go = w->grid[0], .ho = w->grid[1], .wo = w->grid[2],
-                  .zstep = w->s[0] * d->plane, .ystep = w->s[1] * d->pitch};
+  direct_job j = {.off = d->off,
+                  .K = d->K,
+                  .grid = grid,
+                  .go = w->grid[0],
+                  .ho = w->grid[1],
+                  .wo = w->grid[2],
+                  .zstep = w->s[0] * d->plane,
+                  .ystep = w->s[1] * d->pitch};
   int64_t in_buf = -1; /* the (group, image) pair whose channels buf holds */
   for (int64_t u = begin; u < end; u++) {
     const int64_t b = u % d->nblocks, gn = u / d->nblocks, g = gn / d->N, n = gn % d->N;
@@ -798,8 +803,8 @@ static void direct_units(void *ctx, int64_t begin, int64_t end) {
   }
 }
 
-static int direct_f32(const window *w, const float *data, const float *weight, const float *bias, float *out,
-                      int64_t N, int64_t C, int64_t F, int64_t G) {
+static int direct_f32(const window *w, const float *data, const float *weight, const float *bias, float *out, int64_t N,
+                      int64_t C, int64_t F, int64_t G) {
   const int64_t Cg = C / G, Fg = F / G, K = Cg * prod3(w->k);
   const int64_t D = w->img[0], H = w->img[1], W = w->img[2], sw = w->s[2];
   const int copy = w->p[0] != 0 || w->p[1] != 0 || w->p[2] != 0 || sw != 1;
@@ -853,11 +858,14 @@ typedef struct {
 
 static void colimg_chunk(void *ctx, int64_t begin, int64_t end) {
   const colimg_job *j = (const colimg_job *)ctx;
-  const size_t plane = (size_t)prod3(j->w->img) * j->esize, colc = (size_t)(j->taps * j->nrows * j->w->grid[2]) * j->esize;
+  const size_t plane = (size_t)prod3(j->w->img) * j->esize,
+               colc = (size_t)(j->taps * j->nrows * j->w->grid[2]) * j->esize;
   if (j->to_image)
-    col2im(j->w, j->esize, j->src + (size_t)begin * colc, end - begin, j->row0, j->nrows, j->dst + (size_t)begin * plane);
+    col2im(j->w, j->esize, j->src + (size_t)begin * colc, end - begin, j->row0, j->nrows,
+           j->dst + (size_t)begin * plane);
   else
-    im2col(j->w, j->esize, j->src + (size_t)begin * plane, end - begin, j->row0, j->nrows, j->dst + (size_t)begin * colc);
+    im2col(j->w, j->esize, j->src + (size_t)begin * plane, end - begin, j->row0, j->nrows,
+           j->dst + (size_t)begin * colc);
 }
 
 static void colimg_split(const window *w, size_t esize, const void *src, int64_t chans, int64_t row0, int64_t nrows,
@@ -911,8 +919,10 @@ static void conv_gemm_units(void *ctx, int64_t begin, int64_t end) {
       rc = gemm(j->dtype, 0, j->Fg, cols, j->Cg, wg, j->Cg, x + (size_t)(r0 * j->gw) * es, j->img, j->bias != NULL, y,
                 j->grid);
     } else {
-      if (j->inner) colimg_split(j->w, es, x, j->Cg, r0, nr, col, 0);
-      else im2col(j->w, es, x, j->Cg, r0, nr, col);
+      if (j->inner)
+        colimg_split(j->w, es, x, j->Cg, r0, nr, col, 0);
+      else
+        im2col(j->w, es, x, j->Cg, r0, nr, col);
       rc = gemm(j->dtype, 0, j->Fg, cols, j->rows, wg, j->rows, col, cols, j->bias != NULL, y, j->grid);
     }
     if (rc != 0) {
@@ -931,8 +941,8 @@ static void conv_gemm_units(void *ctx, int64_t begin, int64_t end) {
 enum { WINO_TILES = 128, WINO_MIN_TILES = 32 };
 
 static int is_wino3x3(const window *w) {
-  return is_planar(w) && w->k[1] == 3 && w->k[2] == 3 && w->s[1] == 1 && w->s[2] == 1 && w->d[1] == 1 &&
-         w->d[2] == 1 && w->grid[2] >= 2;
+  return is_planar(w) && w->k[1] == 3 && w->k[2] == 3 && w->s[1] == 1 && w->s[2] == 1 && w->d[1] == 1 && w->d[2] == 1 &&
+         w->grid[2] >= 2;
 }
 
 typedef struct {
@@ -971,8 +981,8 @@ static void wino_units(void *ctx, int64_t begin, int64_t end) {
     mxw_f32_winograd2x3_input((size_t)j->Cg, pad, (size_t)nrow, (size_t)j->pw, 0, (size_t)nty, (size_t)j->tw, V,
                               (size_t)T);
     for (int xi = 0; xi < 16; xi++)
-      if (mxw_sgemm(0, 0, j->Fg, T, j->Cg, 1.f, j->U + (g * 16 + xi) * j->Fg * j->Cg, j->Cg, V + xi * j->Cg * T, T,
-                    0.f, M + xi * j->Fg * T, T) != 0) {
+      if (mxw_sgemm(0, 0, j->Fg, T, j->Cg, 1.f, j->U + (g * 16 + xi) * j->Fg * j->Cg, j->Cg, V + xi * j->Cg * T, T, 0.f,
+                    M + xi * j->Fg * T, T) != 0) {
         atomic_store(&j->failed, 1);
         return;
       }
@@ -1024,8 +1034,10 @@ static int winograd_f32(const window *w, const float *data, const float *weight,
   wino_job j = {w, data, bias, U, out, C, F, G, Cg, Fg, th, tw, pw, rows, (th + rows - 1) / rows, 0};
   const int64_t units = N * G * j.nblk;
   const double work = (double)(N * F) * (double)Cg * (double)(th * tw) * 16.0;
-  if (split_units(units, work)) mxw_parallel_for(units, 1, wino_units, &j);
-  else wino_units(&j, 0, units);
+  if (split_units(units, work))
+    mxw_parallel_for(units, 1, wino_units, &j);
+  else
+    wino_units(&j, 0, units);
   return atomic_load(&j.failed) ? -1 : 0;
 }
 
@@ -1051,9 +1063,23 @@ static int conv_run(const window *w, int dtype, const void *data, const void *we
     return winograd_f32(w, (const float *)data, (const float *)weight, (const float *)bias, (float *)out, N, C, F, G);
   if (dtype == MXW_FLOAT32 && Fg <= (is_pointwise(w) ? DIRECT_FB : DIRECT_MAX_FG) && w->grid[2] >= 4)
     return direct_f32(w, (const float *)data, (const float *)weight, (const float *)bias, (float *)out, N, C, F, G);
-  conv_gemm_job j = {.w = w, .dtype = dtype, .pointwise = is_pointwise(w), .esize = esize, .data = (const char *)data,
-                     .weight = (const char *)weight, .bias = bias, .out = (char *)out, .C = C, .F = F, .G = G,
-                     .Cg = Cg, .Fg = Fg, .rows = rows, .img = img, .grid = grid, .gw = w->grid[2],
+  conv_gemm_job j = {.w = w,
+                     .dtype = dtype,
+                     .pointwise = is_pointwise(w),
+                     .esize = esize,
+                     .data = (const char *)data,
+                     .weight = (const char *)weight,
+                     .bias = bias,
+                     .out = (char *)out,
+                     .C = C,
+                     .F = F,
+                     .G = G,
+                     .Cg = Cg,
+                     .Fg = Fg,
+                     .rows = rows,
+                     .img = img,
+                     .grid = grid,
+                     .gw = w->grid[2],
                      .total_rows = w->grid[0] * w->grid[1]};
   if (j.pointwise) { /* the input is the column matrix: one unit per (image, group) */
     j.nbands = 1;
@@ -1064,8 +1090,10 @@ static int conv_run(const window *w, int dtype, const void *data, const void *we
   const int64_t units = N * G * j.nbands;
   const double work = (double)(N * F) * (double)rows * (double)grid;
   j.inner = !split_units(units, work);
-  if (j.inner) conv_gemm_units(&j, 0, units);
-  else mxw_parallel_for(units, 1, conv_gemm_units, &j);
+  if (j.inner)
+    conv_gemm_units(&j, 0, units);
+  else
+    mxw_parallel_for(units, 1, conv_gemm_units, &j);
   return atomic_load(&j.failed) ? -1 : 0;
 }
 
@@ -1124,8 +1152,10 @@ static void deconv_units(void *ctx, int64_t begin, int64_t end) {
         if (gemm(j->dtype, 1, j->rows, nr * gw, j->Cg, wg, j->rows, x + (size_t)(r0 * gw) * es, j->grid, 0, col,
                  nr * gw) != 0)
           goto fail;
-        if (j->inner) colimg_split(w, es, col, j->Fg, r0, nr, y, 1);
-        else col2im(w, es, col, j->Fg, r0, nr, y);
+        if (j->inner)
+          colimg_split(w, es, col, j->Fg, r0, nr, y, 1);
+        else
+          col2im(w, es, col, j->Fg, r0, nr, y);
       }
     }
   }
@@ -1146,16 +1176,33 @@ static int deconv_run(const window *w, int dtype, const void *data, const void *
       w->s[2] <= w->img[2] + 2 * w->p[2] + 1)
     return depthwise_deconv_f32(w, (const float *)data, (const float *)weight, (const float *)bias, (float *)out, N, C);
   if (N == 0) return 0;
-  deconv_job j = {.w = w, .dtype = dtype, .pointwise = is_pointwise(w), .direct = Cg == 1 && Fg == 1, .esize = esize,
-                  .data = (const char *)data, .weight = (const char *)weight, .bias = bias, .out = (char *)out,
-                  .C = C, .F = F, .G = G, .Cg = Cg, .Fg = Fg, .rows = rows, .img = img, .grid = grid,
-                  .gw = w->grid[2], .total_rows = w->grid[0] * w->grid[1]};
+  deconv_job j = {.w = w,
+                  .dtype = dtype,
+                  .pointwise = is_pointwise(w),
+                  .direct = Cg == 1 && Fg == 1,
+                  .esize = esize,
+                  .data = (const char *)data,
+                  .weight = (const char *)weight,
+                  .bias = bias,
+                  .out = (char *)out,
+                  .C = C,
+                  .F = F,
+                  .G = G,
+                  .Cg = Cg,
+                  .Fg = Fg,
+                  .rows = rows,
+                  .img = img,
+                  .grid = grid,
+                  .gw = w->grid[2],
+                  .total_rows = w->grid[0] * w->grid[1]};
   split_bands(w, rows, esize, &j.nbands, &j.band);
   const int64_t units = N * G;
   const double work = (double)(N * C) * (double)rows * (double)grid;
   j.inner = !split_units(units, work);
-  if (j.inner) deconv_units(&j, 0, units);
-  else mxw_parallel_for(units, 1, deconv_units, &j);
+  if (j.inner)
+    deconv_units(&j, 0, units);
+  else
+    mxw_parallel_for(units, 1, deconv_units, &j);
   return atomic_load(&j.failed) ? -1 : 0;
 }
 
@@ -1270,8 +1317,8 @@ static void conv_cl_units(void *ctx, int64_t begin, int64_t end) {
     if (j->bias) fill_rows_bias(y, j->dtype, P, j->Fg, j->F, (const char *)j->bias + (size_t)(g * j->Fg) * es);
     int rc;
     if (j->pointwise) {
-      rc = gemm2(j->dtype, 0, 1, P, j->Fg, j->Cg, x + (size_t)(r0 * j->gw * j->C) * es, j->C, wg, j->K,
-                 j->bias != NULL, y, j->F);
+      rc = gemm2(j->dtype, 0, 1, P, j->Fg, j->Cg, x + (size_t)(r0 * j->gw * j->C) * es, j->C, wg, j->K, j->bias != NULL,
+                 y, j->F);
     } else {
       im2col_cl(j->w, es, x, j->C, j->Cg, 0, taps, r0, nr, (char *)col, 0);
       rc = gemm2(j->dtype, 0, 1, P, j->Fg, j->K, col, j->K, wg, j->K, j->bias != NULL, y, j->F);
@@ -1317,7 +1364,11 @@ static int conv_cl_run(const window *w, int dtype, const void *data, const void 
     dw_cl_job j = {{(size_t)w->img[1], (size_t)w->img[2], (size_t)C, (size_t)w->grid[1], (size_t)w->grid[2],
                     (size_t)w->k[1], (size_t)w->k[2], (size_t)w->s[1], (size_t)w->s[2], (size_t)w->p[1],
                     (size_t)w->p[2], (size_t)w->d[1], (size_t)w->d[2]},
-                   (const float *)data, wt, (const float *)bias, (float *)out, w->grid[1]};
+                   (const float *)data,
+                   wt,
+                   (const float *)bias,
+                   (float *)out,
+                   w->grid[1]};
     run_units(N * w->grid[1], (double)(N * C) * (double)taps * (double)grid, dw_cl_units, &j);
     return 0;
   }
@@ -1331,15 +1382,31 @@ static int conv_cl_run(const window *w, int dtype, const void *data, const void 
     mxw_swap_last2(cf, out, N, F, grid, sizeof(float));
     return 0;
   }
-  conv_cl_job j = {.w = w, .dtype = dtype, .pointwise = is_pointwise(w), .esize = esize, .data = (const char *)data,
-                   .weight = (const char *)weight, .bias = bias, .out = (char *)out, .C = C, .F = F, .G = G,
-                   .Cg = Cg, .Fg = Fg, .K = Cg * taps, .img = prod3(w->img), .grid = grid, .gw = w->grid[2],
+  conv_cl_job j = {.w = w,
+                   .dtype = dtype,
+                   .pointwise = is_pointwise(w),
+                   .esize = esize,
+                   .data = (const char *)data,
+                   .weight = (const char *)weight,
+                   .bias = bias,
+                   .out = (char *)out,
+                   .C = C,
+                   .F = F,
+                   .G = G,
+                   .Cg = Cg,
+                   .Fg = Fg,
+                   .K = Cg * taps,
+                   .img = prod3(w->img),
+                   .grid = grid,
+                   .gw = w->grid[2],
                    .total_rows = w->grid[0] * w->grid[1]};
   split_bands(w, j.K, esize, &j.nbands, &j.band);
   const int64_t units = N * G * j.nbands;
   const double work = (double)(N * F) * (double)j.K * (double)grid;
-  if (split_units(units, work)) mxw_parallel_for(units, 1, conv_cl_units, &j);
-  else conv_cl_units(&j, 0, units);
+  if (split_units(units, work))
+    mxw_parallel_for(units, 1, conv_cl_units, &j);
+  else
+    conv_cl_units(&j, 0, units);
   return atomic_load(&j.failed) ? -1 : 0;
 }
 
@@ -1370,7 +1437,8 @@ static void deconv_cl_units(void *ctx, int64_t begin, int64_t end) {
     const char *x = j->data + (size_t)(n * j->grid * j->C + g * j->Cg) * es;
     const char *wg = j->weight + (size_t)(g * j->Cg * j->R) * es;
     char *y = j->out + (size_t)(n * j->img * j->F + g * j->Fg) * es;
-    if (j->bias) fill_rows_bias(y, j->dtype, j->img, j->Fg, j->F, (const char *)j->bias + (size_t)(g * j->Fg) * es);
+    if (j->bias)
+      fill_rows_bias(y, j->dtype, j->img, j->Fg, j->F, (const char *)j->bias + (size_t)(g * j->Fg) * es);
     else
       for (int64_t i = 0; i < j->img; i++) memset(y + (size_t)(i * j->F) * es, 0, (size_t)j->Fg * es);
     if (j->pointwise) {
@@ -1434,8 +1502,8 @@ static void dw_deconv_cl_units(void *ctx, int64_t begin, int64_t end) {
   }
 }
 
-static int deconv_cl_run(const window *w, int dtype, const void *data, const void *weight, const void *bias,
-                         void *out, int64_t N, int64_t C, int64_t F, int64_t G) {
+static int deconv_cl_run(const window *w, int dtype, const void *data, const void *weight, const void *bias, void *out,
+                         int64_t N, int64_t C, int64_t F, int64_t G) {
   const size_t esize = (size_t)mxw_dtype_size(dtype);
   const int64_t Cg = C / G, Fg = F / G, taps = prod3(w->k), img = prod3(w->img), grid = prod3(w->grid);
   if (N == 0) return 0;
@@ -1443,20 +1511,37 @@ static int deconv_cl_run(const window *w, int dtype, const void *data, const voi
     float *wt = (float *)mxw_scratch(1, (size_t)(taps * C + 1) * sizeof(float));
     if (!wt) return -1;
     mxw_swap_last2(weight, wt, 1, C, taps, sizeof(float)); /* (C, taps) -> (taps, C) */
-    dw_deconv_cl_job j = {w, (const float *)data, wt, (const float *)bias, (float *)out, C,
-                          (C + CL_CBLOCK - 1) / CL_CBLOCK};
+    dw_deconv_cl_job j = {
+        w, (const float *)data, wt, (const float *)bias, (float *)out, C, (C + CL_CBLOCK - 1) / CL_CBLOCK};
     run_units(N * j.nblk, (double)(N * C) * (double)(taps * grid + img), dw_deconv_cl_units, &j);
     return 0;
   }
-  deconv_cl_job j = {.w = w, .dtype = dtype, .pointwise = is_pointwise(w), .esize = esize, .data = (const char *)data,
-                     .weight = (const char *)weight, .bias = bias, .out = (char *)out, .N = N, .C = C, .F = F,
-                     .G = G, .Cg = Cg, .Fg = Fg, .R = Fg * taps, .img = img, .grid = grid, .gw = w->grid[2],
+  deconv_cl_job j = {.w = w,
+                     .dtype = dtype,
+                     .pointwise = is_pointwise(w),
+                     .esize = esize,
+                     .data = (const char *)data,
+                     .weight = (const char *)weight,
+                     .bias = bias,
+                     .out = (char *)out,
+                     .N = N,
+                     .C = C,
+                     .F = F,
+                     .G = G,
+                     .Cg = Cg,
+                     .Fg = Fg,
+                     .R = Fg * taps,
+                     .img = img,
+                     .grid = grid,
+                     .gw = w->grid[2],
                      .total_rows = w->grid[0] * w->grid[1]};
   split_bands(w, j.R, esize, &j.nbands, &j.band);
   const int64_t units = N * G;
   const double work = (double)(N * C) * (double)j.R * (double)grid;
-  if (split_units(units, work)) mxw_parallel_for(units, 1, deconv_cl_units, &j);
-  else deconv_cl_units(&j, 0, units);
+  if (split_units(units, work))
+    mxw_parallel_for(units, 1, deconv_cl_units, &j);
+  else
+    deconv_cl_units(&j, 0, units);
   return atomic_load(&j.failed) ? -1 : 0;
 }
 
@@ -1559,21 +1644,40 @@ static int wgrad_cl_run(const window *w, int dtype, const void *img, const void 
     return 0;
   }
   if (dtype == MXW_FLOAT32 && Cg == 1 && Fg == 1) {
-    dw_wgrad_cl_job j = {w, (const float *)img, (const float *)gridv, (float *)dw, N, C, (C + CL_CBLOCK - 1) / CL_CBLOCK};
+    dw_wgrad_cl_job j = {
+        w, (const float *)img, (const float *)gridv, (float *)dw, N, C, (C + CL_CBLOCK - 1) / CL_CBLOCK};
     run_units(j.nblk, (double)(N * C) * (double)taps * (double)grid, dw_wgrad_cl_units, &j);
     return 0;
   }
   int64_t tb = Cg >= 64 ? 1 : (64 + Cg - 1) / Cg; /* taps per block: about 64 columns */
   if (tb > taps) tb = taps;
-  wgrad_cl_job j = {.w = w, .dtype = dtype, .pointwise = is_pointwise(w), .esize = esize, .img = (const char *)img,
-                    .grid = (const char *)gridv, .dw = (char *)dw, .N = N, .C = C, .F = F, .G = G, .Cg = Cg, .Fg = Fg,
-                    .K = Cg * taps, .isz = prod3(w->img), .gsz = grid, .gw = w->grid[2],
-                    .total_rows = w->grid[0] * w->grid[1], .tb = tb, .ntb = (taps + tb - 1) / tb};
+  wgrad_cl_job j = {.w = w,
+                    .dtype = dtype,
+                    .pointwise = is_pointwise(w),
+                    .esize = esize,
+                    .img = (const char *)img,
+                    .grid = (const char *)gridv,
+                    .dw = (char *)dw,
+                    .N = N,
+                    .C = C,
+                    .F = F,
+                    .G = G,
+                    .Cg = Cg,
+                    .Fg = Fg,
+                    .K = Cg * taps,
+                    .isz = prod3(w->img),
+                    .gsz = grid,
+                    .gw = w->grid[2],
+                    .total_rows = w->grid[0] * w->grid[1],
+                    .tb = tb,
+                    .ntb = (taps + tb - 1) / tb};
   split_bands(w, tb * Cg, esize, &j.nbands, &j.band);
   const int64_t units = G * j.ntb;
   const double work = (double)(N * F) * (double)j.K * (double)grid;
-  if (split_units(units, work)) mxw_parallel_for(units, 1, wgrad_cl_units, &j);
-  else wgrad_cl_units(&j, 0, units);
+  if (split_units(units, work))
+    mxw_parallel_for(units, 1, wgrad_cl_units, &j);
+  else
+    wgrad_cl_units(&j, 0, units);
   return atomic_load(&j.failed) ? -1 : 0;
 }
 
@@ -1600,7 +1704,8 @@ static void bias_grad_cl_units(void *ctx, int64_t begin, int64_t end) {
         for (int64_t p = 0; p < j->P; p++) {
           const float *row = y + p * j->F;
           int64_t f = 0;
-          for (; f + 4 <= nf; f += 4) wasm_v128_store(part + f, wasm_f32x4_add(wasm_v128_load(part + f), wasm_v128_load(row + f)));
+          for (; f + 4 <= nf; f += 4)
+            wasm_v128_store(part + f, wasm_f32x4_add(wasm_v128_load(part + f), wasm_v128_load(row + f)));
           for (; f < nf; f++) part[f] += row[f];
         }
         for (int64_t f = 0; f < nf; f++) sum[f] += part[f];
@@ -1808,11 +1913,11 @@ static int infer_shape_conv(const void *param, int nin, mxw_shape *in, int nout,
     const int64_t padded = size + 2 * p->pad.v[i], dk = p->dilate.v[i] * (p->kernel.v[i] - 1) + 1;
     if (padded < dk) {
       char k[128], pd[128], s[128], d[128];
-      return mxw_fail("the dilated kernel (%lld) is larger than the padded input (%lld) in spatial dim %d: data %s, "
-                      "kernel %s, pad %s, stride %s, dilate %s",
-                      (long long)dk, (long long)padded, i, mxw_shape_str(data, a, sizeof a),
-                      tuple_str(&p->kernel, k, sizeof k), tuple_str(&p->pad, pd, sizeof pd),
-                      tuple_str(&p->stride, s, sizeof s), tuple_str(&p->dilate, d, sizeof d));
+      return mxw_fail(
+          "the dilated kernel (%lld) is larger than the padded input (%lld) in spatial dim %d: data %s, "
+          "kernel %s, pad %s, stride %s, dilate %s",
+          (long long)dk, (long long)padded, i, mxw_shape_str(data, a, sizeof a), tuple_str(&p->kernel, k, sizeof k),
+          tuple_str(&p->pad, pd, sizeof pd), tuple_str(&p->stride, s, sizeof s), tuple_str(&p->dilate, d, sizeof d));
     }
     spatial[i] = (padded - dk) / p->stride.v[i] + 1;
   }
@@ -1838,8 +1943,8 @@ static int deconv_geometry(const ConvParam *p, const mxw_shape *data, int64_t *p
         shape_buf a;
         char ts[128];
         return mxw_fail("target_shape %s is too big for data %s: at most %lld in spatial dim %d",
-                        tuple_str(&p->target_shape, ts, sizeof ts), mxw_shape_str(data, a, sizeof a),
-                        (long long)full, i);
+                        tuple_str(&p->target_shape, ts, sizeof ts), mxw_shape_str(data, a, sizeof a), (long long)full,
+                        i);
       }
       adj[i] = t % 2;
       pad[i] = (t + 1) / 2;
@@ -2063,8 +2168,10 @@ static void wgrad_units(void *ctx, int64_t begin, int64_t end) {
       }
       for (int64_t r0 = 0; r0 < j->total_rows; r0 += j->band) {
         const int64_t nr = j->band < j->total_rows - r0 ? j->band : j->total_rows - r0;
-        if (j->inner) colimg_split(j->w, es, x, nc, r0, nr, col, 0);
-        else im2col(j->w, es, x, nc, r0, nr, col);
+        if (j->inner)
+          colimg_split(j->w, es, x, nc, r0, nr, col, 0);
+        else
+          im2col(j->w, es, x, nc, r0, nr, col);
         if (gemm_bt(j->dtype, j->Fg, ncols, nr * j->gw, dy + (size_t)(r0 * j->gw) * es, j->gsz, col, nr * j->gw, 1, dwb,
                     j->rows) != 0)
           goto fail;
@@ -2091,16 +2198,34 @@ static int wgrad_run(const window *w, int dtype, const void *img, const void *gr
   for (int64_t t = taps; unit > 1 && t % 2 == 0; t /= 2) unit /= 2;
   int64_t cb = unit * (64 / (unit * taps) > 1 ? 64 / (unit * taps) : 1);
   if (cb > Cg) cb = Cg;
-  wgrad_job j = {.w = w, .dtype = dtype, .pointwise = is_pointwise(w), .esize = esize, .img = (const char *)img,
-                 .grid = (const char *)gridv, .dw = (char *)dw, .N = N, .C = C, .F = F, .G = G, .Cg = Cg, .Fg = Fg,
-                 .rows = Cg * taps, .isz = prod3(w->img), .gsz = grid, .gw = w->grid[2],
-                 .total_rows = w->grid[0] * w->grid[1], .cb = cb, .nblk = (Cg + cb - 1) / cb};
+  wgrad_job j = {.w = w,
+                 .dtype = dtype,
+                 .pointwise = is_pointwise(w),
+                 .esize = esize,
+                 .img = (const char *)img,
+                 .grid = (const char *)gridv,
+                 .dw = (char *)dw,
+                 .N = N,
+                 .C = C,
+                 .F = F,
+                 .G = G,
+                 .Cg = Cg,
+                 .Fg = Fg,
+                 .rows = Cg * taps,
+                 .isz = prod3(w->img),
+                 .gsz = grid,
+                 .gw = w->grid[2],
+                 .total_rows = w->grid[0] * w->grid[1],
+                 .cb = cb,
+                 .nblk = (Cg + cb - 1) / cb};
   split_bands(w, cb * taps, esize, &j.nbands, &j.band);
   const int64_t units = G * j.nblk;
   const double work = (double)(N * F) * (double)(Cg * taps) * (double)grid;
   j.inner = !split_units(units, work);
-  if (j.inner) wgrad_units(&j, 0, units);
-  else mxw_parallel_for(units, 1, wgrad_units, &j);
+  if (j.inner)
+    wgrad_units(&j, 0, units);
+  else
+    mxw_parallel_for(units, 1, wgrad_units, &j);
   return atomic_load(&j.failed) ? -1 : 0;
 }
 
@@ -2181,8 +2306,10 @@ static int wgrad_common(const mxw_op_call *c, int deconv) {
     rc = run(&w, dtype, x->data, dy->data, dw->data, xs.dims[0], xs.dims[1], dys.dims[1], p->num_group);
   }
   if (rc == 0 && !p->no_bias) {
-    if (p->chan_last) bias_grad_cl(dtype, dy->data, c->outputs[1].data, dys.dims[0], dys.dims[1], spatial_size(&dys));
-    else bias_grad(dtype, dy->data, c->outputs[1].data, dys.dims[0], dys.dims[1], spatial_size(&dys));
+    if (p->chan_last)
+      bias_grad_cl(dtype, dy->data, c->outputs[1].data, dys.dims[0], dys.dims[1], spatial_size(&dys));
+    else
+      bias_grad(dtype, dy->data, c->outputs[1].data, dys.dims[0], dys.dims[1], spatial_size(&dys));
   }
   return rc;
 }
@@ -2307,8 +2434,9 @@ static const char *const k_wgrad_outputs[] = {"weight_grad", "bias_grad", NULL};
 
 static const mxw_op_def op_backward_Convolution_weight = {
     .name = "_backward_Convolution_weight",
-    .doc = "internal: the weight and bias gradients of Convolution from its output gradient and data "
-           "(the weight/bias half of MXNet's _backward_Convolution)",
+    .doc =
+        "internal: the weight and bias gradients of Convolution from its output gradient and data "
+        "(the weight/bias half of MXNet's _backward_Convolution)",
     .attrs = k_conv_attrs,
     .num_attrs = (int)(sizeof k_conv_attrs / sizeof k_conv_attrs[0]),
     .param_size = sizeof(ConvParam),
@@ -2325,8 +2453,9 @@ static const mxw_op_def op_backward_Convolution_weight = {
 
 static const mxw_op_def op_backward_Deconvolution_weight = {
     .name = "_backward_Deconvolution_weight",
-    .doc = "internal: the weight and bias gradients of Deconvolution from its output gradient and data "
-           "(the weight/bias half of MXNet's _backward_Deconvolution)",
+    .doc =
+        "internal: the weight and bias gradients of Deconvolution from its output gradient and data "
+        "(the weight/bias half of MXNet's _backward_Deconvolution)",
     .attrs = k_deconv_attrs,
     .num_attrs = (int)(sizeof k_deconv_attrs / sizeof k_deconv_attrs[0]),
     .param_size = sizeof(ConvParam),
@@ -2344,9 +2473,10 @@ static const mxw_op_def op_backward_Deconvolution_weight = {
 static const mxw_op_def op_Convolution = {
     .name = "Convolution",
     .aliases = ALIASES("_npx_convolution"),
-    .doc = "N-D convolution (cross-correlation) with zero padding, stride, dilation and channel groups: "
-           "out[n,f] = bias[f] + sum over the group's channels and kernel taps; layouts NCW/NCHW/NCDHW, and "
-           "NHWC/NDHWC with weight (num_filter, kernel..., C/num_group)",
+    .doc =
+        "N-D convolution (cross-correlation) with zero padding, stride, dilation and channel groups: "
+        "out[n,f] = bias[f] + sum over the group's channels and kernel taps; layouts NCW/NCHW/NCDHW, and "
+        "NHWC/NDHWC with weight (num_filter, kernel..., C/num_group)",
     .attrs = k_conv_attrs,
     .num_attrs = (int)(sizeof k_conv_attrs / sizeof k_conv_attrs[0]),
     .param_size = sizeof(ConvParam),
@@ -2365,8 +2495,9 @@ static const mxw_op_def op_Convolution = {
 static const mxw_op_def op_Deconvolution = {
     .name = "Deconvolution",
     .aliases = ALIASES("_npx_deconvolution"),
-    .doc = "transposed convolution (the gradient of Convolution with respect to its data); weight "
-           "(C, num_filter / num_group, kernel...), for NHWC/NDHWC (C, kernel..., num_filter / num_group)",
+    .doc =
+        "transposed convolution (the gradient of Convolution with respect to its data); weight "
+        "(C, num_filter / num_group, kernel...), for NHWC/NDHWC (C, kernel..., num_filter / num_group)",
     .attrs = k_deconv_attrs,
     .num_attrs = (int)(sizeof k_deconv_attrs / sizeof k_deconv_attrs[0]),
     .param_size = sizeof(ConvParam),
@@ -2448,9 +2579,8 @@ static int infer_shape_upsampling(const void *param, int nin, mxw_shape *in, int
     if (data->ndim < 0) return 0;
     const int64_t C = data->dims[1], k = 2 * s - s % 2;
     if (C >= 0)
-      MXW_CHECK(p->num_filter == C,
-                "bilinear: num_filter (%lld) must equal the number of channels of data %s", (long long)p->num_filter,
-                mxw_shape_str(data, a, sizeof a));
+      MXW_CHECK(p->num_filter == C, "bilinear: num_filter (%lld) must equal the number of channels of data %s",
+                (long long)p->num_filter, mxw_shape_str(data, a, sizeof a));
     const int64_t wd[4] = {C, 1, k, k};
     const mxw_shape want = mxw_shape_make(4, wd);
     MXW_TRY(mxw_shape_unify(&in[1], &want, "weight", " = (channels, 1, 2*scale - scale%2, 2*scale - scale%2)"));
@@ -2473,8 +2603,8 @@ static int infer_shape_upsampling(const void *param, int nin, mxw_shape *in, int
               "by one integer factor",
               i, mxw_shape_str(&in[i], a, sizeof a), (long long)oh, (long long)ow, (long long)s);
     if (p->multi_input_mode == UP_SUM) {
-      MXW_CHECK(d[1] == data->dims[1], "multi_input_mode=sum: input %d %s and input 0 %s have different channels",
-                i, mxw_shape_str(&in[i], a, sizeof a), mxw_shape_str(data, b, sizeof b));
+      MXW_CHECK(d[1] == data->dims[1], "multi_input_mode=sum: input %d %s and input 0 %s have different channels", i,
+                mxw_shape_str(&in[i], a, sizeof a), mxw_shape_str(data, b, sizeof b));
       channels = d[1];
     } else {
       channels += d[1];
@@ -2494,10 +2624,18 @@ static int infer_type_upsampling(const void *param, int nin, int *in, int nout, 
 /* dst[x] = src[x / f] for x < n, elements of esize bytes. */
 static void replicate_row(void *dst, const void *src, int64_t n, int64_t f, size_t esize) {
   switch (esize) {
-    case 1: for (int64_t x = 0; x < n; x++) ((uint8_t *)dst)[x] = ((const uint8_t *)src)[x / f]; break;
-    case 2: for (int64_t x = 0; x < n; x++) ((uint16_t *)dst)[x] = ((const uint16_t *)src)[x / f]; break;
-    case 4: for (int64_t x = 0; x < n; x++) ((uint32_t *)dst)[x] = ((const uint32_t *)src)[x / f]; break;
-    default: for (int64_t x = 0; x < n; x++) ((uint64_t *)dst)[x] = ((const uint64_t *)src)[x / f]; break;
+    case 1:
+      for (int64_t x = 0; x < n; x++) ((uint8_t *)dst)[x] = ((const uint8_t *)src)[x / f];
+      break;
+    case 2:
+      for (int64_t x = 0; x < n; x++) ((uint16_t *)dst)[x] = ((const uint16_t *)src)[x / f];
+      break;
+    case 4:
+      for (int64_t x = 0; x < n; x++) ((uint32_t *)dst)[x] = ((const uint32_t *)src)[x / f];
+      break;
+    default:
+      for (int64_t x = 0; x < n; x++) ((uint64_t *)dst)[x] = ((const uint64_t *)src)[x / f];
+      break;
   }
 }
 /* dst[x] += src[x / f] for x < n. */
@@ -2593,7 +2731,8 @@ static int forward_upsampling_grad(const mxw_op_call *c) {
             for (int64_t x = 0; x < W; x++) {
               double s = 0.0;
               for (int64_t a = 0; a < f; a++)
-                for (int64_t b = 0; b < f; b++) s += mxw_load_f64(dy->data, dy->dtype, src + (y * f + a) * OW + x * f + b);
+                for (int64_t b = 0; b < f; b++)
+                  s += mxw_load_f64(dy->data, dy->dtype, src + (y * f + a) * OW + x * f + b);
               mxw_store_f64(dx->data, dx->dtype, dst + y * W + x, s);
             }
         }
@@ -2622,7 +2761,8 @@ static int grad_upsampling(mxw_grad_ctx *g) {
   snprintf(ss, sizeof ss, "(%lld, %lld)", (long long)s, (long long)s);
   snprintf(ps, sizeof ps, "(%lld, %lld)", (long long)pad, (long long)pad);
   snprintf(cs, sizeof cs, "%lld", (long long)C);
-  const char *const *kv = MXW_KV("kernel", ks, "stride", ss, "pad", ps, "num_filter", cs, "num_group", cs, "no_bias", "True");
+  const char *const *kv =
+      MXW_KV("kernel", ks, "stride", ss, "pad", ps, "num_filter", cs, "num_group", cs, "no_bias", "True");
   mxw_gid og = mxw_grad_ograd(g, 0);
   MXW_TRY(mxw_grad_set(g, 0, mxw_grad_op(g, "Convolution", kv, MXW_GIDS(og, mxw_grad_in(g, 1)))));
   return mxw_grad_set(g, 1, mxw_grad_op(g, "_backward_Deconvolution_weight", kv, MXW_GIDS(og, mxw_grad_in(g, 0))));
@@ -2642,8 +2782,9 @@ static const char *input_name_upsampling(const void *param, int index) {
 
 static const mxw_op_def op_UpSampling = {
     .name = "UpSampling",
-    .doc = "nearest: pixel replication of one or more 4-D inputs (concat or sum); bilinear: a depthwise "
-           "deconvolution with a (C, 1, k, k) weight, k = 2*scale - scale%2",
+    .doc =
+        "nearest: pixel replication of one or more 4-D inputs (concat or sum); bilinear: a depthwise "
+        "deconvolution with a (C, 1, k, k) weight, k = 2*scale - scale%2",
     .attrs = k_upsampling_attrs,
     .num_attrs = (int)(sizeof k_upsampling_attrs / sizeof k_upsampling_attrs[0]),
     .param_size = sizeof(UpSamplingParam),
@@ -2667,8 +2808,9 @@ static const char *input_name_upsampling_grad(const void *param, int index) {
 
 static const mxw_op_def op_backward_UpSampling = {
     .name = "_backward_UpSampling",
-    .doc = "the gradient of nearest UpSampling: each input's gradient sums ograd over its blocks; inputs "
-           "ograd and the forward inputs (their shapes)",
+    .doc =
+        "the gradient of nearest UpSampling: each input's gradient sums ograd over its blocks; inputs "
+        "ograd and the forward inputs (their shapes)",
     .attrs = k_upsampling_attrs,
     .num_attrs = (int)(sizeof k_upsampling_attrs / sizeof k_upsampling_attrs[0]),
     .param_size = sizeof(UpSamplingParam),

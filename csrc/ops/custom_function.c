@@ -16,15 +16,24 @@
  * tiers' link cannot read). Runs Function `id`'s backward on the output gradients (handles the
  * JS side takes over) and copies its input gradients into `outs` (handles the C side keeps);
  * 0 or -1 with `err` set. */
-extern int mxw_js_custom_backward(int id, int nog, mxw_ndarray **ograds, int nig, mxw_ndarray **outs, char *err, int errlen);
+extern int mxw_js_custom_backward(int id, int nog, mxw_ndarray **ograds, int nig, mxw_ndarray **outs, char *err,
+                                  int errlen);
 extern void mxw_js_custom_refs(int id, int delta);
 #else
-static int mxw_js_custom_backward(int id, int nog, mxw_ndarray **ograds, int nig, mxw_ndarray **outs, char *err, int errlen) {
-  (void)id; (void)nog; (void)ograds; (void)nig; (void)outs;
+static int mxw_js_custom_backward(int id, int nog, mxw_ndarray **ograds, int nig, mxw_ndarray **outs, char *err,
+                                  int errlen) {
+  (void)id;
+  (void)nog;
+  (void)ograds;
+  (void)nig;
+  (void)outs;
   snprintf(err, (size_t)errlen, "autograd.Function needs the JavaScript runtime");
   return -1;
 }
-static void mxw_js_custom_refs(int id, int delta) { (void)id; (void)delta; }
+static void mxw_js_custom_refs(int id, int delta) {
+  (void)id;
+  (void)delta;
+}
 #endif
 
 typedef struct {
@@ -51,7 +60,11 @@ static void retain(void *param) { mxw_js_custom_refs((int)((CustomParam *)param)
 static void release(void *param) { mxw_js_custom_refs((int)((CustomParam *)param)->id, -1); }
 
 static int infer_fwd(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
-  (void)param; (void)nin; (void)in; (void)nout; (void)out;
+  (void)param;
+  (void)nin;
+  (void)in;
+  (void)nout;
+  (void)out;
   return mxw_fail("_CustomFunction runs only through autograd.Function");
 }
 static int fwd_unbound(const mxw_op_call *c) {
@@ -90,7 +103,8 @@ static int fwd_backward(const mxw_op_call *c) {
   mxw_ndarray *og[64] = {0}, *outs[64] = {0};
   for (int h = 0; h < nog; h++) {
     if (!(og[h] = mxw_ndarray_alloc(&c->inputs[h].shape, c->inputs[h].dtype))) goto done;
-    memcpy(og[h]->t.data, c->inputs[h].data, (size_t)mxw_tensor_size(&c->inputs[h]) * (size_t)mxw_dtype_size(c->inputs[h].dtype));
+    memcpy(og[h]->t.data, c->inputs[h].data,
+           (size_t)mxw_tensor_size(&c->inputs[h]) * (size_t)mxw_dtype_size(c->inputs[h].dtype));
   }
   for (int k = 0; k < nig; k++)
     if (!(outs[k] = mxw_ndarray_alloc(&c->outputs[k].shape, c->outputs[k].dtype))) goto done;
@@ -103,7 +117,8 @@ static int fwd_backward(const mxw_op_call *c) {
     goto done;
   }
   for (int k = 0; k < nig; k++)
-    memcpy(c->outputs[k].data, outs[k]->t.data, (size_t)mxw_tensor_size(&c->outputs[k]) * (size_t)mxw_dtype_size(c->outputs[k].dtype));
+    memcpy(c->outputs[k].data, outs[k]->t.data,
+           (size_t)mxw_tensor_size(&c->outputs[k]) * (size_t)mxw_dtype_size(c->outputs[k].dtype));
   rc = 0;
 done:
   for (int h = 0; h < nog; h++) mxw_ndarray_free(og[h]);

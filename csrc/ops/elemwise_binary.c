@@ -123,10 +123,10 @@ static inline int64_t minimum_i(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline uint64_t minimum_u(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
 /* Comparisons and logic: 1 or 0 in the compute type. The same expression for every type. */
-#define MATH_ANY_TYPE(NAME, EXPR)                                                                 \
-  static inline float NAME##_f(float a, float b) { return (float)(EXPR); }                        \
-  static inline double NAME##_d(double a, double b) { return (double)(EXPR); }                    \
-  static inline int64_t NAME##_i(int64_t a, int64_t b) { return (int64_t)(EXPR); }                \
+#define MATH_ANY_TYPE(NAME, EXPR)                                                  \
+  static inline float NAME##_f(float a, float b) { return (float)(EXPR); }         \
+  static inline double NAME##_d(double a, double b) { return (double)(EXPR); }     \
+  static inline int64_t NAME##_i(int64_t a, int64_t b) { return (int64_t)(EXPR); } \
   static inline uint64_t NAME##_u(uint64_t a, uint64_t b) { return (uint64_t)(EXPR); }
 MATH_ANY_TYPE(equal, a == b)
 MATH_ANY_TYPE(not_equal, a != b)
@@ -149,54 +149,57 @@ MATH_ANY_TYPE(logical_xor, (a != 0) != (b != 0))
 #define SIMD_minimum wasm_v128_bitselect(va, wasm_f32x4_pmin(vb, va), wasm_f32x4_ne(va, va))
 
 #define BINARY_MATH_SIMD(X) X(add) X(sub) X(mul) X(div) X(maximum) X(minimum)
-#define BINARY_MATH_SCALAR(X)                                                                     \
-  X(mod) X(power) X(hypot) X(equal) X(not_equal) X(greater) X(greater_equal) X(lesser)            \
-  X(lesser_equal) X(logical_and) X(logical_or) X(logical_xor)
+#define BINARY_MATH_SCALAR(X) \
+  X(mod)                      \
+  X(power)                    \
+  X(hypot)                    \
+  X(equal)                    \
+  X(not_equal) X(greater) X(greater_equal) X(lesser) X(lesser_equal) X(logical_and) X(logical_or) X(logical_xor)
 
 /* ---- 2. row kernels --------------------------------------------------------------------------- */
 /* o[i] = f(a[i*sa], b[i*sb]) for i < n, sa and sb in {0, 1}. Four loops so that each one is a
  * plain loop the compiler can vectorise; o may equal a (add_n accumulates in place), so no
  * `restrict`. */
-#define ROW_KERNEL(NAME, SUF, T)                                                                  \
-  static void row_##NAME##_##SUF(const T *a, int sa, const T *b, int sb, T *o, int64_t n) {       \
-    size_t len = (size_t)n;                                                                       \
-    if (sa && sb) {                                                                               \
-      for (size_t i = 0; i < len; i++) o[i] = NAME##_##SUF(a[i], b[i]);                           \
-    } else if (sa) {                                                                              \
-      const T bv = b[0];                                                                          \
-      for (size_t i = 0; i < len; i++) o[i] = NAME##_##SUF(a[i], bv);                             \
-    } else if (sb) {                                                                              \
-      const T av = a[0];                                                                          \
-      for (size_t i = 0; i < len; i++) o[i] = NAME##_##SUF(av, b[i]);                             \
-    } else {                                                                                      \
-      const T v = NAME##_##SUF(a[0], b[0]);                                                       \
-      for (size_t i = 0; i < len; i++) o[i] = v;                                                  \
-    }                                                                                             \
+#define ROW_KERNEL(NAME, SUF, T)                                                            \
+  static void row_##NAME##_##SUF(const T *a, int sa, const T *b, int sb, T *o, int64_t n) { \
+    size_t len = (size_t)n;                                                                 \
+    if (sa && sb) {                                                                         \
+      for (size_t i = 0; i < len; i++) o[i] = NAME##_##SUF(a[i], b[i]);                     \
+    } else if (sa) {                                                                        \
+      const T bv = b[0];                                                                    \
+      for (size_t i = 0; i < len; i++) o[i] = NAME##_##SUF(a[i], bv);                       \
+    } else if (sb) {                                                                        \
+      const T av = a[0];                                                                    \
+      for (size_t i = 0; i < len; i++) o[i] = NAME##_##SUF(av, b[i]);                       \
+    } else {                                                                                \
+      const T v = NAME##_##SUF(a[0], b[0]);                                                 \
+      for (size_t i = 0; i < len; i++) o[i] = v;                                            \
+    }                                                                                       \
   }
 
 /* float32 with a SIMD body: 4 lanes at a time, the scalar math for the tail (and for sa = sb = 0). */
-#define ROW_KERNEL_F32_SIMD(NAME)                                                                 \
+#define ROW_KERNEL_F32_SIMD(NAME)                                                                   \
   static void row_##NAME##_f(const float *a, int sa, const float *b, int sb, float *o, int64_t n) { \
-    size_t len = (size_t)n, i = 0;                                                                \
-    if (sa && sb) {                                                                               \
-      for (; i + 4 <= len; i += 4) {                                                              \
-        v128_t va = wasm_v128_load(a + i), vb = wasm_v128_load(b + i);                            \
-        wasm_v128_store(o + i, SIMD_##NAME);                                                      \
-      }                                                                                           \
-    } else if (sa) {                                                                              \
-      const v128_t vb = wasm_f32x4_splat(b[0]);                                                   \
-      for (; i + 4 <= len; i += 4) {                                                              \
-        v128_t va = wasm_v128_load(a + i);                                                        \
-        wasm_v128_store(o + i, SIMD_##NAME);                                                      \
-      }                                                                                           \
-    } else if (sb) {                                                                              \
-      const v128_t va = wasm_f32x4_splat(a[0]);                                                   \
-      for (; i + 4 <= len; i += 4) {                                                              \
-        v128_t vb = wasm_v128_load(b + i);                                                        \
-        wasm_v128_store(o + i, SIMD_##NAME);                                                      \
-      }                                                                                           \
-    }                                                                                             \
-    for (; i < len; i++) o[i] = NAME##_f(a[sa ? i : 0], b[sb ? i : 0]);                           \
+    size_t len = (size_t)n, i = 0;                                                                  \
+    if (sa && sb) {                                                                                 \
+      for (; i + 4 <= len; i += 4) {                                                                \
+        v128_t va = wasm_v128_load(a + i), vb = wasm_v128_load(b + i);                              \
+        wasm_v128_store(o + i, SIMD_##NAME);                                                        \
+      }                                                                                             \
+    } else if (sa) {                                                                                \
+      const v128_t vb = wasm_f32x4_splat(b[0]);                                                     \
+      for (; i + 4 <= len; i += 4) {                                                                \
+        v128_t va = wasm_v128_load(a + i);                                                          \
+        wasm_v128_store(o + i, SIMD_##NAME);                                                        \
+      }                                                                                             \
+    } else if (sb) {                                                                                \
+      const v128_t va = wasm_f32x4_splat(a[0]);                                                     \
+      for (; i + 4 <= len; i += 4) {                                                                \
+        v128_t vb = wasm_v128_load(b + i);                                                          \
+        wasm_v128_store(o + i, SIMD_##NAME);                                                        \
+      }                                                                                             \
+    }                                                                                               \
+    for (; i < len; i++) o[i] = NAME##_f(a[sa ? i : 0], b[sb ? i : 0]);                             \
   }
 
 typedef void (*row_f32)(const float *, int, const float *, int, float *, int64_t);
@@ -233,10 +236,10 @@ typedef struct binary_kernels {
 #define COST_logical_or MXW_COST_CHEAP
 #define COST_logical_xor MXW_COST_CHEAP
 
-#define DEFINE_WIDE_KERNELS(NAME)                                                                 \
-  ROW_KERNEL(NAME, d, double)                                                                     \
-  ROW_KERNEL(NAME, i, int64_t)                                                                    \
-  ROW_KERNEL(NAME, u, uint64_t)                                                                   \
+#define DEFINE_WIDE_KERNELS(NAME) \
+  ROW_KERNEL(NAME, d, double)     \
+  ROW_KERNEL(NAME, i, int64_t)    \
+  ROW_KERNEL(NAME, u, uint64_t)   \
   static const binary_kernels k_##NAME = {row_##NAME##_f, row_##NAME##_d, row_##NAME##_i, row_##NAME##_u, COST_##NAME};
 #define DEFINE_KERNELS_SIMD(NAME) ROW_KERNEL_F32_SIMD(NAME) DEFINE_WIDE_KERNELS(NAME)
 #define DEFINE_KERNELS_SCALAR(NAME) ROW_KERNEL(NAME, f, float) DEFINE_WIDE_KERNELS(NAME)
@@ -258,22 +261,30 @@ enum { CLS_F32, CLS_F64, CLS_I64, CLS_U64 };
 static int compute_class(int dtype) {
   switch (dtype) {
     case MXW_FLOAT32: return CLS_F32;
-    case MXW_INT8: case MXW_INT16: case MXW_INT32: case MXW_INT64: return CLS_I64;
-    case MXW_UINT8: case MXW_UINT16: case MXW_UINT32: case MXW_UINT64: case MXW_BOOL: return CLS_U64;
+    case MXW_INT8:
+    case MXW_INT16:
+    case MXW_INT32:
+    case MXW_INT64: return CLS_I64;
+    case MXW_UINT8:
+    case MXW_UINT16:
+    case MXW_UINT32:
+    case MXW_UINT64:
+    case MXW_BOOL: return CLS_U64;
     default: return CLS_F64; /* float64, float16, bfloat16 */
   }
 }
 
 /* Elements [off, off + m) of src (dtype, not a compute type) into the block's compute type. */
 static void load_block(const void *src, int dtype, int64_t off, int64_t m, block *dst) {
-#define LOAD(T, FIELD)                                                                            \
-  for (int64_t j = 0; j < m; j++) dst->FIELD[j] = ((const T *)src)[off + j];                      \
+#define LOAD(T, FIELD)                                                       \
+  for (int64_t j = 0; j < m; j++) dst->FIELD[j] = ((const T *)src)[off + j]; \
   break;
   switch (dtype) {
     case MXW_INT8: LOAD(int8_t, i)
     case MXW_INT16: LOAD(int16_t, i)
     case MXW_INT32: LOAD(int32_t, i)
-    case MXW_UINT8: case MXW_BOOL: LOAD(uint8_t, u)
+    case MXW_UINT8:
+    case MXW_BOOL: LOAD(uint8_t, u)
     case MXW_UINT16: LOAD(uint16_t, u)
     case MXW_UINT32: LOAD(uint32_t, u)
     default: /* float16, bfloat16 */
@@ -285,8 +296,8 @@ static void load_block(const void *src, int dtype, int64_t off, int64_t m, block
 /* The inverse of load_block. Integers narrow by wrapping (C's conversion as DType(x)); bool
  * stores x != 0 as C++'s bool(x) does. */
 static void store_block(void *dst, int dtype, int64_t off, int64_t m, const block *src) {
-#define STORE(T, FIELD)                                                                           \
-  for (int64_t j = 0; j < m; j++) ((T *)dst)[off + j] = (T)src->FIELD[j];                         \
+#define STORE(T, FIELD)                                                   \
+  for (int64_t j = 0; j < m; j++) ((T *)dst)[off + j] = (T)src->FIELD[j]; \
   break;
   switch (dtype) {
     case MXW_INT8: STORE(int8_t, i)
@@ -320,9 +331,12 @@ static void run_row(const binary_kernels *k, int dtype, const void *a, int sa, c
     int64_t m = n - start < BLOCK ? n - start : BLOCK;
     load_block(a, dtype, sa ? start : 0, sa ? m : 1, &ba);
     load_block(b, dtype, sb ? start : 0, sb ? m : 1, &bb);
-    if (cls == CLS_I64) k->i(ba.i, sa, bb.i, sb, bo.i, m);
-    else if (cls == CLS_U64) k->u(ba.u, sa, bb.u, sb, bo.u, m);
-    else k->d(ba.d, sa, bb.d, sb, bo.d, m);
+    if (cls == CLS_I64)
+      k->i(ba.i, sa, bb.i, sb, bo.i, m);
+    else if (cls == CLS_U64)
+      k->u(ba.u, sa, bb.u, sb, bo.u, m);
+    else
+      k->d(ba.d, sa, bb.d, sb, bo.d, m);
     store_block(o, dtype, start, m, &bo);
   }
 }
@@ -421,8 +435,13 @@ static void binary_chunk(void *ctx, int64_t begin, int64_t end) { binary_range((
 static void binary_apply(const binary_kernels *k, const mxw_tensor *lhs, const mxw_tensor *rhs, mxw_tensor *out) {
   const int64_t n = mxw_tensor_size(out);
   if (n == 0) return;
-  binary_job j = {k, {0}, out->dtype, (size_t)mxw_dtype_size(out->dtype), (const char *)lhs->data,
-                  (const char *)rhs->data, (char *)out->data};
+  binary_job j = {k,
+                  {0},
+                  out->dtype,
+                  (size_t)mxw_dtype_size(out->dtype),
+                  (const char *)lhs->data,
+                  (const char *)rhs->data,
+                  (char *)out->data};
   plan_broadcast(&lhs->shape, &rhs->shape, &out->shape, &j.p);
   mxw_parallel_run(n, 16, k->cost * mxw_par_dtype_factor(out->dtype), binary_chunk, &j);
 }
@@ -453,8 +472,7 @@ static int infer_shape_broadcast(const void *param, int nin, mxw_shape *in, int 
     } else {
       char a[128], b[128];
       return mxw_fail("shape mismatch: lhs %s and rhs %s cannot be broadcast (dim %d: %lld vs %lld)",
-                      mxw_shape_str(l, a, sizeof a), mxw_shape_str(r, b, sizeof b), d, (long long)ld,
-                      (long long)rd);
+                      mxw_shape_str(l, a, sizeof a), mxw_shape_str(r, b, sizeof b), d, (long long)ld, (long long)rd);
     }
   }
   return mxw_shape_assign(&out[0], &s, "output");
@@ -483,8 +501,9 @@ typedef struct {
 } ScalarParam;
 static const mxw_attr_spec k_scalar_attrs[] = {
     MXW_A_FLOAT("scalar", ScalarParam, scalar, "1", "the scalar operand, converted to the data dtype"),
-    MXW_A_BOOL("is_int", ScalarParam, is_int, "True", "whether the scalar was an int in Python (accepted; "
-                                                      "the output keeps the input dtype)"),
+    MXW_A_BOOL("is_int", ScalarParam, is_int, "True",
+               "whether the scalar was an int in Python (accepted; "
+               "the output keeps the input dtype)"),
 };
 
 /* data op DType(scalar), or DType(scalar) op data when reversed: the scalar is a one-element
@@ -531,7 +550,6 @@ static int forward_add_n(const mxw_op_call *c) {
   for (int i = 2; i < c->num_inputs; i++) binary_apply(&k_add, out, &c->inputs[i], out);
   return 0;
 }
-
 
 /* ---- gradients (MXNet's FGradient of each op, elemwise_binary_op_basic.cc, elemwise_binary_broadcast_op_*.cc,
  * elemwise_binary_scalar_op_*.cc). g = the output's gradient, a/b = lhs/rhs, y = the output. Broadcast ops sum
@@ -603,8 +621,12 @@ static mxw_gid scalar_op(mxw_grad_ctx *g, const char *op, double scalar, mxw_gid
 static double gscalar(const mxw_grad_ctx *g) { return ((const ScalarParam *)mxw_grad_param(g))->scalar; }
 static int grad_s_same(mxw_grad_ctx *g) { return mxw_grad_set(g, 0, mxw_grad_ograd(g, 0)); }
 static int grad_s_neg(mxw_grad_ctx *g) { return mxw_grad_set(g, 0, GOP("negative", mxw_grad_ograd(g, 0))); }
-static int grad_s_mul(mxw_grad_ctx *g) { return mxw_grad_set(g, 0, scalar_op(g, "_mul_scalar", gscalar(g), mxw_grad_ograd(g, 0))); }
-static int grad_s_div(mxw_grad_ctx *g) { return mxw_grad_set(g, 0, scalar_op(g, "_div_scalar", gscalar(g), mxw_grad_ograd(g, 0))); }
+static int grad_s_mul(mxw_grad_ctx *g) {
+  return mxw_grad_set(g, 0, scalar_op(g, "_mul_scalar", gscalar(g), mxw_grad_ograd(g, 0)));
+}
+static int grad_s_div(mxw_grad_ctx *g) {
+  return mxw_grad_set(g, 0, scalar_op(g, "_div_scalar", gscalar(g), mxw_grad_ograd(g, 0)));
+}
 static int grad_s_rdiv(mxw_grad_ctx *g) { /* y = s / x: dx = -g * y / x */
   mxw_gid og = mxw_grad_ograd(g, 0), x = mxw_grad_in(g, 0), y = mxw_grad_out(g, 0);
   return mxw_grad_set(g, 0, GOP("negative", GOP("elemwise_div", GOP("elemwise_mul", og, y), x)));
@@ -645,35 +667,57 @@ static int grad_add_n(mxw_grad_ctx *g) {
 /* ---- the op definitions --------------------------------------------------------------------------- */
 #define ALIASES(...) ((const char *const[]){__VA_ARGS__, NULL})
 
-#define BROADCAST_OP(NAME, MATH, ALIAS_LIST, DOC, GRADSPEC)                                       \
-  static int fwd_##NAME(const mxw_op_call *c) { return forward_binary(c, &k_##MATH); }            \
-  static const mxw_op_def op_##NAME = {                                                           \
-      .name = #NAME, .aliases = ALIAS_LIST, .doc = DOC " (NumPy broadcasting)", .num_inputs = 2,  \
-      .input_names = k_lhs_rhs, .num_outputs = 1, .infer_shape = infer_shape_broadcast,           \
-      .forward = fwd_##NAME, GRADSPEC};
+#define BROADCAST_OP(NAME, MATH, ALIAS_LIST, DOC, GRADSPEC)                            \
+  static int fwd_##NAME(const mxw_op_call *c) { return forward_binary(c, &k_##MATH); } \
+  static const mxw_op_def op_##NAME = {.name = #NAME,                                  \
+                                       .aliases = ALIAS_LIST,                          \
+                                       .doc = DOC " (NumPy broadcasting)",             \
+                                       .num_inputs = 2,                                \
+                                       .input_names = k_lhs_rhs,                       \
+                                       .num_outputs = 1,                               \
+                                       .infer_shape = infer_shape_broadcast,           \
+                                       .forward = fwd_##NAME,                          \
+                                       GRADSPEC};
 
-#define ELEMWISE_OP(NAME, MATH, ALIAS_LIST, DOC, GRADSPEC)                                        \
-  static int fwd_##NAME(const mxw_op_call *c) { return forward_binary(c, &k_##MATH); }            \
-  static const mxw_op_def op_##NAME = {                                                           \
-      .name = #NAME, .aliases = ALIAS_LIST, .doc = DOC " (identical shapes)", .num_inputs = 2,    \
-      .input_names = k_lhs_rhs, .num_outputs = 1, .infer_shape = infer_shape_identical,           \
-      .forward = fwd_##NAME, GRADSPEC};
+#define ELEMWISE_OP(NAME, MATH, ALIAS_LIST, DOC, GRADSPEC)                             \
+  static int fwd_##NAME(const mxw_op_call *c) { return forward_binary(c, &k_##MATH); } \
+  static const mxw_op_def op_##NAME = {.name = #NAME,                                  \
+                                       .aliases = ALIAS_LIST,                          \
+                                       .doc = DOC " (identical shapes)",               \
+                                       .num_inputs = 2,                                \
+                                       .input_names = k_lhs_rhs,                       \
+                                       .num_outputs = 1,                               \
+                                       .infer_shape = infer_shape_identical,           \
+                                       .forward = fwd_##NAME,                          \
+                                       GRADSPEC};
 
-#define SCALAR_OP(NAME, MATH, REVERSED, ALIAS_LIST, DOC, GRADSPEC)                                \
-  static int fwd_##NAME(const mxw_op_call *c) { return forward_scalar(c, &k_##MATH, REVERSED); }  \
-  static const mxw_op_def op_##NAME = {                                                           \
-      .name = #NAME, .aliases = ALIAS_LIST, .doc = DOC, .attrs = k_scalar_attrs, .num_attrs = 2,  \
-      .param_size = sizeof(ScalarParam), .num_inputs = 1, .input_names = k_data, .num_outputs = 1, \
-      .infer_shape = mxw_infer_shape_same, .forward = fwd_##NAME, GRADSPEC};
+#define SCALAR_OP(NAME, MATH, REVERSED, ALIAS_LIST, DOC, GRADSPEC)                               \
+  static int fwd_##NAME(const mxw_op_call *c) { return forward_scalar(c, &k_##MATH, REVERSED); } \
+  static const mxw_op_def op_##NAME = {.name = #NAME,                                            \
+                                       .aliases = ALIAS_LIST,                                    \
+                                       .doc = DOC,                                               \
+                                       .attrs = k_scalar_attrs,                                  \
+                                       .num_attrs = 2,                                           \
+                                       .param_size = sizeof(ScalarParam),                        \
+                                       .num_inputs = 1,                                          \
+                                       .input_names = k_data,                                    \
+                                       .num_outputs = 1,                                         \
+                                       .infer_shape = mxw_infer_shape_same,                      \
+                                       .forward = fwd_##NAME,                                    \
+                                       GRADSPEC};
 
-BROADCAST_OP(broadcast_add, add, ALIASES("broadcast_plus", "_npi_add", "_sparse_broadcast_add"), "lhs + rhs", GRAD(grad_add))
+BROADCAST_OP(broadcast_add, add, ALIASES("broadcast_plus", "_npi_add", "_sparse_broadcast_add"), "lhs + rhs",
+             GRAD(grad_add))
 BROADCAST_OP(broadcast_sub, sub, ALIASES("broadcast_minus", "_npi_subtract"), "lhs - rhs", GRAD(grad_sub))
 BROADCAST_OP(broadcast_mul, mul, ALIASES("_npi_multiply"), "lhs * rhs", GRAD(grad_mul))
-BROADCAST_OP(broadcast_div, div, ALIASES("_npi_true_divide"), "lhs / rhs (integers truncate; x / 0 is 0)", GRAD(grad_div))
+BROADCAST_OP(broadcast_div, div, ALIASES("_npi_true_divide"), "lhs / rhs (integers truncate; x / 0 is 0)",
+             GRAD(grad_div))
 BROADCAST_OP(broadcast_mod, mod, ALIASES("_npi_mod"), "lhs mod rhs, with the sign of rhs; x mod 0 is 0", GRAD(grad_mod))
 BROADCAST_OP(broadcast_power, power, ALIASES("_npi_power"), "lhs ^ rhs", GRAD(grad_power))
-BROADCAST_OP(broadcast_maximum, maximum, ALIASES("_npi_maximum"), "lhs > rhs ? lhs : rhs; NaN propagates", GRAD(grad_maximum))
-BROADCAST_OP(broadcast_minimum, minimum, ALIASES("_npi_minimum"), "lhs < rhs ? lhs : rhs; NaN propagates", GRAD(grad_minimum))
+BROADCAST_OP(broadcast_maximum, maximum, ALIASES("_npi_maximum"), "lhs > rhs ? lhs : rhs; NaN propagates",
+             GRAD(grad_maximum))
+BROADCAST_OP(broadcast_minimum, minimum, ALIASES("_npi_minimum"), "lhs < rhs ? lhs : rhs; NaN propagates",
+             GRAD(grad_minimum))
 BROADCAST_OP(broadcast_hypot, hypot, NULL, "sqrt(lhs^2 + rhs^2)", GRAD(grad_hypot))
 BROADCAST_OP(broadcast_equal, equal, NULL, "1 where lhs == rhs, else 0", NO_GRAD)
 BROADCAST_OP(broadcast_not_equal, not_equal, NULL, "1 where lhs != rhs, else 0", NO_GRAD)
@@ -688,7 +732,8 @@ BROADCAST_OP(broadcast_logical_xor, logical_xor, NULL, "1 where exactly one of l
 ELEMWISE_OP(elemwise_add, add, ALIASES("_add", "_plus", "_Plus"), "lhs + rhs", GRAD(grad_add))
 ELEMWISE_OP(elemwise_sub, sub, ALIASES("_sub", "_minus", "_Minus", "_sparse_elemwise_sub"), "lhs - rhs", GRAD(grad_sub))
 ELEMWISE_OP(elemwise_mul, mul, ALIASES("_mul", "_Mul", "_sparse_elemwise_mul"), "lhs * rhs", GRAD(grad_mul))
-ELEMWISE_OP(elemwise_div, div, ALIASES("_div", "_Div", "_sparse_elemwise_div"), "lhs / rhs (integers truncate; x / 0 is 0)", GRAD(grad_div))
+ELEMWISE_OP(elemwise_div, div, ALIASES("_div", "_Div", "_sparse_elemwise_div"),
+            "lhs / rhs (integers truncate; x / 0 is 0)", GRAD(grad_div))
 ELEMWISE_OP(_power, power, ALIASES("_Power"), "lhs ^ rhs", GRAD(grad_power))
 ELEMWISE_OP(_maximum, maximum, ALIASES("_Maximum"), "lhs > rhs ? lhs : rhs; NaN propagates", GRAD(grad_maximum))
 ELEMWISE_OP(_minimum, minimum, ALIASES("_Minimum"), "lhs < rhs ? lhs : rhs; NaN propagates", GRAD(grad_minimum))
@@ -720,31 +765,39 @@ SCALAR_OP(_hypot_scalar, hypot, 0, ALIASES("_HypotScalar"), "sqrt(data^2 + scala
 SCALAR_OP(_equal_scalar, equal, 0, ALIASES("_EqualScalar"), "1 where data == scalar, else 0", NO_GRAD)
 SCALAR_OP(_not_equal_scalar, not_equal, 0, ALIASES("_NotEqualScalar"), "1 where data != scalar, else 0", NO_GRAD)
 SCALAR_OP(_greater_scalar, greater, 0, ALIASES("_GreaterScalar"), "1 where data > scalar, else 0", NO_GRAD)
-SCALAR_OP(_greater_equal_scalar, greater_equal, 0, ALIASES("_GreaterEqualScalar"), "1 where data >= scalar, else 0", NO_GRAD)
+SCALAR_OP(_greater_equal_scalar, greater_equal, 0, ALIASES("_GreaterEqualScalar"), "1 where data >= scalar, else 0",
+          NO_GRAD)
 SCALAR_OP(_lesser_scalar, lesser, 0, ALIASES("_LesserScalar"), "1 where data < scalar, else 0", NO_GRAD)
-SCALAR_OP(_lesser_equal_scalar, lesser_equal, 0, ALIASES("_LesserEqualScalar"), "1 where data <= scalar, else 0", NO_GRAD)
+SCALAR_OP(_lesser_equal_scalar, lesser_equal, 0, ALIASES("_LesserEqualScalar"), "1 where data <= scalar, else 0",
+          NO_GRAD)
 SCALAR_OP(_logical_and_scalar, logical_and, 0, NULL, "1 where data and scalar are both nonzero, else 0", NO_GRAD)
 SCALAR_OP(_logical_or_scalar, logical_or, 0, NULL, "1 where data or scalar is nonzero, else 0", NO_GRAD)
 SCALAR_OP(_logical_xor_scalar, logical_xor, 0, NULL, "1 where exactly one of data, scalar is nonzero, else 0", NO_GRAD)
 
-static const mxw_op_def op_add_n = {
-    .name = "add_n", .aliases = ALIASES("ElementWiseSum"), .doc = "the sum of num_args same-shape arrays",
-    .attrs = k_add_n_attrs, .num_attrs = 1, .param_size = sizeof(AddNParam), .validate = validate_add_n,
-    .num_inputs = MXW_VARIADIC, .input_names = k_args, .num_inputs_fn = num_inputs_add_n, .num_outputs = 1,
-    .infer_shape = mxw_infer_shape_same, .forward = forward_add_n, .gradient = grad_add_n};
+static const mxw_op_def op_add_n = {.name = "add_n",
+                                    .aliases = ALIASES("ElementWiseSum"),
+                                    .doc = "the sum of num_args same-shape arrays",
+                                    .attrs = k_add_n_attrs,
+                                    .num_attrs = 1,
+                                    .param_size = sizeof(AddNParam),
+                                    .validate = validate_add_n,
+                                    .num_inputs = MXW_VARIADIC,
+                                    .input_names = k_args,
+                                    .num_inputs_fn = num_inputs_add_n,
+                                    .num_outputs = 1,
+                                    .infer_shape = mxw_infer_shape_same,
+                                    .forward = forward_add_n,
+                                    .gradient = grad_add_n};
 
-MXW_FAMILY(elemwise_binary,
-           &op_broadcast_add, &op_broadcast_sub, &op_broadcast_mul, &op_broadcast_div, &op_broadcast_mod,
-           &op_broadcast_power, &op_broadcast_maximum, &op_broadcast_minimum, &op_broadcast_hypot,
+MXW_FAMILY(elemwise_binary, &op_broadcast_add, &op_broadcast_sub, &op_broadcast_mul, &op_broadcast_div,
+           &op_broadcast_mod, &op_broadcast_power, &op_broadcast_maximum, &op_broadcast_minimum, &op_broadcast_hypot,
            &op_broadcast_equal, &op_broadcast_not_equal, &op_broadcast_greater, &op_broadcast_greater_equal,
            &op_broadcast_lesser, &op_broadcast_lesser_equal, &op_broadcast_logical_and, &op_broadcast_logical_or,
-           &op_broadcast_logical_xor,
-           &op_elemwise_add, &op_elemwise_sub, &op_elemwise_mul, &op_elemwise_div, &op__power, &op__maximum,
-           &op__minimum, &op__mod, &op__hypot, &op__equal, &op__not_equal, &op__greater, &op__greater_equal,
-           &op__lesser, &op__lesser_equal, &op__logical_and, &op__logical_or, &op__logical_xor,
-           &op__plus_scalar, &op__minus_scalar, &op__rminus_scalar, &op__mul_scalar, &op__div_scalar,
-           &op__rdiv_scalar, &op__mod_scalar, &op__rmod_scalar, &op__power_scalar, &op__rpower_scalar,
-           &op__maximum_scalar, &op__minimum_scalar, &op__hypot_scalar, &op__equal_scalar,
-           &op__not_equal_scalar, &op__greater_scalar, &op__greater_equal_scalar, &op__lesser_scalar,
-           &op__lesser_equal_scalar, &op__logical_and_scalar, &op__logical_or_scalar, &op__logical_xor_scalar,
-           &op_add_n);
+           &op_broadcast_logical_xor, &op_elemwise_add, &op_elemwise_sub, &op_elemwise_mul, &op_elemwise_div,
+           &op__power, &op__maximum, &op__minimum, &op__mod, &op__hypot, &op__equal, &op__not_equal, &op__greater,
+           &op__greater_equal, &op__lesser, &op__lesser_equal, &op__logical_and, &op__logical_or, &op__logical_xor,
+           &op__plus_scalar, &op__minus_scalar, &op__rminus_scalar, &op__mul_scalar, &op__div_scalar, &op__rdiv_scalar,
+           &op__mod_scalar, &op__rmod_scalar, &op__power_scalar, &op__rpower_scalar, &op__maximum_scalar,
+           &op__minimum_scalar, &op__hypot_scalar, &op__equal_scalar, &op__not_equal_scalar, &op__greater_scalar,
+           &op__greater_equal_scalar, &op__lesser_scalar, &op__lesser_equal_scalar, &op__logical_and_scalar,
+           &op__logical_or_scalar, &op__logical_xor_scalar, &op_add_n);

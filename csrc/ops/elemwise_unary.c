@@ -23,77 +23,84 @@ static inline double softsign_d(double x) { return x / (1.0 + fabs(x)); }
 static inline double sign_d(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }
 
 /* fwd_NAME: kern_NAME over the pool when the call is large (COST element-ops per element). */
-#define PARALLEL_FORWARD(NAME, COST)                                                              \
-  static int fwd_##NAME(const mxw_op_call *c) {                                                   \
-    return mxw_parallel_elemwise(c, mxw_tensor_size(&c->outputs[0]), COST, kern_##NAME);          \
+#define PARALLEL_FORWARD(NAME, COST)                                                     \
+  static int fwd_##NAME(const mxw_op_call *c) {                                          \
+    return mxw_parallel_elemwise(c, mxw_tensor_size(&c->outputs[0]), COST, kern_##NAME); \
   }
 
 /* One forward per op, with the expression inlined into the loop so the compiler vectorises the
  * simple ones (-msimd128 / SSE natively). X32 and X64 are expressions in `x`; F32 (the _V forms)
  * is instead a vmath array function for float32 (exp, sigmoid, tanh, relu: SIMD polynomials in
  * place of one libm call per element, csrc/kernels/vmath.h). */
-#define UNARY_FORWARD_BODY(NAME, F32_STMT, X64, COST)                                             \
-  static int kern_##NAME(const mxw_op_call *c) {                                                  \
-    const mxw_tensor *in = &c->inputs[0];                                                         \
-    mxw_tensor *out = &c->outputs[0];                                                             \
-    int64_t n = mxw_tensor_size(in);                                                              \
-    if (in->dtype == MXW_FLOAT32) {                                                               \
-      const float *src = (const float *)in->data; /* may alias dst (in place) */                  \
-      float *dst = (float *)out->data;                                                            \
-      F32_STMT                                                                                    \
-    } else if (in->dtype == MXW_FLOAT64) {                                                        \
-      const double *src = (const double *)in->data;                                               \
-      double *dst = (double *)out->data;                                                          \
-      for (int64_t i = 0; i < n; i++) {                                                           \
-        double x = src[i];                                                                        \
-        (void)x;                                                                                  \
-        dst[i] = (X64);                                                                           \
-      }                                                                                           \
-    } else {                                                                                      \
-      for (int64_t i = 0; i < n; i++) {                                                           \
-        double x = mxw_load_f64(in->data, in->dtype, i);                                          \
-        (void)x;                                                                                  \
-        mxw_store_f64(out->data, out->dtype, i, (X64));                                           \
-      }                                                                                           \
-    }                                                                                             \
-    return 0;                                                                                     \
-  }                                                                                               \
+#define UNARY_FORWARD_BODY(NAME, F32_STMT, X64, COST)                            \
+  static int kern_##NAME(const mxw_op_call *c) {                                 \
+    const mxw_tensor *in = &c->inputs[0];                                        \
+    mxw_tensor *out = &c->outputs[0];                                            \
+    int64_t n = mxw_tensor_size(in);                                             \
+    if (in->dtype == MXW_FLOAT32) {                                              \
+      const float *src = (const float *)in->data; /* may alias dst (in place) */ \
+      float *dst = (float *)out->data;                                           \
+      F32_STMT                                                                   \
+    } else if (in->dtype == MXW_FLOAT64) {                                       \
+      const double *src = (const double *)in->data;                              \
+      double *dst = (double *)out->data;                                         \
+      for (int64_t i = 0; i < n; i++) {                                          \
+        double x = src[i];                                                       \
+        (void)x;                                                                 \
+        dst[i] = (X64);                                                          \
+      }                                                                          \
+    } else {                                                                     \
+      for (int64_t i = 0; i < n; i++) {                                          \
+        double x = mxw_load_f64(in->data, in->dtype, i);                         \
+        (void)x;                                                                 \
+        mxw_store_f64(out->data, out->dtype, i, (X64));                          \
+      }                                                                          \
+    }                                                                            \
+    return 0;                                                                    \
+  }                                                                              \
   PARALLEL_FORWARD(NAME, COST)
-#define UNARY_F32_LOOP(X32)                                                                       \
-  for (int64_t i = 0; i < n; i++) {                                                               \
-    float x = src[i];                                                                             \
-    (void)x;                                                                                      \
-    dst[i] = (X32);                                                                               \
+#define UNARY_F32_LOOP(X32)         \
+  for (int64_t i = 0; i < n; i++) { \
+    float x = src[i];               \
+    (void)x;                        \
+    dst[i] = (X32);                 \
   }
 #define UNARY_FORWARD(NAME, X32, X64, COST) UNARY_FORWARD_BODY(NAME, UNARY_F32_LOOP(X32), X64, COST)
 #define UNARY_FORWARD_V(NAME, F32, X64, COST) UNARY_FORWARD_BODY(NAME, F32(src, dst, n);, X64, COST)
 
-#define UNARY_DEF(NAME, OPNAME, ALIASES, DOC, AS_ACT, GRADSPEC)                                   \
-  static const mxw_op_def op_##NAME = {                                                           \
-      .name = OPNAME, .aliases = ALIASES, .doc = DOC, .num_inputs = 1, .input_names = k_data,     \
-      .num_outputs = 1, .infer_shape = mxw_infer_shape_same, .forward = fwd_##NAME, .inplace = 1, \
-      .as_activation = AS_ACT, GRADSPEC};
+#define UNARY_DEF(NAME, OPNAME, ALIASES, DOC, AS_ACT, GRADSPEC)             \
+  static const mxw_op_def op_##NAME = {.name = OPNAME,                      \
+                                       .aliases = ALIASES,                  \
+                                       .doc = DOC,                          \
+                                       .num_inputs = 1,                     \
+                                       .input_names = k_data,               \
+                                       .num_outputs = 1,                    \
+                                       .infer_shape = mxw_infer_shape_same, \
+                                       .forward = fwd_##NAME,               \
+                                       .inplace = 1,                        \
+                                       .as_activation = AS_ACT,             \
+                                       GRADSPEC};
 
-#define UNARY_OP(NAME, ALIASES, X32, X64, DOC, GRADSPEC, COST)                                    \
-  UNARY_FORWARD(NAME, X32, X64, COST)                                                             \
+#define UNARY_OP(NAME, ALIASES, X32, X64, DOC, GRADSPEC, COST) \
+  UNARY_FORWARD(NAME, X32, X64, COST)                          \
   UNARY_DEF(NAME, #NAME, ALIASES, DOC, NULL, GRADSPEC)
 
 /* Activation ops a producer (FullyConnected, Convolution) can apply itself: graph fusion. */
-#define ACT_AS(NAME, ACT)                                                                         \
-  static int as_act_##NAME(const void *param) {                                                   \
-    (void)param;                                                                                  \
-    return ACT;                                                                                   \
+#define ACT_AS(NAME, ACT)                       \
+  static int as_act_##NAME(const void *param) { \
+    (void)param;                                \
+    return ACT;                                 \
   }
-#define ACT_UNARY_OP(NAME, ALIASES, X32, X64, DOC, ACT, GRADSPEC, COST)                           \
-  ACT_AS(NAME, ACT)                                                                               \
-  UNARY_FORWARD(NAME, X32, X64, COST)                                                             \
+#define ACT_UNARY_OP(NAME, ALIASES, X32, X64, DOC, ACT, GRADSPEC, COST) \
+  ACT_AS(NAME, ACT)                                                     \
+  UNARY_FORWARD(NAME, X32, X64, COST)                                   \
   UNARY_DEF(NAME, #NAME, ALIASES, DOC, as_act_##NAME, GRADSPEC)
-#define ACT_UNARY_OP_V(NAME, ALIASES, F32, X64, DOC, ACT, GRADSPEC, COST)                         \
-  ACT_AS(NAME, ACT)                                                                               \
-  UNARY_FORWARD_V(NAME, F32, X64, COST)                                                           \
+#define ACT_UNARY_OP_V(NAME, ALIASES, F32, X64, DOC, ACT, GRADSPEC, COST) \
+  ACT_AS(NAME, ACT)                                                       \
+  UNARY_FORWARD_V(NAME, F32, X64, COST)                                   \
   UNARY_DEF(NAME, #NAME, ALIASES, DOC, as_act_##NAME, GRADSPEC)
-#define UNARY_OP_V(NAME, ALIASES, F32, X64, DOC, GRADSPEC, COST)                                  \
-  UNARY_FORWARD_V(NAME, F32, X64, COST)                                                           \
+#define UNARY_OP_V(NAME, ALIASES, F32, X64, DOC, GRADSPEC, COST) \
+  UNARY_FORWARD_V(NAME, F32, X64, COST)                          \
   UNARY_DEF(NAME, #NAME, ALIASES, DOC, NULL, GRADSPEC)
 
 #define ALIASES(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -128,8 +135,9 @@ static double digamma_d(double x) {
   double z = 1 / (x * x);
   /* B2/2 = 1/12, B4/4 = -1/120, B6/6 = 1/252, B8/8 = -1/240, B10/10 = 1/132, B12/12 = -691/32760,
    * B14/14 = 1/12 */
-  double series = z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 -
-                  z * (691.0 / 32760 - z * (1.0 / 12)))))));
+  double series =
+      z * (1.0 / 12 - z * (1.0 / 120 -
+                           z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z * (1.0 / 12)))))));
   return acc + log(x) - 0.5 / x - series - reflect;
 }
 static inline double sign_grad_d(double a) { return a > 0 ? 1.0 : (a < 0 ? -1.0 : 0.0); }
@@ -138,84 +146,89 @@ static inline float relu_grad_f(float a) { return a > 0.f ? 1.f : (a == a ? 0.f 
 static inline double relu_grad_d(double a) { return a > 0.0 ? 1.0 : (a == a ? 0.0 : a); }
 
 /* The kernel of `_backward_<NAME>`: dst = expression of g (ograd) and a (x or y). */
-#define UNARY_BACKWARD(NAME, X32, X64, COST)                                                      \
-  static int kern_backward_##NAME(const mxw_op_call *c) {                                         \
-    const mxw_tensor *gt = &c->inputs[0], *at = &c->inputs[1];                                    \
-    mxw_tensor *out = &c->outputs[0];                                                             \
-    int64_t n = mxw_tensor_size(out);                                                             \
-    if (gt->dtype == MXW_FLOAT32 && at->dtype == MXW_FLOAT32 && out->dtype == MXW_FLOAT32) {      \
-      const float *gs = (const float *)gt->data, *as = (const float *)at->data;                   \
-      float *dst = (float *)out->data; /* may alias gs (in place) */                              \
-      for (int64_t i = 0; i < n; i++) {                                                           \
-        float g = gs[i], a = as[i];                                                               \
-        (void)a;                                                                                  \
-        dst[i] = (X32);                                                                           \
-      }                                                                                           \
-    } else if (gt->dtype == MXW_FLOAT64 && at->dtype == MXW_FLOAT64 && out->dtype == MXW_FLOAT64) { \
-      const double *gs = (const double *)gt->data, *as = (const double *)at->data;                \
-      double *dst = (double *)out->data;                                                          \
-      for (int64_t i = 0; i < n; i++) {                                                           \
-        double g = gs[i], a = as[i];                                                              \
-        (void)a;                                                                                  \
-        dst[i] = (X64);                                                                           \
-      }                                                                                           \
-    } else {                                                                                      \
-      for (int64_t i = 0; i < n; i++) {                                                           \
-        double g = mxw_load_f64(gt->data, gt->dtype, i), a = mxw_load_f64(at->data, at->dtype, i); \
-        (void)a;                                                                                  \
-        mxw_store_f64(out->data, out->dtype, i, (X64));                                           \
-      }                                                                                           \
-    }                                                                                             \
-    return 0;                                                                                     \
-  }                                                                                               \
-  PARALLEL_FORWARD(backward_##NAME, COST)                                                         \
-  static const mxw_op_def op_backward_##NAME = {                                                  \
-      .name = "_backward_" #NAME, .doc = "the gradient of " #NAME ": ograd * d" #NAME,            \
-      .num_inputs = 2, .input_names = k_ograd_data, .num_outputs = 1,                             \
-      .infer_shape = mxw_infer_shape_same, .forward = fwd_backward_##NAME, .inplace = 1};
+#define UNARY_BACKWARD(NAME, X32, X64, COST)                                                         \
+  static int kern_backward_##NAME(const mxw_op_call *c) {                                            \
+    const mxw_tensor *gt = &c->inputs[0], *at = &c->inputs[1];                                       \
+    mxw_tensor *out = &c->outputs[0];                                                                \
+    int64_t n = mxw_tensor_size(out);                                                                \
+    if (gt->dtype == MXW_FLOAT32 && at->dtype == MXW_FLOAT32 && out->dtype == MXW_FLOAT32) {         \
+      const float *gs = (const float *)gt->data, *as = (const float *)at->data;                      \
+      float *dst = (float *)out->data; /* may alias gs (in place) */                                 \
+      for (int64_t i = 0; i < n; i++) {                                                              \
+        float g = gs[i], a = as[i];                                                                  \
+        (void)a;                                                                                     \
+        dst[i] = (X32);                                                                              \
+      }                                                                                              \
+    } else if (gt->dtype == MXW_FLOAT64 && at->dtype == MXW_FLOAT64 && out->dtype == MXW_FLOAT64) {  \
+      const double *gs = (const double *)gt->data, *as = (const double *)at->data;                   \
+      double *dst = (double *)out->data;                                                             \
+      for (int64_t i = 0; i < n; i++) {                                                              \
+        double g = gs[i], a = as[i];                                                                 \
+        (void)a;                                                                                     \
+        dst[i] = (X64);                                                                              \
+      }                                                                                              \
+    } else {                                                                                         \
+      for (int64_t i = 0; i < n; i++) {                                                              \
+        double g = mxw_load_f64(gt->data, gt->dtype, i), a = mxw_load_f64(at->data, at->dtype, i);   \
+        (void)a;                                                                                     \
+        mxw_store_f64(out->data, out->dtype, i, (X64));                                              \
+      }                                                                                              \
+    }                                                                                                \
+    return 0;                                                                                        \
+  }                                                                                                  \
+  PARALLEL_FORWARD(backward_##NAME, COST)                                                            \
+  static const mxw_op_def op_backward_##NAME = {.name = "_backward_" #NAME,                          \
+                                                .doc = "the gradient of " #NAME ": ograd * d" #NAME, \
+                                                .num_inputs = 2,                                     \
+                                                .input_names = k_ograd_data,                         \
+                                                .num_outputs = 1,                                    \
+                                                .infer_shape = mxw_infer_shape_same,                 \
+                                                .forward = fwd_backward_##NAME,                      \
+                                                .inplace = 1};
 
 static int grad_with(mxw_grad_ctx *g, const char *op, mxw_gid a) {
   return mxw_grad_set(g, 0, mxw_grad_op(g, op, NULL, MXW_GIDS(mxw_grad_ograd(g, 0), a)));
 }
 /* ElemwiseGradUseIn / ElemwiseGradUseOut{"_backward_<NAME>"} */
-#define GRAD_IN(NAME)                                                                             \
+#define GRAD_IN(NAME) \
   static int grad_##NAME(mxw_grad_ctx *g) { return grad_with(g, "_backward_" #NAME, mxw_grad_in(g, 0)); }
-#define GRAD_OUT(NAME)                                                                            \
+#define GRAD_OUT(NAME) \
   static int grad_##NAME(mxw_grad_ctx *g) { return grad_with(g, "_backward_" #NAME, mxw_grad_out(g, 0)); }
 #define BWD_IN(NAME, X32, X64, COST) UNARY_BACKWARD(NAME, X32, X64, COST) GRAD_IN(NAME)
 #define BWD_OUT(NAME, X32, X64, COST) UNARY_BACKWARD(NAME, X32, X64, COST) GRAD_OUT(NAME)
 
-BWD_OUT(relu, g * relu_grad_f(a), g * relu_grad_d(a), MXW_COST_CHEAP)
-BWD_OUT(sigmoid, g * (a * (1.f - a)), g * (a * (1.0 - a)), MXW_COST_CHEAP)
-BWD_OUT(tanh, g * (1.f - a * a), g * (1.0 - a * a), MXW_COST_CHEAP)
-BWD_IN(expm1, g * expf(a), g * exp(a), MXW_COST_MATH)
+BWD_OUT(relu, g *relu_grad_f(a), g *relu_grad_d(a), MXW_COST_CHEAP)
+BWD_OUT(sigmoid, g *(a *(1.f - a)), g *(a *(1.0 - a)), MXW_COST_CHEAP)
+BWD_OUT(tanh, g *(1.f - a * a), g *(1.0 - a * a), MXW_COST_CHEAP)
+BWD_IN(expm1, g *expf(a), g *exp(a), MXW_COST_MATH)
 BWD_IN(log, g / a, g / a, MXW_COST_DIV)
 BWD_IN(log1p, g / (1.f + a), g / (1.0 + a), MXW_COST_DIV)
 BWD_IN(log2, g / (a * (float)M_LN2), g / (a * M_LN2), MXW_COST_DIV)
 BWD_IN(log10, g / (a * (float)M_LN10), g / (a * M_LN10), MXW_COST_DIV)
-BWD_OUT(sqrt, g * (0.5f / a), g * (0.5 / a), MXW_COST_DIV)
-BWD_IN(rsqrt, g * (-0.5f / (sqrtf(a) * a)), g * (-0.5 / (sqrt(a) * a)), MXW_COST_DIV)
-BWD_OUT(cbrt, g * (1.f / (3.f * a * a)), g * (1.0 / (3.0 * a * a)), MXW_COST_DIV)
-BWD_IN(square, g * (2.f * a), g * (2.0 * a), MXW_COST_CHEAP)
-BWD_IN(reciprocal, g * (-1.f / (a * a)), g * (-1.0 / (a * a)), MXW_COST_DIV)
-BWD_IN(abs, g * (float)sign_grad_d(a), g * sign_grad_d(a), MXW_COST_CHEAP)
-BWD_IN(erf, g * (float)(2.0 / sqrt(M_PI)) * expf(-(a * a)), g * (2.0 / sqrt(M_PI)) * exp(-(a * a)), MXW_COST_MATH)
-BWD_IN(softsign, g * (1.f / ((1.f + fabsf(a)) * (1.f + fabsf(a)))), g * (1.0 / ((1.0 + fabs(a)) * (1.0 + fabs(a)))), MXW_COST_DIV)
-BWD_IN(sin, g * cosf(a), g * cos(a), MXW_COST_MATH)
+BWD_OUT(sqrt, g *(0.5f / a), g *(0.5 / a), MXW_COST_DIV)
+BWD_IN(rsqrt, g *(-0.5f / (sqrtf(a) * a)), g *(-0.5 / (sqrt(a) * a)), MXW_COST_DIV)
+BWD_OUT(cbrt, g *(1.f / (3.f * a * a)), g *(1.0 / (3.0 * a * a)), MXW_COST_DIV)
+BWD_IN(square, g *(2.f * a), g *(2.0 * a), MXW_COST_CHEAP)
+BWD_IN(reciprocal, g *(-1.f / (a * a)), g *(-1.0 / (a * a)), MXW_COST_DIV)
+BWD_IN(abs, g *(float)sign_grad_d(a), g *sign_grad_d(a), MXW_COST_CHEAP)
+BWD_IN(erf, g *(float)(2.0 / sqrt(M_PI)) * expf(-(a * a)), g *(2.0 / sqrt(M_PI)) * exp(-(a * a)), MXW_COST_MATH)
+BWD_IN(softsign, g *(1.f / ((1.f + fabsf(a)) * (1.f + fabsf(a)))), g *(1.0 / ((1.0 + fabs(a)) * (1.0 + fabs(a)))),
+       MXW_COST_DIV)
+BWD_IN(sin, g *cosf(a), g *cos(a), MXW_COST_MATH)
 BWD_IN(cos, g * -sinf(a), g * -sin(a), MXW_COST_MATH)
-BWD_OUT(tan, g * (a * a + 1.f), g * (a * a + 1.0), MXW_COST_CHEAP)
-BWD_IN(arcsin, g * (1.f / sqrtf(1.f - a * a)), g * (1.0 / sqrt(1.0 - a * a)), MXW_COST_DIV)
-BWD_IN(arccos, g * (-1.f / sqrtf(1.f - a * a)), g * (-1.0 / sqrt(1.0 - a * a)), MXW_COST_DIV)
-BWD_IN(arctan, g * (1.f / (a * a + 1.f)), g * (1.0 / (a * a + 1.0)), MXW_COST_DIV)
-BWD_IN(sinh, g * coshf(a), g * cosh(a), MXW_COST_MATH)
-BWD_IN(cosh, g * sinhf(a), g * sinh(a), MXW_COST_MATH)
-BWD_IN(arcsinh, g * (1.f / sqrtf(a * a + 1.f)), g * (1.0 / sqrt(a * a + 1.0)), MXW_COST_DIV)
-BWD_IN(arccosh, g * (1.f / sqrtf(a * a - 1.f)), g * (1.0 / sqrt(a * a - 1.0)), MXW_COST_DIV)
-BWD_IN(arctanh, g * (1.f / (1.f - a * a)), g * (1.0 / (1.0 - a * a)), MXW_COST_DIV)
-BWD_IN(gamma, g * (float)(tgamma((double)a) * digamma_d((double)a)), g * (tgamma(a) * digamma_d(a)), MXW_COST_SPECIAL)
-BWD_IN(gammaln, g * (float)digamma_d((double)a), g * digamma_d(a), MXW_COST_SPECIAL)
-BWD_IN(degrees, g * (float)(180.0 / M_PI), g * (180.0 / M_PI), MXW_COST_CHEAP)
-BWD_IN(radians, g * (float)(M_PI / 180.0), g * (M_PI / 180.0), MXW_COST_CHEAP)
+BWD_OUT(tan, g *(a *a + 1.f), g *(a *a + 1.0), MXW_COST_CHEAP)
+BWD_IN(arcsin, g *(1.f / sqrtf(1.f - a * a)), g *(1.0 / sqrt(1.0 - a * a)), MXW_COST_DIV)
+BWD_IN(arccos, g *(-1.f / sqrtf(1.f - a * a)), g *(-1.0 / sqrt(1.0 - a * a)), MXW_COST_DIV)
+BWD_IN(arctan, g *(1.f / (a * a + 1.f)), g *(1.0 / (a * a + 1.0)), MXW_COST_DIV)
+BWD_IN(sinh, g *coshf(a), g *cosh(a), MXW_COST_MATH)
+BWD_IN(cosh, g *sinhf(a), g *sinh(a), MXW_COST_MATH)
+BWD_IN(arcsinh, g *(1.f / sqrtf(a * a + 1.f)), g *(1.0 / sqrt(a * a + 1.0)), MXW_COST_DIV)
+BWD_IN(arccosh, g *(1.f / sqrtf(a * a - 1.f)), g *(1.0 / sqrt(a * a - 1.0)), MXW_COST_DIV)
+BWD_IN(arctanh, g *(1.f / (1.f - a * a)), g *(1.0 / (1.0 - a * a)), MXW_COST_DIV)
+BWD_IN(gamma, g *(float)(tgamma((double)a) * digamma_d((double)a)), g *(tgamma(a) * digamma_d(a)), MXW_COST_SPECIAL)
+BWD_IN(gammaln, g *(float)digamma_d((double)a), g *digamma_d(a), MXW_COST_SPECIAL)
+BWD_IN(degrees, g *(float)(180.0 / M_PI), g *(180.0 / M_PI), MXW_COST_CHEAP)
+BWD_IN(radians, g *(float)(M_PI / 180.0), g *(M_PI / 180.0), MXW_COST_CHEAP)
 
 static int grad_exp(mxw_grad_ctx *g) { /* ElemwiseGradUseOut{"_mul"}: dx = ograd * y */
   return mxw_grad_set(g, 0, mxw_grad_mul(g, mxw_grad_ograd(g, 0), mxw_grad_out(g, 0)));
@@ -251,7 +264,8 @@ static int kern_negative(const mxw_op_call *c) {
       for (int64_t i = 0; i < n; i++) dst[i] = -src[i];
       return 0;
     }
-    case MXW_FLOAT16: case MXW_BFLOAT16: { /* the sign bit */
+    case MXW_FLOAT16:
+    case MXW_BFLOAT16: { /* the sign bit */
       const uint16_t *src = (const uint16_t *)in->data;
       uint16_t *dst = (uint16_t *)out->data;
       for (int64_t i = 0; i < n; i++) dst[i] = (uint16_t)(src[i] ^ 0x8000u);
@@ -262,11 +276,11 @@ static int kern_negative(const mxw_op_call *c) {
       return 0;
     default: break;
   }
-#define NEG_BITS(UT)                                                                              \
-  {                                                                                               \
-    const UT *src = (const UT *)in->data;                                                         \
-    UT *dst = (UT *)out->data;                                                                    \
-    for (int64_t i = 0; i < n; i++) dst[i] = (UT)(0u - (uint64_t)src[i]);                         \
+#define NEG_BITS(UT)                                                      \
+  {                                                                       \
+    const UT *src = (const UT *)in->data;                                 \
+    UT *dst = (UT *)out->data;                                            \
+    for (int64_t i = 0; i < n; i++) dst[i] = (UT)(0u - (uint64_t)src[i]); \
   }
   switch (mxw_dtype_size(in->dtype)) {
     case 1: NEG_BITS(uint8_t) break;
@@ -280,20 +294,23 @@ static int kern_negative(const mxw_op_call *c) {
 PARALLEL_FORWARD(negative, MXW_COST_CHEAP)
 
 /* The identity ops copy the bytes (every dtype exactly, int64 beyond 2^53 included). */
-#define COPY_OP(NAME, ALIASES, DOC, GRADSPEC)                                                     \
-  static int kern_##NAME(const mxw_op_call *c) {                                                  \
-    const mxw_tensor *in = &c->inputs[0];                                                         \
-    mxw_tensor *out = &c->outputs[0];                                                             \
-    if (out->data != in->data)                                                                    \
+#define COPY_OP(NAME, ALIASES, DOC, GRADSPEC)                                                        \
+  static int kern_##NAME(const mxw_op_call *c) {                                                     \
+    const mxw_tensor *in = &c->inputs[0];                                                            \
+    mxw_tensor *out = &c->outputs[0];                                                                \
+    if (out->data != in->data)                                                                       \
       memmove(out->data, in->data, (size_t)mxw_tensor_size(in) * (size_t)mxw_dtype_size(in->dtype)); \
-    return 0;                                                                                     \
-  }                                                                                               \
-  PARALLEL_FORWARD(NAME, MXW_COST_CHEAP)                                                          \
+    return 0;                                                                                        \
+  }                                                                                                  \
+  PARALLEL_FORWARD(NAME, MXW_COST_CHEAP)                                                             \
   UNARY_DEF(NAME, #NAME, ALIASES, DOC, NULL, GRADSPEC)
 
-ACT_UNARY_OP_V(relu, ALIASES("_npx_relu"), mxw_vrelu_f32, relu_d(x), "max(x, 0); NaN propagates", MXW_ACT_RELU, GRAD(grad_relu), MXW_COST_CHEAP)
-ACT_UNARY_OP_V(sigmoid, ALIASES("_npx_sigmoid"), mxw_vsigmoid_f32, sigmoid_d(x), "1 / (1 + exp(-x))", MXW_ACT_SIGMOID, GRAD(grad_sigmoid), MXW_COST_MATH)
-ACT_UNARY_OP_V(tanh, ALIASES("_npi_tanh"), mxw_vtanh_f32, tanh(x), "hyperbolic tangent", MXW_ACT_TANH, GRAD(grad_tanh), MXW_COST_MATH)
+ACT_UNARY_OP_V(relu, ALIASES("_npx_relu"), mxw_vrelu_f32, relu_d(x), "max(x, 0); NaN propagates", MXW_ACT_RELU,
+               GRAD(grad_relu), MXW_COST_CHEAP)
+ACT_UNARY_OP_V(sigmoid, ALIASES("_npx_sigmoid"), mxw_vsigmoid_f32, sigmoid_d(x), "1 / (1 + exp(-x))", MXW_ACT_SIGMOID,
+               GRAD(grad_sigmoid), MXW_COST_MATH)
+ACT_UNARY_OP_V(tanh, ALIASES("_npi_tanh"), mxw_vtanh_f32, tanh(x), "hyperbolic tangent", MXW_ACT_TANH, GRAD(grad_tanh),
+               MXW_COST_MATH)
 UNARY_OP_V(exp, ALIASES("_npi_exp"), mxw_vexp_f32, exp(x), "e^x", GRAD(grad_exp), MXW_COST_MATH)
 UNARY_OP(expm1, ALIASES("_npi_expm1"), expm1f(x), expm1(x), "e^x - 1", GRAD(grad_expm1), MXW_COST_MATH)
 UNARY_OP(log, ALIASES("_npi_log"), logf(x), log(x), "natural logarithm", GRAD(grad_log), MXW_COST_MATH)
@@ -303,7 +320,7 @@ UNARY_OP(log10, ALIASES("_npi_log10"), log10f(x), log10(x), "base-10 logarithm",
 UNARY_OP(sqrt, ALIASES("_npi_sqrt"), sqrtf(x), sqrt(x), "square root", GRAD(grad_sqrt), MXW_COST_DIV)
 UNARY_OP(rsqrt, NULL, 1.f / sqrtf(x), 1.0 / sqrt(x), "1 / sqrt(x)", GRAD(grad_rsqrt), MXW_COST_DIV)
 UNARY_OP(cbrt, ALIASES("_npi_cbrt"), cbrtf(x), cbrt(x), "cube root", GRAD(grad_cbrt), MXW_COST_MATH)
-UNARY_OP(square, ALIASES("_npi_square"), x * x, x * x, "x * x", GRAD(grad_square), MXW_COST_CHEAP)
+UNARY_OP(square, ALIASES("_npi_square"), x *x, x *x, "x * x", GRAD(grad_square), MXW_COST_CHEAP)
 UNARY_OP(reciprocal, ALIASES("_npi_reciprocal"), 1.f / x, 1.0 / x, "1 / x", GRAD(grad_reciprocal), MXW_COST_DIV)
 UNARY_OP(abs, ALIASES("_npi_absolute"), fabsf(x), fabs(x), "|x|", GRAD(grad_abs), MXW_COST_CHEAP)
 UNARY_DEF(negative, "negative", ALIASES("_npi_negative"), "-x (integers wrap)", NULL, GRAD(grad_negative))
@@ -315,7 +332,8 @@ UNARY_OP(rint, ALIASES("_npi_rint"), rintf(x), rint(x), "round half to even", NO
 UNARY_OP(fix, ALIASES("_npi_fix"), truncf(x), trunc(x), "round toward zero", NO_GRAD, MXW_COST_CHEAP)
 UNARY_OP(trunc, ALIASES("_npi_trunc"), truncf(x), trunc(x), "round toward zero", NO_GRAD, MXW_COST_CHEAP)
 UNARY_OP(erf, ALIASES("_npx_erf"), erff(x), erf(x), "error function", GRAD(grad_erf), MXW_COST_SPECIAL)
-ACT_UNARY_OP(softsign, NULL, softsign_f(x), softsign_d(x), "x / (1 + |x|)", MXW_ACT_SOFTSIGN, GRAD(grad_softsign), MXW_COST_DIV)
+ACT_UNARY_OP(softsign, NULL, softsign_f(x), softsign_d(x), "x / (1 + |x|)", MXW_ACT_SOFTSIGN, GRAD(grad_softsign),
+             MXW_COST_DIV)
 UNARY_OP(sin, ALIASES("_npi_sin"), sinf(x), sin(x), "sine", GRAD(grad_sin), MXW_COST_MATH)
 UNARY_OP(cos, ALIASES("_npi_cos"), cosf(x), cos(x), "cosine", GRAD(grad_cos), MXW_COST_MATH)
 UNARY_OP(tan, ALIASES("_npi_tan"), tanf(x), tan(x), "tangent", GRAD(grad_tan), MXW_COST_MATH)
@@ -324,18 +342,26 @@ UNARY_OP(arccos, ALIASES("_npi_arccos"), acosf(x), acos(x), "inverse cosine", GR
 UNARY_OP(arctan, ALIASES("_npi_arctan"), atanf(x), atan(x), "inverse tangent", GRAD(grad_arctan), MXW_COST_MATH)
 UNARY_OP(sinh, ALIASES("_npi_sinh"), sinhf(x), sinh(x), "hyperbolic sine", GRAD(grad_sinh), MXW_COST_MATH)
 UNARY_OP(cosh, ALIASES("_npi_cosh"), coshf(x), cosh(x), "hyperbolic cosine", GRAD(grad_cosh), MXW_COST_MATH)
-UNARY_OP(arcsinh, ALIASES("_npi_arcsinh"), asinhf(x), asinh(x), "inverse hyperbolic sine", GRAD(grad_arcsinh), MXW_COST_MATH)
-UNARY_OP(arccosh, ALIASES("_npi_arccosh"), acoshf(x), acosh(x), "inverse hyperbolic cosine", GRAD(grad_arccosh), MXW_COST_MATH)
-UNARY_OP(arctanh, ALIASES("_npi_arctanh"), atanhf(x), atanh(x), "inverse hyperbolic tangent", GRAD(grad_arctanh), MXW_COST_MATH)
+UNARY_OP(arcsinh, ALIASES("_npi_arcsinh"), asinhf(x), asinh(x), "inverse hyperbolic sine", GRAD(grad_arcsinh),
+         MXW_COST_MATH)
+UNARY_OP(arccosh, ALIASES("_npi_arccosh"), acoshf(x), acosh(x), "inverse hyperbolic cosine", GRAD(grad_arccosh),
+         MXW_COST_MATH)
+UNARY_OP(arctanh, ALIASES("_npi_arctanh"), atanhf(x), atanh(x), "inverse hyperbolic tangent", GRAD(grad_arctanh),
+         MXW_COST_MATH)
 UNARY_OP(gamma, ALIASES("_npi_gamma"), tgammaf(x), tgamma(x), "gamma function", GRAD(grad_gamma), MXW_COST_SPECIAL)
-UNARY_OP(gammaln, ALIASES("_npi_gammaln"), lgammaf(x), lgamma(x), "log |gamma(x)|", GRAD(grad_gammaln), MXW_COST_SPECIAL)
-UNARY_OP(degrees, ALIASES("_npi_degrees"), x * (float)(180.0 / M_PI), x * (180.0 / M_PI), "radians to degrees", GRAD(grad_degrees), MXW_COST_CHEAP)
-UNARY_OP(radians, ALIASES("_npi_radians"), x * (float)(M_PI / 180.0), x * (M_PI / 180.0), "degrees to radians", GRAD(grad_radians), MXW_COST_CHEAP)
-UNARY_OP(logical_not, ALIASES("_npi_logical_not"), (float)(x == 0.f), (double)(x == 0.0), "1 where x == 0, else 0", NO_GRAD, MXW_COST_CHEAP)
+UNARY_OP(gammaln, ALIASES("_npi_gammaln"), lgammaf(x), lgamma(x), "log |gamma(x)|", GRAD(grad_gammaln),
+         MXW_COST_SPECIAL)
+UNARY_OP(degrees, ALIASES("_npi_degrees"), x *(float)(180.0 / M_PI), x *(180.0 / M_PI), "radians to degrees",
+         GRAD(grad_degrees), MXW_COST_CHEAP)
+UNARY_OP(radians, ALIASES("_npi_radians"), x *(float)(M_PI / 180.0), x *(M_PI / 180.0), "degrees to radians",
+         GRAD(grad_radians), MXW_COST_CHEAP)
+UNARY_OP(logical_not, ALIASES("_npi_logical_not"), (float)(x == 0.f), (double)(x == 0.0), "1 where x == 0, else 0",
+         NO_GRAD, MXW_COST_CHEAP)
 COPY_OP(_copy, ALIASES("identity", "_npi_copy"), "a copy of the input", GRAD(grad_copy))
 COPY_OP(BlockGrad, ALIASES("stop_gradient"), "identity forward; no gradient flows back", NO_GRAD)
 COPY_OP(make_loss, NULL, "identity forward; marks a loss for training", GRAD(grad_make_loss))
-UNARY_OP(zeros_like, ALIASES("_npi_zeros_like"), 0.f, 0.0, "zeros of the input's shape and dtype", NO_GRAD, MXW_COST_CHEAP)
+UNARY_OP(zeros_like, ALIASES("_npi_zeros_like"), 0.f, 0.0, "zeros of the input's shape and dtype", NO_GRAD,
+         MXW_COST_CHEAP)
 UNARY_OP(ones_like, ALIASES("_npi_ones_like"), 1.f, 1.0, "ones of the input's shape and dtype", NO_GRAD, MXW_COST_CHEAP)
 
 /* ---- hard_sigmoid (alpha, beta) ------------------------------------------------------------- */
@@ -384,16 +410,31 @@ PARALLEL_FORWARD(backward_hard_sigmoid, MXW_COST_CHEAP)
 static int grad_hard_sigmoid(mxw_grad_ctx *g) { /* ElemwiseGradUseIn{"_backward_hard_sigmoid"} */
   return mxw_grad_set_fwd_op(g, "_backward_hard_sigmoid", 1);
 }
-static const mxw_op_def op_hard_sigmoid = {
-    .name = "hard_sigmoid", .aliases = ALIASES("_npx_hard_sigmoid"), .doc = "max(0, min(1, alpha * x + beta))",
-    .attrs = k_hard_sigmoid_attrs, .num_attrs = 2, .param_size = sizeof(HardSigmoidParam), .num_inputs = 1,
-    .input_names = k_data, .num_outputs = 1, .infer_shape = mxw_infer_shape_same, .forward = fwd_hard_sigmoid,
-    .inplace = 1, .gradient = grad_hard_sigmoid};
+static const mxw_op_def op_hard_sigmoid = {.name = "hard_sigmoid",
+                                           .aliases = ALIASES("_npx_hard_sigmoid"),
+                                           .doc = "max(0, min(1, alpha * x + beta))",
+                                           .attrs = k_hard_sigmoid_attrs,
+                                           .num_attrs = 2,
+                                           .param_size = sizeof(HardSigmoidParam),
+                                           .num_inputs = 1,
+                                           .input_names = k_data,
+                                           .num_outputs = 1,
+                                           .infer_shape = mxw_infer_shape_same,
+                                           .forward = fwd_hard_sigmoid,
+                                           .inplace = 1,
+                                           .gradient = grad_hard_sigmoid};
 static const mxw_op_def op_backward_hard_sigmoid = {
-    .name = "_backward_hard_sigmoid", .doc = "the gradient of hard_sigmoid: ograd * alpha inside the linear part",
-    .attrs = k_hard_sigmoid_attrs, .num_attrs = 2, .param_size = sizeof(HardSigmoidParam), .num_inputs = 2,
-    .input_names = k_ograd_data, .num_outputs = 1, .infer_shape = mxw_infer_shape_same,
-    .forward = fwd_backward_hard_sigmoid, .inplace = 1};
+    .name = "_backward_hard_sigmoid",
+    .doc = "the gradient of hard_sigmoid: ograd * alpha inside the linear part",
+    .attrs = k_hard_sigmoid_attrs,
+    .num_attrs = 2,
+    .param_size = sizeof(HardSigmoidParam),
+    .num_inputs = 2,
+    .input_names = k_ograd_data,
+    .num_outputs = 1,
+    .infer_shape = mxw_infer_shape_same,
+    .forward = fwd_backward_hard_sigmoid,
+    .inplace = 1};
 
 /* ---- Activation ------------------------------------------------------------------------------ */
 enum { ACT_RELU, ACT_SIGMOID, ACT_TANH, ACT_SOFTRELU, ACT_SOFTSIGN };
@@ -418,8 +459,12 @@ static void apply_act_range(void *data, int dtype, int64_t n, int act) {
       case MXW_ACT_RELU: mxw_vrelu_f32(x, x, n); break;
       case MXW_ACT_SIGMOID: mxw_vsigmoid_f32(x, x, n); break;
       case MXW_ACT_TANH: mxw_vtanh_f32(x, x, n); break;
-      case MXW_ACT_SOFTRELU: for (int64_t i = 0; i < n; i++) x[i] = softrelu_f(x[i]); break;
-      case MXW_ACT_SOFTSIGN: for (int64_t i = 0; i < n; i++) x[i] = softsign_f(x[i]); break;
+      case MXW_ACT_SOFTRELU:
+        for (int64_t i = 0; i < n; i++) x[i] = softrelu_f(x[i]);
+        break;
+      case MXW_ACT_SOFTSIGN:
+        for (int64_t i = 0; i < n; i++) x[i] = softsign_f(x[i]);
+        break;
       default: break;
     }
     return;
@@ -495,10 +540,18 @@ static int kern_backward_Activation(const mxw_op_call *c) {
     const float *g = (const float *)gt->data, *y = (const float *)yt->data, *x = (const float *)xt->data;
     float *d = (float *)out->data;
     switch (act) {
-      case ACT_RELU: for (int64_t i = 0; i < n; i++) d[i] = g[i] * relu_grad_f(y[i]); break;
-      case ACT_SIGMOID: for (int64_t i = 0; i < n; i++) d[i] = g[i] * (y[i] * (1.f - y[i])); break;
-      case ACT_TANH: for (int64_t i = 0; i < n; i++) d[i] = g[i] * (1.f - y[i] * y[i]); break;
-      case ACT_SOFTRELU: for (int64_t i = 0; i < n; i++) d[i] = g[i] * -expm1f(-y[i]); break;
+      case ACT_RELU:
+        for (int64_t i = 0; i < n; i++) d[i] = g[i] * relu_grad_f(y[i]);
+        break;
+      case ACT_SIGMOID:
+        for (int64_t i = 0; i < n; i++) d[i] = g[i] * (y[i] * (1.f - y[i]));
+        break;
+      case ACT_TANH:
+        for (int64_t i = 0; i < n; i++) d[i] = g[i] * (1.f - y[i] * y[i]);
+        break;
+      case ACT_SOFTRELU:
+        for (int64_t i = 0; i < n; i++) d[i] = g[i] * -expm1f(-y[i]);
+        break;
       default:
         for (int64_t i = 0; i < n; i++) d[i] = g[i] * (1.f / ((1.f + fabsf(x[i])) * (1.f + fabsf(x[i]))));
         break;
@@ -539,28 +592,43 @@ static int grad_Activation(mxw_grad_ctx *g) {
   return mxw_grad_set(g, 0, dx);
 }
 
-static const mxw_op_def op_Activation = {
-    .name = "Activation", .aliases = ALIASES("_npx_activation"),
-    .doc = "relu, sigmoid, tanh, softrelu (log(1 + e^x)) or softsign, elementwise",
-    .attrs = k_activation_attrs, .num_attrs = 1, .param_size = sizeof(ActivationParam), .num_inputs = 1,
-    .input_names = k_data, .num_outputs = 1, .infer_shape = mxw_infer_shape_same, .forward = fwd_Activation,
-    .inplace = 1, .as_activation = as_act_Activation, .gradient = grad_Activation};
-static const mxw_op_def op_backward_Activation = {
-    .name = "_backward_Activation", .doc = "the gradient of Activation from (ograd, output[, data])",
-    .attrs = k_activation_attrs, .num_attrs = 1, .param_size = sizeof(ActivationParam), .num_inputs = 3,
-    .input_names = k_act_grad_inputs, .num_inputs_fn = act_grad_num_inputs, .num_outputs = 1,
-    .infer_shape = mxw_infer_shape_same, .forward = fwd_backward_Activation, .inplace = 1};
+static const mxw_op_def op_Activation = {.name = "Activation",
+                                         .aliases = ALIASES("_npx_activation"),
+                                         .doc = "relu, sigmoid, tanh, softrelu (log(1 + e^x)) or softsign, elementwise",
+                                         .attrs = k_activation_attrs,
+                                         .num_attrs = 1,
+                                         .param_size = sizeof(ActivationParam),
+                                         .num_inputs = 1,
+                                         .input_names = k_data,
+                                         .num_outputs = 1,
+                                         .infer_shape = mxw_infer_shape_same,
+                                         .forward = fwd_Activation,
+                                         .inplace = 1,
+                                         .as_activation = as_act_Activation,
+                                         .gradient = grad_Activation};
+static const mxw_op_def op_backward_Activation = {.name = "_backward_Activation",
+                                                  .doc = "the gradient of Activation from (ograd, output[, data])",
+                                                  .attrs = k_activation_attrs,
+                                                  .num_attrs = 1,
+                                                  .param_size = sizeof(ActivationParam),
+                                                  .num_inputs = 3,
+                                                  .input_names = k_act_grad_inputs,
+                                                  .num_inputs_fn = act_grad_num_inputs,
+                                                  .num_outputs = 1,
+                                                  .infer_shape = mxw_infer_shape_same,
+                                                  .forward = fwd_backward_Activation,
+                                                  .inplace = 1};
 
-MXW_FAMILY(elemwise_unary, &op_relu, &op_sigmoid, &op_tanh, &op_exp, &op_expm1, &op_log, &op_log1p, &op_log2,
-           &op_log10, &op_sqrt, &op_rsqrt, &op_cbrt, &op_square, &op_reciprocal, &op_abs, &op_negative, &op_sign,
-           &op_floor, &op_ceil, &op_round, &op_rint, &op_fix, &op_trunc, &op_erf, &op_softsign, &op_sin, &op_cos,
-           &op_tan, &op_arcsin, &op_arccos, &op_arctan, &op_sinh, &op_cosh, &op_arcsinh, &op_arccosh,
-           &op_arctanh, &op_gamma, &op_gammaln, &op_degrees, &op_radians, &op_logical_not, &op__copy,
-           &op_BlockGrad, &op_make_loss, &op_zeros_like, &op_ones_like, &op_hard_sigmoid, &op_Activation,
-           &op_backward_relu, &op_backward_sigmoid, &op_backward_tanh, &op_backward_expm1, &op_backward_log,
-           &op_backward_log1p, &op_backward_log2, &op_backward_log10, &op_backward_sqrt, &op_backward_rsqrt,
-           &op_backward_cbrt, &op_backward_square, &op_backward_reciprocal, &op_backward_abs, &op_backward_erf,
-           &op_backward_softsign, &op_backward_sin, &op_backward_cos, &op_backward_tan, &op_backward_arcsin,
-           &op_backward_arccos, &op_backward_arctan, &op_backward_sinh, &op_backward_cosh, &op_backward_arcsinh,
-           &op_backward_arccosh, &op_backward_arctanh, &op_backward_gamma, &op_backward_gammaln,
-           &op_backward_degrees, &op_backward_radians, &op_backward_hard_sigmoid, &op_backward_Activation);
+MXW_FAMILY(elemwise_unary, &op_relu, &op_sigmoid, &op_tanh, &op_exp, &op_expm1, &op_log, &op_log1p, &op_log2, &op_log10,
+           &op_sqrt, &op_rsqrt, &op_cbrt, &op_square, &op_reciprocal, &op_abs, &op_negative, &op_sign, &op_floor,
+           &op_ceil, &op_round, &op_rint, &op_fix, &op_trunc, &op_erf, &op_softsign, &op_sin, &op_cos, &op_tan,
+           &op_arcsin, &op_arccos, &op_arctan, &op_sinh, &op_cosh, &op_arcsinh, &op_arccosh, &op_arctanh, &op_gamma,
+           &op_gammaln, &op_degrees, &op_radians, &op_logical_not, &op__copy, &op_BlockGrad, &op_make_loss,
+           &op_zeros_like, &op_ones_like, &op_hard_sigmoid, &op_Activation, &op_backward_relu, &op_backward_sigmoid,
+           &op_backward_tanh, &op_backward_expm1, &op_backward_log, &op_backward_log1p, &op_backward_log2,
+           &op_backward_log10, &op_backward_sqrt, &op_backward_rsqrt, &op_backward_cbrt, &op_backward_square,
+           &op_backward_reciprocal, &op_backward_abs, &op_backward_erf, &op_backward_softsign, &op_backward_sin,
+           &op_backward_cos, &op_backward_tan, &op_backward_arcsin, &op_backward_arccos, &op_backward_arctan,
+           &op_backward_sinh, &op_backward_cosh, &op_backward_arcsinh, &op_backward_arccosh, &op_backward_arctanh,
+           &op_backward_gamma, &op_backward_gammaln, &op_backward_degrees, &op_backward_radians,
+           &op_backward_hard_sigmoid, &op_backward_Activation);

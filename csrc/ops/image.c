@@ -111,7 +111,8 @@ static int grad_to_tensor(mxw_grad_ctx *g) { /* out = transpose(x) / 255 */
   const char *axes = mxw_grad_in_shape(g, 0)->ndim == 3 ? "(1, 2, 0)" : "(0, 2, 3, 1)";
   mxw_gid t = mxw_grad_op(g, "transpose", MXW_KV("axes", axes), MXW_GIDS(mxw_grad_ograd(g, 0)));
   mxw_gid d = mxw_grad_op(g, "_div_scalar", MXW_KV("scalar", "255"), MXW_GIDS(t));
-  if (mxw_grad_in_dtype(g, 0) != MXW_FLOAT32) d = mxw_grad_op(g, "Cast", MXW_KV("dtype", mxw_dtype_name(mxw_grad_in_dtype(g, 0))), MXW_GIDS(d));
+  if (mxw_grad_in_dtype(g, 0) != MXW_FLOAT32)
+    d = mxw_grad_op(g, "Cast", MXW_KV("dtype", mxw_dtype_name(mxw_grad_in_dtype(g, 0))), MXW_GIDS(d));
   return mxw_grad_set(g, 0, d);
 }
 
@@ -162,16 +163,20 @@ static int parse_float_tuple(const char *name, const char *text, float *v, int *
     v[(*n)++] = (float)d;
     p = end;
     while (*p == ' ') p++;
-    if (*p == ',') p++;
-    else if (!(close ? *p == close : *p == '\0')) goto bad;
+    if (*p == ',')
+      p++;
+    else if (!(close ? *p == close : *p == '\0'))
+      goto bad;
   }
   if (close) p++;
   while (*p == ' ') p++;
   if (*p != '\0' || *n == 0) goto bad;
   return 0;
 bad:
-  return mxw_fail("invalid value '%s' for attribute '%s': expected a float or a tuple of at most %d floats "
-                  "such as (0.5, 0.5, 0.5)", text, name, MAX_FLOATS);
+  return mxw_fail(
+      "invalid value '%s' for attribute '%s': expected a float or a tuple of at most %d floats "
+      "such as (0.5, 0.5, 0.5)",
+      text, name, MAX_FLOATS);
 }
 
 static int validate_normalize(void *param) {
@@ -201,7 +206,8 @@ static int infer_normalize(const void *param, int nin, mxw_shape *in, int nout, 
   if (nch >= 0) {
     MXW_CHECK(nch == 3 || nch == 1,
               "The %s dimension of input tensor must be the channel dimension with either 1 or 3 elements, but got "
-              "input with shape %s", s.ndim == 3 ? "first" : "second", SHAPE_STR(&s, b));
+              "input with shape %s",
+              s.ndim == 3 ? "first" : "second", SHAPE_STR(&s, b));
     float_tuple_str(p->mean, p->nmean, t, sizeof t);
     MXW_CHECK(p->nmean == 1 || p->nmean == nch,
               "Invalid mean for input with shape %s. mean must have either 1 or %lld elements, but got %s",
@@ -249,16 +255,18 @@ static int grad_normalize(mxw_grad_ctx *g) { /* out = (x - mean_c) / std_c: dx =
   char mean[256] = "(0";
   for (int i = 1; i < p->nmean && i < 60; i++) strcat(mean, ", 0");
   strcat(mean, p->nmean <= 1 ? ",)" : ")");
-  return mxw_grad_set(g, 0, mxw_grad_op(g, "_image_normalize", MXW_KV("mean", mean, "std", p->std_s.s),
-                                        MXW_GIDS(mxw_grad_ograd(g, 0))));
+  return mxw_grad_set(
+      g, 0,
+      mxw_grad_op(g, "_image_normalize", MXW_KV("mean", mean, "std", p->std_s.s), MXW_GIDS(mxw_grad_ograd(g, 0))));
 }
 
 static const mxw_op_def op_normalize = {
     .gradient = grad_normalize,
     .name = "_image_normalize",
     .aliases = ALIASES("_npx__image_normalize"),
-    .doc = "(C, H, W) or (N, C, H, W) tensor: out[c] = (in[c] - mean[c]) / std[c]; one mean/std value applies to "
-           "every channel",
+    .doc =
+        "(C, H, W) or (N, C, H, W) tensor: out[c] = (in[c] - mean[c]) / std[c]; one mean/std value applies to "
+        "every channel",
     .attrs = k_normalize_attrs,
     .num_attrs = NUM_ATTRS(k_normalize_attrs),
     .param_size = sizeof(NormalizeParam),
@@ -282,8 +290,9 @@ static const mxw_attr_spec k_resize_attrs[] = {
     MXW_A_SHAPE("size", ResizeParam, size, "()", "size of the new image: (width, height) or (size)"),
     MXW_A_BOOL("keep_ratio", ResizeParam, keep_ratio, "False",
                "whether to resize the short edge or both edges to `size`, if size is given as an integer"),
-    MXW_A_INT("interp", ResizeParam, interp, "1",
-              "interpolation, as OpenCV's: 0 nearest neighbour, 1 bilinear, 2 bicubic (4x4), 3 pixel area, 4 lanczos (8x8)"),
+    MXW_A_INT(
+        "interp", ResizeParam, interp, "1",
+        "interpolation, as OpenCV's: 0 nearest neighbour, 1 bilinear, 2 bicubic (4x4), 3 pixel area, 4 lanczos (8x8)"),
 };
 
 static int validate_resize(void *param) {
@@ -293,7 +302,8 @@ static int validate_resize(void *param) {
   MXW_CHECK(p->interp >= 0 && p->interp <= 4,
             "interp=%lld is not supported (OpenCV: Unknown interpolation method): resize takes 0 (nearest), "
             "1 (bilinear), "
-            "2 (bicubic), 3 (area) or 4 (lanczos)", (long long)p->interp);
+            "2 (bicubic), 3 (area) or 4 (lanczos)",
+            (long long)p->interp);
   return 0;
 }
 
@@ -388,8 +398,8 @@ static void cubic_weights(float x, float *c) {
  * the sines from one angle by the 45-degree rotations, normalised to sum 1 in float (interpolateLanczos4);
  * x below FLT_EPSILON is the source pixel itself. */
 static void lanczos4_weights(float x, float *c) {
-  static const double cs[8][2] = {{1, 0}, {-RS_SQRT1_2, -RS_SQRT1_2}, {0, 1}, {RS_SQRT1_2, -RS_SQRT1_2},
-                                  {-1, 0}, {RS_SQRT1_2, RS_SQRT1_2}, {0, -1}, {-RS_SQRT1_2, RS_SQRT1_2}};
+  static const double cs[8][2] = {{1, 0},  {-RS_SQRT1_2, -RS_SQRT1_2}, {0, 1},  {RS_SQRT1_2, -RS_SQRT1_2},
+                                  {-1, 0}, {RS_SQRT1_2, RS_SQRT1_2},   {0, -1}, {-RS_SQRT1_2, RS_SQRT1_2}};
   if (x < FLT_EPSILON) {
     for (int i = 0; i < 8; i++) c[i] = 0.f;
     c[3] = 1.f;
@@ -429,9 +439,12 @@ static void axis_weights(int64_t ssize, int64_t dsize, int interp, int ksize, in
       if (s < 0) f = 0.f, s = 0;
       if (s >= ssize - 1) f = 0.f, s = ssize - 1;
     }
-    if (interp == RS_CUBIC) cubic_weights(f, c);
-    else if (interp == RS_LANCZOS4) lanczos4_weights(f, c);
-    else c[0] = 1.f - f, c[1] = f;
+    if (interp == RS_CUBIC)
+      cubic_weights(f, c);
+    else if (interp == RS_LANCZOS4)
+      lanczos4_weights(f, c);
+    else
+      c[0] = 1.f - f, c[1] = f;
     ofs[d] = s;
     for (int k = 0; k < ksize; k++) w[d * ksize + k] = c[k];
   }
@@ -439,20 +452,19 @@ static void axis_weights(int64_t ssize, int64_t dsize, int interp, int ksize, in
 
 /* Horizontal pass over one source row: out[x, c] = sum over k of row[clamp(ofs[x] - ksize/2 + 1 + k), c] * w,
  * accumulated from k = 0 (uint8: pixel * 11-bit weight in int; float32: float; float64: double). */
-#define RESIZE_HROW(NAME, T, WT, AT)                                                                                \
-  static void NAME(const T *s, WT *o, int64_t W, int64_t C, int64_t OW, int ksize, const int64_t *xo,               \
-                   const AT *w) {                                                                                   \
-    for (int64_t x = 0; x < OW; x++, w += ksize) {                                                                  \
-      int64_t base = xo[x] - ksize / 2 + 1;                                                                         \
-      for (int64_t c = 0; c < C; c++) {                                                                             \
-        WT v = 0;                                                                                                   \
-        for (int k = 0; k < ksize; k++) {                                                                           \
-          int64_t sx = base + k < 0 ? 0 : base + k >= W ? W - 1 : base + k;                                         \
-          v += (WT)s[sx * C + c] * (WT)w[k];                                                                        \
-        }                                                                                                           \
-        o[x * C + c] = v;                                                                                           \
-      }                                                                                                             \
-    }                                                                                                               \
+#define RESIZE_HROW(NAME, T, WT, AT)                                                                                 \
+  static void NAME(const T *s, WT *o, int64_t W, int64_t C, int64_t OW, int ksize, const int64_t *xo, const AT *w) { \
+    for (int64_t x = 0; x < OW; x++, w += ksize) {                                                                   \
+      int64_t base = xo[x] - ksize / 2 + 1;                                                                          \
+      for (int64_t c = 0; c < C; c++) {                                                                              \
+        WT v = 0;                                                                                                    \
+        for (int k = 0; k < ksize; k++) {                                                                            \
+          int64_t sx = base + k < 0 ? 0 : base + k >= W ? W - 1 : base + k;                                          \
+          v += (WT)s[sx * C + c] * (WT)w[k];                                                                         \
+        }                                                                                                            \
+        o[x * C + c] = v;                                                                                            \
+      }                                                                                                              \
+    }                                                                                                                \
   }
 RESIZE_HROW(hrow_u8, uint8_t, int32_t, int16_t)
 RESIZE_HROW(hrow_f32, float, float, float)
@@ -474,13 +486,13 @@ static void vrow_u8(int32_t *const *r, uint8_t *o, int64_t n, int ksize, const i
     o[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
   }
 }
-#define RESIZE_VROW(NAME, T)                                                                                        \
-  static void NAME(T *const *r, T *o, int64_t n, int ksize, const float *b) {                                       \
-    for (int64_t i = 0; i < n; i++) {                                                                               \
-      T v = r[0][i] * (T)b[0];                                                                                      \
-      for (int k = 1; k < ksize; k++) v += r[k][i] * (T)b[k];                                                       \
-      o[i] = v;                                                                                                     \
-    }                                                                                                               \
+#define RESIZE_VROW(NAME, T)                                                  \
+  static void NAME(T *const *r, T *o, int64_t n, int ksize, const float *b) { \
+    for (int64_t i = 0; i < n; i++) {                                         \
+      T v = r[0][i] * (T)b[0];                                                \
+      for (int k = 1; k < ksize; k++) v += r[k][i] * (T)b[k];                 \
+      o[i] = v;                                                               \
+    }                                                                         \
   }
 RESIZE_VROW(vrow_f32, float)
 RESIZE_VROW(vrow_f64, double)
@@ -509,44 +521,50 @@ static void resize_generic(const void *src, void *dst, int dt, int64_t H, int64_
       int i = 0;
       while (used[i]) i++;
       const char *srow = (const char *)src + (size_t)(need[k] * W * C) * es;
-      if (dt == MXW_UINT8) hrow_u8((const uint8_t *)srow, (int32_t *)slot[i], W, C, OW, ksize, xo, xiw);
-      else if (dt == MXW_FLOAT32) hrow_f32((const float *)srow, (float *)slot[i], W, C, OW, ksize, xo, xw);
-      else hrow_f64((const double *)srow, (double *)slot[i], W, C, OW, ksize, xo, xw);
+      if (dt == MXW_UINT8)
+        hrow_u8((const uint8_t *)srow, (int32_t *)slot[i], W, C, OW, ksize, xo, xiw);
+      else if (dt == MXW_FLOAT32)
+        hrow_f32((const float *)srow, (float *)slot[i], W, C, OW, ksize, xo, xw);
+      else
+        hrow_f64((const double *)srow, (double *)slot[i], W, C, OW, ksize, xo, xw);
       have[i] = need[k], used[i] = 1;
       for (int k2 = k; k2 < ksize; k2++)
         if (need[k2] == need[k]) which[k2] = i;
     }
     for (int k = 0; k < ksize; k++) rows[k] = slot[which[k]];
     char *drow = (char *)dst + (size_t)y * rw * es;
-    if (dt == MXW_UINT8) vrow_u8((int32_t *const *)rows, (uint8_t *)drow, (int64_t)rw, ksize, yiw + y * ksize);
-    else if (dt == MXW_FLOAT32) vrow_f32((float *const *)rows, (float *)drow, (int64_t)rw, ksize, yw + y * ksize);
-    else vrow_f64((double *const *)rows, (double *)drow, (int64_t)rw, ksize, yw + y * ksize);
+    if (dt == MXW_UINT8)
+      vrow_u8((int32_t *const *)rows, (uint8_t *)drow, (int64_t)rw, ksize, yiw + y * ksize);
+    else if (dt == MXW_FLOAT32)
+      vrow_f32((float *const *)rows, (float *)drow, (int64_t)rw, ksize, yw + y * ksize);
+    else
+      vrow_f64((double *const *)rows, (double *)drow, (int64_t)rw, ksize, yw + y * ksize);
   }
 }
 
 /* INTER_AREA shrinking by integer factors (resizeAreaFast_): the mean of each sy x sx block, summed row by
  * row (in fours, as OpenCV unrolls), times the float 1 / area. uint8: 2 x 2 blocks of 1, 3 or 4 channels
  * round as (sum + 2) >> 2, others round the float to nearest (even); float64 sums in double. */
-#define RESIZE_AREA_FAST(NAME, T, WT, STORE)                                                                        \
-  static void NAME(const T *s, T *o, int64_t W, int64_t C, int64_t OH, int64_t OW, int64_t isx, int64_t isy) {      \
-    int64_t area = isx * isy;                                                                                       \
-    float scale = 1.f / (float)area;                                                                                \
-    int shift2 = isx == 2 && isy == 2 && (C == 1 || C == 3 || C == 4);                                              \
-    (void)shift2;                                                                                                   \
-    for (int64_t y = 0; y < OH; y++)                                                                                \
-      for (int64_t x = 0; x < OW; x++)                                                                              \
-        for (int64_t c = 0; c < C; c++) {                                                                           \
-          const T *p = s + ((y * isy) * W + x * isx) * C + c;                                                       \
-          WT sum = 0;                                                                                               \
-          int64_t k = 0;                                                                                            \
-          for (; k + 4 <= area; k += 4) {                                                                           \
-            WT q = p[((k / isx) * W + k % isx) * C];                                                                \
-            for (int64_t j = k + 1; j < k + 4; j++) q += p[((j / isx) * W + j % isx) * C];                          \
-            sum += q;                                                                                               \
-          }                                                                                                         \
-          for (; k < area; k++) sum += p[((k / isx) * W + k % isx) * C];                                            \
-          STORE;                                                                                                    \
-        }                                                                                                           \
+#define RESIZE_AREA_FAST(NAME, T, WT, STORE)                                                                   \
+  static void NAME(const T *s, T *o, int64_t W, int64_t C, int64_t OH, int64_t OW, int64_t isx, int64_t isy) { \
+    int64_t area = isx * isy;                                                                                  \
+    float scale = 1.f / (float)area;                                                                           \
+    int shift2 = isx == 2 && isy == 2 && (C == 1 || C == 3 || C == 4);                                         \
+    (void)shift2;                                                                                              \
+    for (int64_t y = 0; y < OH; y++)                                                                           \
+      for (int64_t x = 0; x < OW; x++)                                                                         \
+        for (int64_t c = 0; c < C; c++) {                                                                      \
+          const T *p = s + ((y * isy) * W + x * isx) * C + c;                                                  \
+          WT sum = 0;                                                                                          \
+          int64_t k = 0;                                                                                       \
+          for (; k + 4 <= area; k += 4) {                                                                      \
+            WT q = p[((k / isx) * W + k % isx) * C];                                                           \
+            for (int64_t j = k + 1; j < k + 4; j++) q += p[((j / isx) * W + j % isx) * C];                     \
+            sum += q;                                                                                          \
+          }                                                                                                    \
+          for (; k < area; k++) sum += p[((k / isx) * W + k % isx) * C];                                       \
+          STORE;                                                                                               \
+        }                                                                                                      \
   }
 RESIZE_AREA_FAST(area_fast_u8, uint8_t, int32_t,
                  o[(y * OW + x) * C + c] = shift2 ? (uint8_t)((sum + 2) >> 2) : sat_u8_round((float)sum * scale))
@@ -580,34 +598,34 @@ static int64_t area_table(int64_t ssize, int64_t dsize, int64_t cn, double scale
   return k;
 }
 
-#define RESIZE_AREA(NAME, T, WT, STORE)                                                                             \
-  static void NAME(const T *s, T *o, int64_t W, int64_t C, int64_t OW, const area_tab *xt, int64_t nx,              \
-                   const area_tab *yt, int64_t ny, WT *buf) {                                                       \
-    int64_t rw = OW * C;                                                                                            \
-    WT *sum = buf + rw;                                                                                             \
-    int64_t prev = yt[0].di;                                                                                        \
-    for (int64_t i = 0; i < rw; i++) sum[i] = 0;                                                                    \
-    for (int64_t j = 0; j < ny; j++) {                                                                              \
-      WT beta = yt[j].alpha;                                                                                        \
-      const T *row = s + yt[j].si * W * C;                                                                          \
-      for (int64_t i = 0; i < rw; i++) buf[i] = 0;                                                                  \
-      for (int64_t k = 0; k < nx; k++) {                                                                            \
-        WT a = xt[k].alpha;                                                                                         \
-        for (int64_t c = 0; c < C; c++) buf[xt[k].di + c] += row[xt[k].si + c] * a;                                 \
-      }                                                                                                             \
-      if (yt[j].di != prev) {                                                                                       \
-        T *d = o + prev * rw;                                                                                       \
-        for (int64_t i = 0; i < rw; i++) {                                                                          \
-          STORE;                                                                                                    \
-          sum[i] = beta * buf[i];                                                                                   \
-        }                                                                                                           \
-        prev = yt[j].di;                                                                                            \
-      } else {                                                                                                      \
-        for (int64_t i = 0; i < rw; i++) sum[i] += beta * buf[i];                                                   \
-      }                                                                                                             \
-    }                                                                                                               \
-    T *d = o + prev * rw;                                                                                           \
-    for (int64_t i = 0; i < rw; i++) STORE;                                                                         \
+#define RESIZE_AREA(NAME, T, WT, STORE)                                                                \
+  static void NAME(const T *s, T *o, int64_t W, int64_t C, int64_t OW, const area_tab *xt, int64_t nx, \
+                   const area_tab *yt, int64_t ny, WT *buf) {                                          \
+    int64_t rw = OW * C;                                                                               \
+    WT *sum = buf + rw;                                                                                \
+    int64_t prev = yt[0].di;                                                                           \
+    for (int64_t i = 0; i < rw; i++) sum[i] = 0;                                                       \
+    for (int64_t j = 0; j < ny; j++) {                                                                 \
+      WT beta = yt[j].alpha;                                                                           \
+      const T *row = s + yt[j].si * W * C;                                                             \
+      for (int64_t i = 0; i < rw; i++) buf[i] = 0;                                                     \
+      for (int64_t k = 0; k < nx; k++) {                                                               \
+        WT a = xt[k].alpha;                                                                            \
+        for (int64_t c = 0; c < C; c++) buf[xt[k].di + c] += row[xt[k].si + c] * a;                    \
+      }                                                                                                \
+      if (yt[j].di != prev) {                                                                          \
+        T *d = o + prev * rw;                                                                          \
+        for (int64_t i = 0; i < rw; i++) {                                                             \
+          STORE;                                                                                       \
+          sum[i] = beta * buf[i];                                                                      \
+        }                                                                                              \
+        prev = yt[j].di;                                                                               \
+      } else {                                                                                         \
+        for (int64_t i = 0; i < rw; i++) sum[i] += beta * buf[i];                                      \
+      }                                                                                                \
+    }                                                                                                  \
+    T *d = o + prev * rw;                                                                              \
+    for (int64_t i = 0; i < rw; i++) STORE;                                                            \
   }
 RESIZE_AREA(area_u8, uint8_t, float, d[i] = sat_u8_round(sum[i]))
 RESIZE_AREA(area_f32, float, float, d[i] = sum[i])
@@ -640,9 +658,12 @@ static int fwd_resize(const mxw_op_call *c) {
   int ksize = interp == RS_CUBIC ? 4 : interp == RS_LANCZOS4 ? 8 : 2;
   size_t wt = dt == MXW_FLOAT64 ? 8 : 4; /* int32 rows for uint8, float for float32, double for float64 */
   size_t row_bytes = ((size_t)(OW * C) * wt + 7) / 8 * 8, bytes;
-  if (true_area && !area_fast) bytes = 2 * row_bytes + (size_t)(3 * (W + H) + 4) * sizeof(area_tab);
-  else if (true_area) bytes = 8;
-  else bytes = (size_t)ksize * row_bytes + (size_t)(OW + OH) * (sizeof(int64_t) + (size_t)ksize * 6) + 16;
+  if (true_area && !area_fast)
+    bytes = 2 * row_bytes + (size_t)(3 * (W + H) + 4) * sizeof(area_tab);
+  else if (true_area)
+    bytes = 8;
+  else
+    bytes = (size_t)ksize * row_bytes + (size_t)(OW + OH) * (sizeof(int64_t) + (size_t)ksize * 6) + 16;
   char *buf = (char *)malloc(bytes);
   if (!buf) return mxw_fail_oom("image resize's scratch", (double)bytes);
   int64_t *xo = NULL, *yo = NULL, nx = 0, ny = 0;
@@ -673,13 +694,19 @@ static int fwd_resize(const mxw_op_call *c) {
     const char *s = (const char *)in->data + (size_t)b * in_step;
     char *d = (char *)out->data + (size_t)b * out_step;
     if (true_area && area_fast) {
-      if (dt == MXW_UINT8) area_fast_u8((const uint8_t *)s, (uint8_t *)d, W, C, OH, OW, isx, isy);
-      else if (dt == MXW_FLOAT32) area_fast_f32((const float *)s, (float *)d, W, C, OH, OW, isx, isy);
-      else area_fast_f64((const double *)s, (double *)d, W, C, OH, OW, isx, isy);
+      if (dt == MXW_UINT8)
+        area_fast_u8((const uint8_t *)s, (uint8_t *)d, W, C, OH, OW, isx, isy);
+      else if (dt == MXW_FLOAT32)
+        area_fast_f32((const float *)s, (float *)d, W, C, OH, OW, isx, isy);
+      else
+        area_fast_f64((const double *)s, (double *)d, W, C, OH, OW, isx, isy);
     } else if (true_area) {
-      if (dt == MXW_UINT8) area_u8((const uint8_t *)s, (uint8_t *)d, W, C, OW, xt, nx, yt, ny, (float *)buf);
-      else if (dt == MXW_FLOAT32) area_f32((const float *)s, (float *)d, W, C, OW, xt, nx, yt, ny, (float *)buf);
-      else area_f64((const double *)s, (double *)d, W, C, OW, xt, nx, yt, ny, (double *)buf);
+      if (dt == MXW_UINT8)
+        area_u8((const uint8_t *)s, (uint8_t *)d, W, C, OW, xt, nx, yt, ny, (float *)buf);
+      else if (dt == MXW_FLOAT32)
+        area_f32((const float *)s, (float *)d, W, C, OW, xt, nx, yt, ny, (float *)buf);
+      else
+        area_f64((const double *)s, (double *)d, W, C, OW, xt, nx, yt, ny, (double *)buf);
     } else if (interp == RS_NEAREST) {
       resize_nearest(s, d, W, C, OH, OW, es, xo, yo);
     } else {
@@ -694,8 +721,9 @@ static const mxw_op_def op_resize = {
     .no_grad = 1,
     .name = "_image_resize",
     .aliases = ALIASES("_npx__image_resize"),
-    .doc = "resizes an (H, W, C) or (N, H, W, C) image to size (width, height), or (size, size) / the short edge "
-           "to size with keep_ratio, as OpenCV's resize (interp 0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 lanczos)",
+    .doc =
+        "resizes an (H, W, C) or (N, H, W, C) image to size (width, height), or (size, size) / the short edge "
+        "to size with keep_ratio, as OpenCV's resize (interp 0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 lanczos)",
     .attrs = k_resize_attrs,
     .num_attrs = NUM_ATTRS(k_resize_attrs),
     .param_size = sizeof(ResizeParam),
@@ -725,8 +753,8 @@ static int infer_crop(const void *param, int nin, mxw_shape *in, int nout, mxw_s
   const CropParam *p = (const CropParam *)param;
   const mxw_shape *s = &in[0];
   if (s->ndim < 0) return 0;
-  MXW_CHECK(s->ndim == 3 || s->ndim == 4,
-            "Image Crop expects inputs of 3D (h, w, c) or 4D (n, h, w, c). But got %d", s->ndim);
+  MXW_CHECK(s->ndim == 3 || s->ndim == 4, "Image Crop expects inputs of 3D (h, w, c) or 4D (n, h, w, c). But got %d",
+            s->ndim);
   int64_t ch = s->dims[s->ndim - 1], h = s->dims[s->ndim - 3], w = s->dims[s->ndim - 2];
   MXW_CHECK(ch < 0 || ch == 1 || ch == 3, "Expect channel of the input image is 1 or 3, but got%lld", (long long)ch);
   MXW_CHECK(p->height > 0 && p->width > 0, "Input height and width must be greater than 0");
@@ -760,9 +788,11 @@ static int grad_crop(mxw_grad_ctx *g) { /* zeros with the cropped box = dy */
   char b[128], e[128];
   int batched = mxw_grad_in_shape(g, 0)->ndim == 4;
   snprintf(b, sizeof b, "(%s%lld, %lld, None)", batched ? "None, " : "", (long long)p->y, (long long)p->x);
-  snprintf(e, sizeof e, "(%s%lld, %lld, None)", batched ? "None, " : "", (long long)(p->y + p->height), (long long)(p->x + p->width));
+  snprintf(e, sizeof e, "(%s%lld, %lld, None)", batched ? "None, " : "", (long long)(p->y + p->height),
+           (long long)(p->x + p->width));
   mxw_gid z = mxw_grad_zeros_like(g, mxw_grad_in(g, 0));
-  return mxw_grad_set(g, 0, mxw_grad_op(g, "_slice_assign", MXW_KV("begin", b, "end", e), MXW_GIDS(z, mxw_grad_ograd(g, 0))));
+  return mxw_grad_set(g, 0,
+                      mxw_grad_op(g, "_slice_assign", MXW_KV("begin", b, "end", e), MXW_GIDS(z, mxw_grad_ograd(g, 0))));
 }
 
 static const mxw_op_def op_crop = {
@@ -792,7 +822,8 @@ static int infer_image(const void *param, int nin, mxw_shape *in, int nout, mxw_
   int64_t ch = s.dims[2];
   MXW_CHECK(ch < 0 || ch == 3 || ch == 1,
             "The last dimension of input image must be the channel dimension with either 1 or 3 elements, but got "
-            "input with shape %s", SHAPE_STR(&s, b));
+            "input with shape %s",
+            SHAPE_STR(&s, b));
   MXW_TRY(mxw_shape_assign(&in[0], &s, "data"));
   return mxw_shape_assign(&out[0], &s, "output");
 }
@@ -827,24 +858,41 @@ static void flip(const mxw_tensor *in, mxw_tensor *out, int axis) {
   }
 }
 
-static int fwd_flip_lr(const mxw_op_call *c) { flip(&c->inputs[0], &c->outputs[0], 1); return 0; }
-static int fwd_flip_tb(const mxw_op_call *c) { flip(&c->inputs[0], &c->outputs[0], 0); return 0; }
+static int fwd_flip_lr(const mxw_op_call *c) {
+  flip(&c->inputs[0], &c->outputs[0], 1);
+  return 0;
+}
+static int fwd_flip_tb(const mxw_op_call *c) {
+  flip(&c->inputs[0], &c->outputs[0], 0);
+  return 0;
+}
 /* std::bernoulli_distribution(0.5): true keeps the image, false flips it. */
 static int fwd_random_flip_lr(const mxw_op_call *c) {
-  if (mxw_rand_uniform() < 0.5) copy_input(c);
-  else flip(&c->inputs[0], &c->outputs[0], 1);
+  if (mxw_rand_uniform() < 0.5)
+    copy_input(c);
+  else
+    flip(&c->inputs[0], &c->outputs[0], 1);
   return 0;
 }
 static int fwd_random_flip_tb(const mxw_op_call *c) {
-  if (mxw_rand_uniform() < 0.5) copy_input(c);
-  else flip(&c->inputs[0], &c->outputs[0], 0);
+  if (mxw_rand_uniform() < 0.5)
+    copy_input(c);
+  else
+    flip(&c->inputs[0], &c->outputs[0], 0);
   return 0;
 }
 
-#define AUG_OP(var, NAME, DOC, FWD, ...)                                                                             \
-  static const mxw_op_def var = {.name = NAME, .aliases = ALIASES("_npx_" NAME), .doc = DOC, .num_inputs = 1,        \
-                                 .input_names = k_data, .num_outputs = 1, .infer_shape = infer_image,               \
-                                 .forward = FWD, .inplace = 1, __VA_ARGS__}
+#define AUG_OP(var, NAME, DOC, FWD, ...)                           \
+  static const mxw_op_def var = {.name = NAME,                     \
+                                 .aliases = ALIASES("_npx_" NAME), \
+                                 .doc = DOC,                       \
+                                 .num_inputs = 1,                  \
+                                 .input_names = k_data,            \
+                                 .num_outputs = 1,                 \
+                                 .infer_shape = infer_image,       \
+                                 .forward = FWD,                   \
+                                 .inplace = 1,                     \
+                                 __VA_ARGS__}
 
 /* a flip is its own adjoint */
 static int grad_flip_lr(mxw_grad_ctx *g) {
@@ -883,9 +931,12 @@ static float draw_factor(double lo, double hi) {
 
 /* Stores float v at element i with saturate_cast<DType>. */
 static void store_sat(void *data, int dtype, int64_t i, float v) {
-  if (dtype == MXW_UINT8) ((uint8_t *)data)[i] = sat_u8(v);
-  else if (dtype == MXW_FLOAT32) ((float *)data)[i] = v;
-  else mxw_store_f64(data, dtype, i, v);
+  if (dtype == MXW_UINT8)
+    ((uint8_t *)data)[i] = sat_u8(v);
+  else if (dtype == MXW_FLOAT32)
+    ((float *)data)[i] = v;
+  else
+    mxw_store_f64(data, dtype, i, v);
 }
 static float load_f(const void *data, int dtype, int64_t i) {
   if (dtype == MXW_UINT8) return (float)((const uint8_t *)data)[i];
@@ -939,9 +990,12 @@ static void rgb_to_hls(float r, float g, float b, float *h, float *l, float *s) 
   if (diff > 1.1920928955078125e-07f) {
     *s = *l < 0.5f ? diff / (vmax + vmin) : diff / (2.0f - vmax - vmin);
     float k = 60.f / diff;
-    if (vmax == r) *h = (g - b) * k;
-    else if (vmax == g) *h = (b - r) * k + 120.f;
-    else *h = (r - g) * k + 240.f;
+    if (vmax == r)
+      *h = (g - b) * k;
+    else if (vmax == g)
+      *h = (b - r) * k + 120.f;
+    else
+      *h = (r - g) * k + 240.f;
     if (*h < 0.f) *h += 360.f;
   }
 }
@@ -1004,8 +1058,8 @@ static int fwd_random_hue(const mxw_op_call *c) {
   return 0;
 }
 
-#define ENHANCE_OP(var, NAME, DOC, FWD)                                                                              \
-  AUG_OP(var, NAME, DOC, FWD, .attrs = k_enhance_attrs, .num_attrs = NUM_ATTRS(k_enhance_attrs),                     \
+#define ENHANCE_OP(var, NAME, DOC, FWD)                                                          \
+  AUG_OP(var, NAME, DOC, FWD, .attrs = k_enhance_attrs, .num_attrs = NUM_ATTRS(k_enhance_attrs), \
          .param_size = sizeof(RandomEnhanceParam), .validate = validate_enhance, .no_grad = 1)
 ENHANCE_OP(op_random_brightness, "_image_random_brightness",
            "multiplies an (H, W, C) image by a factor drawn from U(min_factor, max_factor)", fwd_random_brightness);

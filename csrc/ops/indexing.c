@@ -24,7 +24,8 @@ static int64_t load_index(const mxw_tensor *t, int64_t i) {
   switch (t->dtype) {
     case MXW_INT32: return ((const int32_t *)t->data)[i];
     case MXW_INT64: return ((const int64_t *)t->data)[i];
-    case MXW_UINT8: case MXW_BOOL: return ((const uint8_t *)t->data)[i];
+    case MXW_UINT8:
+    case MXW_BOOL: return ((const uint8_t *)t->data)[i];
     case MXW_INT8: return ((const int8_t *)t->data)[i];
     default: break;
   }
@@ -68,7 +69,6 @@ static void zero_tensor(mxw_tensor *t) {
   size_t n = (size_t)mxw_tensor_size(t) * (size_t)mxw_dtype_size(t->dtype);
   if (n) memset(t->data, 0, n);
 }
-
 
 /* The dtype flag of an entry of a dtype-name enum. */
 static int enum_dtype(const char *const *names, int index) { return mxw_dtype_from_name(names[index]); }
@@ -149,8 +149,7 @@ static int fwd_take(const mxw_op_call *c) {
   char *dst = (char *)out->data;
   for (int64_t j = 0; j < m; j++) {
     int64_t k = take_index(p, load_index(idx, j), n);
-    for (int64_t o = 0; o < outer; o++)
-      memcpy(dst + (size_t)(o * m + j) * row, src + (size_t)(o * n + k) * row, row);
+    for (int64_t o = 0; o < outer; o++) memcpy(dst + (size_t)(o * m + j) * row, src + (size_t)(o * n + k) * row, row);
   }
   return 0;
 }
@@ -384,8 +383,11 @@ static mxw_shape selected_shape(const mxw_shape *s, const order_geom *g) {
 }
 
 static int check_index_dtype(int dtype, int64_t n) {
-  int64_t max = dtype == MXW_UINT8 ? 255 : dtype == MXW_FLOAT16 ? 2048 : dtype == MXW_FLOAT32 ? 16777216
-              : dtype == MXW_INT32 ? 2147483647 : INT64_MAX;
+  int64_t max = dtype == MXW_UINT8     ? 255
+                : dtype == MXW_FLOAT16 ? 2048
+                : dtype == MXW_FLOAT32 ? 16777216
+                : dtype == MXW_INT32   ? 2147483647
+                                       : INT64_MAX;
   MXW_CHECK(n <= max, "index dtype %s cannot represent the indices of an axis with %lld elements (at most %lld)",
             mxw_dtype_name(dtype), (long long)n, (long long)max);
   return 0;
@@ -653,8 +655,10 @@ static int fwd_sort(const mxw_op_call *c) {
 static int grad_sort(mxw_grad_ctx *g) {
   const SortParam *p = (const SortParam *)mxw_grad_param(g);
   char axis[32];
-  if (p->axis.has) snprintf(axis, sizeof axis, "%lld", (long long)p->axis.v);
-  else snprintf(axis, sizeof axis, "None");
+  if (p->axis.has)
+    snprintf(axis, sizeof axis, "%lld", (long long)p->axis.v);
+  else
+    snprintf(axis, sizeof axis, "None");
   const char *ascend = p->is_ascend ? "True" : "False";
   mxw_gid dx = mxw_grad_op(g, "_backward_topk", MXW_KV("axis", axis, "k", "0", "ret_typ", "value", "is_ascend", ascend),
                            MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_out(g, 1), mxw_grad_in(g, 0)));
@@ -717,8 +721,8 @@ static const mxw_op_def op_argsort = {
 };
 
 /* ==== one_hot =================================================================================== */
-static const char *const k_all_dtypes[] = {"float32", "float64", "float16", "bfloat16",
-                                           "uint8",   "int8",    "int32",   "int64", NULL};
+static const char *const k_all_dtypes[] = {"float32", "float64", "float16", "bfloat16", "uint8",
+                                           "int8",    "int32",   "int64",   NULL};
 static const char *const k_indices[] = {"indices", NULL};
 typedef struct {
   int64_t depth;

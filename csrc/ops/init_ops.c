@@ -21,7 +21,8 @@
  * rank, 0 dims -> unknown dims. */
 static int shape_from_attr(const mxw_tuple *t, mxw_shape *s) {
   char buf[160];
-  if (t->ndim > MXW_MAX_NDIM) return mxw_fail("attribute 'shape' has %d dimensions, at most %d are supported", t->ndim, MXW_MAX_NDIM);
+  if (t->ndim > MXW_MAX_NDIM)
+    return mxw_fail("attribute 'shape' has %d dimensions, at most %d are supported", t->ndim, MXW_MAX_NDIM);
   if (t->ndim <= 0) {
     s->ndim = -1;
     return 0;
@@ -41,8 +42,10 @@ static int shape_from_attr(const mxw_tuple *t, mxw_shape *s) {
   for (int i = 0; i < t->ndim && size > 0; i++) size = t->v[i] != 0 && size > limit / t->v[i] ? limit : size * t->v[i];
   if (size >= limit) {
     mxw_shape shown = mxw_shape_make(t->ndim, t->v);
-    return mxw_fail("attribute 'shape' %s: the size of a tensor must be below 2^31 - 1 elements (MXNet 1.9.1's "
-                    "InitShape, without USE_INT64_TENSOR_SIZE)", mxw_shape_str(&shown, buf, sizeof buf));
+    return mxw_fail(
+        "attribute 'shape' %s: the size of a tensor must be below 2^31 - 1 elements (MXNet 1.9.1's "
+        "InitShape, without USE_INT64_TENSOR_SIZE)",
+        mxw_shape_str(&shown, buf, sizeof buf));
   }
   return 0;
 }
@@ -139,11 +142,20 @@ static int fwd_full(const mxw_op_call *c) {
   return 0;
 }
 
-#define INIT_OP(VAR, NAME, ALIAS_LIST, NATTRS, FWD, DOC)                                              \
-  static const mxw_op_def VAR = {                                                                     \
-      .name = NAME, .aliases = ALIAS_LIST, .doc = DOC, .attrs = k_init_attrs, .num_attrs = NATTRS,    \
-      .param_size = sizeof(InitParam), .num_inputs = 0, .input_names = k_no_inputs, .num_outputs = 1, \
-      .infer_shape = infer_shape_init, .infer_type = infer_type_init, .forward = FWD, .no_grad = 1};
+#define INIT_OP(VAR, NAME, ALIAS_LIST, NATTRS, FWD, DOC)          \
+  static const mxw_op_def VAR = {.name = NAME,                    \
+                                 .aliases = ALIAS_LIST,           \
+                                 .doc = DOC,                      \
+                                 .attrs = k_init_attrs,           \
+                                 .num_attrs = NATTRS,             \
+                                 .param_size = sizeof(InitParam), \
+                                 .num_inputs = 0,                 \
+                                 .input_names = k_no_inputs,      \
+                                 .num_outputs = 1,                \
+                                 .infer_shape = infer_shape_init, \
+                                 .infer_type = infer_type_init,   \
+                                 .forward = FWD,                  \
+                                 .no_grad = 1};
 
 INIT_OP(op_zeros, "_zeros", ALIASES("_npi_zeros"), 3, fwd_zeros, "an array of zeros (attrs shape, dtype)")
 INIT_OP(op_ones, "_ones", ALIASES("_npi_ones"), 3, fwd_ones, "an array of ones (attrs shape, dtype)")
@@ -188,8 +200,9 @@ static int validate_range(void *param) {
     int ok = p->step > 0 ? p->start < p->stop.v : p->start > p->stop.v;
     MXW_CHECK(ok, "invalid range (start, stop, step) = (%g, %g, %g): it holds no value", p->start, p->stop.v, p->step);
     double n = ceil((p->stop.v - p->start) / p->step) * (double)p->repeat;
-    MXW_CHECK(n < 2147483647.0, "the range (start, stop, step, repeat) = (%g, %g, %g, %lld) has %.0f elements, too many",
-              p->start, p->stop.v, p->step, (long long)p->repeat, n);
+    MXW_CHECK(n < 2147483647.0,
+              "the range (start, stop, step, repeat) = (%g, %g, %g, %lld) has %.0f elements, too many", p->start,
+              p->stop.v, p->step, (long long)p->repeat, n);
   }
   return 0;
 }
@@ -249,9 +262,7 @@ static int fwd_arange(const mxw_op_call *c) {
       for (int64_t i = 0; i < n; i++) {
         uint64_t v = start + (uint64_t)(i / rep) * step;
         switch (size) {
-          case 1:
-            ((uint8_t *)out->data)[i] = out->dtype == MXW_BOOL ? (uint8_t)((uint8_t)v != 0) : (uint8_t)v;
-            break;
+          case 1: ((uint8_t *)out->data)[i] = out->dtype == MXW_BOOL ? (uint8_t)((uint8_t)v != 0) : (uint8_t)v; break;
           case 2: ((uint16_t *)out->data)[i] = (uint16_t)v; break;
           case 4: ((uint32_t *)out->data)[i] = (uint32_t)v; break;
           default: ((uint64_t *)out->data)[i] = v; break;
@@ -264,11 +275,20 @@ static int fwd_arange(const mxw_op_call *c) {
 }
 
 static const mxw_op_def op_arange = {
-    .name = "_arange", .aliases = ALIASES("_npi_arange"),
+    .name = "_arange",
+    .aliases = ALIASES("_npi_arange"),
     .doc = "evenly spaced values in [start, stop) by step, each repeated `repeat` times; arange(n) is [0, n)",
-    .attrs = k_range_attrs, .num_attrs = 7, .param_size = sizeof(RangeParam), .validate = validate_range,
-    .num_inputs = 0, .input_names = k_no_inputs, .num_outputs = 1, .infer_shape = infer_shape_range,
-    .infer_type = infer_type_range, .forward = fwd_arange, .no_grad = 1};
+    .attrs = k_range_attrs,
+    .num_attrs = 7,
+    .param_size = sizeof(RangeParam),
+    .validate = validate_range,
+    .num_inputs = 0,
+    .input_names = k_no_inputs,
+    .num_outputs = 1,
+    .infer_shape = infer_shape_range,
+    .infer_type = infer_type_range,
+    .forward = fwd_arange,
+    .no_grad = 1};
 
 /* ---- _linspace -------------------------------------------------------------------------------- */
 typedef struct {
@@ -321,11 +341,20 @@ static int fwd_linspace(const mxw_op_call *c) {
 }
 
 static const mxw_op_def op_linspace = {
-    .name = "_linspace", .aliases = ALIASES("_npi_linspace"),
+    .name = "_linspace",
+    .aliases = ALIASES("_npi_linspace"),
     .doc = "num evenly spaced values from start to stop (stop included when endpoint)",
-    .attrs = k_linspace_attrs, .num_attrs = 6, .param_size = sizeof(LinspaceParam), .validate = validate_linspace,
-    .num_inputs = 0, .input_names = k_no_inputs, .num_outputs = 1, .infer_shape = infer_shape_linspace,
-    .infer_type = infer_type_linspace, .forward = fwd_linspace, .no_grad = 1};
+    .attrs = k_linspace_attrs,
+    .num_attrs = 6,
+    .param_size = sizeof(LinspaceParam),
+    .validate = validate_linspace,
+    .num_inputs = 0,
+    .input_names = k_no_inputs,
+    .num_outputs = 1,
+    .infer_shape = infer_shape_linspace,
+    .infer_type = infer_type_linspace,
+    .forward = fwd_linspace,
+    .no_grad = 1};
 
 /* ---- _eye ------------------------------------------------------------------------------------- */
 typedef struct {
@@ -372,10 +401,19 @@ static int fwd_eye(const mxw_op_call *c) {
   return 0;
 }
 
-static const mxw_op_def op_eye = {
-    .name = "_eye", .aliases = NULL, .doc = "an N x M matrix with ones on diagonal k and zeros elsewhere",
-    .attrs = k_eye_attrs, .num_attrs = 5, .param_size = sizeof(EyeParam), .validate = validate_eye,
-    .num_inputs = 0, .input_names = k_no_inputs, .num_outputs = 1, .infer_shape = infer_shape_eye,
-    .infer_type = infer_type_eye, .forward = fwd_eye, .no_grad = 1};
+static const mxw_op_def op_eye = {.name = "_eye",
+                                  .aliases = NULL,
+                                  .doc = "an N x M matrix with ones on diagonal k and zeros elsewhere",
+                                  .attrs = k_eye_attrs,
+                                  .num_attrs = 5,
+                                  .param_size = sizeof(EyeParam),
+                                  .validate = validate_eye,
+                                  .num_inputs = 0,
+                                  .input_names = k_no_inputs,
+                                  .num_outputs = 1,
+                                  .infer_shape = infer_shape_eye,
+                                  .infer_type = infer_type_eye,
+                                  .forward = fwd_eye,
+                                  .no_grad = 1};
 
 MXW_FAMILY(init_ops, &op_zeros, &op_ones, &op_full, &op_arange, &op_linspace, &op_eye);

@@ -68,8 +68,8 @@ static int run_gemm(const gemm_plan *g, const mxw_tensor *a, const mxw_tensor *b
     const float *A = (const float *)a->data, *B = (const float *)b->data;
     float *C = (float *)c->data;
     for (int64_t i = 0; i < g->batch; i++) {
-      MXW_TRY(mxw_sgemm(g->trans_a, g->trans_b, g->M, g->N, g->K, 1.f, A + i * g->stride_a, g->lda,
-                        B + i * g->stride_b, g->ldb, accumulate ? 1.f : 0.f, C + i * g->stride_c, g->ldc));
+      MXW_TRY(mxw_sgemm(g->trans_a, g->trans_b, g->M, g->N, g->K, 1.f, A + i * g->stride_a, g->lda, B + i * g->stride_b,
+                        g->ldb, accumulate ? 1.f : 0.f, C + i * g->stride_c, g->ldc));
     }
     return 0;
   }
@@ -82,8 +82,8 @@ static int run_gemm(const gemm_plan *g, const mxw_tensor *a, const mxw_tensor *b
   if (C) {
     rc = 0;
     for (int64_t i = 0; i < g->batch && rc == 0; i++) {
-      rc = mxw_dgemm(g->trans_a, g->trans_b, g->M, g->N, g->K, 1.0, A + i * g->stride_a, g->lda,
-                     B + i * g->stride_b, g->ldb, accumulate ? 1.0 : 0.0, C + i * g->stride_c, g->ldc);
+      rc = mxw_dgemm(g->trans_a, g->trans_b, g->M, g->N, g->K, 1.0, A + i * g->stride_a, g->lda, B + i * g->stride_b,
+                     g->ldb, accumulate ? 1.0 : 0.0, C + i * g->stride_c, g->ldc);
     }
     if (rc == 0 && own_c) mxw_convert(own_c, MXW_FLOAT64, c->data, c->dtype, mxw_tensor_size(c));
   }
@@ -212,8 +212,8 @@ static int fc_backward_infer_shape(const void *param, int nin, mxw_shape *in, in
 static int fc_weight_grads(const mxw_tensor *gy, const mxw_tensor *x, mxw_tensor *dw, mxw_tensor *db) {
   const int64_t nh = dw->shape.dims[0], in_dim = dw->shape.dims[1];
   const int64_t rows = mxw_tensor_size(gy) / nh;
-  gemm_plan gw = {.trans_a = 1, .trans_b = 0, .batch = 1, .M = nh, .N = in_dim, .K = rows, .lda = nh, .ldb = in_dim,
-                  .ldc = in_dim};
+  gemm_plan gw = {
+      .trans_a = 1, .trans_b = 0, .batch = 1, .M = nh, .N = in_dim, .K = rows, .lda = nh, .ldb = in_dim, .ldc = in_dim};
   MXW_TRY(run_gemm(&gw, gy, x, dw, 0));
   if (!db) return 0;
   if (gy->dtype == MXW_FLOAT32) {
@@ -240,8 +240,8 @@ static int fc_backward(const mxw_op_call *c) {
   const int64_t nh = p->num_hidden, in_dim = w->shape.dims[1];
   const int64_t rows = mxw_tensor_size(gy) / nh;
   /* dX (rows, in) = G (rows, nh) W (nh, in) */
-  gemm_plan gx = {.trans_a = 0, .trans_b = 0, .batch = 1, .M = rows, .N = in_dim, .K = nh, .lda = nh, .ldb = in_dim,
-                  .ldc = in_dim};
+  gemm_plan gx = {
+      .trans_a = 0, .trans_b = 0, .batch = 1, .M = rows, .N = in_dim, .K = nh, .lda = nh, .ldb = in_dim, .ldc = in_dim};
   MXW_TRY(run_gemm(&gx, gy, w, dx, 0));
   return fc_weight_grads(gy, x, &c->outputs[1], c->num_outputs > 2 ? &c->outputs[2] : NULL);
 }
@@ -337,8 +337,9 @@ static const mxw_op_def op_backward_FullyConnected = {
 
 static const mxw_op_def op_backward_FullyConnected_weight = {
     .name = "_backward_FullyConnected_weight",
-    .doc = "internal: the weight and bias gradients of FullyConnected from its output gradient and data "
-           "(the weight/bias half of _backward_FullyConnected)",
+    .doc =
+        "internal: the weight and bias gradients of FullyConnected from its output gradient and data "
+        "(the weight/bias half of _backward_FullyConnected)",
     .attrs = k_fc_attrs,
     .num_attrs = 3,
     .param_size = sizeof(FCParam),
@@ -387,8 +388,10 @@ static int dot_infer_shape(const void *param, int nin, mxw_shape *in, int nout, 
   int64_t *kl = ta ? &l->dims[0] : &l->dims[l->ndim - 1];
   int64_t *kr = tb ? &r->dims[r->ndim - 1] : &r->dims[0];
   if (*kl >= 0 && *kr >= 0 && *kl != *kr) {
-    return mxw_fail("shape mismatch: lhs %s and rhs %s (transpose_a=%d, transpose_b=%d): contracted sizes %lld and "
-                    "%lld differ", a, b, ta, tb, (long long)*kl, (long long)*kr);
+    return mxw_fail(
+        "shape mismatch: lhs %s and rhs %s (transpose_a=%d, transpose_b=%d): contracted sizes %lld and "
+        "%lld differ",
+        a, b, ta, tb, (long long)*kl, (long long)*kr);
   }
   if (*kl < 0) *kl = *kr;
   if (*kr < 0) *kr = *kl;
@@ -471,8 +474,10 @@ static int batch_dot_infer_shape(const void *param, int nin, mxw_shape *in, int 
   int64_t *kl = &l->dims[p->transpose_a ? nd - 2 : nd - 1];
   int64_t *kr = &r->dims[p->transpose_b ? nd - 1 : nd - 2];
   if (*kl >= 0 && *kr >= 0 && *kl != *kr) {
-    return mxw_fail("shape mismatch: lhs %s and rhs %s (transpose_a=%d, transpose_b=%d): contracted sizes %lld and "
-                    "%lld differ", a, b, p->transpose_a, p->transpose_b, (long long)*kl, (long long)*kr);
+    return mxw_fail(
+        "shape mismatch: lhs %s and rhs %s (transpose_a=%d, transpose_b=%d): contracted sizes %lld and "
+        "%lld differ",
+        a, b, p->transpose_a, p->transpose_b, (long long)*kl, (long long)*kr);
   }
   if (*kl < 0) *kl = *kr;
   if (*kr < 0) *kr = *kl;
@@ -519,18 +524,58 @@ static int prod_backward(const prod_views *v, const mxw_tensor *dc, const mxw_te
   const int64_t sa = v->ra * v->ca, sb = v->rb * v->cb, sc = M * N;
   gemm_plan p;
   if (!v->ta) /* dA (M, K) = dC (M, N) op(B)^T (N, K) */
-    p = (gemm_plan){.trans_a = 0, .trans_b = !v->tb, .batch = v->batch, .M = M, .N = K, .K = N, .lda = N,
-                    .ldb = v->cb, .ldc = v->ca, .stride_a = sc, .stride_b = sb, .stride_c = sa};
+    p = (gemm_plan){.trans_a = 0,
+                    .trans_b = !v->tb,
+                    .batch = v->batch,
+                    .M = M,
+                    .N = K,
+                    .K = N,
+                    .lda = N,
+                    .ldb = v->cb,
+                    .ldc = v->ca,
+                    .stride_a = sc,
+                    .stride_b = sb,
+                    .stride_c = sa};
   else /* dA stored (K, M) = op(B) (K, N) dC^T (N, M) */
-    p = (gemm_plan){.trans_a = v->tb, .trans_b = 1, .batch = v->batch, .M = K, .N = M, .K = N, .lda = v->cb,
-                    .ldb = N, .ldc = v->ca, .stride_a = sb, .stride_b = sc, .stride_c = sa};
+    p = (gemm_plan){.trans_a = v->tb,
+                    .trans_b = 1,
+                    .batch = v->batch,
+                    .M = K,
+                    .N = M,
+                    .K = N,
+                    .lda = v->cb,
+                    .ldb = N,
+                    .ldc = v->ca,
+                    .stride_a = sb,
+                    .stride_b = sc,
+                    .stride_c = sa};
   MXW_TRY(v->ta ? run_gemm(&p, b, dc, da, 0) : run_gemm(&p, dc, b, da, 0));
   if (!v->tb) /* dB (K, N) = op(A)^T (K, M) dC (M, N) */
-    p = (gemm_plan){.trans_a = !v->ta, .trans_b = 0, .batch = v->batch, .M = K, .N = N, .K = M, .lda = v->ca,
-                    .ldb = N, .ldc = v->cb, .stride_a = sa, .stride_b = sc, .stride_c = sb};
+    p = (gemm_plan){.trans_a = !v->ta,
+                    .trans_b = 0,
+                    .batch = v->batch,
+                    .M = K,
+                    .N = N,
+                    .K = M,
+                    .lda = v->ca,
+                    .ldb = N,
+                    .ldc = v->cb,
+                    .stride_a = sa,
+                    .stride_b = sc,
+                    .stride_c = sb};
   else /* dB stored (N, K) = dC^T (N, M) op(A) (M, K) */
-    p = (gemm_plan){.trans_a = 1, .trans_b = v->ta, .batch = v->batch, .M = N, .N = K, .K = M, .lda = N,
-                    .ldb = v->ca, .ldc = v->cb, .stride_a = sc, .stride_b = sa, .stride_c = sb};
+    p = (gemm_plan){.trans_a = 1,
+                    .trans_b = v->ta,
+                    .batch = v->batch,
+                    .M = N,
+                    .N = K,
+                    .K = M,
+                    .lda = N,
+                    .ldb = v->ca,
+                    .ldc = v->cb,
+                    .stride_a = sc,
+                    .stride_b = sa,
+                    .stride_c = sb};
   return v->tb ? run_gemm(&p, dc, a, db, 0) : run_gemm(&p, a, dc, db, 0);
 }
 
@@ -567,8 +612,13 @@ static int batch_dot_backward(const mxw_op_call *c) {
   const DotParam *p = (const DotParam *)c->param;
   const mxw_shape *ls = &c->inputs[1].shape, *rs = &c->inputs[2].shape;
   const int nd = ls->ndim;
-  prod_views v = {.ta = p->transpose_a, .tb = p->transpose_b, .batch = dims_prod(ls, 0, nd - 2),
-                  .ra = ls->dims[nd - 2], .ca = ls->dims[nd - 1], .rb = rs->dims[nd - 2], .cb = rs->dims[nd - 1]};
+  prod_views v = {.ta = p->transpose_a,
+                  .tb = p->transpose_b,
+                  .batch = dims_prod(ls, 0, nd - 2),
+                  .ra = ls->dims[nd - 2],
+                  .ca = ls->dims[nd - 1],
+                  .rb = rs->dims[nd - 2],
+                  .cb = rs->dims[nd - 1]};
   return prod_backward(&v, &c->inputs[0], &c->inputs[1], &c->inputs[2], &c->outputs[0], &c->outputs[1]);
 }
 
@@ -613,21 +663,21 @@ static const mxw_op_def op_batch_dot = {
     .gradient = batch_dot_gradient,
 };
 
-#define PROD_BACKWARD_OP(VAR, NAME, FWD, DOC)                                                     \
-  static const mxw_op_def VAR = {.name = NAME,                                                    \
-                                 .doc = DOC,                                                      \
-                                 .attrs = k_dot_attrs,                                            \
-                                 .num_attrs = 3,                                                  \
-                                 .param_size = sizeof(DotParam),                                  \
-                                 .num_inputs = 3,                                                 \
-                                 .input_names = k_dot_backward_inputs,                            \
-                                 .num_outputs = 2,                                                \
-                                 .infer_shape = dot_backward_infer_shape,                         \
-                                 .infer_type = infer_type_float,                                  \
+#define PROD_BACKWARD_OP(VAR, NAME, FWD, DOC)                             \
+  static const mxw_op_def VAR = {.name = NAME,                            \
+                                 .doc = DOC,                              \
+                                 .attrs = k_dot_attrs,                    \
+                                 .num_attrs = 3,                          \
+                                 .param_size = sizeof(DotParam),          \
+                                 .num_inputs = 3,                         \
+                                 .input_names = k_dot_backward_inputs,    \
+                                 .num_outputs = 2,                        \
+                                 .infer_shape = dot_backward_infer_shape, \
+                                 .infer_type = infer_type_float,          \
                                  .forward = FWD};
 PROD_BACKWARD_OP(op_backward_dot, "_backward_dot", dot_backward, "the gradients of dot from (ograd, lhs, rhs)")
 PROD_BACKWARD_OP(op_backward_batch_dot, "_backward_batch_dot", batch_dot_backward,
                  "the gradients of batch_dot from (ograd, lhs, rhs)")
 
-MXW_FAMILY(linalg, &op_FullyConnected, &op_dot, &op_batch_dot, &op_backward_FullyConnected, &op_backward_FullyConnected_weight, &op_backward_dot,
-           &op_backward_batch_dot);
+MXW_FAMILY(linalg, &op_FullyConnected, &op_dot, &op_batch_dot, &op_backward_FullyConnected,
+           &op_backward_FullyConnected_weight, &op_backward_dot, &op_backward_batch_dot);

@@ -142,16 +142,17 @@ static int fwd_Dropout(const mxw_op_call *c) {
  * the forward was the identity), the mask broadcast along the shared axes. */
 static int grad_Dropout(mxw_grad_ctx *g) {
   const int same = mxw_shape_equal(mxw_grad_out_shape(g, 0), mxw_grad_out_shape(g, 1));
-  mxw_gid dx = mxw_grad_op(g, same ? "elemwise_mul" : "broadcast_mul", NULL,
-                           MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_out(g, 1)));
+  mxw_gid dx =
+      mxw_grad_op(g, same ? "elemwise_mul" : "broadcast_mul", NULL, MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_out(g, 1)));
   return mxw_grad_set(g, 0, dx);
 }
 
 static const mxw_op_def op_Dropout = {
     .name = "Dropout",
     .aliases = ALIASES("_npx_dropout"),
-    .doc = "zeroes elements with probability p and scales the rest by 1/(1-p) when training (or mode='always'); "
-           "identity otherwise",
+    .doc =
+        "zeroes elements with probability p and scales the rest by 1/(1-p) when training (or mode='always'); "
+        "identity otherwise",
     .attrs = k_dropout_attrs,
     .num_attrs = (int)(sizeof k_dropout_attrs / sizeof k_dropout_attrs[0]),
     .param_size = sizeof(DropoutParam),
@@ -207,9 +208,10 @@ static int prelu_gamma_layout(const mxw_shape *gamma, const mxw_shape *data, int
   }
   if (s != -1) {
     char a[128], b[128];
-    return mxw_fail("cannot broadcast gamma of shape %s to data of shape %s: gamma must be (C,) with "
-                    "C = data.shape[1], or hold one element",
-                    SHAPE_STR(gamma, a), SHAPE_STR(data, b));
+    return mxw_fail(
+        "cannot broadcast gamma of shape %s to data of shape %s: gamma must be (C,) with "
+        "C = data.shape[1], or hold one element",
+        SHAPE_STR(gamma, a), SHAPE_STR(data, b));
   }
   return 0;
 }
@@ -258,7 +260,7 @@ typedef struct {
   const mxw_tensor *x, *gamma, *g; /* data, gamma, output gradient (backward) */
   mxw_tensor *y;                   /* output, or the data gradient (backward) */
   int64_t d1, rest, g01[2];
-  double *plane_sums;              /* backward: each plane's share of dgamma */
+  double *plane_sums; /* backward: each plane's share of dgamma */
 } prelu_job;
 
 static int64_t prelu_gi(const prelu_job *j, int64_t u) {
@@ -390,7 +392,8 @@ static inline float leaky_grad_scale_f(int act, float x, float y, float a) {
   switch (act) {
     case ACT_ELU: return y > 0 ? 1.f : y + a;
     case ACT_SELU: return y > 0 ? k_selu_lambda : y + k_selu_lambda * k_selu_alpha;
-    case ACT_GELU: return 0.5f * (1.f + erff(x / (float)M_SQRT2) + x * (float)(M_2_SQRTPI / M_SQRT2) * expf(-0.5f * x * x));
+    case ACT_GELU:
+      return 0.5f * (1.f + erff(x / (float)M_SQRT2) + x * (float)(M_2_SQRTPI / M_SQRT2) * expf(-0.5f * x * x));
     default: return y > 0 ? 1.f : a;
   }
 }
@@ -494,7 +497,8 @@ static const char *const k_backward_leaky_outputs[] = {"data_grad", "gamma_grad"
 
 static const mxw_op_def op_backward_LeakyReLU = {
     .name = "_backward_LeakyReLU",
-    .doc = "the gradient of LeakyReLU (and of prelu's gamma) from ograd, data, output and gamma (prelu) or mask (rrelu)",
+    .doc =
+        "the gradient of LeakyReLU (and of prelu's gamma) from ograd, data, output and gamma (prelu) or mask (rrelu)",
     .attrs = k_leaky_attrs,
     .num_attrs = (int)(sizeof k_leaky_attrs / sizeof k_leaky_attrs[0]),
     .param_size = sizeof(LeakyReLUParam),
@@ -511,8 +515,9 @@ static const mxw_op_def op_backward_LeakyReLU = {
 static const mxw_op_def op_LeakyReLU = {
     .name = "LeakyReLU",
     .aliases = ALIASES("_npx_leaky_relu"),
-    .doc = "leaky: x > 0 ? x : slope*x; prelu: learned gamma per channel; rrelu: random slope when training; "
-           "elu, selu, gelu (erf form)",
+    .doc =
+        "leaky: x > 0 ? x : slope*x; prelu: learned gamma per channel; rrelu: random slope when training; "
+        "elu, selu, gelu (erf form)",
     .attrs = k_leaky_attrs,
     .num_attrs = (int)(sizeof k_leaky_attrs / sizeof k_leaky_attrs[0]),
     .param_size = sizeof(LeakyReLUParam),
@@ -530,8 +535,8 @@ static const mxw_op_def op_LeakyReLU = {
 };
 
 /* ==== Embedding ================================================================================= */
-static const char *const k_embedding_dtypes[] = {"float32", "float64", "float16", "bfloat16",
-                                                 "uint8",   "int8",    "int32",   "int64", NULL};
+static const char *const k_embedding_dtypes[] = {"float32", "float64", "float16", "bfloat16", "uint8",
+                                                 "int8",    "int32",   "int64",   NULL};
 static const char *const k_data_weight[] = {"data", "weight", NULL};
 typedef struct {
   int64_t input_dim, output_dim;
@@ -589,7 +594,8 @@ static int64_t load_index(const mxw_tensor *t, int64_t i) {
   switch (t->dtype) {
     case MXW_INT32: return ((const int32_t *)t->data)[i];
     case MXW_INT64: return ((const int64_t *)t->data)[i];
-    case MXW_UINT8: case MXW_BOOL: return ((const uint8_t *)t->data)[i];
+    case MXW_UINT8:
+    case MXW_BOOL: return ((const uint8_t *)t->data)[i];
     case MXW_INT8: return ((const int8_t *)t->data)[i];
     default: break;
   }
@@ -645,8 +651,9 @@ static void embedding_grad_chunk(void *ctx, int64_t j0, int64_t j1) {
       for (int64_t j = j0; j < j1; j++) d[j] += g[j];
     } else {
       for (int64_t j = j0; j < j1; j++)
-        mxw_store_f64(dw->data, dw->dtype, k * cols + j,
-                      mxw_load_f64(dw->data, dw->dtype, k * cols + j) + mxw_load_f64(og->data, og->dtype, i * cols + j));
+        mxw_store_f64(
+            dw->data, dw->dtype, k * cols + j,
+            mxw_load_f64(dw->data, dw->dtype, k * cols + j) + mxw_load_f64(og->data, og->dtype, i * cols + j));
     }
   }
 }
@@ -826,9 +833,7 @@ static int infer_backward_crop(const void *param, int nin, mxw_shape *in, int no
   (void)nout;
   return mxw_shape_assign(&out[0], &in[1], "data gradient");
 }
-static int grad_Crop(mxw_grad_ctx *g) {
-  return mxw_grad_set_fwd_op(g, "_backward_Crop", 1);
-}
+static int grad_Crop(mxw_grad_ctx *g) { return mxw_grad_set_fwd_op(g, "_backward_Crop", 1); }
 static const mxw_op_def op_backward_Crop = {
     .name = "_backward_Crop",
     .doc = "the gradient of Crop: zeros of the data's shape with the crop window set to ograd",

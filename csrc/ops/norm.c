@@ -64,7 +64,7 @@ typedef struct norm_kernels {
   void (*affine)(const void *x, void *y, int64_t n, double mean, double inv, double g, double b);
   /* the same with gamma and beta per element (of the compute type) */
   void (*affine_gb)(const void *x, void *y, int64_t n, double mean, double inv, const void *g, const void *b);
-  void (*col_sum)(double *acc, const void *x, int64_t n);                    /* acc[i] += x[i] */
+  void (*col_sum)(double *acc, const void *x, int64_t n);                       /* acc[i] += x[i] */
   void (*col_sqdev)(double *acc, const void *x, const double *mean, int64_t n); /* += (x - mean)² */
   /* y[i] = ((x[i] - mean[i]) * inv[i]) * g[i * step] + b[i * step] (step 0: one g and b) */
   void (*col_affine)(const void *x, void *y, int64_t n, const double *mean, const double *inv, const double *g,
@@ -93,7 +93,8 @@ static void affine_f64(const void *xv, void *yv, int64_t n, double mean, double 
   double *y = (double *)yv;
   for (int64_t i = 0; i < n; i++) y[i] = ((x[i] - mean) * inv) * g + b;
 }
-static void affine_gb_f64(const void *xv, void *yv, int64_t n, double mean, double inv, const void *gv, const void *bv) {
+static void affine_gb_f64(const void *xv, void *yv, int64_t n, double mean, double inv, const void *gv,
+                          const void *bv) {
   const double *x = (const double *)xv, *g = (const double *)gv, *b = (const double *)bv;
   double *y = (double *)yv;
   for (int64_t i = 0; i < n; i++) y[i] = ((x[i] - mean) * inv) * g[i] + b[i];
@@ -130,8 +131,8 @@ static void relu_f64(void *yv, int64_t n) {
     if (y[i] < 0.0) y[i] = 0.0;
 }
 
-static const norm_kernels k_f64 = {MXW_FLOAT64, sizeof(double), sum_f64, sqdev_f64, affine_f64, affine_gb_f64,
-                                   col_sum_f64, col_sqdev_f64, col_affine_f64, lrn_f64, relu_f64};
+static const norm_kernels k_f64 = {MXW_FLOAT64, sizeof(double), sum_f64,        sqdev_f64, affine_f64, affine_gb_f64,
+                                   col_sum_f64, col_sqdev_f64,  col_affine_f64, lrn_f64,   relu_f64};
 
 /* ---- float32: SIMD runs --------------------------------------------------------------------- */
 /* Float lanes are summed into a double every FLUSH elements, so long runs keep double accuracy. */
@@ -189,8 +190,7 @@ static void affine_f32(const void *xv, void *yv, int64_t n, double mean, double 
   const float *x = (const float *)xv;
   float *y = (float *)yv;
   const float m = (float)mean, s = (float)inv, gg = (float)g, bb = (float)b;
-  const v128_t vm = wasm_f32x4_splat(m), vs = wasm_f32x4_splat(s), vg = wasm_f32x4_splat(gg),
-               vb = wasm_f32x4_splat(bb);
+  const v128_t vm = wasm_f32x4_splat(m), vs = wasm_f32x4_splat(s), vg = wasm_f32x4_splat(gg), vb = wasm_f32x4_splat(bb);
   int64_t i = 0;
   for (; i + 4 <= n; i += 4) {
     v128_t v = wasm_f32x4_mul(wasm_f32x4_sub(wasm_v128_load(x + i), vm), vs);
@@ -199,7 +199,8 @@ static void affine_f32(const void *xv, void *yv, int64_t n, double mean, double 
   for (; i < n; i++) y[i] = ((x[i] - m) * s) * gg + bb;
 }
 
-static void affine_gb_f32(const void *xv, void *yv, int64_t n, double mean, double inv, const void *gv, const void *bv) {
+static void affine_gb_f32(const void *xv, void *yv, int64_t n, double mean, double inv, const void *gv,
+                          const void *bv) {
   const float *x = (const float *)xv, *g = (const float *)gv, *b = (const float *)bv;
   float *y = (float *)yv;
   const float m = (float)mean, s = (float)inv;
@@ -248,8 +249,8 @@ static void relu_f32(void *yv, int64_t n) {
     if (y[i] < 0.f) y[i] = 0.f;
 }
 
-static const norm_kernels k_f32 = {MXW_FLOAT32, sizeof(float), sum_f32, sqdev_f32, affine_f32, affine_gb_f32,
-                                   col_sum_f32, col_sqdev_f32, col_affine_f32, lrn_f32, relu_f32};
+static const norm_kernels k_f32 = {MXW_FLOAT32, sizeof(float), sum_f32,        sqdev_f32, affine_f32, affine_gb_f32,
+                                   col_sum_f32, col_sqdev_f32, col_affine_f32, lrn_f32,   relu_f32};
 
 /* ==== staging: tensors in the compute type ====================================================== */
 /* float32 data computes in float32, everything else in float64. A tensor already of the compute
@@ -305,7 +306,9 @@ static double *scratch_doubles(int64_t count) {
 }
 
 /* A small vector tensor (gamma, beta, moving stats) as doubles; writing back the same way. */
-static void load_vec(const mxw_tensor *t, double *dst) { mxw_convert(t->data, t->dtype, dst, MXW_FLOAT64, mxw_tensor_size(t)); }
+static void load_vec(const mxw_tensor *t, double *dst) {
+  mxw_convert(t->data, t->dtype, dst, MXW_FLOAT64, mxw_tensor_size(t));
+}
 static void store_vec(const double *src, const mxw_tensor *t) {
   mxw_convert(src, MXW_FLOAT64, t->data, t->dtype, mxw_tensor_size(t));
 }
@@ -338,7 +341,8 @@ static int data_axis(int64_t axis, const mxw_shape *data, int *out) {
   const int64_t a = axis < 0 ? axis + data->ndim : axis;
   if (a < 0 || a >= data->ndim) {
     char s[128];
-    return mxw_fail("axis %lld is out of range for data of shape %s", (long long)axis, mxw_shape_str(data, s, sizeof s));
+    return mxw_fail("axis %lld is out of range for data of shape %s", (long long)axis,
+                    mxw_shape_str(data, s, sizeof s));
   }
   *out = (int)a;
   return 0;
@@ -482,9 +486,9 @@ typedef struct {
   const void *x, *g; /* data, and the output gradient (backward) */
   void *y;           /* output, or the data gradient (backward) */
   axis_view v;
-  int64_t len, G;    /* rows of len elements; gamma/beta index = row % G */
+  int64_t len, G; /* rows of len elements; gamma/beta index = row % G */
   double *mean, *var, *inv, *gam, *beta, *sa, *sb;
-  double *ca, *cb, *cc; /* the gradients' per-group constants (see "gradients") */
+  double *ca, *cb, *cc;    /* the gradients' per-group constants (see "gradients") */
   const void *gvec, *bvec; /* per-element gamma and beta in the compute type (LayerNorm, last axis) */
   double eps;
   const mxw_tensor *t0; /* an extra tensor (BatchNormWithReLU's workspace) */
@@ -514,8 +518,7 @@ static void moments_chunk(void *ctx, int64_t c0, int64_t c1) {
     for (int64_t o = 0; o < v.outer; o++) k->col_sqdev(var + c0, at(j->x, o * C + c0, k->esize), mean + c0, c1 - c0);
   } else {
     for (int64_t o = 0; o < v.outer; o++)
-      for (int64_t c = c0; c < c1; c++)
-        var[c] += k->sqdev(at(j->x, (o * C + c) * v.inner, k->esize), v.inner, mean[c]);
+      for (int64_t c = c0; c < c1; c++) var[c] += k->sqdev(at(j->x, (o * C + c) * v.inner, k->esize), v.inner, mean[c]);
   }
   for (int64_t c = c0; c < c1; c++) var[c] = count > 0 ? var[c] / (double)count : 0.0;
 }
@@ -629,8 +632,9 @@ static int bn_relu_forward(const mxw_op_call *call) { return bn_forward_common(c
 static const mxw_op_def op_BatchNorm = {
     .name = "BatchNorm",
     .aliases = ALIASES("_npx_batch_norm"),
-    .doc = "y = (x - mean[c]) / sqrt(var[c] + eps) * gamma[c] + beta[c] over the channel axis; batch statistics "
-           "in training (updating moving_mean/moving_var), the moving statistics otherwise",
+    .doc =
+        "y = (x - mean[c]) / sqrt(var[c] + eps) * gamma[c] + beta[c] over the channel axis; batch statistics "
+        "in training (updating moving_mean/moving_var), the moving statistics otherwise",
     .attrs = k_bn_attrs,
     .num_attrs = (int)(sizeof k_bn_attrs / sizeof k_bn_attrs[0]),
     .param_size = sizeof(BatchNormParam),
@@ -889,8 +893,8 @@ static int in_forward(const mxw_op_call *call) {
   const void *xd = stage_in(&st, x);
   void *yd = xd ? stage_out(&st, y) : NULL;
   if (!yd) return stage_finish(&st, 0);
-  norm_job j = {.k = k, .x = xd, .y = yd, .len = len, .G = C, .mean = mean, .var = var, .gam = g, .beta = b,
-                .eps = eps};
+  norm_job j = {
+      .k = k, .x = xd, .y = yd, .len = len, .G = C, .mean = mean, .var = var, .gam = g, .beta = b, .eps = eps};
   mxw_parallel_run(rows, 1, 4.0 * pass_cost(k) * (double)len, in_rows_chunk, &j);
   MXW_TRY(stage_finish(&st, 1));
   store_vec(mean, &call->outputs[1]);
@@ -993,8 +997,7 @@ static int gn_forward(const mxw_op_call *call) {
   const void *xd = stage_in(&st, x);
   void *yd = xd ? stage_out(&st, y) : NULL;
   if (!yd) return stage_finish(&st, 0);
-  norm_job j = {.k = k, .x = xd, .y = yd, .len = len, .G = G, .mean = mean, .var = sd, .gam = g, .beta = b,
-                .eps = eps};
+  norm_job j = {.k = k, .x = xd, .y = yd, .len = len, .G = G, .mean = mean, .var = sd, .gam = g, .beta = b, .eps = eps};
   mxw_parallel_run(rows, 1, 4.0 * pass_cost(k) * (double)len, gn_rows_chunk, &j);
   MXW_TRY(stage_finish(&st, 1));
   store_vec(mean, &call->outputs[1]);
@@ -1181,7 +1184,8 @@ static int lrn_infer_shape(const void *param, int nin, mxw_shape *in, int nout, 
   MXW_TRY(same_shape(data, &out[1], "tmp_norm output"));
   if (data->ndim < 0) return 0;
   char s[128];
-  if (data->ndim != 4) return mxw_fail("data has shape %s, expected 4 dimensions (N, C, H, W)", mxw_shape_str(data, s, sizeof s));
+  if (data->ndim != 4)
+    return mxw_fail("data has shape %s, expected 4 dimensions (N, C, H, W)", mxw_shape_str(data, s, sizeof s));
   if (data->dims[1] >= 0 && p->nsize > data->dims[1])
     return mxw_fail("nsize = %lld is larger than the %lld channels of data %s", (long long)p->nsize,
                     (long long)data->dims[1], mxw_shape_str(data, s, sizeof s));
@@ -1240,8 +1244,9 @@ static int lrn_forward(const mxw_op_call *call) {
 
 static const mxw_op_def op_LRN = {
     .name = "LRN",
-    .doc = "local response normalization across channels: y = x * (knorm + alpha / nsize * sum of x^2 over "
-           "nsize neighbouring channels)^-beta",
+    .doc =
+        "local response normalization across channels: y = x * (knorm + alpha / nsize * sum of x^2 over "
+        "nsize neighbouring channels)^-beta",
     .attrs = k_lrn_attrs,
     .num_attrs = 4,
     .param_size = sizeof(LRNParam),
@@ -1302,16 +1307,19 @@ static void gsums_f32(const void *xv, const void *gv, int64_t n, double mean, do
   *sxg += tb;
 }
 /* dx = c * (g - a - (x - mean) * b) over a run of n. */
-static void gapply_f64(const void *xv, const void *gv, void *dxv, int64_t n, double mean, double a, double b, double c) {
+static void gapply_f64(const void *xv, const void *gv, void *dxv, int64_t n, double mean, double a, double b,
+                       double c) {
   const double *x = (const double *)xv, *g = (const double *)gv;
   double *dx = (double *)dxv;
   for (int64_t i = 0; i < n; i++) dx[i] = c * (g[i] - a - (x[i] - mean) * b);
 }
-static void gapply_f32(const void *xv, const void *gv, void *dxv, int64_t n, double mean, double a, double b, double c) {
+static void gapply_f32(const void *xv, const void *gv, void *dxv, int64_t n, double mean, double a, double b,
+                       double c) {
   const float *x = (const float *)xv, *g = (const float *)gv;
   float *dx = (float *)dxv;
   const float m = (float)mean, fa = (float)a, fb = (float)b, fc = (float)c;
-  const v128_t vm = wasm_f32x4_splat(m), va = wasm_f32x4_splat(fa), vb = wasm_f32x4_splat(fb), vc = wasm_f32x4_splat(fc);
+  const v128_t vm = wasm_f32x4_splat(m), va = wasm_f32x4_splat(fa), vb = wasm_f32x4_splat(fb),
+               vc = wasm_f32x4_splat(fc);
   int64_t i = 0;
   for (; i + 4 <= n; i += 4) {
     const v128_t xm = wasm_f32x4_sub(wasm_v128_load(x + i), vm);
@@ -1480,8 +1488,9 @@ static int bn_backward_infer_type(const void *param, int nin, int *in, int nout,
 }
 
 static int grad_bn_common(mxw_grad_ctx *g, int with_relu) {
-  mxw_gid ins[9] = {mxw_grad_ograd(g, 0), mxw_grad_out(g, 1), mxw_grad_out(g, 2), mxw_grad_in(g, 0), mxw_grad_in(g, 1),
-                    mxw_grad_in(g, 2), mxw_grad_in(g, 3), mxw_grad_in(g, 4), with_relu ? mxw_grad_out(g, 3) : 0};
+  mxw_gid ins[9] = {mxw_grad_ograd(g, 0), mxw_grad_out(g, 1), mxw_grad_out(g, 2),
+                    mxw_grad_in(g, 0),    mxw_grad_in(g, 1),  mxw_grad_in(g, 2),
+                    mxw_grad_in(g, 3),    mxw_grad_in(g, 4),  with_relu ? mxw_grad_out(g, 3) : 0};
   mxw_gid out[3];
   MXW_TRY(mxw_grad_op_fwd(g, with_relu ? "_backward_contrib_BatchNormWithReLU" : "_backward_BatchNorm", ins,
                           with_relu ? 9 : 8, out, 3));
@@ -1491,8 +1500,8 @@ static int grad_bn_common(mxw_grad_ctx *g, int with_relu) {
 static int grad_bn(mxw_grad_ctx *g) { return grad_bn_common(g, 0); }
 static int grad_bn_relu(mxw_grad_ctx *g) { return grad_bn_common(g, 1); }
 
-static const char *const k_bn_backward_inputs[] = {"ograd", "mean", "var", "data", "gamma", "beta",
-                                                   "moving_mean", "moving_var", "workspace", NULL};
+static const char *const k_bn_backward_inputs[] = {"ograd", "mean",        "var",        "data",      "gamma",
+                                                   "beta",  "moving_mean", "moving_var", "workspace", NULL};
 static const char *const k_grad3_outputs[] = {"data_grad", "gamma_grad", "beta_grad", NULL};
 
 static const mxw_op_def op_backward_BatchNorm = {
@@ -1675,14 +1684,25 @@ static int ln_backward(const mxw_op_call *call) {
   void *dxd = gd ? stage_out(&st, &call->outputs[0]) : NULL;
   if (!dxd) return stage_finish(&st, 0);
   if (v.inner == 1 && k->dtype == MXW_FLOAT32) {
-    MXW_TRY(ln_backward_rows_f32((const float *)xd, (const float *)gd, (float *)dxd, v.outer, n, mean, inv, gam, dg, db));
+    MXW_TRY(
+        ln_backward_rows_f32((const float *)xd, (const float *)gd, (float *)dxd, v.outer, n, mean, inv, gam, dg, db));
     MXW_TRY(stage_finish(&st, 1));
     store_vec(dg, &call->outputs[1]);
     store_vec(db, &call->outputs[2]);
     return 0;
   }
-  norm_job j = {.k = k, .x = xd, .g = gd, .y = dxd, .v = v, .mean = mean, .inv = inv, .gam = gam, .sa = sa, .sb = sb,
-                .ca = dg, .cb = db};
+  norm_job j = {.k = k,
+                .x = xd,
+                .g = gd,
+                .y = dxd,
+                .v = v,
+                .mean = mean,
+                .inv = inv,
+                .gam = gam,
+                .sa = sa,
+                .sb = sb,
+                .ca = dg,
+                .cb = db};
   const int64_t nb = (v.inner + LN_COLS - 1) / LN_COLS, w = v.inner < LN_COLS ? v.inner : LN_COLS;
   mxw_parallel_run(v.outer * nb, 1, 8.0 * pass_cost(k) * (double)(n * w), ln_grad_cols_chunk, &j);
   mxw_parallel_run(n, 1, 4.0 * pass_cost(k) * (double)nstat, ln_grad_gamma_chunk, &j);
@@ -1706,10 +1726,10 @@ static int grad3_infer_shape(const void *param, int nin, mxw_shape *in, int nout
 /* A _backward_<op>(ograd, data, gamma, out1, out2) node for a data/gamma/beta op. */
 static int grad_norm3(mxw_grad_ctx *g, const char *op) {
   mxw_gid out[3];
-  MXW_TRY(mxw_grad_op_fwd(g, op,
-                          MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0), mxw_grad_in(g, 1), mxw_grad_out(g, 1),
-                                   mxw_grad_out(g, 2)),
-                          out, 3));
+  MXW_TRY(mxw_grad_op_fwd(
+      g, op,
+      MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0), mxw_grad_in(g, 1), mxw_grad_out(g, 1), mxw_grad_out(g, 2)), out,
+      3));
   for (int i = 0; i < 3; i++) MXW_TRY(mxw_grad_set(g, i, out[i]));
   return 0;
 }
@@ -1775,8 +1795,17 @@ static int rows_backward(const mxw_op_call *call, int64_t rows, int64_t G, int s
   const void *gd = xd ? stage_in(&st, og) : NULL;
   void *dxd = gd ? stage_out(&st, &call->outputs[0]) : NULL;
   if (!dxd) return stage_finish(&st, 0);
-  norm_job j = {.k = k, .x = xd, .g = gd, .y = dxd, .len = len, .G = G, .mean = mean, .inv = inv, .gam = gam,
-                .sa = sg, .sb = sxg};
+  norm_job j = {.k = k,
+                .x = xd,
+                .g = gd,
+                .y = dxd,
+                .len = len,
+                .G = G,
+                .mean = mean,
+                .inv = inv,
+                .gam = gam,
+                .sa = sg,
+                .sb = sxg};
   mxw_parallel_run(rows, 1, 6.0 * pass_cost(k) * (double)len, rows_grad_chunk, &j);
   for (int64_t r = 0; r < rows; r++) { /* the gamma/beta gradients, in row order */
     dg[r % G] += sxg[r] * inv[r];
@@ -1997,6 +2026,5 @@ static const mxw_op_def op_backward_LRN = {
 };
 
 MXW_FAMILY(norm, &op_BatchNorm, &op_BatchNormWithReLU, &op_LayerNorm, &op_InstanceNorm, &op_GroupNorm,
-           &op_L2Normalization, &op_LRN, &op_backward_BatchNorm, &op_backward_BatchNormWithReLU,
-           &op_backward_LayerNorm, &op_backward_InstanceNorm, &op_backward_GroupNorm, &op_backward_L2Normalization,
-           &op_backward_LRN);
+           &op_L2Normalization, &op_LRN, &op_backward_BatchNorm, &op_backward_BatchNormWithReLU, &op_backward_LayerNorm,
+           &op_backward_InstanceNorm, &op_backward_GroupNorm, &op_backward_L2Normalization, &op_backward_LRN);

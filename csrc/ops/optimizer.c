@@ -60,14 +60,14 @@
 typedef void (*kern_fn)(int64_t n, void *const *in, void *out, const void *vp);
 
 /* Defines name_f32 and name_f64 from one body written in the element type T. */
-#define DEFINE_KERNEL(name, ...)                                                                 \
-  static void name##_f32(int64_t n, void *const *in, void *out, const void *vp) {                \
-    typedef float T;                                                                             \
-    __VA_ARGS__                                                                                  \
-  }                                                                                              \
-  static void name##_f64(int64_t n, void *const *in, void *out, const void *vp) {                \
-    typedef double T;                                                                            \
-    __VA_ARGS__                                                                                  \
+#define DEFINE_KERNEL(name, ...)                                                  \
+  static void name##_f32(int64_t n, void *const *in, void *out, const void *vp) { \
+    typedef float T;                                                              \
+    __VA_ARGS__                                                                   \
+  }                                                                               \
+  static void name##_f64(int64_t n, void *const *in, void *out, const void *vp) { \
+    typedef double T;                                                             \
+    __VA_ARGS__                                                                   \
   }
 
 static int dtype_error(int dtype) {
@@ -143,8 +143,8 @@ static int run_same(const mxw_op_call *c, kern_fn f32, kern_fn f64) {
   for (int i = 0; i < c->num_inputs; i++) sizes[i] = mxw_tensor_size(&c->inputs[i]);
   if (dt == MXW_FLOAT32 || dt == MXW_FLOAT64) {
     for (int i = 0; i < c->num_inputs; i++) in[i] = c->inputs[i].data;
-    kern_run(dt == MXW_FLOAT32 ? f32 : f64, c->num_inputs, in, sizes, c->outputs[0].data, (size_t)mxw_dtype_size(dt),
-             n, c->param);
+    kern_run(dt == MXW_FLOAT32 ? f32 : f64, c->num_inputs, in, sizes, c->outputs[0].data, (size_t)mxw_dtype_size(dt), n,
+             c->param);
     return 0;
   }
   if (dt != MXW_FLOAT16) return dtype_error(dt);
@@ -153,8 +153,10 @@ static int run_same(const mxw_op_call *c, kern_fn f32, kern_fn f64) {
   for (int i = 0; i <= c->num_inputs && rc == 0; i++) {
     int64_t m = i < c->num_inputs ? sizes[i] : n;
     buf[i] = (float *)malloc((size_t)(m > 0 ? m : 1) * sizeof(float));
-    if (!buf[i]) rc = mxw_fail("out of memory");
-    else if (i < c->num_inputs) mxw_parallel_convert(c->inputs[i].data, dt, buf[i], MXW_FLOAT32, m);
+    if (!buf[i])
+      rc = mxw_fail("out of memory");
+    else if (i < c->num_inputs)
+      mxw_parallel_convert(c->inputs[i].data, dt, buf[i], MXW_FLOAT32, m);
   }
   if (rc == 0) {
     for (int i = 0; i < c->num_inputs; i++) in[i] = buf[i];
@@ -183,8 +185,10 @@ static int run_mp(const mxw_op_call *c, unsigned low, kern_fn f32) {
     in[i] = c->inputs[i].data;
     if (!((low >> i) & 1u) || c->inputs[i].dtype == MXW_FLOAT32) continue;
     tmp[i] = (float *)malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
-    if (!tmp[i]) rc = mxw_fail("out of memory");
-    else mxw_parallel_convert(c->inputs[i].data, c->inputs[i].dtype, tmp[i], MXW_FLOAT32, n);
+    if (!tmp[i])
+      rc = mxw_fail("out of memory");
+    else
+      mxw_parallel_convert(c->inputs[i].data, c->inputs[i].dtype, tmp[i], MXW_FLOAT32, n);
     in[i] = tmp[i];
   }
   void *out = c->outputs[0].data;
@@ -209,8 +213,9 @@ static int run_mp(const mxw_op_call *c, unsigned low, kern_fn f32) {
 static int mp_type(const char *const *names, int n_low, int nin, int *in, int nout, int *out) {
   for (int i = n_low; i < nin; i++) {
     if (in[i] >= 0 && in[i] != MXW_FLOAT32)
-      return mxw_fail("input %d (%s) has dtype %s, expected float32 (Type inconsistent, Provided = %s, inferred type = float32)",
-                      i, names[i], mxw_dtype_name(in[i]), mxw_dtype_name(in[i]));
+      return mxw_fail(
+          "input %d (%s) has dtype %s, expected float32 (Type inconsistent, Provided = %s, inferred type = float32)", i,
+          names[i], mxw_dtype_name(in[i]), mxw_dtype_name(in[i]));
     in[i] = MXW_FLOAT32;
   }
   return mxw_infer_type_same(NULL, n_low, in, nout, out);
@@ -240,11 +245,11 @@ static const int k_mut_2_3[] = {2, 3};
 static const int k_mut_2_3_4[] = {2, 3, 4};
 static const int k_mut_4[] = {4};
 
-#define DOC_WD                                                                                   \
+#define DOC_WD                                                                                    \
   "Weight decay augments the objective function with a regularization term that penalizes large " \
   "weights. The penalty scales with the square of the magnitude of each weight."
 #define DOC_RESCALE "Rescale gradient to grad = rescale_grad*grad."
-#define DOC_CLIP                                                                                 \
+#define DOC_CLIP                                                                                   \
   "Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, gradient " \
   "clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient)."
 
@@ -278,8 +283,9 @@ static int fwd_sgd(const mxw_op_call *c) { return run_same(c, sgd_f32, sgd_f64);
 static const mxw_op_def op_sgd_update = {
     .name = "sgd_update",
     .aliases = ALIASES("_sparse_sgd_update"),
-    .doc = "Update function for Stochastic Gradient Descent (SGD) optimizer: "
-           "weight = weight - learning_rate * (gradient + wd * weight)",
+    .doc =
+        "Update function for Stochastic Gradient Descent (SGD) optimizer: "
+        "weight = weight - learning_rate * (gradient + wd * weight)",
     .attrs = k_sgd_attrs,
     .num_attrs = 5,
     .param_size = sizeof(SGDParam),
@@ -299,8 +305,10 @@ static void mp_sgd_f32(int64_t n, void *const *in, void *out, const void *vp) {
   const float clip = PF(p->clip_gradient), lr = PF(p->lr), wd = PF(p->wd), rs = PF(p->rescale_grad);
   for (int64_t i = 0; i < n; i++) {
     float w = w32[i];
-    if (clip >= 0.0f) w = (1.f - lr * wd) * w - lr * CLIP(rs * g[i], clip);
-    else w = (1.f - lr * wd) * w - (lr * rs) * g[i];
+    if (clip >= 0.0f)
+      w = (1.f - lr * wd) * w - lr * CLIP(rs * g[i], clip);
+    else
+      w = (1.f - lr * wd) * w - (lr * rs) * g[i];
     w32[i] = w;
     o[i] = w;
   }
@@ -348,8 +356,10 @@ DEFINE_KERNEL(sgd_mom, {
   const T clip = PF(p->clip_gradient), mu = PF(p->momentum), lr = PF(p->lr), wd = PF(p->wd), rs = PF(p->rescale_grad);
   for (int64_t i = 0; i < n; i++) {
     T m;
-    if (clip >= 0.0f) m = mu * mom[i] - lr * wd * w[i] - lr * CLIP(rs * g[i], clip);
-    else m = mu * mom[i] - lr * wd * w[i] - lr * rs * g[i];
+    if (clip >= 0.0f)
+      m = mu * mom[i] - lr * wd * w[i] - lr * CLIP(rs * g[i], clip);
+    else
+      m = mu * mom[i] - lr * wd * w[i] - lr * rs * g[i];
     mom[i] = m = FTZ(m);
     o[i] = w[i] + m;
   }
@@ -359,8 +369,9 @@ static int fwd_sgd_mom(const mxw_op_call *c) { return run_same(c, sgd_mom_f32, s
 static const mxw_op_def op_sgd_mom_update = {
     .name = "sgd_mom_update",
     .aliases = ALIASES("_sparse_sgd_mom_update"),
-    .doc = "Momentum update function for Stochastic Gradient Descent (SGD) optimizer: "
-           "v = momentum * v - learning_rate * gradient; weight += v",
+    .doc =
+        "Momentum update function for Stochastic Gradient Descent (SGD) optimizer: "
+        "v = momentum * v - learning_rate * gradient; weight += v",
     .attrs = k_sgd_mom_attrs,
     .num_attrs = 6,
     .param_size = sizeof(SGDMomParam),
@@ -377,11 +388,14 @@ static void mp_sgd_mom_f32(int64_t n, void *const *in, void *out, const void *vp
   const SGDMomParam *p = (const SGDMomParam *)vp;
   float *o = (float *)out, *mom = (float *)in[2], *w32 = (float *)in[3];
   const float *g = (const float *)in[1];
-  const float clip = PF(p->clip_gradient), mu = PF(p->momentum), lr = PF(p->lr), wd = PF(p->wd), rs = PF(p->rescale_grad);
+  const float clip = PF(p->clip_gradient), mu = PF(p->momentum), lr = PF(p->lr), wd = PF(p->wd),
+              rs = PF(p->rescale_grad);
   for (int64_t i = 0; i < n; i++) {
     float w = w32[i], m = mom[i];
-    if (clip >= 0.0f) m = mu * m - lr * wd * w - lr * CLIP(rs * g[i], clip);
-    else m = mu * m - lr * wd * w - lr * rs * g[i];
+    if (clip >= 0.0f)
+      m = mu * m - lr * wd * w - lr * CLIP(rs * g[i], clip);
+    else
+      m = mu * m - lr * wd * w - lr * rs * g[i];
     mom[i] = m = FTZ(m);
     w = w + m;
     w32[i] = w;
@@ -439,8 +453,9 @@ static int fwd_nag_mom(const mxw_op_call *c) { return run_same(c, nag_mom_f32, n
 
 static const mxw_op_def op_nag_mom_update = {
     .name = "nag_mom_update",
-    .doc = "Update function for Nesterov Accelerated Gradient( NAG) optimizer: "
-           "v_t = gamma v_{t-1} + eta * grad(W_{t-1} - gamma v_{t-1}); W_t = W_{t-1} - v_t",
+    .doc =
+        "Update function for Nesterov Accelerated Gradient( NAG) optimizer: "
+        "v_t = gamma v_{t-1} + eta * grad(W_{t-1} - gamma v_{t-1}); W_t = W_{t-1} - v_t",
     .attrs = k_nag_attrs,
     .num_attrs = 5,
     .param_size = sizeof(NAGMomParam),
@@ -458,7 +473,8 @@ static void mp_nag_mom_f32(int64_t n, void *const *in, void *out, const void *vp
   const NAGMomParam *p = (const NAGMomParam *)vp;
   float *o = (float *)out, *mom = (float *)in[2], *w32 = (float *)in[3];
   const float *g = (const float *)in[1];
-  const float clip = PF(p->clip_gradient), mu = PF(p->momentum), lr = PF(p->lr), wd = PF(p->wd), rs = PF(p->rescale_grad);
+  const float clip = PF(p->clip_gradient), mu = PF(p->momentum), lr = PF(p->lr), wd = PF(p->wd),
+              rs = PF(p->rescale_grad);
   for (int64_t i = 0; i < n; i++) {
     float w = w32[i];
     const float gr = clip >= 0.0f ? CLIP(rs * g[i], clip) : rs * g[i];
@@ -530,9 +546,10 @@ static int fwd_ftml(const mxw_op_call *c) { return run_same(c, ftml_f32, ftml_f6
 
 static const mxw_op_def op_ftml_update = {
     .name = "ftml_update",
-    .doc = "The FTML optimizer (FTML - Follow the Moving Leader in Deep Learning): v_t = beta2 v + (1-beta2) g^2, "
-           "d_t = (1-beta1^t)/lr (sqrt(v_t/(1-beta2^t)) + eps), z_t = beta1 z + (1-beta1) g - (d_t - beta1 d) W, "
-           "W = -z_t/d_t",
+    .doc =
+        "The FTML optimizer (FTML - Follow the Moving Leader in Deep Learning): v_t = beta2 v + (1-beta2) g^2, "
+        "d_t = (1-beta1^t)/lr (sqrt(v_t/(1-beta2^t)) + eps), z_t = beta1 z + (1-beta1) g - (d_t - beta1 d) W, "
+        "W = -z_t/d_t",
     .attrs = k_ftml_attrs,
     .num_attrs = 8,
     .param_size = sizeof(FTMLParam),
@@ -583,8 +600,9 @@ static int fwd_adam(const mxw_op_call *c) { return run_same(c, adam_f32, adam_f6
 static const mxw_op_def op_adam_update = {
     .name = "adam_update",
     .aliases = ALIASES("_sparse_adam_update"),
-    .doc = "Update function for Adam optimizer: m = beta1*m + (1-beta1)*grad; v = beta2*v + (1-beta2)*(grad**2); "
-           "w += - learning_rate * m / (sqrt(v) + epsilon)",
+    .doc =
+        "Update function for Adam optimizer: m = beta1*m + (1-beta1)*grad; v = beta2*v + (1-beta2)*(grad**2); "
+        "w += - learning_rate * m / (sqrt(v) + epsilon)",
     .attrs = k_adam_attrs,
     .num_attrs = 8,
     .param_size = sizeof(AdamParam),
@@ -624,16 +642,19 @@ DEFINE_KERNEL(rmspropalex, {
     sn[i] = FTZ((1.f - g1) * gr * gr + g1 * sn[i]);
     sg[i] = FTZ((1.f - g1) * gr + g1 * sg[i]);
     delta[i] = FTZ(g2 * delta[i] - (lr * gr / (T)sqrt((double)(sn[i] - sg[i] * sg[i] + eps))));
-    if (cw >= 0.0f) o[i] = CLIP(w[i] + delta[i], cw);
-    else o[i] = w[i] + delta[i];
+    if (cw >= 0.0f)
+      o[i] = CLIP(w[i] + delta[i], cw);
+    else
+      o[i] = w[i] + delta[i];
   }
 })
 static int fwd_rmspropalex(const mxw_op_call *c) { return run_same(c, rmspropalex_f32, rmspropalex_f64); }
 
 static const mxw_op_def op_rmspropalex_update = {
     .name = "rmspropalex_update",
-    .doc = "Update function for RMSPropAlex optimizer (Graves 2013): E[g^2] = g1 E[g^2] + (1-g1) g^2; "
-           "E[g] = g1 E[g] + (1-g1) g; delta = g2 delta - lr g / sqrt(E[g^2] - E[g]^2 + eps); w += delta",
+    .doc =
+        "Update function for RMSPropAlex optimizer (Graves 2013): E[g^2] = g1 E[g^2] + (1-g1) g^2; "
+        "E[g] = g1 E[g] + (1-g1) g; delta = g2 delta - lr g / sqrt(E[g^2] - E[g]^2 + eps); w += delta",
     .attrs = k_rmspropalex_attrs,
     .num_attrs = 8,
     .param_size = sizeof(RMSPropAlexParam),
@@ -679,8 +700,9 @@ static int fwd_rmsprop(const mxw_op_call *c) { return run_same(c, rmsprop_f32, r
 
 static const mxw_op_def op_rmsprop_update = {
     .name = "rmsprop_update",
-    .doc = "Update function for RMSProp optimizer (Tieleman & Hinton 2012): E[g^2] = gamma1 E[g^2] + (1-gamma1) g^2; "
-           "w -= lr g / sqrt(E[g^2] + eps)",
+    .doc =
+        "Update function for RMSProp optimizer (Tieleman & Hinton 2012): E[g^2] = gamma1 E[g^2] + (1-gamma1) g^2; "
+        "w -= lr g / sqrt(E[g^2] + eps)",
     .attrs = k_rmsprop_attrs,
     .num_attrs = 7,
     .param_size = sizeof(RMSPropParam),
@@ -726,8 +748,9 @@ static int fwd_ftrl(const mxw_op_call *c) { return run_same(c, ftrl_f32, ftrl_f6
 static const mxw_op_def op_ftrl_update = {
     .name = "ftrl_update",
     .aliases = ALIASES("_sparse_ftrl_update"),
-    .doc = "Update function for Ftrl optimizer: z += g - (sqrt(n + g**2) - sqrt(n)) * w / lr; n += g**2; "
-           "w = (sign(z) * lamda1 - z) / ((beta + sqrt(n)) / lr + wd) * (abs(z) > lamda1)",
+    .doc =
+        "Update function for Ftrl optimizer: z += g - (sqrt(n + g**2) - sqrt(n)) * w / lr; n += g**2; "
+        "w = (sign(z) * lamda1 - z) / ((beta + sqrt(n)) / lr + wd) * (abs(z) > lamda1)",
     .attrs = k_ftrl_attrs,
     .num_attrs = 6,
     .param_size = sizeof(FtrlParam),
@@ -795,8 +818,10 @@ DEFINE_KERNEL(signum, {
   const T clip = PF(p->clip_gradient), mu = PF(p->momentum), lr = PF(p->lr), wd = PF(p->wd);
   const T rs = PF(p->rescale_grad), wdlh = PF(p->wd_lh);
   for (int64_t i = 0; i < n; i++) {
-    if (clip >= 0.0f) mom[i] = FTZ(mu * mom[i] - (1 - mu) * wd * w[i] - (1 - mu) * CLIP(rs * g[i], clip));
-    else mom[i] = FTZ(mu * mom[i] - (1 - mu) * wd * w[i] - (1 - mu) * rs * g[i]);
+    if (clip >= 0.0f)
+      mom[i] = FTZ(mu * mom[i] - (1 - mu) * wd * w[i] - (1 - mu) * CLIP(rs * g[i], clip));
+    else
+      mom[i] = FTZ(mu * mom[i] - (1 - mu) * wd * w[i] - (1 - mu) * rs * g[i]);
     o[i] = (1.f - lr * wdlh) * w[i] + lr * (T)((mom[i] > 0) - (mom[i] < 0));
   }
 })
@@ -804,8 +829,9 @@ static int fwd_signum(const mxw_op_call *c) { return run_same(c, signum_f32, sig
 
 static const mxw_op_def op_signum_update = {
     .name = "signum_update",
-    .doc = "SIGN momentUM (Signum) optimizer: state = momentum * state + (1-momentum) * gradient; "
-           "weight = weight - learning_rate * sign(state)",
+    .doc =
+        "SIGN momentUM (Signum) optimizer: state = momentum * state + (1-momentum) * gradient; "
+        "weight = weight - learning_rate * sign(state)",
     .attrs = k_signum_attrs,
     .num_attrs = 6,
     .param_size = sizeof(SignumParam),
@@ -862,8 +888,9 @@ static int fwd_lamb1(const mxw_op_call *c) { return run_same(c, lamb1_f32, lamb1
 
 static const mxw_op_def op_lamb_update_phase1 = {
     .name = "lamb_update_phase1",
-    .doc = "Phase I of lamb update: mean = beta1*mean + (1-beta1)*grad; var = beta2*var + (1-beta2)*grad^2; "
-           "returns g = mean_hat / (sqrt(var_hat) + epsilon) + wd * weight",
+    .doc =
+        "Phase I of lamb update: mean = beta1*mean + (1-beta1)*grad; var = beta2*var + (1-beta2)*grad^2; "
+        "returns g = mean_hat / (sqrt(var_hat) + epsilon) + wd * weight",
     .attrs = k_lamb1_attrs,
     .num_attrs = 8,
     .param_size = sizeof(LambPhase1Param),
@@ -882,7 +909,8 @@ static void mp_lamb1_f32(int64_t n, void *const *in, void *out, const void *vp) 
   const float *g = (const float *)in[1], *w32 = (const float *)in[4];
   const float clip = PF(p->clip_gradient), rs = PF(p->rescale_grad), b1 = PF(p->beta1), b2 = PF(p->beta2);
   const float wd = PF(p->wd), eps = PF(p->epsilon);
-  const float b1t = (float)pow((double)(float)p->beta1, (double)p->t), b2t = (float)pow((double)(float)p->beta2, (double)p->t);
+  const float b1t = (float)pow((double)(float)p->beta1, (double)p->t),
+              b2t = (float)pow((double)(float)p->beta2, (double)p->t);
   for (int64_t i = 0; i < n; i++) {
     float gr = g[i] * rs;
     if (clip >= 0.f) gr = CLIP(gr, clip);
@@ -904,12 +932,14 @@ static int infer_type_mp_lamb1(const void *param, int nin, int *in, int nout, in
   (void)param;
   for (int i = 0; i < 2; i++) {
     if (in[i] >= 0 && in[i] != MXW_FLOAT16)
-      return mxw_fail("input %d (%s) has dtype %s, expected float16 (Type inconsistent, Provided = %s, inferred type = float16)",
-                      i, k_w_g_mean_var_w32[i], mxw_dtype_name(in[i]), mxw_dtype_name(in[i]));
+      return mxw_fail(
+          "input %d (%s) has dtype %s, expected float16 (Type inconsistent, Provided = %s, inferred type = float16)", i,
+          k_w_g_mean_var_w32[i], mxw_dtype_name(in[i]), mxw_dtype_name(in[i]));
     in[i] = MXW_FLOAT16;
   }
   MXW_TRY(mp_type(k_w_g_mean_var_w32, 2, nin, in, 0, out));
-  if (out[0] >= 0 && out[0] != MXW_FLOAT32) return mxw_fail("output has dtype %s, expected float32", mxw_dtype_name(out[0]));
+  if (out[0] >= 0 && out[0] != MXW_FLOAT32)
+    return mxw_fail("output has dtype %s, expected float32", mxw_dtype_name(out[0]));
   out[0] = MXW_FLOAT32;
   (void)nout;
   return 0;
@@ -917,8 +947,9 @@ static int infer_type_mp_lamb1(const void *param, int nin, int *in, int nout, in
 
 static const mxw_op_def op_mp_lamb_update_phase1 = {
     .name = "mp_lamb_update_phase1",
-    .doc = "Mixed Precision version of Phase I of lamb update: as lamb_update_phase1 on float32 states, with the "
-           "weight decay on weight32; returns g (float32)",
+    .doc =
+        "Mixed Precision version of Phase I of lamb update: as lamb_update_phase1 on float32 states, with the "
+        "weight decay on weight32; returns g (float32)",
     .attrs = k_lamb1_attrs,
     .num_attrs = 8,
     .param_size = sizeof(LambPhase1Param),
@@ -957,8 +988,9 @@ static int infer_shape_lamb2(const void *param, int nin, mxw_shape *in, int nout
     if (in[k].ndim < 0) continue;
     char b[128];
     int64_t size = mxw_shape_size(&in[k]);
-    MXW_CHECK(in[k].ndim >= 1 && in[k].dims[0] == 1 && (size == 1 || size < 0), "%s shape incorrect: %s (one value, shape (1,))",
-              k == 2 ? "r1" : "r2", mxw_shape_str(&in[k], b, sizeof b));
+    MXW_CHECK(in[k].ndim >= 1 && in[k].dims[0] == 1 && (size == 1 || size < 0),
+              "%s shape incorrect: %s (one value, shape (1,))", k == 2 ? "r1" : "r2",
+              mxw_shape_str(&in[k], b, sizeof b));
   }
   return mxw_shape_assign(&out[0], &in[0], "output");
 }
@@ -980,8 +1012,9 @@ static int fwd_lamb2(const mxw_op_call *c) { return run_same(c, lamb2_f32, lamb2
 
 static const mxw_op_def op_lamb_update_phase2 = {
     .name = "lamb_update_phase2",
-    .doc = "Phase II of lamb update: r1 bounded by lower_bound/upper_bound; lr = lr * r1/r2 unless r1 or r2 is 0; "
-           "weight = weight - lr * g",
+    .doc =
+        "Phase II of lamb update: r1 bounded by lower_bound/upper_bound; lr = lr * r1/r2 unless r1 or r2 is 0; "
+        "weight = weight - lr * g",
     .attrs = k_lamb2_attrs,
     .num_attrs = 3,
     .param_size = sizeof(LambPhase2Param),
@@ -1020,8 +1053,9 @@ static int infer_type_mp_lamb2(const void *param, int nin, int *in, int nout, in
 
 static const mxw_op_def op_mp_lamb_update_phase2 = {
     .name = "mp_lamb_update_phase2",
-    .doc = "Mixed Precision version Phase II of lamb update: as lamb_update_phase2 with weight32 = weight32 - lr * g; "
-           "weight = weight32",
+    .doc =
+        "Mixed Precision version Phase II of lamb update: as lamb_update_phase2 with weight32 = weight32 - lr * g; "
+        "weight = weight32",
     .attrs = k_lamb2_attrs,
     .num_attrs = 3,
     .param_size = sizeof(LambPhase2Param),
@@ -1033,7 +1067,7 @@ static const mxw_op_def op_mp_lamb_update_phase2 = {
     UPDATE_OP_MUT(k_mut_4),
 };
 
-MXW_FAMILY(optimizer, &op_sgd_update, &op_sgd_mom_update, &op_mp_sgd_update, &op_mp_sgd_mom_update,
-           &op_nag_mom_update, &op_mp_nag_mom_update, &op_ftml_update, &op_adam_update, &op_rmsprop_update,
-           &op_rmspropalex_update, &op_ftrl_update, &op_signsgd_update, &op_signum_update, &op_lamb_update_phase1,
-           &op_lamb_update_phase2, &op_mp_lamb_update_phase1, &op_mp_lamb_update_phase2);
+MXW_FAMILY(optimizer, &op_sgd_update, &op_sgd_mom_update, &op_mp_sgd_update, &op_mp_sgd_mom_update, &op_nag_mom_update,
+           &op_mp_nag_mom_update, &op_ftml_update, &op_adam_update, &op_rmsprop_update, &op_rmspropalex_update,
+           &op_ftrl_update, &op_signsgd_update, &op_signum_update, &op_lamb_update_phase1, &op_lamb_update_phase2,
+           &op_mp_lamb_update_phase1, &op_mp_lamb_update_phase2);

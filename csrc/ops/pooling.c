@@ -237,42 +237,44 @@ static inline int64_t pool_window(const pool_geom *g, int64_t d0, int64_t h0, in
 /* ---- the reference kernel: one output cell --------------------------------------------------- */
 /* x is one (D, H, W) plane. T is the accumulation type (float or double), LOWEST its lowest
  * finite value. */
-#define DEFINE_POOL_POINT(NAME, T, LOWEST, SQRT, CBRT)                                            \
-  static T NAME(const T *x, const pool_geom *g, int64_t od, int64_t oh, int64_t ow) {              \
-    int64_t H = g->in[1], W = g->in[2];                                                            \
-    int64_t d0 = od * g->s[0] - g->p[0], h0 = oh * g->s[1] - g->p[1], w0 = ow * g->s[2] - g->p[2];  \
-    if (g->type == POOL_MAX) {                                                                     \
+#define DEFINE_POOL_POINT(NAME, T, LOWEST, SQRT, CBRT)                                                      \
+  static T NAME(const T *x, const pool_geom *g, int64_t od, int64_t oh, int64_t ow) {                       \
+    int64_t H = g->in[1], W = g->in[2];                                                                     \
+    int64_t d0 = od * g->s[0] - g->p[0], h0 = oh * g->s[1] - g->p[1], w0 = ow * g->s[2] - g->p[2];          \
+    if (g->type == POOL_MAX) {                                                                              \
       int64_t d1 = min64(d0 + g->k[0], g->in[0]), h1 = min64(h0 + g->k[1], H), w1 = min64(w0 + g->k[2], W); \
-      d0 = max64(d0, 0);                                                                           \
-      h0 = max64(h0, 0);                                                                           \
-      w0 = max64(w0, 0);                                                                           \
-      T m = LOWEST;                                                                                \
-      for (int64_t d = d0; d < d1; d++)                                                            \
-        for (int64_t h = h0; h < h1; h++)                                                          \
-          for (int64_t w = w0; w < w1; w++) {                                                      \
-            T v = x[(d * H + h) * W + w];                                                          \
-            if (v > m) m = v;                                                                      \
-          }                                                                                        \
-      return m;                                                                                    \
-    }                                                                                              \
-    int64_t lo_[3], hi_[3];                                                                        \
-    const int64_t pool_size = pool_window(g, d0, h0, w0, lo_, hi_);                                \
-    d0 = lo_[0];                                                                                   \
-    h0 = lo_[1];                                                                                   \
-    w0 = lo_[2];                                                                                   \
-    const int64_t d1 = hi_[0], h1 = hi_[1], w1 = hi_[2];                                           \
-    T div = (T)pool_size, sum = 0;                                                                 \
-    for (int64_t d = d0; d < d1; d++)                                                              \
-      for (int64_t h = h0; h < h1; h++)                                                            \
-        for (int64_t w = w0; w < w1; w++) {                                                        \
-          T v = x[(d * H + h) * W + w];                                                            \
-          if (g->p_value == 2) v = v * v;                                                          \
-          else if (g->p_value == 3) v = v * v * v;                                                 \
-          sum += v / div;                                                                          \
-        }                                                                                          \
-    if (g->p_value == 2) return SQRT(sum);                                                         \
-    if (g->p_value == 3) return CBRT(sum);                                                         \
-    return sum;                                                                                    \
+      d0 = max64(d0, 0);                                                                                    \
+      h0 = max64(h0, 0);                                                                                    \
+      w0 = max64(w0, 0);                                                                                    \
+      T m = LOWEST;                                                                                         \
+      for (int64_t d = d0; d < d1; d++)                                                                     \
+        for (int64_t h = h0; h < h1; h++)                                                                   \
+          for (int64_t w = w0; w < w1; w++) {                                                               \
+            T v = x[(d * H + h) * W + w];                                                                   \
+            if (v > m) m = v;                                                                               \
+          }                                                                                                 \
+      return m;                                                                                             \
+    }                                                                                                       \
+    int64_t lo_[3], hi_[3];                                                                                 \
+    const int64_t pool_size = pool_window(g, d0, h0, w0, lo_, hi_);                                         \
+    d0 = lo_[0];                                                                                            \
+    h0 = lo_[1];                                                                                            \
+    w0 = lo_[2];                                                                                            \
+    const int64_t d1 = hi_[0], h1 = hi_[1], w1 = hi_[2];                                                    \
+    T div = (T)pool_size, sum = 0;                                                                          \
+    for (int64_t d = d0; d < d1; d++)                                                                       \
+      for (int64_t h = h0; h < h1; h++)                                                                     \
+        for (int64_t w = w0; w < w1; w++) {                                                                 \
+          T v = x[(d * H + h) * W + w];                                                                     \
+          if (g->p_value == 2)                                                                              \
+            v = v * v;                                                                                      \
+          else if (g->p_value == 3)                                                                         \
+            v = v * v * v;                                                                                  \
+          sum += v / div;                                                                                   \
+        }                                                                                                   \
+    if (g->p_value == 2) return SQRT(sum);                                                                  \
+    if (g->p_value == 3) return CBRT(sum);                                                                  \
+    return sum;                                                                                             \
   }
 
 DEFINE_POOL_POINT(pool_point_f32, float, -FLT_MAX, sqrtf, cbrtf)
@@ -288,7 +290,7 @@ static void pool_plane_f64(const double *x, double *y, const pool_geom *g) {
 /* Output range [lo, hi) of one dim whose windows lie wholly inside [0, in): no clipping, and the
  * avg divisor is kh*kw whether or not padding counts. */
 static void interior_range(int64_t in, int64_t k, int64_t s, int64_t p, int64_t out, int64_t *lo, int64_t *hi) {
-  int64_t a = (p + s - 1) / s;                     /* first o with o*s - p >= 0 */
+  int64_t a = (p + s - 1) / s;                            /* first o with o*s - p >= 0 */
   int64_t b = in + p - k >= 0 ? (in + p - k) / s + 1 : 0; /* past the last o with o*s - p + k <= in */
   *lo = min64(a, out);
   *hi = max64(min64(b, out), *lo);
@@ -297,8 +299,8 @@ static void interior_range(int64_t in, int64_t k, int64_t s, int64_t p, int64_t 
 /* Interior outputs [ow0, ow1) of one output row. rows[i] points at input row (oh*sh - ph + i),
  * column 0. Max keeps `v > m ? v : m` (pmax has the same NaN behaviour); avg adds v / (kh*kw) in
  * row-major window order, as the reference does. */
-static void pool_row_interior_f32(const float *const *rows, int kh, int kw, int64_t sw, int64_t pw, int type,
-                                  int64_t W, int64_t ow0, int64_t ow1, float *y) {
+static void pool_row_interior_f32(const float *const *rows, int kh, int kw, int64_t sw, int64_t pw, int type, int64_t W,
+                                  int64_t ow0, int64_t ow1, float *y) {
   const float div = (float)(kh * kw);
   int64_t ow = ow0;
   if (sw <= 2) {
@@ -318,9 +320,12 @@ static void pool_row_interior_f32(const float *const *rows, int kh, int kw, int6
             v128_t lo = wasm_v128_load(src), hi = wasm_v128_load(src + 4);
             v = wasm_i32x4_shuffle(lo, hi, 0, 2, 4, 6);
           }
-          if (type == POOL_MAX) acc = wasm_f32x4_pmax(acc, v);
-          else if (type == POOL_AVG) acc = wasm_f32x4_add(acc, wasm_f32x4_div(v, vdiv));
-          else acc = wasm_f32x4_add(acc, v);
+          if (type == POOL_MAX)
+            acc = wasm_f32x4_pmax(acc, v);
+          else if (type == POOL_AVG)
+            acc = wasm_f32x4_add(acc, wasm_f32x4_div(v, vdiv));
+          else
+            acc = wasm_f32x4_add(acc, v);
         }
       }
       wasm_v128_store(y + (ow - ow0), acc);
@@ -332,9 +337,12 @@ static void pool_row_interior_f32(const float *const *rows, int kh, int kw, int6
     for (int i = 0; i < kh; i++) {
       for (int j = 0; j < kw; j++) {
         float v = rows[i][c + j];
-        if (type == POOL_MAX) acc = v > acc ? v : acc;
-        else if (type == POOL_AVG) acc += v / div;
-        else acc += v;
+        if (type == POOL_MAX)
+          acc = v > acc ? v : acc;
+        else if (type == POOL_AVG)
+          acc += v / div;
+        else
+          acc += v;
       }
     }
     y[ow - ow0] = acc;
@@ -465,53 +473,53 @@ static int pool_channel_first(const void *x, void *y, int dtype, int64_t planes,
 /* ---- channel-last: output rows (n, od, oh) of (N, D, H, W, C) data ----------------------------- */
 /* Output cells of rows [r0, r1), C channels each: the window of pool_point_*, with the channels
  * as the innermost loop. */
-#define DEFINE_POOL_LAST(NAME, T, LOWEST, SQRT, CBRT)                                               \
-  static void NAME(const T *x, T *y, const pool_geom *g, int64_t C, int64_t r0, int64_t r1) {       \
-    const int64_t D = g->in[0], H = g->in[1], W = g->in[2], OD = g->out[0], OH = g->out[1];         \
-    const int64_t OW = g->out[2];                                                                   \
-    for (int64_t row = r0; row < r1; row++) {                                                       \
-      const int64_t n = row / (OD * OH), od = row / OH % OD, oh = row % OH;                         \
-      const T *xn = x + n * D * H * W * C;                                                          \
-      for (int64_t ow = 0; ow < OW; ow++) {                                                         \
-        T *yc = y + (row * OW + ow) * C;                                                            \
-        int64_t d0 = od * g->s[0] - g->p[0], h0 = oh * g->s[1] - g->p[1], w0 = ow * g->s[2] - g->p[2]; \
-        if (g->type == POOL_MAX) {                                                                  \
+#define DEFINE_POOL_LAST(NAME, T, LOWEST, SQRT, CBRT)                                                          \
+  static void NAME(const T *x, T *y, const pool_geom *g, int64_t C, int64_t r0, int64_t r1) {                  \
+    const int64_t D = g->in[0], H = g->in[1], W = g->in[2], OD = g->out[0], OH = g->out[1];                    \
+    const int64_t OW = g->out[2];                                                                              \
+    for (int64_t row = r0; row < r1; row++) {                                                                  \
+      const int64_t n = row / (OD * OH), od = row / OH % OD, oh = row % OH;                                    \
+      const T *xn = x + n * D * H * W * C;                                                                     \
+      for (int64_t ow = 0; ow < OW; ow++) {                                                                    \
+        T *yc = y + (row * OW + ow) * C;                                                                       \
+        int64_t d0 = od * g->s[0] - g->p[0], h0 = oh * g->s[1] - g->p[1], w0 = ow * g->s[2] - g->p[2];         \
+        if (g->type == POOL_MAX) {                                                                             \
           const int64_t d1 = min64(d0 + g->k[0], D), h1 = min64(h0 + g->k[1], H), w1 = min64(w0 + g->k[2], W); \
-          for (int64_t c = 0; c < C; c++) yc[c] = LOWEST;                                           \
-          for (int64_t d = max64(d0, 0); d < d1; d++)                                               \
-            for (int64_t h = max64(h0, 0); h < h1; h++)                                             \
-              for (int64_t w = max64(w0, 0); w < w1; w++) {                                         \
-                const T *xc = xn + ((d * H + h) * W + w) * C;                                       \
-                for (int64_t c = 0; c < C; c++) yc[c] = xc[c] > yc[c] ? xc[c] : yc[c];              \
-              }                                                                                     \
-          continue;                                                                                 \
-        }                                                                                           \
-        int64_t lo_[3], hi_[3];                                                                     \
-        const int64_t pool_size = pool_window(g, d0, h0, w0, lo_, hi_);                             \
-        d0 = lo_[0];                                                                                \
-        h0 = lo_[1];                                                                                \
-        w0 = lo_[2];                                                                                \
-        const int64_t d1 = hi_[0], h1 = hi_[1], w1 = hi_[2];                                        \
-        const T div = (T)pool_size;                                                                 \
-        for (int64_t c = 0; c < C; c++) yc[c] = 0;                                                  \
-        for (int64_t d = d0; d < d1; d++)                                                           \
-          for (int64_t h = h0; h < h1; h++)                                                         \
-            for (int64_t w = w0; w < w1; w++) {                                                     \
-              const T *xc = xn + ((d * H + h) * W + w) * C;                                         \
-              if (g->p_value == 2) {                                                                \
-                for (int64_t c = 0; c < C; c++) yc[c] += (xc[c] * xc[c]) / div;                     \
-              } else if (g->p_value == 3) {                                                         \
-                for (int64_t c = 0; c < C; c++) yc[c] += (xc[c] * xc[c] * xc[c]) / div;             \
-              } else {                                                                              \
-                for (int64_t c = 0; c < C; c++) yc[c] += xc[c] / div;                               \
-              }                                                                                     \
-            }                                                                                       \
-        if (g->p_value == 2)                                                                        \
-          for (int64_t c = 0; c < C; c++) yc[c] = SQRT(yc[c]);                                      \
-        else if (g->p_value == 3)                                                                   \
-          for (int64_t c = 0; c < C; c++) yc[c] = CBRT(yc[c]);                                      \
-      }                                                                                             \
-    }                                                                                               \
+          for (int64_t c = 0; c < C; c++) yc[c] = LOWEST;                                                      \
+          for (int64_t d = max64(d0, 0); d < d1; d++)                                                          \
+            for (int64_t h = max64(h0, 0); h < h1; h++)                                                        \
+              for (int64_t w = max64(w0, 0); w < w1; w++) {                                                    \
+                const T *xc = xn + ((d * H + h) * W + w) * C;                                                  \
+                for (int64_t c = 0; c < C; c++) yc[c] = xc[c] > yc[c] ? xc[c] : yc[c];                         \
+              }                                                                                                \
+          continue;                                                                                            \
+        }                                                                                                      \
+        int64_t lo_[3], hi_[3];                                                                                \
+        const int64_t pool_size = pool_window(g, d0, h0, w0, lo_, hi_);                                        \
+        d0 = lo_[0];                                                                                           \
+        h0 = lo_[1];                                                                                           \
+        w0 = lo_[2];                                                                                           \
+        const int64_t d1 = hi_[0], h1 = hi_[1], w1 = hi_[2];                                                   \
+        const T div = (T)pool_size;                                                                            \
+        for (int64_t c = 0; c < C; c++) yc[c] = 0;                                                             \
+        for (int64_t d = d0; d < d1; d++)                                                                      \
+          for (int64_t h = h0; h < h1; h++)                                                                    \
+            for (int64_t w = w0; w < w1; w++) {                                                                \
+              const T *xc = xn + ((d * H + h) * W + w) * C;                                                    \
+              if (g->p_value == 2) {                                                                           \
+                for (int64_t c = 0; c < C; c++) yc[c] += (xc[c] * xc[c]) / div;                                \
+              } else if (g->p_value == 3) {                                                                    \
+                for (int64_t c = 0; c < C; c++) yc[c] += (xc[c] * xc[c] * xc[c]) / div;                        \
+              } else {                                                                                         \
+                for (int64_t c = 0; c < C; c++) yc[c] += xc[c] / div;                                          \
+              }                                                                                                \
+            }                                                                                                  \
+        if (g->p_value == 2)                                                                                   \
+          for (int64_t c = 0; c < C; c++) yc[c] = SQRT(yc[c]);                                                 \
+        else if (g->p_value == 3)                                                                              \
+          for (int64_t c = 0; c < C; c++) yc[c] = CBRT(yc[c]);                                                 \
+      }                                                                                                        \
+    }                                                                                                          \
   }
 
 DEFINE_POOL_LAST(pool_last_f32, float, -FLT_MAX, sqrtf, cbrtf)
@@ -519,8 +527,10 @@ DEFINE_POOL_LAST(pool_last_f64, double, -DBL_MAX, sqrt, cbrt)
 
 static void last_chunk(void *ctx, int64_t r0, int64_t r1) {
   const pool_job *j = (const pool_job *)ctx;
-  if (j->dtype == MXW_FLOAT64) pool_last_f64((const double *)j->x, (double *)j->y, j->g, j->C, r0, r1);
-  else pool_last_f32((const float *)j->x, (float *)j->y, j->g, j->C, r0, r1);
+  if (j->dtype == MXW_FLOAT64)
+    pool_last_f64((const double *)j->x, (double *)j->y, j->g, j->C, r0, r1);
+  else
+    pool_last_f32((const float *)j->x, (float *)j->y, j->g, j->C, r0, r1);
 }
 
 /* Pools channel-last float32 or float64 data of N samples, split over the output rows. */
@@ -577,52 +587,51 @@ static int fwd_Pooling(const mxw_op_call *c) {
  *        output -- the first max on ties, as MXNet's unpool_max; an empty window gives nothing;
  *   avg: ograd / pool_size to every in-range cell (the forward's divisor);  sum: ograd;
  *   lp:  p=1 ograd; p=2 ograd * x / y; p=3 ograd * (x / y)^2 (0 where y == 0, as MXNet's lp_grad). */
-#define DEFINE_POOL_GRAD(NAME, T)                                                                  \
-  static void NAME(const T *x, const T *y, const T *dy, T *dx, const pool_geom *g) {                \
-    const int64_t D = g->in[0], H = g->in[1], W = g->in[2];                                          \
-    for (int64_t i = 0; i < D * H * W; i++) dx[i] = 0;                                               \
-    int64_t o = 0;                                                                                   \
-    for (int64_t od = 0; od < g->out[0]; od++)                                                       \
-      for (int64_t oh = 0; oh < g->out[1]; oh++)                                                     \
-        for (int64_t ow = 0; ow < g->out[2]; ow++, o++) {                                            \
-          int64_t d0 = od * g->s[0] - g->p[0], h0 = oh * g->s[1] - g->p[1], w0 = ow * g->s[2] - g->p[2]; \
-          const T gv = dy[o], yv = y[o];                                                             \
-          if (g->type == POOL_MAX) {                                                                 \
+#define DEFINE_POOL_GRAD(NAME, T)                                                                                \
+  static void NAME(const T *x, const T *y, const T *dy, T *dx, const pool_geom *g) {                             \
+    const int64_t D = g->in[0], H = g->in[1], W = g->in[2];                                                      \
+    for (int64_t i = 0; i < D * H * W; i++) dx[i] = 0;                                                           \
+    int64_t o = 0;                                                                                               \
+    for (int64_t od = 0; od < g->out[0]; od++)                                                                   \
+      for (int64_t oh = 0; oh < g->out[1]; oh++)                                                                 \
+        for (int64_t ow = 0; ow < g->out[2]; ow++, o++) {                                                        \
+          int64_t d0 = od * g->s[0] - g->p[0], h0 = oh * g->s[1] - g->p[1], w0 = ow * g->s[2] - g->p[2];         \
+          const T gv = dy[o], yv = y[o];                                                                         \
+          if (g->type == POOL_MAX) {                                                                             \
             const int64_t d1 = min64(d0 + g->k[0], D), h1 = min64(h0 + g->k[1], H), w1 = min64(w0 + g->k[2], W); \
-            d0 = max64(d0, 0);                                                                       \
-            h0 = max64(h0, 0);                                                                       \
-            w0 = max64(w0, 0);                                                                       \
-            for (int64_t d = d0; d < d1; d++)                                                        \
-              for (int64_t h = h0; h < h1; h++)                                                      \
-                for (int64_t w = w0; w < w1; w++) {                                                  \
-                  const int64_t idx = (d * H + h) * W + w;                                           \
-                  if (x[idx] == yv) {                                                                \
-                    dx[idx] += gv;                                                                   \
-                    goto next_##NAME;                                                                \
-                  }                                                                                  \
-                }                                                                                    \
-          next_##NAME:                                                                               \
-            continue;                                                                                \
-          }                                                                                          \
-          int64_t lo_[3], hi_[3];                                                                    \
-          const int64_t pool_size = pool_window(g, d0, h0, w0, lo_, hi_);                            \
-          d0 = lo_[0];                                                                               \
-          h0 = lo_[1];                                                                               \
-          w0 = lo_[2];                                                                               \
-          const int64_t d1 = hi_[0], h1 = hi_[1], w1 = hi_[2];                                       \
-          const T share = gv / (T)pool_size;                                                         \
-          for (int64_t d = d0; d < d1; d++)                                                          \
-            for (int64_t h = h0; h < h1; h++)                                                        \
-              for (int64_t w = w0; w < w1; w++) {                                                    \
-                const int64_t idx = (d * H + h) * W + w;                                             \
-                if (g->p_value == 1) {                                                               \
-                  dx[idx] += share;                                                                  \
-                } else if (yv != 0) {                                                                \
-                  const T r = x[idx] / yv;                                                           \
-                  dx[idx] += g->p_value == 2 ? gv * r : gv * r * r;                                  \
-                }                                                                                    \
-              }                                                                                      \
-        }                                                                                            \
+            d0 = max64(d0, 0);                                                                                   \
+            h0 = max64(h0, 0);                                                                                   \
+            w0 = max64(w0, 0);                                                                                   \
+            for (int64_t d = d0; d < d1; d++)                                                                    \
+              for (int64_t h = h0; h < h1; h++)                                                                  \
+                for (int64_t w = w0; w < w1; w++) {                                                              \
+                  const int64_t idx = (d * H + h) * W + w;                                                       \
+                  if (x[idx] == yv) {                                                                            \
+                    dx[idx] += gv;                                                                               \
+                    goto next_##NAME;                                                                            \
+                  }                                                                                              \
+                }                                                                                                \
+            next_##NAME : continue;                                                                              \
+          }                                                                                                      \
+          int64_t lo_[3], hi_[3];                                                                                \
+          const int64_t pool_size = pool_window(g, d0, h0, w0, lo_, hi_);                                        \
+          d0 = lo_[0];                                                                                           \
+          h0 = lo_[1];                                                                                           \
+          w0 = lo_[2];                                                                                           \
+          const int64_t d1 = hi_[0], h1 = hi_[1], w1 = hi_[2];                                                   \
+          const T share = gv / (T)pool_size;                                                                     \
+          for (int64_t d = d0; d < d1; d++)                                                                      \
+            for (int64_t h = h0; h < h1; h++)                                                                    \
+              for (int64_t w = w0; w < w1; w++) {                                                                \
+                const int64_t idx = (d * H + h) * W + w;                                                         \
+                if (g->p_value == 1) {                                                                           \
+                  dx[idx] += share;                                                                              \
+                } else if (yv != 0) {                                                                            \
+                  const T r = x[idx] / yv;                                                                       \
+                  dx[idx] += g->p_value == 2 ? gv * r : gv * r * r;                                              \
+                }                                                                                                \
+              }                                                                                                  \
+        }                                                                                                        \
   }
 
 DEFINE_POOL_GRAD(pool_grad_plane_f32, float)
@@ -713,63 +722,63 @@ static void pool_grad_planes(const void *x, const void *y, const void *dy, void 
 
 /* Channel-last gradients: for sample n and channels [c0, c1), every output cell in order (as the
  * channel-first loop), each channel through its window as pool_grad_plane_*. */
-#define DEFINE_POOL_GRAD_LAST(NAME, T)                                                              \
-  static void NAME(const T *x, const T *y, const T *dy, T *dx, const pool_geom *g, int64_t C, int64_t n, \
-                   int64_t c0, int64_t c1) {                                                        \
-    const int64_t D = g->in[0], H = g->in[1], W = g->in[2], isz = D * H * W;                        \
-    const int64_t osz = g->out[0] * g->out[1] * g->out[2];                                          \
-    x += n * isz * C;                                                                               \
-    dx += n * isz * C;                                                                              \
-    y += n * osz * C;                                                                               \
-    dy += n * osz * C;                                                                              \
-    for (int64_t i = 0; i < isz; i++)                                                               \
-      for (int64_t c = c0; c < c1; c++) dx[i * C + c] = 0;                                          \
-    int64_t o = 0;                                                                                  \
-    for (int64_t od = 0; od < g->out[0]; od++)                                                      \
-      for (int64_t oh = 0; oh < g->out[1]; oh++)                                                    \
-        for (int64_t ow = 0; ow < g->out[2]; ow++, o++) {                                           \
-          int64_t d0 = od * g->s[0] - g->p[0], h0 = oh * g->s[1] - g->p[1], w0 = ow * g->s[2] - g->p[2]; \
-          const T *gv = dy + o * C, *yv = y + o * C;                                                \
-          if (g->type == POOL_MAX) { /* per channel: the first cell of the window equal to y */     \
-            const int64_t d1 = min64(d0 + g->k[0], D), h1 = min64(h0 + g->k[1], H), w1 = min64(w0 + g->k[2], W); \
-            d0 = max64(d0, 0);                                                                      \
-            h0 = max64(h0, 0);                                                                      \
-            w0 = max64(w0, 0);                                                                      \
-            for (int64_t c = c0; c < c1; c++) {                                                     \
-              for (int64_t d = d0; d < d1; d++)                                                     \
-                for (int64_t h = h0; h < h1; h++)                                                   \
-                  for (int64_t w = w0; w < w1; w++) {                                               \
-                    const int64_t idx = ((d * H + h) * W + w) * C + c;                              \
-                    if (x[idx] == yv[c]) {                                                          \
-                      dx[idx] += gv[c];                                                             \
-                      goto next_##NAME;                                                             \
-                    }                                                                               \
-                  }                                                                                 \
-            next_##NAME:;                                                                           \
-            }                                                                                       \
-            continue;                                                                               \
-          }                                                                                         \
-          int64_t lo_[3], hi_[3];                                                                   \
-          const int64_t pool_size = pool_window(g, d0, h0, w0, lo_, hi_);                           \
-          d0 = lo_[0];                                                                              \
-          h0 = lo_[1];                                                                              \
-          w0 = lo_[2];                                                                              \
-          const int64_t d1 = hi_[0], h1 = hi_[1], w1 = hi_[2];                                      \
-          const T div = (T)pool_size;                                                               \
-          for (int64_t d = d0; d < d1; d++)                                                         \
-            for (int64_t h = h0; h < h1; h++)                                                       \
-              for (int64_t w = w0; w < w1; w++) {                                                   \
-                const int64_t cell = ((d * H + h) * W + w) * C;                                     \
-                for (int64_t c = c0; c < c1; c++) {                                                 \
-                  if (g->p_value == 1) {                                                            \
-                    dx[cell + c] += gv[c] / div;                                                    \
-                  } else if (yv[c] != 0) {                                                          \
-                    const T r = x[cell + c] / yv[c];                                                \
-                    dx[cell + c] += g->p_value == 2 ? gv[c] * r : gv[c] * r * r;                    \
-                  }                                                                                 \
-                }                                                                                   \
-              }                                                                                     \
-        }                                                                                           \
+#define DEFINE_POOL_GRAD_LAST(NAME, T)                                                                               \
+  static void NAME(const T *x, const T *y, const T *dy, T *dx, const pool_geom *g, int64_t C, int64_t n, int64_t c0, \
+                   int64_t c1) {                                                                                     \
+    const int64_t D = g->in[0], H = g->in[1], W = g->in[2], isz = D * H * W;                                         \
+    const int64_t osz = g->out[0] * g->out[1] * g->out[2];                                                           \
+    x += n * isz * C;                                                                                                \
+    dx += n * isz * C;                                                                                               \
+    y += n * osz * C;                                                                                                \
+    dy += n * osz * C;                                                                                               \
+    for (int64_t i = 0; i < isz; i++)                                                                                \
+      for (int64_t c = c0; c < c1; c++) dx[i * C + c] = 0;                                                           \
+    int64_t o = 0;                                                                                                   \
+    for (int64_t od = 0; od < g->out[0]; od++)                                                                       \
+      for (int64_t oh = 0; oh < g->out[1]; oh++)                                                                     \
+        for (int64_t ow = 0; ow < g->out[2]; ow++, o++) {                                                            \
+          int64_t d0 = od * g->s[0] - g->p[0], h0 = oh * g->s[1] - g->p[1], w0 = ow * g->s[2] - g->p[2];             \
+          const T *gv = dy + o * C, *yv = y + o * C;                                                                 \
+          if (g->type == POOL_MAX) { /* per channel: the first cell of the window equal to y */                      \
+            const int64_t d1 = min64(d0 + g->k[0], D), h1 = min64(h0 + g->k[1], H), w1 = min64(w0 + g->k[2], W);     \
+            d0 = max64(d0, 0);                                                                                       \
+            h0 = max64(h0, 0);                                                                                       \
+            w0 = max64(w0, 0);                                                                                       \
+            for (int64_t c = c0; c < c1; c++) {                                                                      \
+              for (int64_t d = d0; d < d1; d++)                                                                      \
+                for (int64_t h = h0; h < h1; h++)                                                                    \
+                  for (int64_t w = w0; w < w1; w++) {                                                                \
+                    const int64_t idx = ((d * H + h) * W + w) * C + c;                                               \
+                    if (x[idx] == yv[c]) {                                                                           \
+                      dx[idx] += gv[c];                                                                              \
+                      goto next_##NAME;                                                                              \
+                    }                                                                                                \
+                  }                                                                                                  \
+              next_##NAME:;                                                                                          \
+            }                                                                                                        \
+            continue;                                                                                                \
+          }                                                                                                          \
+          int64_t lo_[3], hi_[3];                                                                                    \
+          const int64_t pool_size = pool_window(g, d0, h0, w0, lo_, hi_);                                            \
+          d0 = lo_[0];                                                                                               \
+          h0 = lo_[1];                                                                                               \
+          w0 = lo_[2];                                                                                               \
+          const int64_t d1 = hi_[0], h1 = hi_[1], w1 = hi_[2];                                                       \
+          const T div = (T)pool_size;                                                                                \
+          for (int64_t d = d0; d < d1; d++)                                                                          \
+            for (int64_t h = h0; h < h1; h++)                                                                        \
+              for (int64_t w = w0; w < w1; w++) {                                                                    \
+                const int64_t cell = ((d * H + h) * W + w) * C;                                                      \
+                for (int64_t c = c0; c < c1; c++) {                                                                  \
+                  if (g->p_value == 1) {                                                                             \
+                    dx[cell + c] += gv[c] / div;                                                                     \
+                  } else if (yv[c] != 0) {                                                                           \
+                    const T r = x[cell + c] / yv[c];                                                                 \
+                    dx[cell + c] += g->p_value == 2 ? gv[c] * r : gv[c] * r * r;                                     \
+                  }                                                                                                  \
+                }                                                                                                    \
+              }                                                                                                      \
+        }                                                                                                            \
   }
 
 DEFINE_POOL_GRAD_LAST(pool_grad_last_f32, float)
@@ -891,8 +900,9 @@ static const mxw_op_def op_backward_Pooling = {
 static const mxw_op_def op_Pooling = {
     .name = "Pooling",
     .aliases = ALIASES("_npx_pooling"),
-    .doc = "max / avg / sum / lp pooling over 1-D, 2-D or 3-D windows; layouts NCW/NCHW/NCDHW or "
-           "channel-last NWC/NHWC/NDHWC",
+    .doc =
+        "max / avg / sum / lp pooling over 1-D, 2-D or 3-D windows; layouts NCW/NCHW/NCDHW or "
+        "channel-last NWC/NHWC/NDHWC",
     .attrs = k_pooling_attrs,
     .num_attrs = (int)(sizeof k_pooling_attrs / sizeof k_pooling_attrs[0]),
     .param_size = sizeof(PoolingParam),

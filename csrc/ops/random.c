@@ -42,7 +42,8 @@ static double gamma1(double alpha) {
   double boost = 1.0;
   if (alpha < 1.0) {
     double u;
-    do u = mxw_rand_uniform(); while (u <= 0.0);
+    do u = mxw_rand_uniform();
+    while (u <= 0.0);
     boost = pow(u, 1.0 / alpha);
     alpha += 1.0;
   }
@@ -93,9 +94,7 @@ static double draw_poisson(double lam, double unused) {
 /* Negative binomial in MXNet's parametrisation (k the failure limit, p the failure probability):
  * a Poisson whose rate is Gamma(k, (1 - p) / p), so the mean is k (1 - p) / p and the variance
  * k (1 - p) / p^2. */
-static double draw_negative_binomial(double k, double p) {
-  return draw_poisson(gamma1(k) * ((1.0 - p) / p), 0);
-}
+static double draw_negative_binomial(double k, double p) { return draw_poisson(gamma1(k) * ((1.0 - p) / p), 0); }
 /* Generalized negative binomial with mean mu and dispersion alpha (variance mu + alpha mu^2): a
  * Poisson whose rate is Gamma(1 / alpha, alpha mu); alpha == 0 is Poisson(mu). */
 static double draw_generalized_negative_binomial(double mu, double alpha) {
@@ -122,7 +121,8 @@ static void store_draws(mxw_tensor *out, int64_t begin, int64_t n, draw_fn draw,
  * shape may then come from the consumer). */
 static int infer_shape_from_attr(const mxw_tuple *t, mxw_shape *out) {
   char buf[160];
-  if (t->ndim > MXW_MAX_NDIM) return mxw_fail("attribute 'shape' has %d dimensions, at most %d are supported", t->ndim, MXW_MAX_NDIM);
+  if (t->ndim > MXW_MAX_NDIM)
+    return mxw_fail("attribute 'shape' has %d dimensions, at most %d are supported", t->ndim, MXW_MAX_NDIM);
   if (t->ndim <= 0) return 0;
   mxw_shape s;
   s.ndim = t->ndim;
@@ -138,11 +138,13 @@ static int infer_shape_from_attr(const mxw_tuple *t, mxw_shape *out) {
 
 /* SampleOpType: a known output dtype wins (and must match a given dtype attr); else the attr;
  * else the default. The result must be one of the allowed dtypes. */
-static int sample_dtype(int *out, int attr_flag, int def, const int *allowed, int num_allowed, const char *allowed_text) {
+static int sample_dtype(int *out, int attr_flag, int def, const int *allowed, int num_allowed,
+                        const char *allowed_text) {
   int dt;
   if (out[0] >= 0) {
     if (attr_flag >= 0 && out[0] != attr_flag)
-      return mxw_fail("output dtype %s does not match attribute dtype=%s", mxw_dtype_name(out[0]), mxw_dtype_name(attr_flag));
+      return mxw_fail("output dtype %s does not match attribute dtype=%s", mxw_dtype_name(out[0]),
+                      mxw_dtype_name(attr_flag));
     dt = out[0];
   } else {
     dt = attr_flag >= 0 ? attr_flag : def;
@@ -172,9 +174,9 @@ typedef struct {
   int dtype; /* index into k_real_dtypes */
 } SampleParam;
 
-#define SAMPLE_COMMON_ATTRS                                                                        \
-  MXW_A_SHAPE("shape", SampleParam, shape, "()", "shape of the output"),                           \
-      MXW_A_STRING("ctx", SampleParam, ctx, "", "device of the output (accepted, ignored)"),      \
+#define SAMPLE_COMMON_ATTRS                                                                  \
+  MXW_A_SHAPE("shape", SampleParam, shape, "()", "shape of the output"),                     \
+      MXW_A_STRING("ctx", SampleParam, ctx, "", "device of the output (accepted, ignored)"), \
       MXW_A_ENUM("dtype", SampleParam, dtype, "None", k_real_dtypes, "dtype of the output; None: float32")
 
 static const mxw_attr_spec k_uniform_attrs[] = {
@@ -277,25 +279,34 @@ SCALAR_FORWARD(poisson)
 SCALAR_FORWARD(negative_binomial)
 SCALAR_FORWARD(generalized_negative_binomial)
 
-#define SAMPLE_OP(VAR, NAME, ALIAS_LIST, ATTRS, VALIDATE, FWD, DOC)                                     \
-  static const mxw_op_def VAR = {                                                                       \
-      .name = NAME, .aliases = ALIAS_LIST, .doc = DOC, .attrs = ATTRS,                                  \
-      .num_attrs = (int)(sizeof ATTRS / sizeof ATTRS[0]), .param_size = sizeof(SampleParam),            \
-      .validate = VALIDATE, .num_inputs = 0, .input_names = k_no_inputs, .num_outputs = 1,              \
-      .infer_shape = infer_shape_sample, .infer_type = infer_type_sample, .forward = FWD, .no_grad = 1};
+#define SAMPLE_OP(VAR, NAME, ALIAS_LIST, ATTRS, VALIDATE, FWD, DOC)                  \
+  static const mxw_op_def VAR = {.name = NAME,                                       \
+                                 .aliases = ALIAS_LIST,                              \
+                                 .doc = DOC,                                         \
+                                 .attrs = ATTRS,                                     \
+                                 .num_attrs = (int)(sizeof ATTRS / sizeof ATTRS[0]), \
+                                 .param_size = sizeof(SampleParam),                  \
+                                 .validate = VALIDATE,                               \
+                                 .num_inputs = 0,                                    \
+                                 .input_names = k_no_inputs,                         \
+                                 .num_outputs = 1,                                   \
+                                 .infer_shape = infer_shape_sample,                  \
+                                 .infer_type = infer_type_sample,                    \
+                                 .forward = FWD,                                     \
+                                 .no_grad = 1};
 
-SAMPLE_OP(op_random_uniform, "_random_uniform", ALIASES("uniform", "random_uniform"), k_uniform_attrs,
-          validate_uniform, fwd_random_uniform, "uniform samples in [low, high)")
-SAMPLE_OP(op_random_normal, "_random_normal", ALIASES("normal", "random_normal"), k_normal_attrs,
-          validate_normal, fwd_random_normal, "normal samples with mean loc and standard deviation scale")
+SAMPLE_OP(op_random_uniform, "_random_uniform", ALIASES("uniform", "random_uniform"), k_uniform_attrs, validate_uniform,
+          fwd_random_uniform, "uniform samples in [low, high)")
+SAMPLE_OP(op_random_normal, "_random_normal", ALIASES("normal", "random_normal"), k_normal_attrs, validate_normal,
+          fwd_random_normal, "normal samples with mean loc and standard deviation scale")
 SAMPLE_OP(op_random_exponential, "_random_exponential", ALIASES("random_exponential"), k_exponential_attrs,
           validate_exponential, fwd_random_exponential, "exponential samples with rate lam (mean 1 / lam)")
-SAMPLE_OP(op_random_gamma, "_random_gamma", ALIASES("random_gamma"), k_gamma_attrs, validate_gamma,
-          fwd_random_gamma, "gamma samples with shape alpha and scale beta (mean alpha * beta)")
+SAMPLE_OP(op_random_gamma, "_random_gamma", ALIASES("random_gamma"), k_gamma_attrs, validate_gamma, fwd_random_gamma,
+          "gamma samples with shape alpha and scale beta (mean alpha * beta)")
 SAMPLE_OP(op_random_poisson, "_random_poisson", ALIASES("random_poisson"), k_poisson_attrs, validate_poisson,
           fwd_random_poisson, "Poisson samples with rate lam (mean and variance lam), as floats")
-SAMPLE_OP(op_random_negative_binomial, "_random_negative_binomial", ALIASES("random_negative_binomial"),
-          k_negbin_attrs, validate_negbin, fwd_random_negative_binomial,
+SAMPLE_OP(op_random_negative_binomial, "_random_negative_binomial", ALIASES("random_negative_binomial"), k_negbin_attrs,
+          validate_negbin, fwd_random_negative_binomial,
           "negative binomial samples: failures before k successes, failure probability p (mean k (1 - p) / p)")
 SAMPLE_OP(op_random_generalized_negative_binomial, "_random_generalized_negative_binomial",
           ALIASES("random_generalized_negative_binomial"), k_gennegbin_attrs, validate_gennegbin,
@@ -321,7 +332,8 @@ static const mxw_attr_spec k_randint_attrs[] = {
 /* MXNet accepts low == high but then divides by zero; an empty interval is an error here. */
 static int validate_randint(void *param) {
   const RandIntParam *p = (const RandIntParam *)param;
-  MXW_CHECK(p->low < p->high, "low must be less than high, got low=%lld high=%lld", (long long)p->low, (long long)p->high);
+  MXW_CHECK(p->low < p->high, "low must be less than high, got low=%lld high=%lld", (long long)p->low,
+            (long long)p->high);
   return 0;
 }
 static int infer_shape_randint(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
@@ -332,8 +344,8 @@ static int infer_type_randint(const void *param, int nin, int *in, int nout, int
   static const int allowed[] = {MXW_INT32, MXW_INT64};
   MXW_TRY(sample_dtype(out, k_int_flags[p->dtype], MXW_INT32, allowed, 2, "int32 or int64"));
   if (out[0] == MXW_INT32)
-    MXW_CHECK(p->low >= INT32_MIN && p->high - 1 <= INT32_MAX,
-              "[low, high) = [%lld, %lld) does not fit dtype int32", (long long)p->low, (long long)p->high);
+    MXW_CHECK(p->low >= INT32_MIN && p->high - 1 <= INT32_MAX, "[low, high) = [%lld, %lld) does not fit dtype int32",
+              (long long)p->low, (long long)p->high);
   return 0;
 }
 
@@ -341,7 +353,8 @@ static int infer_type_randint(const void *param, int nin, int *in, int nout, int
 static uint64_t draw_below(uint64_t range) {
   uint64_t limit = UINT64_MAX - UINT64_MAX % range;
   uint64_t r;
-  do r = mxw_rand_u64(); while (r >= limit);
+  do r = mxw_rand_u64();
+  while (r >= limit);
   return r % range;
 }
 
@@ -352,18 +365,28 @@ static int fwd_randint(const mxw_op_call *c) {
   uint64_t range = (uint64_t)p->high - (uint64_t)p->low; /* > 0, exact in unsigned arithmetic */
   for (int64_t i = 0; i < n; i++) {
     uint64_t v = (uint64_t)p->low + draw_below(range);
-    if (out->dtype == MXW_INT32) ((int32_t *)out->data)[i] = (int32_t)(int64_t)v;
-    else ((int64_t *)out->data)[i] = (int64_t)v;
+    if (out->dtype == MXW_INT32)
+      ((int32_t *)out->data)[i] = (int32_t)(int64_t)v;
+    else
+      ((int64_t *)out->data)[i] = (int64_t)v;
   }
   return 0;
 }
 
-static const mxw_op_def op_random_randint = {
-    .name = "_random_randint", .aliases = ALIASES("random_randint", "_npi_random_randint"),
-    .doc = "uniform integers in [low, high)", .attrs = k_randint_attrs, .num_attrs = 5,
-    .param_size = sizeof(RandIntParam), .validate = validate_randint, .num_inputs = 0, .input_names = k_no_inputs,
-    .num_outputs = 1, .infer_shape = infer_shape_randint, .infer_type = infer_type_randint, .forward = fwd_randint,
-    .no_grad = 1};
+static const mxw_op_def op_random_randint = {.name = "_random_randint",
+                                             .aliases = ALIASES("random_randint", "_npi_random_randint"),
+                                             .doc = "uniform integers in [low, high)",
+                                             .attrs = k_randint_attrs,
+                                             .num_attrs = 5,
+                                             .param_size = sizeof(RandIntParam),
+                                             .validate = validate_randint,
+                                             .num_inputs = 0,
+                                             .input_names = k_no_inputs,
+                                             .num_outputs = 1,
+                                             .infer_shape = infer_shape_randint,
+                                             .infer_type = infer_type_randint,
+                                             .forward = fwd_randint,
+                                             .no_grad = 1};
 
 /* ==== samplers with per-element parameter arrays (_sample_*) ===================================== */
 static const char *const k_multi_dtypes[] = {"None", "float16", "float32", "float64", NULL};
@@ -400,11 +423,13 @@ static int infer_shape_multi(const void *param, int nin, mxw_shape *in, int nout
     t.ndim = out[0].ndim - sn;
     for (int i = 0; i < t.ndim; i++) t.dims[i] = out[0].dims[i];
   }
-  for (int i = 0; i < nin; i++) MXW_TRY(mxw_shape_assign(&t, &in[i], "the parameter arrays (they must share one shape)"));
+  for (int i = 0; i < nin; i++)
+    MXW_TRY(mxw_shape_assign(&t, &in[i], "the parameter arrays (they must share one shape)"));
   if (t.ndim < 0) return 0;
   MXW_CHECK(t.ndim + sn <= MXW_MAX_NDIM, "the output would have %d dimensions, at most %d are supported", t.ndim + sn,
             MXW_MAX_NDIM);
-  for (int i = 0; i < nin; i++) MXW_TRY(mxw_shape_assign(&in[i], &t, "the parameter arrays (they must share one shape)"));
+  for (int i = 0; i < nin; i++)
+    MXW_TRY(mxw_shape_assign(&in[i], &t, "the parameter arrays (they must share one shape)"));
   mxw_shape o = t;
   o.ndim = t.ndim + sn;
   for (int i = 0; i < sn; i++) o.dims[t.ndim + i] = p->shape.v[i];
@@ -418,7 +443,8 @@ static int infer_type_multi(const void *param, int nin, int *in, int nout, int *
   for (int i = 0; i < nin; i++) {
     if (in[i] < 0) continue;
     if (t >= 0 && in[i] != t)
-      return mxw_fail("the parameter arrays must share one dtype, got %s and %s", mxw_dtype_name(t), mxw_dtype_name(in[i]));
+      return mxw_fail("the parameter arrays must share one dtype, got %s and %s", mxw_dtype_name(t),
+                      mxw_dtype_name(in[i]));
     t = in[i];
   }
   if (t >= 0)
@@ -450,14 +476,22 @@ MULTI_FORWARD(poisson)
 MULTI_FORWARD(negative_binomial)
 MULTI_FORWARD(generalized_negative_binomial)
 
-#define MULTI_OP(VAR, DISTR, INPUTS, FWD, DOC)                                                           \
-  static const char *const k_in_##VAR[] = {INPUTS, NULL};                                               \
-  static const mxw_op_def VAR = {                                                                        \
-      .name = "_sample_" DISTR, .aliases = ALIASES("sample_" DISTR), .doc = DOC, .attrs = k_multi_attrs, \
-      .num_attrs = 2, .param_size = sizeof(MultiSampleParam), .validate = validate_multi,                \
-      .num_inputs = (int)(sizeof k_in_##VAR / sizeof k_in_##VAR[0]) - 1, .input_names = k_in_##VAR,      \
-      .num_outputs = 1, .infer_shape = infer_shape_multi, .infer_type = infer_type_multi, .forward = FWD,  \
-      .no_grad = 1};
+#define MULTI_OP(VAR, DISTR, INPUTS, FWD, DOC)                                                      \
+  static const char *const k_in_##VAR[] = {INPUTS, NULL};                                           \
+  static const mxw_op_def VAR = {.name = "_sample_" DISTR,                                          \
+                                 .aliases = ALIASES("sample_" DISTR),                               \
+                                 .doc = DOC,                                                        \
+                                 .attrs = k_multi_attrs,                                            \
+                                 .num_attrs = 2,                                                    \
+                                 .param_size = sizeof(MultiSampleParam),                            \
+                                 .validate = validate_multi,                                        \
+                                 .num_inputs = (int)(sizeof k_in_##VAR / sizeof k_in_##VAR[0]) - 1, \
+                                 .input_names = k_in_##VAR,                                         \
+                                 .num_outputs = 1,                                                  \
+                                 .infer_shape = infer_shape_multi,                                  \
+                                 .infer_type = infer_type_multi,                                    \
+                                 .forward = FWD,                                                    \
+                                 .no_grad = 1};
 #define PAIR(a, b) a, b
 
 MULTI_OP(op_sample_uniform, "uniform", PAIR("low", "high"), fwd_sample_uniform,
@@ -517,8 +551,10 @@ static int infer_shape_mn(const void *param, int nin, mxw_shape *in, int nout, m
   int sn = p->shape.ndim > 0 ? p->shape.ndim : 0;
   mxw_shape o;
   if (x->ndim == 1) {
-    if (sn > 0) o = mxw_shape_make(sn, p->shape.v);
-    else o = mxw_shape_make(1, (int64_t[]){1});
+    if (sn > 0)
+      o = mxw_shape_make(sn, p->shape.v);
+    else
+      o = mxw_shape_make(1, (int64_t[]){1});
   } else {
     MXW_CHECK(x->ndim - 1 + sn <= MXW_MAX_NDIM, "the output would have %d dimensions, at most %d are supported",
               x->ndim - 1 + sn, MXW_MAX_NDIM);
@@ -535,14 +571,17 @@ static int infer_type_mn(const void *param, int nin, int *in, int nout, int *out
   if (out[0] >= 0 && out[0] != want)
     return mxw_fail("output dtype %s does not match attribute dtype=%s", mxw_dtype_name(out[0]), mxw_dtype_name(want));
   out[0] = want;
-  if (in[0] >= 0) MXW_CHECK(mxw_dtype_is_float(in[0]), "data must hold probabilities of a float dtype, got %s",
-                            mxw_dtype_name(in[0]));
+  if (in[0] >= 0)
+    MXW_CHECK(mxw_dtype_is_float(in[0]), "data must hold probabilities of a float dtype, got %s",
+              mxw_dtype_name(in[0]));
   if (nout > 1) {
-    if (in[0] < 0) in[0] = out[1];
+    if (in[0] < 0)
+      in[0] = out[1];
     else if (out[1] >= 0 && out[1] != in[0])
       return mxw_fail("the log-probability output's dtype %s must be the data's %s", mxw_dtype_name(out[1]),
                       mxw_dtype_name(in[0]));
-    else out[1] = in[0];
+    else
+      out[1] = in[0];
   }
   return 0;
 }
@@ -568,8 +607,9 @@ static int fwd_mn(const mxw_op_call *c) {
     int64_t last = -1;
     for (int64_t k = 0; k < K; k++) {
       double pk = mxw_load_f64(x->data, x->dtype, i * K + k);
-      MXW_CHECK(pk >= 0 && isfinite(pk), "probabilities must be finite and non-negative, got %g at distribution %lld, outcome %lld",
-                pk, (long long)i, (long long)k);
+      MXW_CHECK(pk >= 0 && isfinite(pk),
+                "probabilities must be finite and non-negative, got %g at distribution %lld, outcome %lld", pk,
+                (long long)i, (long long)k);
       acc += pk;
       cum[k] = acc;
       if (pk > 0) last = k;
@@ -580,8 +620,10 @@ static int fwd_mn(const mxw_op_call *c) {
       int64_t lo = 0, hi = K; /* first k with cum[k] > u */
       while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
-        if (cum[mid] > u) hi = mid;
-        else lo = mid + 1;
+        if (cum[mid] > u)
+          hi = mid;
+        else
+          lo = mid + 1;
       }
       if (lo >= K) lo = last;
       mxw_store_f64(out->data, out->dtype, i * M + j, (double)lo);
@@ -632,20 +674,37 @@ static int grad_mn(mxw_grad_ctx *g) {
 }
 
 static const mxw_op_def op_sample_multinomial = {
-    .name = "_sample_multinomial", .aliases = ALIASES("sample_multinomial"),
-    .doc = "samples outcome indices from the distributions on data's last axis (probabilities summing to 1); "
-           "get_prob also returns their log probabilities",
-    .attrs = k_mn_attrs, .num_attrs = 3, .param_size = sizeof(MultinomialParam), .validate = validate_mn,
-    .num_inputs = 1, .input_names = k_data, .num_outputs = 1, .num_outputs_fn = mn_num_outputs,
-    .infer_shape = infer_shape_mn, .infer_type = infer_type_mn, .forward = fwd_mn, .gradient = grad_mn};
+    .name = "_sample_multinomial",
+    .aliases = ALIASES("sample_multinomial"),
+    .doc =
+        "samples outcome indices from the distributions on data's last axis (probabilities summing to 1); "
+        "get_prob also returns their log probabilities",
+    .attrs = k_mn_attrs,
+    .num_attrs = 3,
+    .param_size = sizeof(MultinomialParam),
+    .validate = validate_mn,
+    .num_inputs = 1,
+    .input_names = k_data,
+    .num_outputs = 1,
+    .num_outputs_fn = mn_num_outputs,
+    .infer_shape = infer_shape_mn,
+    .infer_type = infer_type_mn,
+    .forward = fwd_mn,
+    .gradient = grad_mn};
 
 static const char *const k_mn_backward_inputs[] = {"ograd", "data", "sample", NULL};
 static const mxw_op_def op_backward_sample_multinomial = {
     .name = "_backward_sample_multinomial",
     .doc = "the gradient of _sample_multinomial's log probabilities: ograd / data scattered to the drawn outcomes",
-    .attrs = k_mn_attrs, .num_attrs = 3, .param_size = sizeof(MultinomialParam), .num_inputs = 3,
-    .input_names = k_mn_backward_inputs, .num_outputs = 1, .infer_shape = infer_shape_mn_backward,
-    .infer_type = infer_type_mn_backward, .forward = fwd_mn_backward};
+    .attrs = k_mn_attrs,
+    .num_attrs = 3,
+    .param_size = sizeof(MultinomialParam),
+    .num_inputs = 3,
+    .input_names = k_mn_backward_inputs,
+    .num_outputs = 1,
+    .infer_shape = infer_shape_mn_backward,
+    .infer_type = infer_type_mn_backward,
+    .forward = fwd_mn_backward};
 
 /* ==== _shuffle ======================================================================================== */
 /* A copy of data with the entries along the first axis in random order (Fisher-Yates); each
@@ -673,14 +732,23 @@ static int fwd_shuffle(const mxw_op_call *c) {
 }
 
 static const mxw_op_def op_shuffle = {
-    .name = "_shuffle", .aliases = ALIASES("shuffle", "_npi_shuffle"),
+    .name = "_shuffle",
+    .aliases = ALIASES("shuffle", "_npi_shuffle"),
     .doc = "a copy of data with its entries along the first axis randomly permuted",
-    .attrs = NULL, .num_attrs = 0, .param_size = 0, .num_inputs = 1, .input_names = k_data, .num_outputs = 1,
-    .infer_shape = mxw_infer_shape_same, .infer_type = NULL, .forward = fwd_shuffle, .inplace = 1,
+    .attrs = NULL,
+    .num_attrs = 0,
+    .param_size = 0,
+    .num_inputs = 1,
+    .input_names = k_data,
+    .num_outputs = 1,
+    .infer_shape = mxw_infer_shape_same,
+    .infer_type = NULL,
+    .forward = fwd_shuffle,
+    .inplace = 1,
     .no_grad = 1 /* MXNet registers no FGradient: a random permutation is not differentiated */};
 
-MXW_FAMILY(random, &op_random_uniform, &op_random_normal, &op_random_exponential, &op_random_gamma,
-           &op_random_poisson, &op_random_negative_binomial, &op_random_generalized_negative_binomial,
-           &op_random_randint, &op_sample_uniform, &op_sample_normal, &op_sample_gamma, &op_sample_exponential,
-           &op_sample_poisson, &op_sample_negative_binomial, &op_sample_generalized_negative_binomial,
-           &op_sample_multinomial, &op_shuffle, &op_backward_sample_multinomial);
+MXW_FAMILY(random, &op_random_uniform, &op_random_normal, &op_random_exponential, &op_random_gamma, &op_random_poisson,
+           &op_random_negative_binomial, &op_random_generalized_negative_binomial, &op_random_randint,
+           &op_sample_uniform, &op_sample_normal, &op_sample_gamma, &op_sample_exponential, &op_sample_poisson,
+           &op_sample_negative_binomial, &op_sample_generalized_negative_binomial, &op_sample_multinomial, &op_shuffle,
+           &op_backward_sample_multinomial);

@@ -85,8 +85,10 @@ static mxw_shape reduced_shape(const mxw_shape *in, const uint8_t *reduced, int 
   mxw_shape o;
   memset(&o, 0, sizeof o);
   for (int i = 0; i < in->ndim; i++) {
-    if (keepdims) o.dims[o.ndim++] = reduced[i] ? 1 : in->dims[i];
-    else if (!reduced[i]) o.dims[o.ndim++] = in->dims[i];
+    if (keepdims)
+      o.dims[o.ndim++] = reduced[i] ? 1 : in->dims[i];
+    else if (!reduced[i])
+      o.dims[o.ndim++] = in->dims[i];
   }
   if (!keepdims && o.ndim == 0) {
     o.ndim = 1;
@@ -161,54 +163,53 @@ typedef struct {
 #define COL_LANES 64
 #define COL_LEAF 64
 
-#define DEFINE_FLOAT_KERNELS(T, SFX, ABS)                                                          \
-  static inline T map_##SFX(T v, map_kind m) {                                                     \
-    switch (m) {                                                                                   \
-      case MAP_NAN_TO_0: return v != v ? (T)0 : v;                                                 \
-      case MAP_NAN_TO_1: return v != v ? (T)1 : v;                                                 \
-      case MAP_ABS: return ABS(v);                                                                 \
-      case MAP_SQUARE: return v * v;                                                               \
-      default: return v;                                                                           \
-    }                                                                                              \
-  }                                                                                                \
-  static inline T comb_##SFX(T acc, T v, comb_kind c) {                                            \
-    switch (c) {                                                                                   \
-      case COMB_SUM: return acc + v;                                                               \
-      case COMB_PROD: return acc * v;                                                              \
-      case COMB_MAX: return (v > acc || v != v) ? v : acc;                                         \
-      default: return (v < acc || v != v) ? v : acc;                                               \
-    }                                                                                              \
-  }                                                                                                \
-  /* fold of map(x[i * stride]) for i < n (n >= 1) */                                              \
-  static T fold_strided_##SFX(const T *x, int64_t n, int64_t stride, comb_kind c, map_kind m) {    \
-    T acc = map_##SFX(x[0], m);                                                                    \
-    for (int64_t i = 1; i < n; i++) acc = comb_##SFX(acc, map_##SFX(x[i * stride], m), c);         \
-    return acc;                                                                                    \
-  }                                                                                                \
-  /* out[j] = sum over r < rows of map(x[r * stride + j]) for j < w, pairwise over rows */        \
-  static void sum_cols_##SFX(const T *x, int64_t stride, int64_t rows, int w, T *out, map_kind m) {\
-    if (rows <= COL_LEAF) {                                                                        \
-      for (int j = 0; j < w; j++) out[j] = 0;                                                      \
-      for (int64_t r = 0; r < rows; r++) {                                                         \
-        const T *xr = x + r * stride;                                                              \
-        for (int j = 0; j < w; j++) out[j] += map_##SFX(xr[j], m);                                 \
-      }                                                                                            \
-      return;                                                                                      \
-    }                                                                                              \
-    T tmp[COL_LANES];                                                                              \
-    int64_t half = rows / 2;                                                                       \
-    sum_cols_##SFX(x, stride, half, w, out, m);                                                    \
-    sum_cols_##SFX(x + half * stride, stride, rows - half, w, tmp, m);                             \
-    for (int j = 0; j < w; j++) out[j] += tmp[j];                                                  \
-  }                                                                                                \
-  /* y[j] = fold over r < red of map(x[r * stride + j]) for j < w (prod, max, min) */             \
-  static void fold_cols_##SFX(const T *x, int64_t red, int64_t stride, int64_t w, T *y, comb_kind c,  \
-                              map_kind m) {                                                        \
-    for (int64_t j = 0; j < w; j++) y[j] = map_##SFX(x[j], m);                                     \
-    for (int64_t r = 1; r < red; r++) {                                                            \
-      const T *xr = x + r * stride;                                                                \
-      for (int64_t j = 0; j < w; j++) y[j] = comb_##SFX(y[j], map_##SFX(xr[j], m), c);             \
-    }                                                                                              \
+#define DEFINE_FLOAT_KERNELS(T, SFX, ABS)                                                                          \
+  static inline T map_##SFX(T v, map_kind m) {                                                                     \
+    switch (m) {                                                                                                   \
+      case MAP_NAN_TO_0: return v != v ? (T)0 : v;                                                                 \
+      case MAP_NAN_TO_1: return v != v ? (T)1 : v;                                                                 \
+      case MAP_ABS: return ABS(v);                                                                                 \
+      case MAP_SQUARE: return v * v;                                                                               \
+      default: return v;                                                                                           \
+    }                                                                                                              \
+  }                                                                                                                \
+  static inline T comb_##SFX(T acc, T v, comb_kind c) {                                                            \
+    switch (c) {                                                                                                   \
+      case COMB_SUM: return acc + v;                                                                               \
+      case COMB_PROD: return acc * v;                                                                              \
+      case COMB_MAX: return (v > acc || v != v) ? v : acc;                                                         \
+      default: return (v < acc || v != v) ? v : acc;                                                               \
+    }                                                                                                              \
+  }                                                                                                                \
+  /* fold of map(x[i * stride]) for i < n (n >= 1) */                                                              \
+  static T fold_strided_##SFX(const T *x, int64_t n, int64_t stride, comb_kind c, map_kind m) {                    \
+    T acc = map_##SFX(x[0], m);                                                                                    \
+    for (int64_t i = 1; i < n; i++) acc = comb_##SFX(acc, map_##SFX(x[i * stride], m), c);                         \
+    return acc;                                                                                                    \
+  }                                                                                                                \
+  /* out[j] = sum over r < rows of map(x[r * stride + j]) for j < w, pairwise over rows */                         \
+  static void sum_cols_##SFX(const T *x, int64_t stride, int64_t rows, int w, T *out, map_kind m) {                \
+    if (rows <= COL_LEAF) {                                                                                        \
+      for (int j = 0; j < w; j++) out[j] = 0;                                                                      \
+      for (int64_t r = 0; r < rows; r++) {                                                                         \
+        const T *xr = x + r * stride;                                                                              \
+        for (int j = 0; j < w; j++) out[j] += map_##SFX(xr[j], m);                                                 \
+      }                                                                                                            \
+      return;                                                                                                      \
+    }                                                                                                              \
+    T tmp[COL_LANES];                                                                                              \
+    int64_t half = rows / 2;                                                                                       \
+    sum_cols_##SFX(x, stride, half, w, out, m);                                                                    \
+    sum_cols_##SFX(x + half * stride, stride, rows - half, w, tmp, m);                                             \
+    for (int j = 0; j < w; j++) out[j] += tmp[j];                                                                  \
+  }                                                                                                                \
+  /* y[j] = fold over r < red of map(x[r * stride + j]) for j < w (prod, max, min) */                              \
+  static void fold_cols_##SFX(const T *x, int64_t red, int64_t stride, int64_t w, T *y, comb_kind c, map_kind m) { \
+    for (int64_t j = 0; j < w; j++) y[j] = map_##SFX(x[j], m);                                                     \
+    for (int64_t r = 1; r < red; r++) {                                                                            \
+      const T *xr = x + r * stride;                                                                                \
+      for (int64_t j = 0; j < w; j++) y[j] = comb_##SFX(y[j], map_##SFX(xr[j], m), c);                             \
+    }                                                                                                              \
   }
 
 DEFINE_FLOAT_KERNELS(float, f32, fabsf)
@@ -312,22 +313,24 @@ static int64_t col_blocks(stage_dims d) { return (d.inner + COL_LANES - 1) / COL
 static int64_t stage_units(stage_dims d) { return d.inner == 1 ? d.outer : d.outer * col_blocks(d); }
 
 /* Units [u0, u1) of a stage. */
-#define DEFINE_STAGE(T, SFX)                                                                       \
-  static void stage_units_##SFX(const T *x, T *y, stage_dims d, comb_kind c, map_kind m, int64_t u0, int64_t u1) { \
-    if (d.inner == 1) {                                                                            \
-      for (int64_t o = u0; o < u1; o++)                                                            \
-        y[o] = c == COMB_SUM ? sum_contig_##SFX(x + o * d.red, d.red, m)                           \
-                             : fold_contig_##SFX(x + o * d.red, d.red, c, m);                      \
-      return;                                                                                      \
-    }                                                                                              \
-    const int64_t nb = col_blocks(d);                                                              \
-    for (int64_t u = u0; u < u1; u++) {                                                            \
-      const int64_t o = u / nb, i0 = (u % nb) * COL_LANES, w = min_i64(COL_LANES, d.inner - i0);   \
-      const T *xo = x + o * d.red * d.inner + i0;                                                  \
-      T *yo = y + o * d.inner + i0;                                                                \
-      if (c == COMB_SUM) sum_cols_##SFX(xo, d.inner, d.red, (int)w, yo, m);                       \
-      else fold_cols_##SFX(xo, d.red, d.inner, w, yo, c, m);                                       \
-    }                                                                                              \
+#define DEFINE_STAGE(T, SFX)                                                                                           \
+  static void stage_units_##SFX(const T *x, T *y, stage_dims d, comb_kind c, map_kind m, int64_t u0, int64_t u1) {     \
+    if (d.inner == 1) {                                                                                                \
+      for (int64_t o = u0; o < u1; o++)                                                                                \
+        y[o] =                                                                                                         \
+            c == COMB_SUM ? sum_contig_##SFX(x + o * d.red, d.red, m) : fold_contig_##SFX(x + o * d.red, d.red, c, m); \
+      return;                                                                                                          \
+    }                                                                                                                  \
+    const int64_t nb = col_blocks(d);                                                                                  \
+    for (int64_t u = u0; u < u1; u++) {                                                                                \
+      const int64_t o = u / nb, i0 = (u % nb) * COL_LANES, w = min_i64(COL_LANES, d.inner - i0);                       \
+      const T *xo = x + o * d.red * d.inner + i0;                                                                      \
+      T *yo = y + o * d.inner + i0;                                                                                    \
+      if (c == COMB_SUM)                                                                                               \
+        sum_cols_##SFX(xo, d.inner, d.red, (int)w, yo, m);                                                             \
+      else                                                                                                             \
+        fold_cols_##SFX(xo, d.red, d.inner, w, yo, c, m);                                                              \
+    }                                                                                                                  \
   }
 DEFINE_STAGE(float, f32)
 DEFINE_STAGE(double, f64)
@@ -369,12 +372,12 @@ static void tree_chunk(void *ctx, int64_t l0, int64_t l1) {
                        : (double)sum_contig_f32((const float *)t->x + t->off[l], t->len[l], t->m);
 }
 
-#define DEFINE_TREE_COMBINE(T, SFX)                                                                \
-  static T tree_combine_##SFX(const tree_job *t, int64_t n, int64_t *next) {                       \
-    if (n <= TREE_BLOCK) return (T)t->res[(*next)++];                                              \
-    const int64_t half = tree_half(n, t->f64);                                                     \
-    const T left = tree_combine_##SFX(t, half, next);                                              \
-    return left + tree_combine_##SFX(t, n - half, next);                                           \
+#define DEFINE_TREE_COMBINE(T, SFX)                                          \
+  static T tree_combine_##SFX(const tree_job *t, int64_t n, int64_t *next) { \
+    if (n <= TREE_BLOCK) return (T)t->res[(*next)++];                        \
+    const int64_t half = tree_half(n, t->f64);                               \
+    const T left = tree_combine_##SFX(t, half, next);                        \
+    return left + tree_combine_##SFX(t, n - half, next);                     \
   }
 DEFINE_TREE_COMBINE(float, f32)
 DEFINE_TREE_COMBINE(double, f64)
@@ -394,8 +397,10 @@ static int tree_sum(const void *x, int64_t n, int f64, map_kind m, void *result)
   tree_leaves(&t, 0, n);
   mxw_parallel_run(count, 1, (double)TREE_BLOCK * (f64 ? 2.0 : 1.0), tree_chunk, &t);
   int64_t next = 0;
-  if (f64) *(double *)result = tree_combine_f64(&t, n, &next);
-  else *(float *)result = tree_combine_f32(&t, n, &next);
+  if (f64)
+    *(double *)result = tree_combine_f64(&t, n, &next);
+  else
+    *(float *)result = tree_combine_f32(&t, n, &next);
   free(mem);
   return 1;
 }
@@ -411,8 +416,10 @@ typedef struct {
 
 static void stage_chunk(void *ctx, int64_t u0, int64_t u1) {
   const stage_job *j = (const stage_job *)ctx;
-  if (j->f64) stage_units_f64((const double *)j->x, (double *)j->y, j->d, j->c, j->m, u0, u1);
-  else stage_units_f32((const float *)j->x, (float *)j->y, j->d, j->c, j->m, u0, u1);
+  if (j->f64)
+    stage_units_f64((const double *)j->x, (double *)j->y, j->d, j->c, j->m, u0, u1);
+  else
+    stage_units_f32((const float *)j->x, (float *)j->y, j->d, j->c, j->m, u0, u1);
 }
 
 /* One stage, split over its units when large. */
@@ -434,7 +441,8 @@ static inline int64_t load_i64(const void *p, int dtype, int64_t i) {
     case MXW_INT16: return ((const int16_t *)p)[i];
     case MXW_UINT16: return ((const uint16_t *)p)[i];
     case MXW_INT8: return ((const int8_t *)p)[i];
-    case MXW_UINT8: case MXW_BOOL: return ((const uint8_t *)p)[i];
+    case MXW_UINT8:
+    case MXW_BOOL: return ((const uint8_t *)p)[i];
     default: return 0;
   }
 }
@@ -522,8 +530,10 @@ static int reduce_integer(const mxw_tensor *in, mxw_tensor *out, const stage_dim
     int64_t count = n_in / n_out;
     for (int64_t i = 0; i < n_out; i++) {
       int64_t v = load_i64(out->data, out->dtype, i);
-      if (out->dtype == MXW_UINT64) v = (int64_t)((uint64_t)v / (uint64_t)count);
-      else v /= count;
+      if (out->dtype == MXW_UINT64)
+        v = (int64_t)((uint64_t)v / (uint64_t)count);
+      else
+        v /= count;
       store_i64_wrap(out->data, out->dtype, i, v);
     }
   }
@@ -658,47 +668,47 @@ static void make_bcast_map(const mxw_shape *s, const uint8_t *reduced, bcast_map
 
 /* Calls BODY(i, o) for every input element i of rows [r0, r1) (rows of the last block's size,
  * in order) with its output element o. */
-#define BCAST_FOR(m, r0, r1, ...)                                                                 \
-  do {                                                                                            \
-    const int last_ = (m)->nb - 1;                                                                \
-    const int64_t inner_ = (m)->size[last_], istr_ = (m)->ostride[last_];                         \
-    int64_t idx_[MXW_MAX_NDIM] = {0}, o_ = 0, q_ = (r0);                                          \
-    for (int b_ = last_ - 1; b_ >= 0; b_--) { /* row r0 -> the outer blocks' multi-index */       \
-      idx_[b_] = q_ % (m)->size[b_];                                                              \
-      q_ /= (m)->size[b_];                                                                        \
-      o_ += idx_[b_] * (m)->ostride[b_];                                                          \
-    }                                                                                             \
-    for (int64_t r_ = (r0); r_ < (r1); r_++) {                                                    \
-      const int64_t i0_ = r_ * inner_;                                                            \
-      if (istr_) {                                                                                \
-        for (int64_t j_ = 0; j_ < inner_; j_++) {                                                 \
-          const int64_t i = i0_ + j_, o = o_ + j_;                                                \
-          __VA_ARGS__;                                                                            \
-        }                                                                                         \
-      } else {                                                                                    \
-        for (int64_t j_ = 0; j_ < inner_; j_++) {                                                 \
-          const int64_t i = i0_ + j_, o = o_;                                                     \
-          __VA_ARGS__;                                                                            \
-        }                                                                                         \
-      }                                                                                           \
-      for (int b_ = last_ - 1; b_ >= 0; b_--) {                                                   \
-        o_ += (m)->ostride[b_];                                                                   \
-        if (++idx_[b_] < (m)->size[b_]) break;                                                    \
-        o_ -= (m)->ostride[b_] * (m)->size[b_];                                                   \
-        idx_[b_] = 0;                                                                             \
-      }                                                                                           \
-    }                                                                                             \
+#define BCAST_FOR(m, r0, r1, ...)                                                           \
+  do {                                                                                      \
+    const int last_ = (m)->nb - 1;                                                          \
+    const int64_t inner_ = (m)->size[last_], istr_ = (m)->ostride[last_];                   \
+    int64_t idx_[MXW_MAX_NDIM] = {0}, o_ = 0, q_ = (r0);                                    \
+    for (int b_ = last_ - 1; b_ >= 0; b_--) { /* row r0 -> the outer blocks' multi-index */ \
+      idx_[b_] = q_ % (m)->size[b_];                                                        \
+      q_ /= (m)->size[b_];                                                                  \
+      o_ += idx_[b_] * (m)->ostride[b_];                                                    \
+    }                                                                                       \
+    for (int64_t r_ = (r0); r_ < (r1); r_++) {                                              \
+      const int64_t i0_ = r_ * inner_;                                                      \
+      if (istr_) {                                                                          \
+        for (int64_t j_ = 0; j_ < inner_; j_++) {                                           \
+          const int64_t i = i0_ + j_, o = o_ + j_;                                          \
+          __VA_ARGS__;                                                                      \
+        }                                                                                   \
+      } else {                                                                              \
+        for (int64_t j_ = 0; j_ < inner_; j_++) {                                           \
+          const int64_t i = i0_ + j_, o = o_;                                               \
+          __VA_ARGS__;                                                                      \
+        }                                                                                   \
+      }                                                                                     \
+      for (int b_ = last_ - 1; b_ >= 0; b_--) {                                             \
+        o_ += (m)->ostride[b_];                                                             \
+        if (++idx_[b_] < (m)->size[b_]) break;                                              \
+        o_ -= (m)->ostride[b_] * (m)->size[b_];                                             \
+        idx_[b_] = 0;                                                                       \
+      }                                                                                     \
+    }                                                                                       \
   } while (0)
 
-#define BACKWARD_VALUE(T, k, x, y, g, count)                                                      \
-  ((k) == BW_SUM      ? (g)                                                                        \
-   : (k) == BW_MEAN   ? (g) / (count)                                                              \
-   : (k) == BW_EQ     ? ((x) == (y) ? (g) : (T)0)                                                  \
-   : (k) == BW_PROD   ? (g) * ((y) / (x))                                                          \
-   : (k) == BW_NANSUM ? ((x) != (x) ? (T)0 : (g))                                                  \
-   : (k) == BW_NANPROD ? ((x) != (x) ? (T)0 : (g) * ((y) / (x)))                                   \
-   : (k) == BW_NORM1  ? (g) * (T)((x) > 0 ? 1 : ((x) < 0 ? -1 : 0))                                \
-                      : (g) * ((x) / (y)))
+#define BACKWARD_VALUE(T, k, x, y, g, count)                         \
+  ((k) == BW_SUM       ? (g)                                         \
+   : (k) == BW_MEAN    ? (g) / (count)                               \
+   : (k) == BW_EQ      ? ((x) == (y) ? (g) : (T)0)                   \
+   : (k) == BW_PROD    ? (g) * ((y) / (x))                           \
+   : (k) == BW_NANSUM  ? ((x) != (x) ? (T)0 : (g))                   \
+   : (k) == BW_NANPROD ? ((x) != (x) ? (T)0 : (g) * ((y) / (x)))     \
+   : (k) == BW_NORM1   ? (g) * (T)((x) > 0 ? 1 : ((x) < 0 ? -1 : 0)) \
+                       : (g) * ((x) / (y)))
 
 typedef struct {
   const mxw_tensor *og, *x, *y;
@@ -784,26 +794,39 @@ static int grad_reduce_with(mxw_grad_ctx *g, const char *op, int use_out) {
   return mxw_grad_set(g, 0, dx);
 }
 
-#define REDUCE_OP(NAME, ALIAS_LIST, COMB, MAP, POST, INFER, DOC, BWKIND, USE_OUT)                 \
-  static int fwd_##NAME(const mxw_op_call *c) {                                                   \
-    const ReduceAxesParam *p = (const ReduceAxesParam *)c->param;                                 \
-    return reduce_forward(c, (reduce_kind){COMB, MAP, POST}, &p->axis, p->exclude);               \
-  }                                                                                               \
-  static int fwd_backward_##NAME(const mxw_op_call *c) {                                          \
-    const ReduceAxesParam *p = (const ReduceAxesParam *)c->param;                                 \
-    return reduce_backward(c, BWKIND, &p->axis, p->exclude);                                      \
-  }                                                                                               \
-  static int grad_##NAME(mxw_grad_ctx *g) { return grad_reduce_with(g, "_backward_" #NAME, USE_OUT); } \
-  static const mxw_op_def op_##NAME = {                                                           \
-      .name = #NAME, .aliases = ALIAS_LIST, .doc = DOC, .attrs = k_reduce_attrs, .num_attrs = 3,  \
-      .param_size = sizeof(ReduceAxesParam), .num_inputs = 1, .input_names = k_data,              \
-      .num_outputs = 1, .infer_shape = INFER, .forward = fwd_##NAME, .gradient = grad_##NAME};     \
-  static const mxw_op_def op_backward_##NAME = {                                                  \
-      .name = "_backward_" #NAME, .doc = "the gradient of " #NAME " (ograd, data[, output])",     \
-      .attrs = k_reduce_attrs, .num_attrs = 3, .param_size = sizeof(ReduceAxesParam),             \
-      .num_inputs = (USE_OUT) ? 3 : 2, .input_names = k_backward_inputs, .num_outputs = 1,        \
-      .infer_shape = infer_reduce_backward, .infer_type = infer_type_reduce_backward,             \
-      .forward = fwd_backward_##NAME};
+#define REDUCE_OP(NAME, ALIAS_LIST, COMB, MAP, POST, INFER, DOC, BWKIND, USE_OUT)                           \
+  static int fwd_##NAME(const mxw_op_call *c) {                                                             \
+    const ReduceAxesParam *p = (const ReduceAxesParam *)c->param;                                           \
+    return reduce_forward(c, (reduce_kind){COMB, MAP, POST}, &p->axis, p->exclude);                         \
+  }                                                                                                         \
+  static int fwd_backward_##NAME(const mxw_op_call *c) {                                                    \
+    const ReduceAxesParam *p = (const ReduceAxesParam *)c->param;                                           \
+    return reduce_backward(c, BWKIND, &p->axis, p->exclude);                                                \
+  }                                                                                                         \
+  static int grad_##NAME(mxw_grad_ctx *g) { return grad_reduce_with(g, "_backward_" #NAME, USE_OUT); }      \
+  static const mxw_op_def op_##NAME = {.name = #NAME,                                                       \
+                                       .aliases = ALIAS_LIST,                                               \
+                                       .doc = DOC,                                                          \
+                                       .attrs = k_reduce_attrs,                                             \
+                                       .num_attrs = 3,                                                      \
+                                       .param_size = sizeof(ReduceAxesParam),                               \
+                                       .num_inputs = 1,                                                     \
+                                       .input_names = k_data,                                               \
+                                       .num_outputs = 1,                                                    \
+                                       .infer_shape = INFER,                                                \
+                                       .forward = fwd_##NAME,                                               \
+                                       .gradient = grad_##NAME};                                            \
+  static const mxw_op_def op_backward_##NAME = {.name = "_backward_" #NAME,                                 \
+                                                .doc = "the gradient of " #NAME " (ograd, data[, output])", \
+                                                .attrs = k_reduce_attrs,                                    \
+                                                .num_attrs = 3,                                             \
+                                                .param_size = sizeof(ReduceAxesParam),                      \
+                                                .num_inputs = (USE_OUT) ? 3 : 2,                            \
+                                                .input_names = k_backward_inputs,                           \
+                                                .num_outputs = 1,                                           \
+                                                .infer_shape = infer_reduce_backward,                       \
+                                                .infer_type = infer_type_reduce_backward,                   \
+                                                .forward = fwd_backward_##NAME};
 
 REDUCE_OP(sum, ALIASES("sum_axis"), COMB_SUM, MAP_ID, POST_NONE, infer_reduce, "sum over the given axes", BW_SUM, 0)
 REDUCE_OP(mean, NULL, COMB_SUM, MAP_ID, POST_MEAN, infer_reduce, "mean over the given axes", BW_MEAN, 0)
@@ -859,7 +882,8 @@ static int infer_norm_type(const void *param, int nin, int *in, int nout, int *o
 
 static int fwd_norm(const mxw_op_call *c) {
   const NormParam *p = (const NormParam *)c->param;
-  reduce_kind k = p->ord == 1 ? (reduce_kind){COMB_SUM, MAP_ABS, POST_NONE} : (reduce_kind){COMB_SUM, MAP_SQUARE, POST_SQRT};
+  reduce_kind k =
+      p->ord == 1 ? (reduce_kind){COMB_SUM, MAP_ABS, POST_NONE} : (reduce_kind){COMB_SUM, MAP_SQUARE, POST_SQRT};
   return reduce_forward(c, k, &p->axis, 0);
 }
 
@@ -869,16 +893,31 @@ static int fwd_backward_norm(const mxw_op_call *c) {
 }
 static int grad_norm(mxw_grad_ctx *g) { return grad_reduce_with(g, "_backward_norm", 1); }
 
-static const mxw_op_def op_norm = {
-    .name = "norm", .doc = "L1 or L2 norm over the given axes (all by default)", .attrs = k_norm_attrs,
-    .num_attrs = 4, .param_size = sizeof(NormParam), .validate = validate_norm, .num_inputs = 1,
-    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_norm, .infer_type = infer_norm_type,
-    .forward = fwd_norm, .gradient = grad_norm};
+static const mxw_op_def op_norm = {.name = "norm",
+                                   .doc = "L1 or L2 norm over the given axes (all by default)",
+                                   .attrs = k_norm_attrs,
+                                   .num_attrs = 4,
+                                   .param_size = sizeof(NormParam),
+                                   .validate = validate_norm,
+                                   .num_inputs = 1,
+                                   .input_names = k_data,
+                                   .num_outputs = 1,
+                                   .infer_shape = infer_norm,
+                                   .infer_type = infer_norm_type,
+                                   .forward = fwd_norm,
+                                   .gradient = grad_norm};
 static const mxw_op_def op_backward_norm = {
-    .name = "_backward_norm", .doc = "the gradient of norm: ograd * x / y (ord 2) or ograd * sign(x) (ord 1)",
-    .attrs = k_norm_attrs, .num_attrs = 4, .param_size = sizeof(NormParam), .num_inputs = 3,
-    .input_names = k_backward_inputs, .num_outputs = 1, .infer_shape = infer_reduce_backward,
-    .infer_type = infer_type_reduce_backward, .forward = fwd_backward_norm};
+    .name = "_backward_norm",
+    .doc = "the gradient of norm: ograd * x / y (ord 2) or ograd * sign(x) (ord 1)",
+    .attrs = k_norm_attrs,
+    .num_attrs = 4,
+    .param_size = sizeof(NormParam),
+    .num_inputs = 3,
+    .input_names = k_backward_inputs,
+    .num_outputs = 1,
+    .infer_shape = infer_reduce_backward,
+    .infer_type = infer_type_reduce_backward,
+    .forward = fwd_backward_norm};
 
 /* ==== argmax, argmin ========================================================================== */
 typedef struct {
@@ -892,8 +931,7 @@ static const mxw_attr_spec k_reduce_axis_attrs[] = {
 };
 
 /* The (outer, n, inner) view of one axis (axis None: the flattened array), checking the axis. */
-static int axis_view(const mxw_opt_int *axis, const mxw_shape *s, int64_t *outer, int64_t *n, int64_t *inner,
-                     int *ax) {
+static int axis_view(const mxw_opt_int *axis, const mxw_shape *s, int64_t *outer, int64_t *n, int64_t *inner, int *ax) {
   *outer = 1;
   *inner = 1;
   *ax = -1;
@@ -926,8 +964,10 @@ static int reduce_axis_shape(const mxw_opt_int *axis, int keepdims, const mxw_sh
     return 0;
   }
   for (int i = 0; i < in->ndim; i++) {
-    if (i != ax) o->dims[o->ndim++] = in->dims[i];
-    else if (keepdims) o->dims[o->ndim++] = 1;
+    if (i != ax)
+      o->dims[o->ndim++] = in->dims[i];
+    else if (keepdims)
+      o->dims[o->ndim++] = 1;
   }
   return 0;
 }
@@ -956,20 +996,20 @@ static inline int is_nan_d(double v) { return v != v; }
 
 /* First index of the max (min) of each (outer, inner) line; a NaN counts as the extreme (its
  * first occurrence wins), as numpy. Indices are stored in the output (= input) dtype. */
-#define ARG_LOOP(T, LOAD)                                                                         \
-  for (int64_t o = o0; o < o1; o++) {                                                             \
-    for (int64_t i = 0; i < inner; i++) {                                                         \
-      int64_t base = o * n * inner + i, best_j = 0;                                               \
-      T best = LOAD(base);                                                                        \
-      for (int64_t j = 1; j < n && !is_nan_d((double)best); j++) {                                \
-        T v = LOAD(base + j * inner);                                                             \
-        if ((is_max ? v > best : v < best) || is_nan_d((double)v)) {                              \
-          best = v;                                                                               \
-          best_j = j;                                                                             \
-        }                                                                                         \
-      }                                                                                           \
-      mxw_store_f64(out->data, out->dtype, o * inner + i, (double)best_j);                        \
-    }                                                                                             \
+#define ARG_LOOP(T, LOAD)                                                 \
+  for (int64_t o = o0; o < o1; o++) {                                     \
+    for (int64_t i = 0; i < inner; i++) {                                 \
+      int64_t base = o * n * inner + i, best_j = 0;                       \
+      T best = LOAD(base);                                                \
+      for (int64_t j = 1; j < n && !is_nan_d((double)best); j++) {        \
+        T v = LOAD(base + j * inner);                                     \
+        if ((is_max ? v > best : v < best) || is_nan_d((double)v)) {      \
+          best = v;                                                       \
+          best_j = j;                                                     \
+        }                                                                 \
+      }                                                                   \
+      mxw_store_f64(out->data, out->dtype, o *inner + i, (double)best_j); \
+    }                                                                     \
   }
 
 typedef struct {
@@ -1023,13 +1063,29 @@ static int fwd_argmax(const mxw_op_call *c) { return argreduce_forward(c, 1); }
 static int fwd_argmin(const mxw_op_call *c) { return argreduce_forward(c, 0); }
 
 static const mxw_op_def op_argmax = {
-    .name = "argmax", .doc = "index of the maximum along an axis (flattened when axis=None), as the input dtype",
-    .attrs = k_reduce_axis_attrs, .num_attrs = 2, .param_size = sizeof(ReduceAxisParam), .num_inputs = 1,
-    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_argreduce, .forward = fwd_argmax, .no_grad = 1};
+    .name = "argmax",
+    .doc = "index of the maximum along an axis (flattened when axis=None), as the input dtype",
+    .attrs = k_reduce_axis_attrs,
+    .num_attrs = 2,
+    .param_size = sizeof(ReduceAxisParam),
+    .num_inputs = 1,
+    .input_names = k_data,
+    .num_outputs = 1,
+    .infer_shape = infer_argreduce,
+    .forward = fwd_argmax,
+    .no_grad = 1};
 static const mxw_op_def op_argmin = {
-    .name = "argmin", .doc = "index of the minimum along an axis (flattened when axis=None), as the input dtype",
-    .attrs = k_reduce_axis_attrs, .num_attrs = 2, .param_size = sizeof(ReduceAxisParam), .num_inputs = 1,
-    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_argreduce, .forward = fwd_argmin, .no_grad = 1};
+    .name = "argmin",
+    .doc = "index of the minimum along an axis (flattened when axis=None), as the input dtype",
+    .attrs = k_reduce_axis_attrs,
+    .num_attrs = 2,
+    .param_size = sizeof(ReduceAxisParam),
+    .num_inputs = 1,
+    .input_names = k_data,
+    .num_outputs = 1,
+    .infer_shape = infer_argreduce,
+    .forward = fwd_argmin,
+    .no_grad = 1};
 
 /* ==== pick ===================================================================================== */
 enum { PICK_WRAP, PICK_CLIP };
@@ -1120,8 +1176,10 @@ static int fwd_backward_pick(const mxw_op_call *c) {
       int64_t k = o * inner + i;
       int64_t j = pick_index(p, index, k, n);
       int64_t at = (o * n + j) * inner + i;
-      if (dx->dtype == og->dtype) memcpy((char *)dx->data + (size_t)at * es, (const char *)og->data + (size_t)k * es, es);
-      else mxw_store_f64(dx->data, dx->dtype, at, mxw_load_f64(og->data, og->dtype, k));
+      if (dx->dtype == og->dtype)
+        memcpy((char *)dx->data + (size_t)at * es, (const char *)og->data + (size_t)k * es, es);
+      else
+        mxw_store_f64(dx->data, dx->dtype, at, mxw_load_f64(og->data, og->dtype, k));
     }
   }
   return 0;
@@ -1141,17 +1199,31 @@ static int grad_pick(mxw_grad_ctx *g) {
 }
 
 static const mxw_op_def op_pick = {
-    .name = "pick", .aliases = ALIASES("choose_element_0index"),
-    .doc = "out[..] = data[.., index[..], ..] along an axis (indices clipped or wrapped)", .attrs = k_pick_attrs,
-    .num_attrs = 3, .param_size = sizeof(PickParam), .num_inputs = 2, .input_names = k_pick_inputs,
-    .num_outputs = 1, .infer_shape = infer_pick, .infer_type = infer_pick_type, .forward = fwd_pick,
+    .name = "pick",
+    .aliases = ALIASES("choose_element_0index"),
+    .doc = "out[..] = data[.., index[..], ..] along an axis (indices clipped or wrapped)",
+    .attrs = k_pick_attrs,
+    .num_attrs = 3,
+    .param_size = sizeof(PickParam),
+    .num_inputs = 2,
+    .input_names = k_pick_inputs,
+    .num_outputs = 1,
+    .infer_shape = infer_pick,
+    .infer_type = infer_pick_type,
+    .forward = fwd_pick,
     .gradient = grad_pick};
 static const char *const k_backward_pick_inputs[] = {"ograd", "index", "data", NULL};
-static const mxw_op_def op_backward_pick = {
-    .name = "_backward_pick", .doc = "the gradient of pick: ograd scattered into zeros of data's shape",
-    .attrs = k_pick_attrs, .num_attrs = 3, .param_size = sizeof(PickParam), .num_inputs = 3,
-    .input_names = k_backward_pick_inputs, .num_outputs = 1, .infer_shape = infer_backward_pick,
-    .infer_type = infer_type_backward_pick, .forward = fwd_backward_pick};
+static const mxw_op_def op_backward_pick = {.name = "_backward_pick",
+                                            .doc = "the gradient of pick: ograd scattered into zeros of data's shape",
+                                            .attrs = k_pick_attrs,
+                                            .num_attrs = 3,
+                                            .param_size = sizeof(PickParam),
+                                            .num_inputs = 3,
+                                            .input_names = k_backward_pick_inputs,
+                                            .num_outputs = 1,
+                                            .infer_shape = infer_backward_pick,
+                                            .infer_type = infer_type_backward_pick,
+                                            .forward = fwd_backward_pick};
 
 MXW_FAMILY(reduce, &op_sum, &op_mean, &op_max, &op_min, &op_prod, &op_nansum, &op_nanprod, &op_norm, &op_argmax,
            &op_argmin, &op_pick, &op_backward_sum, &op_backward_mean, &op_backward_max, &op_backward_min,

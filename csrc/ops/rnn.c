@@ -33,8 +33,9 @@
  * cells of a batch row at a time with vmath's sigmoid / tanh lanes, a partial group padded, so
  * results do not depend on the thread count). GEMMs are mxw_sgemm (float32, SIMD, threaded) or
  * mxw_dgemm (float64); float16 / bfloat16 run on float32 copies. Timing (simd tier, one thread):
- * LSTM T=35 N=32 I=H=200, 2 layers: forward 45 ms (32 GFLOP/s), forward + backward 170 ms. The kernels are written once for a real type RT and instantiated for float and double by
- * including this file into itself (the RNN_TEMPLATE section at the end).
+ * LSTM T=35 N=32 I=H=200, 2 layers: forward 45 ms (32 GFLOP/s), forward + backward 170 ms. The kernels are written once
+ * for a real type RT and instantiated for float and double by including this file into itself (the RNN_TEMPLATE section
+ * at the end).
  *
  * Gradient: _backward_RNN(data, parameters, state[, state_cell][, sequence_length][, mask], d output
  * [, d state_output[, d statecell_output]]) -> d data, d parameters, d state[, d state_cell].
@@ -80,8 +81,9 @@ static const mxw_attr_spec k_rnn_attrs[] = {
     MXW_A_INT("num_layers", RNNParam, num_layers, NULL, "number of stacked layers"),
     MXW_A_BOOL("bidirectional", RNNParam, bidirectional, "False", "whether to use bidirectional recurrent layers"),
     MXW_A_ENUM("mode", RNNParam, mode, NULL, k_rnn_modes, "the type of RNN to compute"),
-    MXW_A_FLOAT("p", RNNParam, p, "0", "drop rate of the dropout on the outputs of each RNN layer, except the last "
-                                       "layer (training only)"),
+    MXW_A_FLOAT("p", RNNParam, p, "0",
+                "drop rate of the dropout on the outputs of each RNN layer, except the last "
+                "layer (training only)"),
     MXW_A_BOOL("state_outputs", RNNParam, state_outputs, "False", "whether to have the states as symbol outputs"),
     MXW_A_OPT_INT("projection_size", RNNParam, projection_size, "None", "size of the LSTM projection"),
     MXW_A_OPT_FLOAT("lstm_state_clip_min", RNNParam, lstm_state_clip_min, "None",
@@ -222,10 +224,10 @@ static rnn_off rnn_offsets(const rnn_cfg *c, int l, int d) {
  * layers' outputs (the next layers' inputs, after dropout). */
 static int64_t save_per_ld(const rnn_cfg *c) {
   const int64_t TN = c->T * c->N;
-  int64_t s = TN * c->GH + TN * c->Ho; /* gates, h_prev */
+  int64_t s = TN * c->GH + TN * c->Ho;          /* gates, h_prev */
   if (c->mode == MODE_LSTM) s += 2 * TN * c->H; /* c_prev, c */
-  if (c->P) s += TN * c->H;                      /* h before the projection */
-  if (c->mode == MODE_GRU) s += TN * c->H;       /* W_hn h + b_hn */
+  if (c->P) s += TN * c->H;                     /* h before the projection */
+  if (c->mode == MODE_GRU) s += TN * c->H;      /* W_hn h + b_hn */
   return s;
 }
 static int64_t save_total(const rnn_cfg *c) {
@@ -330,11 +332,13 @@ static int rnn_infer_shape(const void *param, int nin, mxw_shape *in, int nout, 
   if (I < 0 && in[1].ndim == 1 && in[1].dims[0] >= 0) {
     const int64_t rest = rnn_param_size(p, 0), per = rnn_gates(p->mode) * H * D;
     const int64_t n = in[1].dims[0] - rest;
-    if (n >= 0 && n % per == 0) I = n / per;
+    if (n >= 0 && n % per == 0)
+      I = n / per;
     else
-      return mxw_fail("parameters has %lld elements, which no input size gives for these attributes (%lld + "
-                      "I * %lld)",
-                      (long long)in[1].dims[0], (long long)rest, (long long)per);
+      return mxw_fail(
+          "parameters has %lld elements, which no input size gives for these attributes (%lld + "
+          "I * %lld)",
+          (long long)in[1].dims[0], (long long)rest, (long long)per);
   }
 
   const int64_t dd[3] = {T, N, I};
@@ -425,9 +429,10 @@ static int read_lengths(const RNNParam *p, const mxw_op_call *call, const rnn_cf
     const double x = mxw_load_f64(s->data, s->dtype, n);
     if (!(x >= 1 && x <= (double)c->T)) {
       free(v);
-      return mxw_fail("sequence_length[%lld] = %g is out of range: each length must be in [1, %lld] (the sequence "
-                      "length of data)",
-                      (long long)n, x, (long long)c->T);
+      return mxw_fail(
+          "sequence_length[%lld] = %g is out of range: each length must be in [1, %lld] (the sequence "
+          "length of data)",
+          (long long)n, x, (long long)c->T);
     }
     v[n] = (int64_t)x;
   }
@@ -512,13 +517,11 @@ static int rnn_bwd_num_inputs(const void *param) {
   const RNNParam *p = (const RNNParam *)param;
   return rnn_num_inputs(param) + rnn_has_mask(p) + rnn_num_visible(param);
 }
-static int rnn_bwd_num_outputs(const void *param) {
-  return ((const RNNParam *)param)->mode == MODE_LSTM ? 4 : 3;
-}
-static const char *const k_rnn_bwd_inputs[] = {"data", "parameters", "state", "state_cell", "sequence_length",
-                                                "mask", "ograd", "ograd_state", "ograd_statecell", NULL};
-static const char *const k_rnn_bwd_outputs[] = {"data_grad", "parameters_grad", "state_grad", "state_cell_grad",
-                                                 NULL};
+static int rnn_bwd_num_outputs(const void *param) { return ((const RNNParam *)param)->mode == MODE_LSTM ? 4 : 3; }
+static const char *const k_rnn_bwd_inputs[] = {
+    "data", "parameters", "state",       "state_cell",      "sequence_length",
+    "mask", "ograd",      "ograd_state", "ograd_statecell", NULL};
+static const char *const k_rnn_bwd_outputs[] = {"data_grad", "parameters_grad", "state_grad", "state_cell_grad", NULL};
 
 static int rnn_bwd_infer_shape(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
   const RNNParam *p = (const RNNParam *)param;
@@ -607,8 +610,9 @@ static const char *const k_rnn_outputs[] = {"output", "state_output", "statecell
 static const mxw_op_def op_RNN = {
     .name = "RNN",
     .aliases = ALIASES("_npx_rnn"),
-    .doc = "recurrent layers (rnn_relu, rnn_tanh, lstm, gru) over (T, N, I) data with MXNet's packed parameter vector: "
-           "stacked, bidirectional, LSTM projection and state clipping, dropout between layers, sequence lengths",
+    .doc =
+        "recurrent layers (rnn_relu, rnn_tanh, lstm, gru) over (T, N, I) data with MXNet's packed parameter vector: "
+        "stacked, bidirectional, LSTM projection and state clipping, dropout between layers, sequence lengths",
     .attrs = k_rnn_attrs,
     .num_attrs = NUM_RNN_ATTRS,
     .param_size = sizeof(RNNParam),
@@ -629,8 +633,9 @@ static const mxw_op_def op_RNN = {
 
 static const mxw_op_def op_backward_RNN = {
     .name = "_backward_RNN",
-    .doc = "the gradients of RNN's data, parameters, state and state_cell (recomputes the forward, then "
-           "backpropagation through time)",
+    .doc =
+        "the gradients of RNN's data, parameters, state and state_cell (recomputes the forward, then "
+        "backpropagation through time)",
     .attrs = k_rnn_attrs,
     .num_attrs = NUM_RNN_ATTRS,
     .param_size = sizeof(RNNParam),
@@ -704,9 +709,12 @@ static int rpc_infer_shape(const void *param, int nin, mxw_shape *in, int nout, 
     mxw_shape want = common;
     want.dims[axis] = in[i].ndim >= 0 ? in[i].dims[axis] : -1;
     MXW_TRY(mxw_shape_assign(&in[i], &want, "input"));
-    if (in[i].dims[axis] >= 0) size += in[i].dims[axis];
-    else if (nu < 3) unknown[nu++] = i;
-    else nu++;
+    if (in[i].dims[axis] >= 0)
+      size += in[i].dims[axis];
+    else if (nu < 3)
+      unknown[nu++] = i;
+    else
+      nu++;
   }
   mxw_shape o = common;
   o.dims[axis] = nu ? -1 : size;
@@ -768,8 +776,9 @@ static int rpc_gradient(mxw_grad_ctx *g) {
 static const mxw_op_def op_rnn_param_concat = {
     .name = "_rnn_param_concat",
     .aliases = ALIASES("_npi_rnn_param_concat"),
-    .doc = "Concat for packing recurrent weights: one or two inputs of unknown size along dim are inferred from the "
-           "output's size",
+    .doc =
+        "Concat for packing recurrent weights: one or two inputs of unknown size along dim are inferred from the "
+        "output's size",
     .attrs = k_rpc_attrs,
     .num_attrs = 2,
     .param_size = sizeof(RNNConcatParam),
@@ -837,13 +846,13 @@ typedef struct {
   const rnn_cfg *c;
   int d;
   int64_t t;
-  const RT *xg;  /* (N, G*H) input projection at t, biases folded in (GRU: b_hn left out) */
-  const RT *hg;  /* (N, G*H) W_h h */
-  const RT *bhn; /* GRU: b_hn (H) */
-  RT *h;         /* (N, Ho) state, updated in place (without a projection) */
-  RT *cc;        /* (N, H) LSTM cell, updated in place */
-  RT *hraw;      /* (N, H) projection: o tanh(c) */
-  RT *y;         /* output row block at t: (N, D*Ho) */
+  const RT *xg;              /* (N, G*H) input projection at t, biases folded in (GRU: b_hn left out) */
+  const RT *hg;              /* (N, G*H) W_h h */
+  const RT *bhn;             /* GRU: b_hn (H) */
+  RT *h;                     /* (N, Ho) state, updated in place (without a projection) */
+  RT *cc;                    /* (N, H) LSTM cell, updated in place */
+  RT *hraw;                  /* (N, H) projection: o tanh(c) */
+  RT *y;                     /* output row block at t: (N, D*Ho) */
   RT *s_gates, *s_c, *s_ahn; /* saving (or NULL) at t */
 } RF(step_ctx);
 
@@ -988,7 +997,7 @@ static void RF(row_bias)(void *ctx, int64_t b, int64_t e) {
 }
 
 static int RF(layer_fwd)(const rnn_cfg *c, int l, int d, const RT *x, const RT *w, const RT *hx0, const RT *cx0, RT *y,
-                         RT *hy, RT *cy, RT *ws, const RF(lsave) *sv) {
+                         RT *hy, RT *cy, RT *ws, const RF(lsave) * sv) {
   const int64_t T = c->T, N = c->N, H = c->H, GH = c->GH, Ho = c->Ho, P = c->P, In = layer_in(c, l), TN = T * N;
   const rnn_off o = rnn_offsets(c, l, d);
   const int lstm = c->mode == MODE_LSTM, gru = c->mode == MODE_GRU;
@@ -1012,9 +1021,20 @@ static int RF(layer_fwd)(const rnn_cfg *c, int l, int d, const RT *x, const RT *
       if (lstm) memcpy(sv->cprev + t * N * H, cc, sizeof(RT) * (size_t)(N * H));
     }
     MXW_TRY(RGEMM(0, 1, N, GH, Ho, 1, h, Ho, w + o.wh, Ho, 0, hg, GH));
-    RF(step_ctx) sc = {c, d, t, xproj + t * N * GH, hg, gru ? w + o.bh + 2 * H : NULL, h, cc, hraw, yt,
-                       sv ? sv->gates + t * N * GH : NULL, sv && lstm ? sv->cst + t * N * H : NULL,
-                       sv && gru ? sv->ahn + t * N * H : NULL};
+    RF(step_ctx)
+    sc = {c,
+          d,
+          t,
+          xproj + t * N * GH,
+          hg,
+          gru ? w + o.bh + 2 * H : NULL,
+          h,
+          cc,
+          hraw,
+          yt,
+          sv ? sv->gates + t * N * GH : NULL,
+          sv && lstm ? sv->cst + t * N * H : NULL,
+          sv && gru ? sv->ahn + t * N * H : NULL};
 #ifdef RNN_VEC
     mxw_parallel_run(N * ((H + 3) / 4), 1, (double)c->G * 24.0 + 8.0, RF(step_chunk), &sc);
 #else
@@ -1086,7 +1106,7 @@ static int RF(rnn_fwd)(const rnn_cfg *c, const RT *x, const RT *w, const RT *hx,
 typedef struct {
   const rnn_cfg *c;
   int64_t t;
-  const RF(lsave) *sv;
+  const RF(lsave) * sv;
   const RT *dhraw; /* (N, H) gradient of o tanh(c) (without a projection: of h', incl. dy) */
   RT *dc;          /* (N, H) running cell gradient, updated */
   RT *dax, *dah;   /* (N, G*H) at t: pre-activation gradients for W_x and W_h (the same but for GRU's n) */
@@ -1215,7 +1235,7 @@ static void RF(col_sums)(const RT *a, int64_t rows, int64_t cols, RT *dst, doubl
 /* Backpropagation through layer l, direction d. x: the layer's input (T*N, In); dy: the gradient of
  * the layer's output (T, N, D*Ho); dhy / dcy: of its final state (or NULL); writes its parameter
  * gradients into dw, adds (d > 0) or writes its input gradient into dx (T*N, In), and dhx / dcx. */
-static int RF(layer_bwd)(const rnn_cfg *c, int l, int d, const RT *x, const RT *w, const RF(lsave) *sv, const RT *dy,
+static int RF(layer_bwd)(const rnn_cfg *c, int l, int d, const RT *x, const RT *w, const RF(lsave) * sv, const RT *dy,
                          const RT *dhy, const RT *dcy, RT *dw, RT *dx, RT *dhx, RT *dcx, RT *ws, double *acc) {
   const int64_t T = c->T, N = c->N, H = c->H, GH = c->GH, Ho = c->Ho, P = c->P, In = layer_in(c, l), TN = T * N;
   const int64_t yrow = c->D * Ho;
@@ -1223,11 +1243,15 @@ static int RF(layer_bwd)(const rnn_cfg *c, int l, int d, const RT *x, const RT *
   const int lstm = c->mode == MODE_LSTM, gru = c->mode == MODE_GRU;
   RT *dax = ws, *dah = gru ? dax + TN * GH : dax, *dr = dax + TN * GH * (gru ? 2 : 1);
   RT *dh = dr + TN * P, *dc = dh + N * Ho, *dht = dc + N * H, *dhraw = dht + N * Ho, *ddir = dhraw + N * H;
-  if (dhy) memcpy(dh, dhy, sizeof(RT) * (size_t)(N * Ho));
-  else memset(dh, 0, sizeof(RT) * (size_t)(N * Ho));
+  if (dhy)
+    memcpy(dh, dhy, sizeof(RT) * (size_t)(N * Ho));
+  else
+    memset(dh, 0, sizeof(RT) * (size_t)(N * Ho));
   if (lstm) {
-    if (dcy) memcpy(dc, dcy, sizeof(RT) * (size_t)(N * H));
-    else memset(dc, 0, sizeof(RT) * (size_t)(N * H));
+    if (dcy)
+      memcpy(dc, dcy, sizeof(RT) * (size_t)(N * H));
+    else
+      memset(dc, 0, sizeof(RT) * (size_t)(N * H));
   }
   const double cost = (double)c->G * 6.0 + MXW_COST_MATH * lstm;
   for (int64_t s = T - 1; s >= 0; s--) {

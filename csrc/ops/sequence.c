@@ -62,9 +62,7 @@ static int validate_axis0(void *param) {
   return 0;
 }
 static int num_inputs_seq(const void *param) { return ((const SeqParam *)param)->use_sequence_length ? 2 : 1; }
-static int num_inputs_backward_seq(const void *param) {
-  return ((const SeqParam *)param)->use_sequence_length ? 3 : 2;
-}
+static int num_inputs_backward_seq(const void *param) { return ((const SeqParam *)param)->use_sequence_length ? 3 : 2; }
 
 /* data (rank >= 2) and sequence_length (N,) where N is the non-time one of the first two dims. */
 static int infer_len_shape(const SeqParam *p, const mxw_shape *data, mxw_shape *len) {
@@ -107,7 +105,8 @@ static int read_lengths(const mxw_tensor *len, int64_t n, int64_t lo, int64_t T,
     MXW_CHECK(x == x && x > -2147483649.0 && x < 2147483648.0, "sequence_length[%lld] = %g is not a valid length",
               (long long)b, x);
     const int64_t k = (int64_t)x; /* truncation toward zero, as static_cast<int> */
-    MXW_CHECK(k >= lo && k <= T, "sequence_length[%lld] = %g is out of range [%lld, %lld] (the sequence axis has %lld steps)",
+    MXW_CHECK(k >= lo && k <= T,
+              "sequence_length[%lld] = %g is out of range [%lld, %lld] (the sequence axis has %lld steps)",
               (long long)b, x, (long long)lo, (long long)T, (long long)T);
     v[b] = k;
   }
@@ -163,12 +162,22 @@ static int grad_SequenceMask(mxw_grad_ctx *g) {
   return mxw_grad_set(g, 0, dx);
 }
 static const mxw_op_def op_SequenceMask = {
-    .name = "SequenceMask", .aliases = ALIASES("_npx_sequence_mask"),
-    .doc = "sets every step of a sequence at or after its length (sequence_length) to value; identity without "
-           "use_sequence_length",
-    .attrs = k_mask_attrs, .num_attrs = 3, .param_size = sizeof(SeqParam), .validate = validate_axis01,
-    .num_inputs = 2, .input_names = k_data_len, .num_inputs_fn = num_inputs_seq, .num_outputs = 1,
-    .infer_shape = infer_same_seq, .infer_type = infer_type_seq, .forward = fwd_SequenceMask,
+    .name = "SequenceMask",
+    .aliases = ALIASES("_npx_sequence_mask"),
+    .doc =
+        "sets every step of a sequence at or after its length (sequence_length) to value; identity without "
+        "use_sequence_length",
+    .attrs = k_mask_attrs,
+    .num_attrs = 3,
+    .param_size = sizeof(SeqParam),
+    .validate = validate_axis01,
+    .num_inputs = 2,
+    .input_names = k_data_len,
+    .num_inputs_fn = num_inputs_seq,
+    .num_outputs = 1,
+    .infer_shape = infer_same_seq,
+    .infer_type = infer_type_seq,
+    .forward = fwd_SequenceMask,
     .gradient = grad_SequenceMask};
 
 /* ==== SequenceReverse =========================================================================== */
@@ -207,12 +216,22 @@ static int grad_SequenceReverse(mxw_grad_ctx *g) {
   return mxw_grad_set(g, 0, dx);
 }
 static const mxw_op_def op_SequenceReverse = {
-    .name = "SequenceReverse", .aliases = ALIASES("_npx_sequence_reverse"),
-    .doc = "reverses each sequence's first sequence_length steps along axis 0 (all T steps without "
-           "use_sequence_length); the padded steps stay in place",
-    .attrs = k_reverse_attrs, .num_attrs = 2, .param_size = sizeof(SeqParam), .validate = validate_axis0,
-    .num_inputs = 2, .input_names = k_data_len, .num_inputs_fn = num_inputs_seq, .num_outputs = 1,
-    .infer_shape = infer_same_seq, .infer_type = infer_type_seq, .forward = fwd_SequenceReverse,
+    .name = "SequenceReverse",
+    .aliases = ALIASES("_npx_sequence_reverse"),
+    .doc =
+        "reverses each sequence's first sequence_length steps along axis 0 (all T steps without "
+        "use_sequence_length); the padded steps stay in place",
+    .attrs = k_reverse_attrs,
+    .num_attrs = 2,
+    .param_size = sizeof(SeqParam),
+    .validate = validate_axis0,
+    .num_inputs = 2,
+    .input_names = k_data_len,
+    .num_inputs_fn = num_inputs_seq,
+    .num_outputs = 1,
+    .infer_shape = infer_same_seq,
+    .infer_type = infer_type_seq,
+    .forward = fwd_SequenceReverse,
     .gradient = grad_SequenceReverse};
 
 /* ==== SequenceLast ============================================================================== */
@@ -278,11 +297,20 @@ static int grad_SequenceLast(mxw_grad_ctx *g) {
   return mxw_grad_set(g, 0, dx);
 }
 static const mxw_op_def op_SequenceLast = {
-    .name = "SequenceLast", .aliases = ALIASES("_npx_sequence_last"),
+    .name = "SequenceLast",
+    .aliases = ALIASES("_npx_sequence_last"),
     .doc = "each sequence's last step (step sequence_length - 1; T - 1 without use_sequence_length)",
-    .attrs = k_last_attrs, .num_attrs = 2, .param_size = sizeof(SeqParam), .validate = validate_axis01,
-    .num_inputs = 2, .input_names = k_data_len, .num_inputs_fn = num_inputs_seq, .num_outputs = 1,
-    .infer_shape = infer_SequenceLast, .infer_type = infer_type_seq, .forward = fwd_SequenceLast,
+    .attrs = k_last_attrs,
+    .num_attrs = 2,
+    .param_size = sizeof(SeqParam),
+    .validate = validate_axis01,
+    .num_inputs = 2,
+    .input_names = k_data_len,
+    .num_inputs_fn = num_inputs_seq,
+    .num_outputs = 1,
+    .infer_shape = infer_SequenceLast,
+    .infer_type = infer_type_seq,
+    .forward = fwd_SequenceLast,
     .gradient = grad_SequenceLast};
 
 /* (ograd (N, rest...), data, [sequence_length]) -> zeros of data's shape with ograd at the last steps. */
@@ -323,9 +351,16 @@ static int fwd_backward_SequenceLast(const mxw_op_call *c) {
 static const mxw_op_def op_backward_SequenceLast = {
     .name = "_backward_SequenceLast",
     .doc = "the data gradient of SequenceLast: zeros with ograd at each sequence's last step",
-    .attrs = k_last_attrs, .num_attrs = 2, .param_size = sizeof(SeqParam), .validate = validate_axis01,
-    .num_inputs = 3, .input_names = k_ograd_data_len, .num_inputs_fn = num_inputs_backward_seq, .num_outputs = 1,
-    .infer_shape = infer_backward_SequenceLast, .infer_type = infer_type_backward_SequenceLast,
+    .attrs = k_last_attrs,
+    .num_attrs = 2,
+    .param_size = sizeof(SeqParam),
+    .validate = validate_axis01,
+    .num_inputs = 3,
+    .input_names = k_ograd_data_len,
+    .num_inputs_fn = num_inputs_backward_seq,
+    .num_outputs = 1,
+    .infer_shape = infer_backward_SequenceLast,
+    .infer_type = infer_type_backward_SequenceLast,
     .forward = fwd_backward_SequenceLast};
 
 MXW_FAMILY(sequence, &op_SequenceMask, &op_SequenceReverse, &op_SequenceLast, &op_backward_SequenceLast);

@@ -72,8 +72,10 @@ static int infer_type_first(const void *param, int nin, int *in, int nout, int *
   (void)nout;
   if (in[0] >= 0 && out[0] >= 0 && in[0] != out[0])
     return mxw_fail("dtype mismatch: input is %s but output is %s", mxw_dtype_name(in[0]), mxw_dtype_name(out[0]));
-  if (in[0] >= 0) out[0] = in[0];
-  else if (out[0] >= 0) in[0] = out[0];
+  if (in[0] >= 0)
+    out[0] = in[0];
+  else if (out[0] >= 0)
+    in[0] = out[0];
   return 0;
 }
 
@@ -130,11 +132,11 @@ typedef uint16_t __attribute__((may_alias)) u16a;
 typedef uint32_t __attribute__((may_alias)) u32a;
 typedef uint64_t __attribute__((may_alias)) u64a;
 
-#define ROW_LOOP(T)                                                                               \
-  do {                                                                                            \
-    const T *s_ = (const T *)src;                                                                 \
-    T *d_ = (T *)dst;                                                                             \
-    for (int64_t i = 0; i < n; i++) d_[i * ds] = s_[i * ss];                                      \
+#define ROW_LOOP(T)                                          \
+  do {                                                       \
+    const T *s_ = (const T *)src;                            \
+    T *d_ = (T *)dst;                                        \
+    for (int64_t i = 0; i < n; i++) d_[i * ds] = s_[i * ss]; \
   } while (0)
 
 /* dst[i * ds] = src[i * ss] for i < n. */
@@ -154,16 +156,16 @@ static void copy_row(size_t es, const char *src, int64_t ss, char *dst, int64_t 
 /* The inner two dims of a transposing plan: dst[a * da + b] = src[a + b * sb] for a < A, b < B
  * (source contiguous along a, destination contiguous along b). Tiles keep both sides in cache. */
 #define TILE 32
-#define TRANSPOSE_LOOP(T)                                                                         \
-  do {                                                                                            \
-    const T *s_ = (const T *)src;                                                                 \
-    T *d_ = (T *)dst;                                                                             \
-    for (int64_t a0 = 0; a0 < A; a0 += TILE)                                                      \
-      for (int64_t b0 = 0; b0 < B; b0 += TILE) {                                                  \
-        int64_t amax = a0 + TILE < A ? a0 + TILE : A, bmax = b0 + TILE < B ? b0 + TILE : B;       \
-        for (int64_t a = a0; a < amax; a++)                                                       \
-          for (int64_t b = b0; b < bmax; b++) d_[a * da + b] = s_[a + b * sb];                    \
-      }                                                                                           \
+#define TRANSPOSE_LOOP(T)                                                                   \
+  do {                                                                                      \
+    const T *s_ = (const T *)src;                                                           \
+    T *d_ = (T *)dst;                                                                       \
+    for (int64_t a0 = 0; a0 < A; a0 += TILE)                                                \
+      for (int64_t b0 = 0; b0 < B; b0 += TILE) {                                            \
+        int64_t amax = a0 + TILE < A ? a0 + TILE : A, bmax = b0 + TILE < B ? b0 + TILE : B; \
+        for (int64_t a = a0; a < amax; a++)                                                 \
+          for (int64_t b = b0; b < bmax; b++) d_[a * da + b] = s_[a + b * sb];              \
+      }                                                                                     \
   } while (0)
 
 /* 4-byte elements: 4x4 blocks transposed in registers (two rounds of i32x4 shuffles). */
@@ -290,7 +292,6 @@ static int fwd_copy_bytes(const mxw_op_call *c) {
  * the forward repeats elements (tile, repeat, edge/reflect Pad) -- the adjoint of the forward's
  * copy plan, which adds every output element's gradient into the input element it came from. */
 
-
 /* grad (same size as input `input`) under the input's shape: MXNet's _backward_reshape / _backward_copy.
  * _view_range with offset 0 is exactly that for every shape (Reshape would read a 0 dim as "copy"). */
 static mxw_gid view_as_input(mxw_grad_ctx *g, mxw_gid grad, int input) {
@@ -317,17 +318,17 @@ static int infer_backward_like_data(const void *param, int nin, mxw_shape *in, i
 
 /* The adjoint of plan_run: gin[src offset] += gout[dst offset] for every element the plan moves
  * (the caller zeroes gin). A source stride 0 (a repeated element) sums a run into one element. */
-#define ACCUM_ROW(T)                                                                              \
-  do {                                                                                            \
-    T *gi_ = (T *)gin + so;                                                                       \
-    const T *go_ = (const T *)gout + dof;                                                         \
-    if (ss == 0) {                                                                                \
-      T acc_ = 0;                                                                                 \
-      for (int64_t i = 0; i < n; i++) acc_ += go_[i * ds];                                        \
-      gi_[0] += acc_;                                                                             \
-    } else {                                                                                      \
-      for (int64_t i = 0; i < n; i++) gi_[i * ss] += go_[i * ds];                                 \
-    }                                                                                             \
+#define ACCUM_ROW(T)                                              \
+  do {                                                            \
+    T *gi_ = (T *)gin + so;                                       \
+    const T *go_ = (const T *)gout + dof;                         \
+    if (ss == 0) {                                                \
+      T acc_ = 0;                                                 \
+      for (int64_t i = 0; i < n; i++) acc_ += go_[i * ds];        \
+      gi_[0] += acc_;                                             \
+    } else {                                                      \
+      for (int64_t i = 0; i < n; i++) gi_[i * ss] += go_[i * ds]; \
+    }                                                             \
   } while (0)
 
 static void plan_accumulate(const copy_plan *plan, int dtype, const void *gout, void *gin) {
@@ -338,8 +339,10 @@ static void plan_accumulate(const copy_plan *plan, int dtype, const void *gout, 
   const int64_t n = p.size[nd - 1], ss = p.src[nd - 1], ds = p.dst[nd - 1];
   int64_t idx[PLAN_MAX] = {0}, so = 0, dof = 0;
   for (;;) {
-    if (dtype == MXW_FLOAT32) ACCUM_ROW(float);
-    else if (dtype == MXW_FLOAT64) ACCUM_ROW(double);
+    if (dtype == MXW_FLOAT32)
+      ACCUM_ROW(float);
+    else if (dtype == MXW_FLOAT64)
+      ACCUM_ROW(double);
     else
       for (int64_t i = 0; i < n; i++)
         mxw_store_f64(gin, dtype, so + i * ss,
@@ -383,7 +386,8 @@ static char *reshape_target_str(const ReshapeParam *p, char *buf, size_t len) {
   if (p->shape.ndim > 0)
     snprintf(buf, len, "shape=%s%s", TUPLE_STR(&p->shape, t), p->reverse ? ", reverse=True" : "");
   else
-    snprintf(buf, len, "target_shape=%s%s", TUPLE_STR(&p->target_shape, t), p->keep_highest ? ", keep_highest=True" : "");
+    snprintf(buf, len, "target_shape=%s%s", TUPLE_STR(&p->target_shape, t),
+             p->keep_highest ? ", keep_highest=True" : "");
   return buf;
 }
 
@@ -396,12 +400,12 @@ static int reshape_codes(const ReshapeParam *p, const mxw_shape *x, mxw_shape *t
   int64_t dv[MXW_MAX_NDIM], sv[MXW_MAX_TUPLE];
   for (int i = 0; i < dn; i++) dv[i] = x->dims[rev ? dn - 1 - i : i];
   for (int i = 0; i < sn; i++) sv[i] = p->shape.v[rev ? sn - 1 - i : i];
-#define RESHAPE_FAIL(...)                                                                          \
-  do {                                                                                            \
-    char why_[256];                                                                               \
-    snprintf(why_, sizeof why_, __VA_ARGS__);                                                     \
-    return mxw_fail("cannot reshape input of shape %s with %s: %s", SHAPE_STR(x, xs),            \
-                    reshape_target_str(p, tgt, sizeof tgt), why_);                               \
+#define RESHAPE_FAIL(...)                                                             \
+  do {                                                                                \
+    char why_[256];                                                                   \
+    snprintf(why_, sizeof why_, __VA_ARGS__);                                         \
+    return mxw_fail("cannot reshape input of shape %s with %s: %s", SHAPE_STR(x, xs), \
+                    reshape_target_str(p, tgt, sizeof tgt), why_);                    \
   } while (0)
   int64_t tmp[2 * MXW_MAX_TUPLE + MXW_MAX_NDIM];
   int tn = 0, src = 0, inf = -1;
@@ -423,7 +427,8 @@ static int reshape_codes(const ReshapeParam *p, const mxw_shape *x, mxw_shape *t
       while (src < dn) tmp[tn++] = dv[src++];
     } else if (v == -3) {
       if (src + 1 >= dn)
-        RESHAPE_FAIL("-3 at position %d merges input dimensions %d and %d, but the input has %d", pos, src, src + 1, dn);
+        RESHAPE_FAIL("-3 at position %d merges input dimensions %d and %d, but the input has %d", pos, src, src + 1,
+                     dn);
       int64_t d1 = dv[src++], d2 = dv[src++];
       tmp[tn++] = (d1 < 0 || d2 < 0) ? -1 : d1 * d2;
     } else if (v == -4) {
@@ -433,15 +438,18 @@ static int reshape_codes(const ReshapeParam *p, const mxw_shape *x, mxw_shape *t
       if (d1 < -1 || d2 < -1) RESHAPE_FAIL("the two sizes after -4 at position %d must be positive or -1", pos);
       if (d1 == -1 && d2 == -1) RESHAPE_FAIL("the two sizes after -4 at position %d cannot both be -1", pos);
       if (d1 == -1 && d0 >= 0) {
-        if (d2 == 0 || d0 % d2 != 0) RESHAPE_FAIL("-4 at position %d cannot split %lld by %lld", pos, (long long)d0, (long long)d2);
+        if (d2 == 0 || d0 % d2 != 0)
+          RESHAPE_FAIL("-4 at position %d cannot split %lld by %lld", pos, (long long)d0, (long long)d2);
         d1 = d0 / d2;
       }
       if (d2 == -1 && d0 >= 0) {
-        if (d1 == 0 || d0 % d1 != 0) RESHAPE_FAIL("-4 at position %d cannot split %lld by %lld", pos, (long long)d0, (long long)d1);
+        if (d1 == 0 || d0 % d1 != 0)
+          RESHAPE_FAIL("-4 at position %d cannot split %lld by %lld", pos, (long long)d0, (long long)d1);
         d2 = d0 / d1;
       }
       if (d0 >= 0 && d1 * d2 != d0)
-        RESHAPE_FAIL("-4 at position %d splits %lld into %lld x %lld", pos, (long long)d0, (long long)d1, (long long)d2);
+        RESHAPE_FAIL("-4 at position %d splits %lld into %lld x %lld", pos, (long long)d0, (long long)d1,
+                     (long long)d2);
       tmp[tn++] = d1;
       tmp[tn++] = d2;
     } else {
@@ -456,7 +464,8 @@ static int reshape_codes(const ReshapeParam *p, const mxw_shape *x, mxw_shape *t
       int64_t size = mxw_shape_size(x);
       if (rest == 0) RESHAPE_FAIL("-1 cannot be inferred when the other dimensions have size 0");
       if (size % rest != 0)
-        RESHAPE_FAIL("the input's %lld elements do not divide into dimensions of product %lld", (long long)size, (long long)rest);
+        RESHAPE_FAIL("the input's %lld elements do not divide into dimensions of product %lld", (long long)size,
+                     (long long)rest);
       tmp[inf] = size / rest;
     } else {
       tmp[inf] = -1;
@@ -511,8 +520,10 @@ static void fill_one_unknown(mxw_shape *s, int64_t size) {
   int64_t known = 1;
   int at = -1;
   for (int i = 0; i < s->ndim; i++) {
-    if (s->dims[i] < 0) at = i;
-    else known *= s->dims[i];
+    if (s->dims[i] < 0)
+      at = i;
+    else
+      known *= s->dims[i];
   }
   if (known > 0 && size % known == 0) s->dims[at] = size / known;
 }
@@ -553,11 +564,19 @@ static int infer_Reshape(const void *param, int nin, mxw_shape *in, int nout, mx
 }
 
 static const mxw_op_def op_Reshape = {
-    .name = "Reshape", .aliases = ALIASES("reshape"),
-    .doc = "the input's elements under a new shape (special codes 0 copy, -1 infer, -2 copy rest, -3 merge two, "
-           "-4 split one)",
-    .attrs = k_reshape_attrs, .num_attrs = 4, .param_size = sizeof(ReshapeParam), .num_inputs = 1,
-    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_Reshape, .forward = fwd_copy_bytes,
+    .name = "Reshape",
+    .aliases = ALIASES("reshape"),
+    .doc =
+        "the input's elements under a new shape (special codes 0 copy, -1 infer, -2 copy rest, -3 merge two, "
+        "-4 split one)",
+    .attrs = k_reshape_attrs,
+    .num_attrs = 4,
+    .param_size = sizeof(ReshapeParam),
+    .num_inputs = 1,
+    .input_names = k_data,
+    .num_outputs = 1,
+    .infer_shape = infer_Reshape,
+    .forward = fwd_copy_bytes,
     .gradient = grad_reshape_back};
 
 /* ==== Flatten ================================================================================= */
@@ -570,18 +589,24 @@ static int infer_Flatten(const void *param, int nin, mxw_shape *in, int nout, mx
   o.dims[0] = in[0].dims[0];
   o.dims[1] = 1;
   for (int i = 1; i < in[0].ndim; i++) {
-    if (in[0].dims[i] < 0 || o.dims[1] < 0) o.dims[1] = -1;
-    else o.dims[1] *= in[0].dims[i];
+    if (in[0].dims[i] < 0 || o.dims[1] < 0)
+      o.dims[1] = -1;
+    else
+      o.dims[1] *= in[0].dims[i];
   }
   MXW_TRY(mxw_shape_assign(&out[0], &o, "output"));
   if (in[0].dims[0] < 0) in[0].dims[0] = out[0].dims[0];
   return 0;
 }
-static const mxw_op_def op_Flatten = {
-    .name = "Flatten", .aliases = ALIASES("flatten", "_npx_batch_flatten"),
-    .doc = "(d0, d1, ..., dn) -> (d0, d1 * ... * dn); a 1-D input becomes (d0, 1)", .num_inputs = 1,
-    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_Flatten, .forward = fwd_copy_bytes,
-    .gradient = grad_reshape_back};
+static const mxw_op_def op_Flatten = {.name = "Flatten",
+                                      .aliases = ALIASES("flatten", "_npx_batch_flatten"),
+                                      .doc = "(d0, d1, ..., dn) -> (d0, d1 * ... * dn); a 1-D input becomes (d0, 1)",
+                                      .num_inputs = 1,
+                                      .input_names = k_data,
+                                      .num_outputs = 1,
+                                      .infer_shape = infer_Flatten,
+                                      .forward = fwd_copy_bytes,
+                                      .gradient = grad_reshape_back};
 
 /* ==== transpose ================================================================================ */
 typedef struct {
@@ -636,15 +661,25 @@ static int grad_transpose(mxw_grad_ctx *g) {
     inv.has[perm[i]] = 1;
   }
   tuple_buf axes;
-  if (p->axes.ndim <= 0) snprintf(axes, sizeof axes, "()");
-  else TUPLE_STR(&inv, axes);
+  if (p->axes.ndim <= 0)
+    snprintf(axes, sizeof axes, "()");
+  else
+    TUPLE_STR(&inv, axes);
   return mxw_grad_set(g, 0, mxw_grad_op(g, "transpose", MXW_KV("axes", axes), MXW_GIDS(mxw_grad_ograd(g, 0))));
 }
 static const mxw_op_def op_transpose = {
-    .name = "transpose", .aliases = ALIASES("_npi_transpose"),
-    .doc = "permutes the axes: out.shape[i] = in.shape[axes[i]]; default reverses them", .attrs = k_transpose_attrs,
-    .num_attrs = 1, .param_size = sizeof(TransposeParam), .num_inputs = 1, .input_names = k_data, .num_outputs = 1,
-    .infer_shape = infer_transpose, .forward = fwd_transpose, .gradient = grad_transpose};
+    .name = "transpose",
+    .aliases = ALIASES("_npi_transpose"),
+    .doc = "permutes the axes: out.shape[i] = in.shape[axes[i]]; default reverses them",
+    .attrs = k_transpose_attrs,
+    .num_attrs = 1,
+    .param_size = sizeof(TransposeParam),
+    .num_inputs = 1,
+    .input_names = k_data,
+    .num_outputs = 1,
+    .infer_shape = infer_transpose,
+    .forward = fwd_transpose,
+    .gradient = grad_transpose};
 
 /* ==== SwapAxis ================================================================================= */
 typedef struct {
@@ -656,8 +691,10 @@ static const mxw_attr_spec k_swapaxis_attrs[] = {
 };
 static int swapaxis_perm(const SwapAxisParam *p, int nd, int *perm) {
   int a, b;
-  if (mxw_normalize_axis(p->dim1, nd, &a) != 0) return mxw_fail("dim1=%lld is out of range for %d dimensions", (long long)p->dim1, nd);
-  if (mxw_normalize_axis(p->dim2, nd, &b) != 0) return mxw_fail("dim2=%lld is out of range for %d dimensions", (long long)p->dim2, nd);
+  if (mxw_normalize_axis(p->dim1, nd, &a) != 0)
+    return mxw_fail("dim1=%lld is out of range for %d dimensions", (long long)p->dim1, nd);
+  if (mxw_normalize_axis(p->dim2, nd, &b) != 0)
+    return mxw_fail("dim2=%lld is out of range for %d dimensions", (long long)p->dim2, nd);
   for (int i = 0; i < nd; i++) perm[i] = i;
   perm[a] = b;
   perm[b] = a;
@@ -677,14 +714,19 @@ static int fwd_SwapAxis(const mxw_op_call *c) {
   return 0;
 }
 /* Swapping the same two axes again undoes the swap (MXNet's _backward_SwapAxis). */
-static int grad_SwapAxis(mxw_grad_ctx *g) {
-  return mxw_grad_set_fwd_op(g, "SwapAxis", 0);
-}
-static const mxw_op_def op_SwapAxis = {
-    .name = "SwapAxis", .aliases = ALIASES("swapaxes"), .doc = "swaps axes dim1 and dim2",
-    .attrs = k_swapaxis_attrs, .num_attrs = 2, .param_size = sizeof(SwapAxisParam), .num_inputs = 1,
-    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_SwapAxis, .forward = fwd_SwapAxis,
-    .gradient = grad_SwapAxis};
+static int grad_SwapAxis(mxw_grad_ctx *g) { return mxw_grad_set_fwd_op(g, "SwapAxis", 0); }
+static const mxw_op_def op_SwapAxis = {.name = "SwapAxis",
+                                       .aliases = ALIASES("swapaxes"),
+                                       .doc = "swaps axes dim1 and dim2",
+                                       .attrs = k_swapaxis_attrs,
+                                       .num_attrs = 2,
+                                       .param_size = sizeof(SwapAxisParam),
+                                       .num_inputs = 1,
+                                       .input_names = k_data,
+                                       .num_outputs = 1,
+                                       .infer_shape = infer_SwapAxis,
+                                       .forward = fwd_SwapAxis,
+                                       .gradient = grad_SwapAxis};
 
 /* ==== expand_dims ============================================================================== */
 typedef struct {
@@ -711,11 +753,18 @@ static int infer_expand_dims(const void *param, int nin, mxw_shape *in, int nout
   for (int i = 0; i < nd; i++) b.dims[i] = out[0].dims[i < a ? i : i + 1];
   return mxw_shape_assign(&in[0], &b, "input data");
 }
-static const mxw_op_def op_expand_dims = {
-    .name = "expand_dims", .aliases = ALIASES("_npi_expand_dims"), .doc = "inserts a size-1 axis at `axis`",
-    .attrs = k_expand_dims_attrs, .num_attrs = 1, .param_size = sizeof(ExpandDimsParam), .num_inputs = 1,
-    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_expand_dims, .forward = fwd_copy_bytes,
-    .gradient = grad_reshape_back};
+static const mxw_op_def op_expand_dims = {.name = "expand_dims",
+                                          .aliases = ALIASES("_npi_expand_dims"),
+                                          .doc = "inserts a size-1 axis at `axis`",
+                                          .attrs = k_expand_dims_attrs,
+                                          .num_attrs = 1,
+                                          .param_size = sizeof(ExpandDimsParam),
+                                          .num_inputs = 1,
+                                          .input_names = k_data,
+                                          .num_outputs = 1,
+                                          .infer_shape = infer_expand_dims,
+                                          .forward = fwd_copy_bytes,
+                                          .gradient = grad_reshape_back};
 
 /* ==== squeeze ================================================================================== */
 typedef struct {
@@ -754,11 +803,18 @@ static int infer_squeeze(const void *param, int nin, mxw_shape *in, int nout, mx
   }
   return mxw_shape_assign(&out[0], &o, "output");
 }
-static const mxw_op_def op_squeeze = {
-    .name = "squeeze", .aliases = ALIASES("_npi_squeeze"), .doc = "removes size-1 axes (all of them by default)",
-    .attrs = k_squeeze_attrs, .num_attrs = 1, .param_size = sizeof(SqueezeParam), .num_inputs = 1,
-    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_squeeze, .forward = fwd_copy_bytes,
-    .gradient = grad_reshape_back};
+static const mxw_op_def op_squeeze = {.name = "squeeze",
+                                      .aliases = ALIASES("_npi_squeeze"),
+                                      .doc = "removes size-1 axes (all of them by default)",
+                                      .attrs = k_squeeze_attrs,
+                                      .num_attrs = 1,
+                                      .param_size = sizeof(SqueezeParam),
+                                      .num_inputs = 1,
+                                      .input_names = k_data,
+                                      .num_outputs = 1,
+                                      .infer_shape = infer_squeeze,
+                                      .forward = fwd_copy_bytes,
+                                      .gradient = grad_reshape_back};
 
 /* ==== Concat =================================================================================== */
 typedef struct {
@@ -807,16 +863,18 @@ static int infer_Concat(const void *param, int nin, mxw_shape *in, int nout, mxw
         common.dims[d] = in[i].dims[d];
         owner[d] = i;
       } else if (common.dims[d] != in[i].dims[d]) {
-        return mxw_fail("input arg%d has shape %s, incompatible with arg%d of shape %s: all inputs must agree "
-                        "except along dim=%d",
-                        i, SHAPE_STR(&in[i], a), owner[d], SHAPE_STR(&in[owner[d]], b), axis);
+        return mxw_fail(
+            "input arg%d has shape %s, incompatible with arg%d of shape %s: all inputs must agree "
+            "except along dim=%d",
+            i, SHAPE_STR(&in[i], a), owner[d], SHAPE_STR(&in[owner[d]], b), axis);
       }
     }
   }
   if (out[0].ndim >= 0) {
     for (int d = 0; d < nd; d++) {
       if (d == axis || out[0].dims[d] < 0) continue;
-      if (common.dims[d] < 0) common.dims[d] = out[0].dims[d];
+      if (common.dims[d] < 0)
+        common.dims[d] = out[0].dims[d];
       else if (common.dims[d] != out[0].dims[d])
         return mxw_fail("output shape %s does not match the inputs, e.g. arg%d of shape %s", SHAPE_STR(&out[0], a),
                         owner[d], SHAPE_STR(&in[owner[d]], b));
@@ -886,12 +944,20 @@ static int grad_Concat(mxw_grad_ctx *g) {
   }
   return 0;
 }
-static const mxw_op_def op_Concat = {
-    .name = "Concat", .aliases = ALIASES("concat"),
-    .doc = "joins arrays along dim; all other dims must agree", .attrs = k_concat_attrs, .num_attrs = 2,
-    .param_size = sizeof(ConcatParam), .validate = validate_num_args, .num_inputs = MXW_VARIADIC,
-    .input_names = k_variadic, .num_inputs_fn = num_inputs_concat, .num_outputs = 1, .infer_shape = infer_Concat,
-    .forward = fwd_Concat, .gradient = grad_Concat};
+static const mxw_op_def op_Concat = {.name = "Concat",
+                                     .aliases = ALIASES("concat"),
+                                     .doc = "joins arrays along dim; all other dims must agree",
+                                     .attrs = k_concat_attrs,
+                                     .num_attrs = 2,
+                                     .param_size = sizeof(ConcatParam),
+                                     .validate = validate_num_args,
+                                     .num_inputs = MXW_VARIADIC,
+                                     .input_names = k_variadic,
+                                     .num_inputs_fn = num_inputs_concat,
+                                     .num_outputs = 1,
+                                     .infer_shape = infer_Concat,
+                                     .forward = fwd_Concat,
+                                     .gradient = grad_Concat};
 
 /* ==== stack ==================================================================================== */
 typedef struct {
@@ -972,11 +1038,20 @@ static int grad_stack(mxw_grad_ctx *g) {
   for (int i = 0; i < n; i++) MXW_TRY(mxw_grad_set(g, i, dx[i]));
   return 0;
 }
-static const mxw_op_def op_stack = {
-    .name = "stack", .aliases = ALIASES("_npi_stack"), .doc = "joins same-shape arrays along a new axis",
-    .attrs = k_stack_attrs, .num_attrs = 2, .param_size = sizeof(StackParam), .validate = validate_num_args,
-    .num_inputs = MXW_VARIADIC, .input_names = k_variadic, .num_inputs_fn = num_inputs_stack, .num_outputs = 1,
-    .infer_shape = infer_stack, .forward = fwd_stack, .gradient = grad_stack};
+static const mxw_op_def op_stack = {.name = "stack",
+                                    .aliases = ALIASES("_npi_stack"),
+                                    .doc = "joins same-shape arrays along a new axis",
+                                    .attrs = k_stack_attrs,
+                                    .num_attrs = 2,
+                                    .param_size = sizeof(StackParam),
+                                    .validate = validate_num_args,
+                                    .num_inputs = MXW_VARIADIC,
+                                    .input_names = k_variadic,
+                                    .num_inputs_fn = num_inputs_stack,
+                                    .num_outputs = 1,
+                                    .infer_shape = infer_stack,
+                                    .forward = fwd_stack,
+                                    .gradient = grad_stack};
 
 /* ==== SliceChannel ============================================================================= */
 typedef struct {
@@ -991,7 +1066,8 @@ static const mxw_attr_spec k_slice_channel_attrs[] = {
 static int validate_SliceChannel(void *param) {
   const SliceChannelParam *p = (const SliceChannelParam *)param;
   MXW_CHECK(p->num_outputs >= 1, "num_outputs must be >= 1, got %lld", (long long)p->num_outputs);
-  MXW_CHECK(p->num_outputs <= INT32_MAX, "num_outputs %lld is out of range (at most %d)", (long long)p->num_outputs, INT32_MAX);
+  MXW_CHECK(p->num_outputs <= INT32_MAX, "num_outputs %lld is out of range (at most %d)", (long long)p->num_outputs,
+            INT32_MAX);
   return 0;
 }
 static int num_outputs_slice_channel(const void *param) { return (int)((const SliceChannelParam *)param)->num_outputs; }
@@ -1023,8 +1099,10 @@ static int infer_SliceChannel(const void *param, int nin, mxw_shape *in, int nou
     /* each output pins down the input's other dims */
     mxw_shape b = unknown_shape(x->ndim);
     for (int d = 0; d < x->ndim; d++) {
-      if (p->squeeze_axis) b.dims[d] = d == axis ? n : out[i].dims[d < axis ? d : d - 1];
-      else b.dims[d] = d == axis ? (out[i].dims[d] < 0 ? -1 : out[i].dims[d] * n) : out[i].dims[d];
+      if (p->squeeze_axis)
+        b.dims[d] = d == axis ? n : out[i].dims[d < axis ? d : d - 1];
+      else
+        b.dims[d] = d == axis ? (out[i].dims[d] < 0 ? -1 : out[i].dims[d] * n) : out[i].dims[d];
     }
     MXW_TRY(mxw_shape_assign(x, &b, "input data"));
   }
@@ -1065,12 +1143,20 @@ static int grad_SliceChannel(mxw_grad_ctx *g) {
                                : mxw_grad_op(g, "Concat", MXW_KV("num_args", num, "dim", ax), og, n);
   return mxw_grad_set(g, 0, dx);
 }
-static const mxw_op_def op_SliceChannel = {
-    .name = "SliceChannel", .aliases = ALIASES("split"), .doc = "splits an axis into num_outputs equal parts",
-    .attrs = k_slice_channel_attrs, .num_attrs = 3, .param_size = sizeof(SliceChannelParam),
-    .validate = validate_SliceChannel, .num_inputs = 1, .input_names = k_data, .num_outputs = 1,
-    .num_outputs_fn = num_outputs_slice_channel, .infer_shape = infer_SliceChannel, .forward = fwd_SliceChannel,
-    .gradient = grad_SliceChannel};
+static const mxw_op_def op_SliceChannel = {.name = "SliceChannel",
+                                           .aliases = ALIASES("split"),
+                                           .doc = "splits an axis into num_outputs equal parts",
+                                           .attrs = k_slice_channel_attrs,
+                                           .num_attrs = 3,
+                                           .param_size = sizeof(SliceChannelParam),
+                                           .validate = validate_SliceChannel,
+                                           .num_inputs = 1,
+                                           .input_names = k_data,
+                                           .num_outputs = 1,
+                                           .num_outputs_fn = num_outputs_slice_channel,
+                                           .infer_shape = infer_SliceChannel,
+                                           .forward = fwd_SliceChannel,
+                                           .gradient = grad_SliceChannel};
 
 /* ==== slice ==================================================================================== */
 typedef struct {
@@ -1147,11 +1233,19 @@ static int grad_box(mxw_grad_ctx *g, const char *backward_op) {
   return mxw_grad_set(g, 0, dx);
 }
 static int grad_slice(mxw_grad_ctx *g) { return grad_box(g, "_backward_slice"); }
-static const mxw_op_def op_slice = {
-    .name = "slice", .aliases = ALIASES("crop", "_npx_slice"),
-    .doc = "x[begin:end:step] per axis (numpy rules, None entries allowed)", .attrs = k_slice_attrs, .num_attrs = 3,
-    .param_size = sizeof(SliceParam), .validate = validate_slice, .num_inputs = 1, .input_names = k_data,
-    .num_outputs = 1, .infer_shape = infer_slice, .forward = fwd_slice, .gradient = grad_slice};
+static const mxw_op_def op_slice = {.name = "slice",
+                                    .aliases = ALIASES("crop", "_npx_slice"),
+                                    .doc = "x[begin:end:step] per axis (numpy rules, None entries allowed)",
+                                    .attrs = k_slice_attrs,
+                                    .num_attrs = 3,
+                                    .param_size = sizeof(SliceParam),
+                                    .validate = validate_slice,
+                                    .num_inputs = 1,
+                                    .input_names = k_data,
+                                    .num_outputs = 1,
+                                    .infer_shape = infer_slice,
+                                    .forward = fwd_slice,
+                                    .gradient = grad_slice};
 
 static int fwd_backward_slice(const mxw_op_call *c) {
   axis_range r[MXW_MAX_NDIM];
@@ -1160,14 +1254,20 @@ static int fwd_backward_slice(const mxw_op_call *c) {
   return 0;
 }
 /* _backward_slice is linear in ograd: its own gradient is the slice again. */
-static int grad_backward_slice(mxw_grad_ctx *g) {
-  return mxw_grad_set_fwd_op(g, "slice", 0);
-}
+static int grad_backward_slice(mxw_grad_ctx *g) { return mxw_grad_set_fwd_op(g, "slice", 0); }
 static const mxw_op_def op_backward_slice = {
-    .name = "_backward_slice", .doc = "the gradient of slice: zeros of data's shape with the box set to ograd",
-    .attrs = k_slice_attrs, .num_attrs = 3, .param_size = sizeof(SliceParam), .validate = validate_slice,
-    .num_inputs = 2, .input_names = k_ograd_data, .num_outputs = 1, .infer_shape = infer_backward_like_data,
-    .forward = fwd_backward_slice, .gradient = grad_backward_slice};
+    .name = "_backward_slice",
+    .doc = "the gradient of slice: zeros of data's shape with the box set to ograd",
+    .attrs = k_slice_attrs,
+    .num_attrs = 3,
+    .param_size = sizeof(SliceParam),
+    .validate = validate_slice,
+    .num_inputs = 2,
+    .input_names = k_ograd_data,
+    .num_outputs = 1,
+    .infer_shape = infer_backward_like_data,
+    .forward = fwd_backward_slice,
+    .gradient = grad_backward_slice};
 
 /* ==== slice_axis =============================================================================== */
 typedef struct {
@@ -1189,8 +1289,10 @@ static int slice_axis_ranges(const SliceAxisParam *p, const mxw_shape *x, axis_r
   if (L < 0) return 0;
   int64_t b = p->begin < 0 ? p->begin + L : p->begin, e = 0;
   char end_s[32];
-  if (p->end.has) snprintf(end_s, sizeof end_s, "%lld", (long long)p->end.v);
-  else snprintf(end_s, sizeof end_s, "None");
+  if (p->end.has)
+    snprintf(end_s, sizeof end_s, "%lld", (long long)p->end.v);
+  else
+    snprintf(end_s, sizeof end_s, "None");
   if (L > 0) {
     e = p->end.has ? (p->end.v < 0 ? p->end.v + L : p->end.v) : L;
     MXW_CHECK(e <= L && b >= 0 && b < e,
@@ -1218,10 +1320,17 @@ static int fwd_slice_axis(const mxw_op_call *c) {
   return 0;
 }
 static int grad_slice_axis(mxw_grad_ctx *g) { return grad_box(g, "_backward_slice_axis"); }
-static const mxw_op_def op_slice_axis = {
-    .name = "slice_axis", .doc = "x[begin:end] along one axis", .attrs = k_slice_axis_attrs, .num_attrs = 3,
-    .param_size = sizeof(SliceAxisParam), .num_inputs = 1, .input_names = k_data, .num_outputs = 1,
-    .infer_shape = infer_slice_axis, .forward = fwd_slice_axis, .gradient = grad_slice_axis};
+static const mxw_op_def op_slice_axis = {.name = "slice_axis",
+                                         .doc = "x[begin:end] along one axis",
+                                         .attrs = k_slice_axis_attrs,
+                                         .num_attrs = 3,
+                                         .param_size = sizeof(SliceAxisParam),
+                                         .num_inputs = 1,
+                                         .input_names = k_data,
+                                         .num_outputs = 1,
+                                         .infer_shape = infer_slice_axis,
+                                         .forward = fwd_slice_axis,
+                                         .gradient = grad_slice_axis};
 
 static int fwd_backward_slice_axis(const mxw_op_call *c) {
   axis_range r[MXW_MAX_NDIM];
@@ -1229,15 +1338,19 @@ static int fwd_backward_slice_axis(const mxw_op_call *c) {
   scatter_box(&c->inputs[0], &c->outputs[0], r);
   return 0;
 }
-static int grad_backward_slice_axis(mxw_grad_ctx *g) {
-  return mxw_grad_set_fwd_op(g, "slice_axis", 0);
-}
+static int grad_backward_slice_axis(mxw_grad_ctx *g) { return mxw_grad_set_fwd_op(g, "slice_axis", 0); }
 static const mxw_op_def op_backward_slice_axis = {
     .name = "_backward_slice_axis",
     .doc = "the gradient of slice_axis: zeros of data's shape with the range set to ograd",
-    .attrs = k_slice_axis_attrs, .num_attrs = 3, .param_size = sizeof(SliceAxisParam), .num_inputs = 2,
-    .input_names = k_ograd_data, .num_outputs = 1, .infer_shape = infer_backward_like_data,
-    .forward = fwd_backward_slice_axis, .gradient = grad_backward_slice_axis};
+    .attrs = k_slice_axis_attrs,
+    .num_attrs = 3,
+    .param_size = sizeof(SliceAxisParam),
+    .num_inputs = 2,
+    .input_names = k_ograd_data,
+    .num_outputs = 1,
+    .infer_shape = infer_backward_like_data,
+    .forward = fwd_backward_slice_axis,
+    .gradient = grad_backward_slice_axis};
 
 /* ==== slice_like =============================================================================== */
 typedef struct {
@@ -1285,11 +1398,18 @@ static int fwd_slice_like(const mxw_op_call *c) {
 }
 /* data gets dy in its leading box; shape_like lends only its shape (no gradient). */
 static int grad_slice_like(mxw_grad_ctx *g) { return grad_box(g, "_backward_slice_like"); }
-static const mxw_op_def op_slice_like = {
-    .name = "slice_like", .doc = "data sliced from the start to shape_like's size along `axes`",
-    .attrs = k_slice_like_attrs, .num_attrs = 1, .param_size = sizeof(SliceLikeParam), .num_inputs = 2,
-    .input_names = k_slice_like_inputs, .num_outputs = 1, .infer_shape = infer_slice_like,
-    .infer_type = infer_type_first, .forward = fwd_slice_like, .gradient = grad_slice_like};
+static const mxw_op_def op_slice_like = {.name = "slice_like",
+                                         .doc = "data sliced from the start to shape_like's size along `axes`",
+                                         .attrs = k_slice_like_attrs,
+                                         .num_attrs = 1,
+                                         .param_size = sizeof(SliceLikeParam),
+                                         .num_inputs = 2,
+                                         .input_names = k_slice_like_inputs,
+                                         .num_outputs = 1,
+                                         .infer_shape = infer_slice_like,
+                                         .infer_type = infer_type_first,
+                                         .forward = fwd_slice_like,
+                                         .gradient = grad_slice_like};
 
 static int fwd_backward_slice_like(const mxw_op_call *c) {
   axis_range r[MXW_MAX_NDIM];
@@ -1298,15 +1418,19 @@ static int fwd_backward_slice_like(const mxw_op_call *c) {
   return 0;
 }
 /* its gradient: gg sliced like ograd */
-static int grad_backward_slice_like(mxw_grad_ctx *g) {
-  return mxw_grad_set_fwd_op(g, "slice_like", 1);
-}
+static int grad_backward_slice_like(mxw_grad_ctx *g) { return mxw_grad_set_fwd_op(g, "slice_like", 1); }
 static const mxw_op_def op_backward_slice_like = {
     .name = "_backward_slice_like",
     .doc = "the gradient of slice_like: zeros of data's shape with the leading box set to ograd",
-    .attrs = k_slice_like_attrs, .num_attrs = 1, .param_size = sizeof(SliceLikeParam), .num_inputs = 2,
-    .input_names = k_ograd_data, .num_outputs = 1, .infer_shape = infer_backward_like_data,
-    .forward = fwd_backward_slice_like, .gradient = grad_backward_slice_like};
+    .attrs = k_slice_like_attrs,
+    .num_attrs = 1,
+    .param_size = sizeof(SliceLikeParam),
+    .num_inputs = 2,
+    .input_names = k_ograd_data,
+    .num_outputs = 1,
+    .infer_shape = infer_backward_like_data,
+    .forward = fwd_backward_slice_like,
+    .gradient = grad_backward_slice_like};
 
 /* ==== broadcast_to / broadcast_like ============================================================ */
 /* Output dims where the input has size 1 repeat its element: source stride 0. */
@@ -1317,7 +1441,8 @@ static int fwd_broadcast(const mxw_op_call *c) {
   contiguous_strides(&in->shape, ist);
   contiguous_strides(&out->shape, ost);
   copy_plan p = {0};
-  for (int d = 0; d < out->shape.ndim; d++) plan_push(&p, out->shape.dims[d], in->shape.dims[d] == 1 ? 0 : ist[d], ost[d]);
+  for (int d = 0; d < out->shape.ndim; d++)
+    plan_push(&p, out->shape.dims[d], in->shape.dims[d] == 1 ? 0 : ist[d], ost[d]);
   plan_run(&p, elsize(in), in->data, out->data);
   return 0;
 }
@@ -1354,10 +1479,17 @@ static int infer_broadcast_to(const void *param, int nin, mxw_shape *in, int nou
   }
   return mxw_shape_assign(&out[0], &o, "output");
 }
-static const mxw_op_def op_broadcast_to = {
-    .name = "broadcast_to", .doc = "repeats size-1 axes up to `shape`", .attrs = k_broadcast_to_attrs,
-    .num_attrs = 1, .param_size = sizeof(BroadcastToParam), .num_inputs = 1, .input_names = k_data,
-    .num_outputs = 1, .infer_shape = infer_broadcast_to, .forward = fwd_broadcast, .gradient = grad_broadcast};
+static const mxw_op_def op_broadcast_to = {.name = "broadcast_to",
+                                           .doc = "repeats size-1 axes up to `shape`",
+                                           .attrs = k_broadcast_to_attrs,
+                                           .num_attrs = 1,
+                                           .param_size = sizeof(BroadcastToParam),
+                                           .num_inputs = 1,
+                                           .input_names = k_data,
+                                           .num_outputs = 1,
+                                           .infer_shape = infer_broadcast_to,
+                                           .forward = fwd_broadcast,
+                                           .gradient = grad_broadcast};
 
 typedef struct {
   mxw_tuple lhs_axes, rhs_axes;
@@ -1408,12 +1540,19 @@ static int infer_broadcast_like(const void *param, int nin, mxw_shape *in, int n
   }
   return mxw_shape_assign(&out[0], &o, "output");
 }
-static const mxw_op_def op_broadcast_like = {
-    .name = "broadcast_like", .doc = "broadcasts lhs to rhs's shape (or to rhs's sizes on chosen axes)",
-    .attrs = k_broadcast_like_attrs, .num_attrs = 2, .param_size = sizeof(BroadcastLikeParam),
-    .validate = validate_broadcast_like, .num_inputs = 2, .input_names = k_lhs_rhs, .num_outputs = 1,
-    .infer_shape = infer_broadcast_like, .infer_type = infer_type_first, .forward = fwd_broadcast,
-    .gradient = grad_broadcast};
+static const mxw_op_def op_broadcast_like = {.name = "broadcast_like",
+                                             .doc = "broadcasts lhs to rhs's shape (or to rhs's sizes on chosen axes)",
+                                             .attrs = k_broadcast_like_attrs,
+                                             .num_attrs = 2,
+                                             .param_size = sizeof(BroadcastLikeParam),
+                                             .validate = validate_broadcast_like,
+                                             .num_inputs = 2,
+                                             .input_names = k_lhs_rhs,
+                                             .num_outputs = 1,
+                                             .infer_shape = infer_broadcast_like,
+                                             .infer_type = infer_type_first,
+                                             .forward = fwd_broadcast,
+                                             .gradient = grad_broadcast};
 
 /* ==== reshape_like ============================================================================= */
 typedef struct {
@@ -1432,8 +1571,9 @@ static int reshape_like_range(const char *side, int nd, mxw_opt_int begin, mxw_o
   char bs[32], es[32];
   snprintf(bs, sizeof bs, begin.has ? "%lld" : "None", (long long)begin.v);
   snprintf(es, sizeof es, end.has ? "%lld" : "None", (long long)end.v);
-  MXW_CHECK(bb >= 0 && ee <= nd && bb < ee, "%s_begin=%s, %s_end=%s is not a non-empty axis range of the %s (%d dimensions)",
-            side, bs, side, es, side, nd);
+  MXW_CHECK(bb >= 0 && ee <= nd && bb < ee,
+            "%s_begin=%s, %s_end=%s is not a non-empty axis range of the %s (%d dimensions)", side, bs, side, es, side,
+            nd);
   *b = (int)bb;
   *e = (int)ee;
   return 0;
@@ -1460,11 +1600,20 @@ static int infer_reshape_like(const void *param, int nin, mxw_shape *in, int nou
   return mxw_shape_assign(&out[0], &o, "output");
 }
 static const mxw_op_def op_reshape_like = {
-    .name = "reshape_like", .aliases = ALIASES("_npx_reshape_like"),
-    .doc = "lhs's elements under rhs's shape (or lhs's axes [lhs_begin, lhs_end) replaced by rhs's [rhs_begin, rhs_end))",
-    .attrs = k_reshape_like_attrs, .num_attrs = 4, .param_size = sizeof(ReshapeLikeParam), .num_inputs = 2,
-    .input_names = k_lhs_rhs, .num_outputs = 1, .infer_shape = infer_reshape_like, .infer_type = infer_type_first,
-    .forward = fwd_copy_bytes, .gradient = grad_reshape_back}; /* rhs lends only its shape: no gradient */
+    .name = "reshape_like",
+    .aliases = ALIASES("_npx_reshape_like"),
+    .doc =
+        "lhs's elements under rhs's shape (or lhs's axes [lhs_begin, lhs_end) replaced by rhs's [rhs_begin, rhs_end))",
+    .attrs = k_reshape_like_attrs,
+    .num_attrs = 4,
+    .param_size = sizeof(ReshapeLikeParam),
+    .num_inputs = 2,
+    .input_names = k_lhs_rhs,
+    .num_outputs = 1,
+    .infer_shape = infer_reshape_like,
+    .infer_type = infer_type_first,
+    .forward = fwd_copy_bytes,
+    .gradient = grad_reshape_back}; /* rhs lends only its shape: no gradient */
 
 /* ==== tile ===================================================================================== */
 typedef struct {
@@ -1476,15 +1625,18 @@ static const mxw_attr_spec k_tile_attrs[] = {
 static int validate_tile(void *param) {
   const TileParam *p = (const TileParam *)param;
   tuple_buf t;
-  for (int i = 0; i < p->reps.ndim; i++) MXW_CHECK(p->reps.v[i] >= 0, "reps=%s: repetitions must be >= 0", TUPLE_STR(&p->reps, t));
+  for (int i = 0; i < p->reps.ndim; i++)
+    MXW_CHECK(p->reps.v[i] >= 0, "reps=%s: repetitions must be >= 0", TUPLE_STR(&p->reps, t));
   return 0;
 }
 /* a * b (both >= 0) as an output dimension, refused past 2^31 - 1 instead of overflowing int64
  * (fuzz_attrs: tile, repeat, depth_to_space with attribute values near 2^62). */
 static int dim_mul(int64_t a, int64_t b, int64_t *out) {
   double v = (double)a * (double)b;
-  MXW_CHECK(v <= 2147483647.0, "an output dimension would be %lld x %lld = %.0f, more than 2^31 - 1, the largest this "
-            "runtime supports", (long long)a, (long long)b, v);
+  MXW_CHECK(v <= 2147483647.0,
+            "an output dimension would be %lld x %lld = %.0f, more than 2^31 - 1, the largest this "
+            "runtime supports",
+            (long long)a, (long long)b, v);
   *out = a * b;
   return 0;
 }
@@ -1547,22 +1699,35 @@ static int tile_plan_any(const void *param, const mxw_shape *x, const mxw_shape 
 }
 static int fwd_tile(const mxw_op_call *c) { return fwd_by_plan(c, tile_plan_any); }
 /* dx = dy summed over the tiles (MXNet's _backward_tile). */
-static int grad_tile(mxw_grad_ctx *g) {
-  return mxw_grad_set_fwd_op(g, "_backward_tile", 1);
-}
+static int grad_tile(mxw_grad_ctx *g) { return mxw_grad_set_fwd_op(g, "_backward_tile", 1); }
 static int fwd_backward_tile(const mxw_op_call *c) { return bwd_by_plan(c, tile_plan_any); }
 static int grad_backward_tile(mxw_grad_ctx *g) { /* linear in ograd: the tiling again */
   return mxw_grad_set_fwd_op(g, "tile", 0);
 }
-static const mxw_op_def op_tile = {
-    .name = "tile", .doc = "repeats the whole array reps[i] times along each axis", .attrs = k_tile_attrs,
-    .num_attrs = 1, .param_size = sizeof(TileParam), .validate = validate_tile, .num_inputs = 1,
-    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_tile, .forward = fwd_tile, .gradient = grad_tile};
-static const mxw_op_def op_backward_tile = {
-    .name = "_backward_tile", .doc = "the gradient of tile: ograd summed over the tiles, in data's shape",
-    .attrs = k_tile_attrs, .num_attrs = 1, .param_size = sizeof(TileParam), .validate = validate_tile,
-    .num_inputs = 2, .input_names = k_ograd_data, .num_outputs = 1, .infer_shape = infer_backward_like_data,
-    .forward = fwd_backward_tile, .gradient = grad_backward_tile};
+static const mxw_op_def op_tile = {.name = "tile",
+                                   .doc = "repeats the whole array reps[i] times along each axis",
+                                   .attrs = k_tile_attrs,
+                                   .num_attrs = 1,
+                                   .param_size = sizeof(TileParam),
+                                   .validate = validate_tile,
+                                   .num_inputs = 1,
+                                   .input_names = k_data,
+                                   .num_outputs = 1,
+                                   .infer_shape = infer_tile,
+                                   .forward = fwd_tile,
+                                   .gradient = grad_tile};
+static const mxw_op_def op_backward_tile = {.name = "_backward_tile",
+                                            .doc = "the gradient of tile: ograd summed over the tiles, in data's shape",
+                                            .attrs = k_tile_attrs,
+                                            .num_attrs = 1,
+                                            .param_size = sizeof(TileParam),
+                                            .validate = validate_tile,
+                                            .num_inputs = 2,
+                                            .input_names = k_ograd_data,
+                                            .num_outputs = 1,
+                                            .infer_shape = infer_backward_like_data,
+                                            .forward = fwd_backward_tile,
+                                            .gradient = grad_backward_tile};
 
 /* ==== repeat =================================================================================== */
 typedef struct {
@@ -1630,24 +1795,37 @@ static int repeat_plan_any(const void *param, const mxw_shape *x, const mxw_shap
 }
 static int fwd_repeat(const mxw_op_call *c) { return fwd_by_plan(c, repeat_plan_any); }
 /* dx = dy summed over each element's repeats (MXNet's _backward_repeat). */
-static int grad_repeat(mxw_grad_ctx *g) {
-  return mxw_grad_set_fwd_op(g, "_backward_repeat", 1);
-}
+static int grad_repeat(mxw_grad_ctx *g) { return mxw_grad_set_fwd_op(g, "_backward_repeat", 1); }
 static int fwd_backward_repeat(const mxw_op_call *c) { return bwd_by_plan(c, repeat_plan_any); }
 static int grad_backward_repeat(mxw_grad_ctx *g) { /* linear in ograd: the repeat again */
   return mxw_grad_set_fwd_op(g, "repeat", 0);
 }
 static const mxw_op_def op_repeat = {
-    .name = "repeat", .doc = "repeats each element `repeats` times along axis (None: of the flattened array)",
-    .attrs = k_repeat_attrs, .num_attrs = 2, .param_size = sizeof(RepeatParam), .validate = validate_repeat,
-    .num_inputs = 1, .input_names = k_data, .num_outputs = 1, .infer_shape = infer_repeat, .forward = fwd_repeat,
+    .name = "repeat",
+    .doc = "repeats each element `repeats` times along axis (None: of the flattened array)",
+    .attrs = k_repeat_attrs,
+    .num_attrs = 2,
+    .param_size = sizeof(RepeatParam),
+    .validate = validate_repeat,
+    .num_inputs = 1,
+    .input_names = k_data,
+    .num_outputs = 1,
+    .infer_shape = infer_repeat,
+    .forward = fwd_repeat,
     .gradient = grad_repeat};
 static const mxw_op_def op_backward_repeat = {
     .name = "_backward_repeat",
     .doc = "the gradient of repeat: ograd summed over each element's repeats, in data's shape",
-    .attrs = k_repeat_attrs, .num_attrs = 2, .param_size = sizeof(RepeatParam), .validate = validate_repeat,
-    .num_inputs = 2, .input_names = k_ograd_data, .num_outputs = 1, .infer_shape = infer_backward_like_data,
-    .forward = fwd_backward_repeat, .gradient = grad_backward_repeat};
+    .attrs = k_repeat_attrs,
+    .num_attrs = 2,
+    .param_size = sizeof(RepeatParam),
+    .validate = validate_repeat,
+    .num_inputs = 2,
+    .input_names = k_ograd_data,
+    .num_outputs = 1,
+    .infer_shape = infer_backward_like_data,
+    .forward = fwd_backward_repeat,
+    .gradient = grad_backward_repeat};
 
 /* ==== reverse ================================================================================== */
 typedef struct {
@@ -1692,14 +1870,19 @@ static int fwd_reverse(const mxw_op_call *c) {
   return 0;
 }
 /* Reversing the same axes again undoes it (MXNet's _backward_reverse). */
-static int grad_reverse(mxw_grad_ctx *g) {
-  return mxw_grad_set_fwd_op(g, "reverse", 0);
-}
-static const mxw_op_def op_reverse = {
-    .name = "reverse", .aliases = ALIASES("flip"), .doc = "reverses the order of elements along the given axes",
-    .attrs = k_reverse_attrs, .num_attrs = 1, .param_size = sizeof(ReverseParam), .num_inputs = 1,
-    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_reverse, .forward = fwd_reverse,
-    .gradient = grad_reverse};
+static int grad_reverse(mxw_grad_ctx *g) { return mxw_grad_set_fwd_op(g, "reverse", 0); }
+static const mxw_op_def op_reverse = {.name = "reverse",
+                                      .aliases = ALIASES("flip"),
+                                      .doc = "reverses the order of elements along the given axes",
+                                      .attrs = k_reverse_attrs,
+                                      .num_attrs = 1,
+                                      .param_size = sizeof(ReverseParam),
+                                      .num_inputs = 1,
+                                      .input_names = k_data,
+                                      .num_outputs = 1,
+                                      .infer_shape = infer_reverse,
+                                      .forward = fwd_reverse,
+                                      .gradient = grad_reverse};
 
 /* ==== depth_to_space / space_to_depth ========================================================== */
 typedef struct {
@@ -1751,17 +1934,21 @@ static int fwd_depth_to_space(const mxw_op_call *c) {
   return 0;
 }
 /* depth_to_space and space_to_depth (same block_size) are each other's inverse and adjoint. */
-static int grad_depth_to_space(mxw_grad_ctx *g) {
-  return mxw_grad_set_fwd_op(g, "space_to_depth", 0);
-}
-static int grad_space_to_depth(mxw_grad_ctx *g) {
-  return mxw_grad_set_fwd_op(g, "depth_to_space", 0);
-}
+static int grad_depth_to_space(mxw_grad_ctx *g) { return mxw_grad_set_fwd_op(g, "space_to_depth", 0); }
+static int grad_space_to_depth(mxw_grad_ctx *g) { return mxw_grad_set_fwd_op(g, "depth_to_space", 0); }
 static const mxw_op_def op_depth_to_space = {
-    .name = "depth_to_space", .doc = "(N, C, H, W) -> (N, C/b^2, H*b, W*b), channel blocks moved into space (DCR)",
-    .attrs = k_block_attrs, .num_attrs = 1, .param_size = sizeof(BlockParam), .validate = validate_block,
-    .num_inputs = 1, .input_names = k_data, .num_outputs = 1, .infer_shape = infer_depth_to_space,
-    .forward = fwd_depth_to_space, .gradient = grad_depth_to_space};
+    .name = "depth_to_space",
+    .doc = "(N, C, H, W) -> (N, C/b^2, H*b, W*b), channel blocks moved into space (DCR)",
+    .attrs = k_block_attrs,
+    .num_attrs = 1,
+    .param_size = sizeof(BlockParam),
+    .validate = validate_block,
+    .num_inputs = 1,
+    .input_names = k_data,
+    .num_outputs = 1,
+    .infer_shape = infer_depth_to_space,
+    .forward = fwd_depth_to_space,
+    .gradient = grad_depth_to_space};
 
 static int infer_space_to_depth(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
   const mxw_shape *x = &in[0];
@@ -1769,8 +1956,8 @@ static int infer_space_to_depth(const void *param, int nin, mxw_shape *in, int n
   MXW_TRY(check_nchw(x));
   int64_t b = ((const BlockParam *)param)->block_size;
   shape_buf xs;
-  MXW_CHECK(x->dims[2] % b == 0 && x->dims[3] % b == 0, "height and width of input %s are not multiples of block_size=%lld",
-            SHAPE_STR(x, xs), (long long)b);
+  MXW_CHECK(x->dims[2] % b == 0 && x->dims[3] % b == 0,
+            "height and width of input %s are not multiples of block_size=%lld", SHAPE_STR(x, xs), (long long)b);
   int64_t o[4] = {x->dims[0], 0, x->dims[2] / b, x->dims[3] / b};
   MXW_TRY(dim_mul(x->dims[1], b, &o[1]));
   MXW_TRY(dim_mul(o[1], b, &o[1]));
@@ -1794,10 +1981,18 @@ static int fwd_space_to_depth(const mxw_op_call *c) {
   return 0;
 }
 static const mxw_op_def op_space_to_depth = {
-    .name = "space_to_depth", .doc = "(N, C, H, W) -> (N, C*b^2, H/b, W/b), the inverse of depth_to_space",
-    .attrs = k_block_attrs, .num_attrs = 1, .param_size = sizeof(BlockParam), .validate = validate_block,
-    .num_inputs = 1, .input_names = k_data, .num_outputs = 1, .infer_shape = infer_space_to_depth,
-    .forward = fwd_space_to_depth, .gradient = grad_space_to_depth};
+    .name = "space_to_depth",
+    .doc = "(N, C, H, W) -> (N, C*b^2, H/b, W/b), the inverse of depth_to_space",
+    .attrs = k_block_attrs,
+    .num_attrs = 1,
+    .param_size = sizeof(BlockParam),
+    .validate = validate_block,
+    .num_inputs = 1,
+    .input_names = k_data,
+    .num_outputs = 1,
+    .infer_shape = infer_space_to_depth,
+    .forward = fwd_space_to_depth,
+    .gradient = grad_space_to_depth};
 
 /* ==== Pad ====================================================================================== */
 enum { PAD_CONSTANT, PAD_EDGE, PAD_REFLECT };
@@ -1835,7 +2030,8 @@ static int infer_Pad(const void *param, int nin, mxw_shape *in, int nout, mxw_sh
   for (int d = 0; d < x->ndim; d++) {
     int64_t L = x->dims[d], before = pw[2 * d], after = pw[2 * d + 1];
     if (p->mode == PAD_REFLECT && (before || after))
-      MXW_CHECK(before < L && after < L, "mode 'reflect': pads %lld, %lld of axis %d must be smaller than its size %lld (input %s)",
+      MXW_CHECK(before < L && after < L,
+                "mode 'reflect': pads %lld, %lld of axis %d must be smaller than its size %lld (input %s)",
                 (long long)before, (long long)after, d, (long long)L, SHAPE_STR(x, xs));
     if (p->mode == PAD_EDGE && (before || after))
       MXW_CHECK(L > 0, "mode 'edge': axis %d of input %s is empty, there is no edge to repeat", d, SHAPE_STR(x, xs));
@@ -1847,10 +2043,30 @@ static int infer_Pad(const void *param, int nin, mxw_shape *in, int nout, mxw_sh
 /* n copies of the es-byte value at fill. */
 static void fill_elems(char *dst, size_t es, const void *fill, int64_t n) {
   switch (es) {
-    case 1: { uint8_t v; memcpy(&v, fill, 1); memset(dst, v, (size_t)n); break; }
-    case 2: { uint16_t v; memcpy(&v, fill, 2); for (int64_t i = 0; i < n; i++) ((u16a *)dst)[i] = v; break; }
-    case 4: { uint32_t v; memcpy(&v, fill, 4); for (int64_t i = 0; i < n; i++) ((u32a *)dst)[i] = v; break; }
-    default: { uint64_t v; memcpy(&v, fill, 8); for (int64_t i = 0; i < n; i++) ((u64a *)dst)[i] = v; break; }
+    case 1: {
+      uint8_t v;
+      memcpy(&v, fill, 1);
+      memset(dst, v, (size_t)n);
+      break;
+    }
+    case 2: {
+      uint16_t v;
+      memcpy(&v, fill, 2);
+      for (int64_t i = 0; i < n; i++) ((u16a *)dst)[i] = v;
+      break;
+    }
+    case 4: {
+      uint32_t v;
+      memcpy(&v, fill, 4);
+      for (int64_t i = 0; i < n; i++) ((u32a *)dst)[i] = v;
+      break;
+    }
+    default: {
+      uint64_t v;
+      memcpy(&v, fill, 8);
+      for (int64_t i = 0; i < n; i++) ((u64a *)dst)[i] = v;
+      break;
+    }
   }
 }
 
@@ -1905,8 +2121,10 @@ static int fwd_Pad(const mxw_op_call *c) {
     int filled = 0;
     for (int d = 0; d < last; d++) {
       int64_t m = map[d][idx[d]];
-      if (m < 0) filled = 1;
-      else off += m * ist[d];
+      if (m < 0)
+        filled = 1;
+      else
+        off += m * ist[d];
     }
     if (filled) {
       fill_elems(row, es, fill.b, W);
@@ -1935,21 +2153,27 @@ static int fwd_Pad(const mxw_op_call *c) {
 /* dx[i] = the sum of dy over the output positions that copy input element i: the interior once
  * (constant mode: just the interior slice), for edge/reflect also the pads that repeat it
  * (MXNet's _backward_Pad accumulates them). */
-static int grad_Pad(mxw_grad_ctx *g) {
-  return mxw_grad_set_fwd_op(g, "_backward_Pad", 1);
-}
-static const mxw_op_def op_Pad = {
-    .name = "Pad", .aliases = ALIASES("pad"),
-    .doc = "pads the spatial axes of a 4-D/5-D array (constant, edge or reflect)", .attrs = k_pad_attrs,
-    .num_attrs = 3, .param_size = sizeof(PadParam), .validate = validate_Pad, .num_inputs = 1,
-    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_Pad, .forward = fwd_Pad, .gradient = grad_Pad};
+static int grad_Pad(mxw_grad_ctx *g) { return mxw_grad_set_fwd_op(g, "_backward_Pad", 1); }
+static const mxw_op_def op_Pad = {.name = "Pad",
+                                  .aliases = ALIASES("pad"),
+                                  .doc = "pads the spatial axes of a 4-D/5-D array (constant, edge or reflect)",
+                                  .attrs = k_pad_attrs,
+                                  .num_attrs = 3,
+                                  .param_size = sizeof(PadParam),
+                                  .validate = validate_Pad,
+                                  .num_inputs = 1,
+                                  .input_names = k_data,
+                                  .num_outputs = 1,
+                                  .infer_shape = infer_Pad,
+                                  .forward = fwd_Pad,
+                                  .gradient = grad_Pad};
 
-#define PAD_ACCUM_ROW(T)                                                                          \
-  do {                                                                                            \
-    T *gx_ = (T *)gx->data + off;                                                                 \
-    const T *gy_ = (const T *)gy->data + yoff;                                                    \
-    for (int64_t o = 0; o < W; o++)                                                               \
-      if (mlast[o] >= 0) gx_[mlast[o]] += gy_[o];                                                 \
+#define PAD_ACCUM_ROW(T)                          \
+  do {                                            \
+    T *gx_ = (T *)gx->data + off;                 \
+    const T *gy_ = (const T *)gy->data + yoff;    \
+    for (int64_t o = 0; o < W; o++)               \
+      if (mlast[o] >= 0) gx_[mlast[o]] += gy_[o]; \
   } while (0)
 
 static int fwd_backward_Pad(const mxw_op_call *c) {
@@ -1968,18 +2192,22 @@ static int fwd_backward_Pad(const mxw_op_call *c) {
     int filled = 0;
     for (int d = 0; d < last; d++) {
       int64_t m = map[d][idx[d]];
-      if (m < 0) filled = 1;
-      else off += m * xst[d];
+      if (m < 0)
+        filled = 1;
+      else
+        off += m * xst[d];
     }
     if (!filled) {
-      if (gx->dtype == MXW_FLOAT32) PAD_ACCUM_ROW(float);
-      else if (gx->dtype == MXW_FLOAT64) PAD_ACCUM_ROW(double);
+      if (gx->dtype == MXW_FLOAT32)
+        PAD_ACCUM_ROW(float);
+      else if (gx->dtype == MXW_FLOAT64)
+        PAD_ACCUM_ROW(double);
       else
         for (int64_t o = 0; o < W; o++)
           if (mlast[o] >= 0)
-            mxw_store_f64(gx->data, gx->dtype, off + mlast[o],
-                          mxw_load_f64(gx->data, gx->dtype, off + mlast[o]) +
-                              mxw_load_f64(gy->data, gy->dtype, yoff + o));
+            mxw_store_f64(
+                gx->data, gx->dtype, off + mlast[o],
+                mxw_load_f64(gx->data, gx->dtype, off + mlast[o]) + mxw_load_f64(gy->data, gy->dtype, yoff + o));
     }
     int d = last - 1;
     for (; d >= 0; d--) {
@@ -2002,12 +2230,19 @@ static int grad_backward_Pad(mxw_grad_ctx *g) {
 static const mxw_op_def op_backward_Pad = {
     .name = "_backward_Pad",
     .doc = "the gradient of Pad: ograd summed back onto the input elements each position copies",
-    .attrs = k_pad_attrs, .num_attrs = 3, .param_size = sizeof(PadParam), .validate = validate_Pad, .num_inputs = 2,
-    .input_names = k_ograd_data, .num_outputs = 1, .infer_shape = infer_backward_like_data,
-    .forward = fwd_backward_Pad, .gradient = grad_backward_Pad};
+    .attrs = k_pad_attrs,
+    .num_attrs = 3,
+    .param_size = sizeof(PadParam),
+    .validate = validate_Pad,
+    .num_inputs = 2,
+    .input_names = k_ograd_data,
+    .num_outputs = 1,
+    .infer_shape = infer_backward_like_data,
+    .forward = fwd_backward_Pad,
+    .gradient = grad_backward_Pad};
 
-MXW_FAMILY(shape_ops, &op_Reshape, &op_Flatten, &op_transpose, &op_SwapAxis, &op_expand_dims, &op_squeeze,
-           &op_Concat, &op_stack, &op_SliceChannel, &op_slice, &op_slice_axis, &op_slice_like, &op_broadcast_to,
-           &op_broadcast_like, &op_reshape_like, &op_tile, &op_repeat, &op_reverse, &op_depth_to_space,
-           &op_space_to_depth, &op_Pad, &op_backward_slice, &op_backward_slice_axis, &op_backward_slice_like,
-           &op_backward_tile, &op_backward_repeat, &op_backward_Pad);
+MXW_FAMILY(shape_ops, &op_Reshape, &op_Flatten, &op_transpose, &op_SwapAxis, &op_expand_dims, &op_squeeze, &op_Concat,
+           &op_stack, &op_SliceChannel, &op_slice, &op_slice_axis, &op_slice_like, &op_broadcast_to, &op_broadcast_like,
+           &op_reshape_like, &op_tile, &op_repeat, &op_reverse, &op_depth_to_space, &op_space_to_depth, &op_Pad,
+           &op_backward_slice, &op_backward_slice_axis, &op_backward_slice_like, &op_backward_tile, &op_backward_repeat,
+           &op_backward_Pad);

@@ -37,7 +37,6 @@ typedef char tuple_buf[512];
 #define SHAPE_STR(s, b) mxw_shape_str((s), (b), sizeof(b))
 #define TUPLE_STR(t, b) mxw_tuple_str((t), (b), sizeof(b))
 
-
 /* ---- the slice box ------------------------------------------------------------------------ */
 /* begin/end/step as the slice op takes them (fields shared by both slice-assign params). */
 typedef struct {
@@ -96,11 +95,21 @@ static void copy_first_input(const mxw_tensor *in, mxw_tensor *out) {
 /* Copies es-byte elements: n of them from contiguous src into dst at a stride. */
 static void put_strided(char *dst, int64_t step, const char *src, int64_t n, size_t es) {
   switch (es) {
-    case 1: for (int64_t j = 0; j < n; j++) dst[j * step] = src[j]; break;
-    case 2: for (int64_t j = 0; j < n; j++) memcpy(dst + j * step * 2, src + j * 2, 2); break;
-    case 4: for (int64_t j = 0; j < n; j++) memcpy(dst + j * step * 4, src + j * 4, 4); break;
-    case 8: for (int64_t j = 0; j < n; j++) memcpy(dst + j * step * 8, src + j * 8, 8); break;
-    default: for (int64_t j = 0; j < n; j++) memcpy(dst + j * step * (int64_t)es, src + j * (int64_t)es, es); break;
+    case 1:
+      for (int64_t j = 0; j < n; j++) dst[j * step] = src[j];
+      break;
+    case 2:
+      for (int64_t j = 0; j < n; j++) memcpy(dst + j * step * 2, src + j * 2, 2);
+      break;
+    case 4:
+      for (int64_t j = 0; j < n; j++) memcpy(dst + j * step * 4, src + j * 4, 4);
+      break;
+    case 8:
+      for (int64_t j = 0; j < n; j++) memcpy(dst + j * step * 8, src + j * 8, 8);
+      break;
+    default:
+      for (int64_t j = 0; j < n; j++) memcpy(dst + j * step * (int64_t)es, src + j * (int64_t)es, es);
+      break;
   }
 }
 
@@ -168,8 +177,9 @@ static int grad_slice_assign(mxw_grad_ctx *g) {
   box_strs b;
   box_attrs(p, &b);
   MXW_TRY(mxw_grad_set(g, 0, zero_box(g, p)));
-  return mxw_grad_set(g, 1, mxw_grad_op(g, "slice", MXW_KV("begin", b.begin, "end", b.end, "step", b.step),
-                                        MXW_GIDS(mxw_grad_ograd(g, 0))));
+  return mxw_grad_set(
+      g, 1,
+      mxw_grad_op(g, "slice", MXW_KV("begin", b.begin, "end", b.end, "step", b.step), MXW_GIDS(mxw_grad_ograd(g, 0))));
 }
 
 static const mxw_op_def op_slice_assign = {
@@ -201,7 +211,9 @@ static const mxw_attr_spec k_slice_assign_scalar_attrs[] = {
     MXW_A_OPT_TUPLE("step", SliceAssignScalarParam, box.step, "()",
                     "step per axis (None or omitted: 1; negative walks back)"),
 };
-static int validate_slice_assign_scalar(void *param) { return validate_box(&((const SliceAssignScalarParam *)param)->box); }
+static int validate_slice_assign_scalar(void *param) {
+  return validate_box(&((const SliceAssignScalarParam *)param)->box);
+}
 
 static int infer_slice_assign_scalar(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
   MXW_TRY(mxw_shape_assign(&in[0], &out[0], "data"));
@@ -274,7 +286,8 @@ static int infer_scatter_set_nd(const void *param, int nin, mxw_shape *in, int n
   const ScatterNDParam *p = (const ScatterNDParam *)param;
   shape_buf a, b;
   if (p->shape.ndim >= 0) {
-    MXW_CHECK(p->shape.ndim <= MXW_MAX_NDIM, "shape has %d dims; at most %d are supported", p->shape.ndim, MXW_MAX_NDIM);
+    MXW_CHECK(p->shape.ndim <= MXW_MAX_NDIM, "shape has %d dims; at most %d are supported", p->shape.ndim,
+              MXW_MAX_NDIM);
     mxw_shape s = mxw_shape_make(p->shape.ndim, p->shape.v);
     MXW_TRY(mxw_shape_unify(&out[0], &s, "output", " (the shape attribute)"));
   }
@@ -358,8 +371,9 @@ static int grad_scatter_set_nd(mxw_grad_ctx *g) {
 static const mxw_op_def op_scatter_set_nd = {
     .name = "_scatter_set_nd",
     .aliases = ALIASES("_npi_scatter_set_nd"),
-    .doc = "lhs with the elements (or sub-arrays) addressed by indices (M, ...) set from rhs, as scatter_nd "
-           "but keeping the rest of lhs (x[advanced key] = value); in place with out=lhs",
+    .doc =
+        "lhs with the elements (or sub-arrays) addressed by indices (M, ...) set from rhs, as scatter_nd "
+        "but keeping the rest of lhs (x[advanced key] = value); in place with out=lhs",
     .attrs = k_scatter_nd_attrs,
     .num_attrs = 1,
     .param_size = sizeof(ScatterNDParam),

@@ -42,9 +42,9 @@ static const char *const k_data_label[] = {"data", "label", NULL};
 /* ==== the kernel ============================================================================= */
 
 typedef struct {
-  int64_t outer, n, inner; /* the axis is the middle one */
-  double temperature;      /* 1 when not given */
-  int log;                 /* log_softmax */
+  int64_t outer, n, inner;  /* the axis is the middle one */
+  double temperature;       /* 1 when not given */
+  int log;                  /* log_softmax */
   const mxw_tensor *length; /* NULL, or one length per (outer, inner) line */
 } softmax_plan;
 
@@ -226,8 +226,10 @@ static void softmax_chunk(void *ctx, int64_t u0, int64_t u1) {
         double l = mxw_load_f64(p->length->data, p->length->dtype, o);
         len = !(l > 0) ? 0 : (l >= (double)p->n ? p->n : (int64_t)l);
       }
-      if (len == 0) memset(y + o * p->n, 0, (size_t)p->n * sizeof(float));
-      else softmax_row_f32(x + o * p->n, y + o * p->n, len, p->n, t, has_t, p->log);
+      if (len == 0)
+        memset(y + o * p->n, 0, (size_t)p->n * sizeof(float));
+      else
+        softmax_row_f32(x + o * p->n, y + o * p->n, len, p->n, t, has_t, p->log);
     }
   } else if (j->kind == RUN_COLS) {
     const int64_t nb = (p->inner + LANES - 1) / LANES;
@@ -287,39 +289,39 @@ static int same_shape(mxw_shape *a, mxw_shape *b) {
  * and dx_j = 0 for j >= len. Sums accumulate in the data type, as MXNet does by default. Lines are
  * processed in blocks of up to LANES neighbours (one contiguous line when inner == 1), so each
  * pass over the axis reads contiguous memory. */
-#define SOFTMAX_BACKWARD(T, SFX, EXPF)                                                            \
-  static void softmax_backward_##SFX(const T *g, const T *y, T *dx, const softmax_plan *p,          \
-                                     const int64_t *lens, int64_t u0, int64_t u1) {               \
-    const T t = (T)p->temperature;                                                                \
-    const int has_t = p->temperature != 1.0, is_log = p->log;                                        \
-    const int64_t n = p->n, inner = p->inner, nb = (inner + LANES - 1) / LANES;                   \
-    T s[LANES];                                                                                   \
-    int64_t L[LANES];                                                                             \
-    for (int64_t u = u0; u < u1; u++) { /* unit u: block u % nb of outer slice u / nb */          \
-      const int64_t o = u / nb, i0 = (u % nb) * LANES;                                            \
-      {                                                                                           \
-        int w = (int)(inner - i0 < LANES ? inner - i0 : LANES);                                   \
-        int64_t base = o * n * inner + i0;                                                        \
-        for (int l = 0; l < w; l++) {                                                             \
-          s[l] = 0;                                                                               \
-          L[l] = lens ? lens[o * inner + i0 + l] : n;                                             \
-        }                                                                                         \
-        for (int64_t j = 0; j < n; j++) {                                                         \
-          const T *gr = g + base + j * inner, *yr = y + base + j * inner;                         \
-          for (int l = 0; l < w; l++)                                                             \
-            if (j < L[l]) s[l] += is_log ? gr[l] : gr[l] * yr[l];                                    \
-        }                                                                                         \
-        for (int64_t j = 0; j < n; j++) {                                                         \
-          const T *gr = g + base + j * inner, *yr = y + base + j * inner;                         \
-          T *dr = dx + base + j * inner;                                                          \
-          for (int l = 0; l < w; l++) {                                                           \
-            T v = is_log ? gr[l] - EXPF(yr[l]) * s[l] : yr[l] * (gr[l] - s[l]);                      \
-            if (has_t) v /= t;                                                                    \
-            dr[l] = j < L[l] ? v : (T)0;                                                          \
-          }                                                                                       \
-        }                                                                                         \
-      }                                                                                           \
-    }                                                                                             \
+#define SOFTMAX_BACKWARD(T, SFX, EXPF)                                                                          \
+  static void softmax_backward_##SFX(const T *g, const T *y, T *dx, const softmax_plan *p, const int64_t *lens, \
+                                     int64_t u0, int64_t u1) {                                                  \
+    const T t = (T)p->temperature;                                                                              \
+    const int has_t = p->temperature != 1.0, is_log = p->log;                                                   \
+    const int64_t n = p->n, inner = p->inner, nb = (inner + LANES - 1) / LANES;                                 \
+    T s[LANES];                                                                                                 \
+    int64_t L[LANES];                                                                                           \
+    for (int64_t u = u0; u < u1; u++) { /* unit u: block u % nb of outer slice u / nb */                        \
+      const int64_t o = u / nb, i0 = (u % nb) * LANES;                                                          \
+      {                                                                                                         \
+        int w = (int)(inner - i0 < LANES ? inner - i0 : LANES);                                                 \
+        int64_t base = o * n * inner + i0;                                                                      \
+        for (int l = 0; l < w; l++) {                                                                           \
+          s[l] = 0;                                                                                             \
+          L[l] = lens ? lens[o * inner + i0 + l] : n;                                                           \
+        }                                                                                                       \
+        for (int64_t j = 0; j < n; j++) {                                                                       \
+          const T *gr = g + base + j * inner, *yr = y + base + j * inner;                                       \
+          for (int l = 0; l < w; l++)                                                                           \
+            if (j < L[l]) s[l] += is_log ? gr[l] : gr[l] * yr[l];                                               \
+        }                                                                                                       \
+        for (int64_t j = 0; j < n; j++) {                                                                       \
+          const T *gr = g + base + j * inner, *yr = y + base + j * inner;                                       \
+          T *dr = dx + base + j * inner;                                                                        \
+          for (int l = 0; l < w; l++) {                                                                         \
+            T v = is_log ? gr[l] - EXPF(yr[l]) * s[l] : yr[l] * (gr[l] - s[l]);                                 \
+            if (has_t) v /= t;                                                                                  \
+            dr[l] = j < L[l] ? v : (T)0;                                                                        \
+          }                                                                                                     \
+        }                                                                                                       \
+      }                                                                                                         \
+    }                                                                                                           \
   }
 SOFTMAX_BACKWARD(double, f64, exp)
 SOFTMAX_BACKWARD(float, f32_strided, expf)
@@ -338,7 +340,8 @@ static void softmax_backward_f32_rows(const float *g, const float *y, float *dx,
     if (p->log) {
       for (; j + 4 <= n; j += 4) acc = wasm_f32x4_add(acc, wasm_v128_load(gr + j));
     } else {
-      for (; j + 4 <= n; j += 4) acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_v128_load(gr + j), wasm_v128_load(yr + j)));
+      for (; j + 4 <= n; j += 4)
+        acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_v128_load(gr + j), wasm_v128_load(yr + j)));
     }
     float s = (wasm_f32x4_extract_lane(acc, 0) + wasm_f32x4_extract_lane(acc, 1)) +
               (wasm_f32x4_extract_lane(acc, 2) + wasm_f32x4_extract_lane(acc, 3));
@@ -564,26 +567,49 @@ static int grad_softmax(mxw_grad_ctx *g) { return grad_softmax_with(g, "_backwar
 static int grad_log_softmax(mxw_grad_ctx *g) { return grad_softmax_with(g, "_backward_log_softmax"); }
 
 static const mxw_op_def op_softmax = {
-    .name = "softmax", .aliases = ALIASES("_npx_softmax"),
+    .name = "softmax",
+    .aliases = ALIASES("_npx_softmax"),
     .doc = "exp((x - max) / T) / sum along an axis, optionally over the first length[i] entries only",
-    .attrs = k_softmax_attrs, .num_attrs = 4, .param_size = sizeof(SoftmaxParam), .num_inputs = 1,
-    .input_names = k_data_length, .num_inputs_fn = softmax_num_inputs, .num_outputs = 1,
-    .infer_shape = infer_softmax, .infer_type = infer_softmax_type, .forward = fwd_softmax,
+    .attrs = k_softmax_attrs,
+    .num_attrs = 4,
+    .param_size = sizeof(SoftmaxParam),
+    .num_inputs = 1,
+    .input_names = k_data_length,
+    .num_inputs_fn = softmax_num_inputs,
+    .num_outputs = 1,
+    .infer_shape = infer_softmax,
+    .infer_type = infer_softmax_type,
+    .forward = fwd_softmax,
     .gradient = grad_softmax};
-static const mxw_op_def op_log_softmax = {
-    .name = "log_softmax", .aliases = ALIASES("_npx_log_softmax"),
-    .doc = "(x - max) / T - log(sum(exp((x - max) / T))) along an axis", .attrs = k_softmax_attrs,
-    .num_attrs = 4, .param_size = sizeof(SoftmaxParam), .num_inputs = 1, .input_names = k_data_length,
-    .num_inputs_fn = softmax_num_inputs, .num_outputs = 1, .infer_shape = infer_softmax,
-    .infer_type = infer_softmax_type, .forward = fwd_log_softmax, .gradient = grad_log_softmax};
+static const mxw_op_def op_log_softmax = {.name = "log_softmax",
+                                          .aliases = ALIASES("_npx_log_softmax"),
+                                          .doc = "(x - max) / T - log(sum(exp((x - max) / T))) along an axis",
+                                          .attrs = k_softmax_attrs,
+                                          .num_attrs = 4,
+                                          .param_size = sizeof(SoftmaxParam),
+                                          .num_inputs = 1,
+                                          .input_names = k_data_length,
+                                          .num_inputs_fn = softmax_num_inputs,
+                                          .num_outputs = 1,
+                                          .infer_shape = infer_softmax,
+                                          .infer_type = infer_softmax_type,
+                                          .forward = fwd_log_softmax,
+                                          .gradient = grad_log_softmax};
 
-#define SOFTMAX_BACKWARD_OP(VAR, NAME, FWD, DOC)                                                  \
-  static const mxw_op_def VAR = {                                                                 \
-      .name = NAME, .doc = DOC, .attrs = k_softmax_attrs, .num_attrs = 4,                         \
-      .param_size = sizeof(SoftmaxParam), .num_inputs = 2, .input_names = k_softmax_backward_inputs, \
-      .num_inputs_fn = softmax_backward_num_inputs, .input_name_fn = softmax_backward_input_name, \
-      .num_outputs = 1, .infer_shape = infer_softmax_backward,                                    \
-      .infer_type = infer_softmax_backward_type, .forward = FWD};
+#define SOFTMAX_BACKWARD_OP(VAR, NAME, FWD, DOC)                               \
+  static const mxw_op_def VAR = {.name = NAME,                                 \
+                                 .doc = DOC,                                   \
+                                 .attrs = k_softmax_attrs,                     \
+                                 .num_attrs = 4,                               \
+                                 .param_size = sizeof(SoftmaxParam),           \
+                                 .num_inputs = 2,                              \
+                                 .input_names = k_softmax_backward_inputs,     \
+                                 .num_inputs_fn = softmax_backward_num_inputs, \
+                                 .input_name_fn = softmax_backward_input_name, \
+                                 .num_outputs = 1,                             \
+                                 .infer_shape = infer_softmax_backward,        \
+                                 .infer_type = infer_softmax_backward_type,    \
+                                 .forward = FWD};
 SOFTMAX_BACKWARD_OP(op_backward_softmax, "_backward_softmax", fwd_backward_softmax,
                     "the gradient of softmax: y (ograd - sum(ograd y)) / T along the axis")
 SOFTMAX_BACKWARD_OP(op_backward_log_softmax, "_backward_log_softmax", fwd_backward_log_softmax,
@@ -628,21 +654,36 @@ static int fwd_backward_softmax_act(const mxw_op_call *c) {
 }
 static int grad_softmax_act(mxw_grad_ctx *g) {
   mxw_gid dx;
-  MXW_TRY(mxw_grad_op_fwd(g, "_backward_SoftmaxActivation", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_out(g, 0)), &dx, 1));
+  MXW_TRY(
+      mxw_grad_op_fwd(g, "_backward_SoftmaxActivation", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_out(g, 0)), &dx, 1));
   return mxw_grad_set(g, 0, dx);
 }
 static const char *const k_ograd_output[] = {"ograd", "output", NULL};
 
 static const mxw_op_def op_SoftmaxActivation = {
-    .name = "SoftmaxActivation", .doc = "softmax over the last axis (instance) or over channels (channel)",
-    .attrs = k_softmax_act_attrs, .num_attrs = 1, .param_size = sizeof(SoftmaxActivationParam), .num_inputs = 1,
-    .input_names = k_data, .num_outputs = 1, .infer_shape = infer_softmax_act, .forward = fwd_softmax_act,
+    .name = "SoftmaxActivation",
+    .doc = "softmax over the last axis (instance) or over channels (channel)",
+    .attrs = k_softmax_act_attrs,
+    .num_attrs = 1,
+    .param_size = sizeof(SoftmaxActivationParam),
+    .num_inputs = 1,
+    .input_names = k_data,
+    .num_outputs = 1,
+    .infer_shape = infer_softmax_act,
+    .forward = fwd_softmax_act,
     .gradient = grad_softmax_act};
 static const mxw_op_def op_backward_SoftmaxActivation = {
-    .name = "_backward_SoftmaxActivation", .doc = "the gradient of SoftmaxActivation from (ograd, output)",
-    .attrs = k_softmax_act_attrs, .num_attrs = 1, .param_size = sizeof(SoftmaxActivationParam), .num_inputs = 2,
-    .input_names = k_ograd_output, .num_outputs = 1, .infer_shape = mxw_infer_shape_same,
-    .forward = fwd_backward_softmax_act, .inplace = 1};
+    .name = "_backward_SoftmaxActivation",
+    .doc = "the gradient of SoftmaxActivation from (ograd, output)",
+    .attrs = k_softmax_act_attrs,
+    .num_attrs = 1,
+    .param_size = sizeof(SoftmaxActivationParam),
+    .num_inputs = 2,
+    .input_names = k_ograd_output,
+    .num_outputs = 1,
+    .infer_shape = mxw_infer_shape_same,
+    .forward = fwd_backward_softmax_act,
+    .inplace = 1};
 
 /* ==== SoftmaxOutput ================================================================================ */
 enum { NORM_NULL, NORM_BATCH, NORM_VALID };
@@ -655,7 +696,8 @@ typedef struct {
 
 static const mxw_attr_spec k_softmax_output_attrs[] = {
     MXW_A_FLOAT("grad_scale", SoftmaxOutputParam, grad_scale, "1", "scales the gradient (training only)"),
-    MXW_A_FLOAT("ignore_label", SoftmaxOutputParam, ignore_label, "-1", "label ignored with use_ignore (training only)"),
+    MXW_A_FLOAT("ignore_label", SoftmaxOutputParam, ignore_label, "-1",
+                "label ignored with use_ignore (training only)"),
     MXW_A_BOOL("multi_output", SoftmaxOutputParam, multi_output, "False", "softmax over axis 1 of (N, C, ...)"),
     MXW_A_BOOL("use_ignore", SoftmaxOutputParam, use_ignore, "False", "skip ignore_label in the gradient"),
     MXW_A_BOOL("preserve_shape", SoftmaxOutputParam, preserve_shape, "False", "softmax over the last axis"),
@@ -855,18 +897,33 @@ static int grad_softmax_output(mxw_grad_ctx *g) {
 }
 
 static const mxw_op_def op_SoftmaxOutput = {
-    .name = "SoftmaxOutput", .aliases = ALIASES("Softmax"),
-    .doc = "softmax output layer: rows of (N, size/N), channels with multi_output, the last axis with "
-           "preserve_shape (its gradient is the cross-entropy's: y - onehot(label), scaled)",
-    .attrs = k_softmax_output_attrs, .num_attrs = 8, .param_size = sizeof(SoftmaxOutputParam),
-    .validate = validate_softmax_output, .num_inputs = 2, .input_names = k_data_label, .num_outputs = 1,
-    .infer_shape = infer_softmax_output, .forward = fwd_softmax_output, .gradient = grad_softmax_output};
+    .name = "SoftmaxOutput",
+    .aliases = ALIASES("Softmax"),
+    .doc =
+        "softmax output layer: rows of (N, size/N), channels with multi_output, the last axis with "
+        "preserve_shape (its gradient is the cross-entropy's: y - onehot(label), scaled)",
+    .attrs = k_softmax_output_attrs,
+    .num_attrs = 8,
+    .param_size = sizeof(SoftmaxOutputParam),
+    .validate = validate_softmax_output,
+    .num_inputs = 2,
+    .input_names = k_data_label,
+    .num_outputs = 1,
+    .infer_shape = infer_softmax_output,
+    .forward = fwd_softmax_output,
+    .gradient = grad_softmax_output};
 static const mxw_op_def op_backward_SoftmaxOutput = {
     .name = "_backward_SoftmaxOutput",
     .doc = "the gradient of SoftmaxOutput from (output, label[, ograd]): y - onehot(label), scaled and normalised",
-    .attrs = k_softmax_output_attrs, .num_attrs = 8, .param_size = sizeof(SoftmaxOutputParam), .num_inputs = 2,
-    .input_names = k_softmax_output_backward_inputs, .num_inputs_fn = softmax_output_backward_num_inputs,
-    .num_outputs = 1, .infer_shape = infer_softmax_output_backward, .infer_type = infer_first_type,
+    .attrs = k_softmax_output_attrs,
+    .num_attrs = 8,
+    .param_size = sizeof(SoftmaxOutputParam),
+    .num_inputs = 2,
+    .input_names = k_softmax_output_backward_inputs,
+    .num_inputs_fn = softmax_output_backward_num_inputs,
+    .num_outputs = 1,
+    .infer_shape = infer_softmax_output_backward,
+    .infer_type = infer_first_type,
     .forward = fwd_backward_softmax_output};
 
 /* ==== regression outputs ============================================================================ */
@@ -885,8 +942,10 @@ static int infer_regression(const void *param, int nin, mxw_shape *in, int nout,
   mxw_shape *label = &in[1];
   if (!mxw_shape_known(d)) return 0;
   if (label->ndim < 0) {
-    if (d->ndim == 2 && d->dims[1] == 1) *label = mxw_shape_make(1, d->dims);
-    else *label = *d;
+    if (d->ndim == 2 && d->dims[1] == 1)
+      *label = mxw_shape_make(1, d->dims);
+    else
+      *label = *d;
     return 0;
   }
   char a[128], b[128];
@@ -954,23 +1013,37 @@ static int infer_second_type(const void *param, int nin, int *in, int nout, int 
 }
 static const char *const k_label_output[] = {"label", "output", NULL};
 
-#define REGRESSION_OP(NAME, FWD, DOC, BWD_NAME, BWD_FWD)                                          \
-  static int grad_##NAME(mxw_grad_ctx *g) {                                                       \
-    mxw_gid dx;                                                                                   \
-    MXW_TRY(mxw_grad_op_fwd(g, BWD_NAME, MXW_GIDS(mxw_grad_in(g, 1), mxw_grad_out(g, 0)), &dx, 1)); \
-    return mxw_grad_set(g, 0, dx);                                                                \
-  }                                                                                               \
-  static const mxw_op_def op_##NAME = {                                                           \
-      .name = #NAME, .doc = DOC, .attrs = k_regression_attrs, .num_attrs = 1,                     \
-      .param_size = sizeof(RegressionParam), .num_inputs = 2, .input_names = k_data_label,        \
-      .num_outputs = 1, .infer_shape = infer_regression, .forward = FWD, .gradient = grad_##NAME}; \
-  static const mxw_op_def op_backward_##NAME = {                                                  \
-      .name = BWD_NAME, .doc = "the gradient of " #NAME " from (label, output)",                  \
-      .attrs = k_regression_attrs, .num_attrs = 1, .param_size = sizeof(RegressionParam),         \
-      .num_inputs = 2, .input_names = k_label_output, .num_outputs = 1,                           \
-      .infer_shape = infer_regression_backward, .infer_type = infer_second_type, .forward = BWD_FWD};
-REGRESSION_OP(LinearRegressionOutput, fwd_identity_output, "identity forward; gradient (y - label) * grad_scale / num_output",
-              "_backward_linear_reg_out", fwd_backward_linear_reg)
+#define REGRESSION_OP(NAME, FWD, DOC, BWD_NAME, BWD_FWD)                                                 \
+  static int grad_##NAME(mxw_grad_ctx *g) {                                                              \
+    mxw_gid dx;                                                                                          \
+    MXW_TRY(mxw_grad_op_fwd(g, BWD_NAME, MXW_GIDS(mxw_grad_in(g, 1), mxw_grad_out(g, 0)), &dx, 1));      \
+    return mxw_grad_set(g, 0, dx);                                                                       \
+  }                                                                                                      \
+  static const mxw_op_def op_##NAME = {.name = #NAME,                                                    \
+                                       .doc = DOC,                                                       \
+                                       .attrs = k_regression_attrs,                                      \
+                                       .num_attrs = 1,                                                   \
+                                       .param_size = sizeof(RegressionParam),                            \
+                                       .num_inputs = 2,                                                  \
+                                       .input_names = k_data_label,                                      \
+                                       .num_outputs = 1,                                                 \
+                                       .infer_shape = infer_regression,                                  \
+                                       .forward = FWD,                                                   \
+                                       .gradient = grad_##NAME};                                         \
+  static const mxw_op_def op_backward_##NAME = {.name = BWD_NAME,                                        \
+                                                .doc = "the gradient of " #NAME " from (label, output)", \
+                                                .attrs = k_regression_attrs,                             \
+                                                .num_attrs = 1,                                          \
+                                                .param_size = sizeof(RegressionParam),                   \
+                                                .num_inputs = 2,                                         \
+                                                .input_names = k_label_output,                           \
+                                                .num_outputs = 1,                                        \
+                                                .infer_shape = infer_regression_backward,                \
+                                                .infer_type = infer_second_type,                         \
+                                                .forward = BWD_FWD};
+REGRESSION_OP(LinearRegressionOutput, fwd_identity_output,
+              "identity forward; gradient (y - label) * grad_scale / num_output", "_backward_linear_reg_out",
+              fwd_backward_linear_reg)
 REGRESSION_OP(MAERegressionOutput, fwd_identity_output,
               "identity forward; gradient sign(y - label) * grad_scale / num_output", "_backward_mae_reg_out",
               fwd_backward_mae_reg)
@@ -978,8 +1051,7 @@ REGRESSION_OP(LogisticRegressionOutput, fwd_logistic_output,
               "sigmoid forward; gradient (y - label) * grad_scale / num_output", "_backward_logistic_reg_out",
               fwd_backward_linear_reg)
 
-MXW_FAMILY(softmax, &op_softmax, &op_log_softmax, &op_SoftmaxActivation, &op_SoftmaxOutput,
-           &op_LinearRegressionOutput, &op_MAERegressionOutput, &op_LogisticRegressionOutput, &op_backward_softmax,
-           &op_backward_log_softmax, &op_backward_SoftmaxActivation, &op_backward_SoftmaxOutput,
-           &op_backward_LinearRegressionOutput, &op_backward_MAERegressionOutput,
-           &op_backward_LogisticRegressionOutput);
+MXW_FAMILY(softmax, &op_softmax, &op_log_softmax, &op_SoftmaxActivation, &op_SoftmaxOutput, &op_LinearRegressionOutput,
+           &op_MAERegressionOutput, &op_LogisticRegressionOutput, &op_backward_softmax, &op_backward_log_softmax,
+           &op_backward_SoftmaxActivation, &op_backward_SoftmaxOutput, &op_backward_LinearRegressionOutput,
+           &op_backward_MAERegressionOutput, &op_backward_LogisticRegressionOutput);

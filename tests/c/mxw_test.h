@@ -43,17 +43,17 @@ static inline int t_invoke(const char *name, mxw_ndarray **ins, int nin, mxw_nda
   return rc;
 }
 
-#define assert_close(a, b, tol)                                                                   \
-  do {                                                                                            \
-    double a_ = (a), b_ = (b);                                                                    \
-    if (!(fabs(a_ - b_) <= (tol) * (1.0 + fabs(b_))))                                             \
-      fail_msg("%s = %.9g, expected %.9g (tol %g)", #a, a_, b_, (double)(tol));                   \
+#define assert_close(a, b, tol)                                                 \
+  do {                                                                          \
+    double a_ = (a), b_ = (b);                                                  \
+    if (!(fabs(a_ - b_) <= (tol) * (1.0 + fabs(b_))))                           \
+      fail_msg("%s = %.9g, expected %.9g (tol %g)", #a, a_, b_, (double)(tol)); \
   } while (0)
 
-#define assert_error_contains(needle)                                                             \
-  do {                                                                                            \
-    if (!strstr(mxw_get_last_error(), needle))                                                    \
-      fail_msg("error '%s' does not mention '%s'", mxw_get_last_error(), needle);                 \
+#define assert_error_contains(needle)                                             \
+  do {                                                                            \
+    if (!strstr(mxw_get_last_error(), needle))                                    \
+      fail_msg("error '%s' does not mention '%s'", mxw_get_last_error(), needle); \
   } while (0)
 static inline mxw_ndarray *t_array_f64(int ndim, const int32_t *shape, const double *vals) {
   mxw_ndarray *a = NULL;
@@ -100,8 +100,10 @@ static inline void t_symbol_json_mutations(const char *text, size_t cut_step, in
     memcpy(p, text, cut);
     p[cut] = 0;
     int rc = mxw_sym_fromjson(p, &s);
-    if (cuts_fail) assert_int_equal(rc, -1); /* a cut JSON text never parses */
-    else if (rc == 0) mxw_sym_free(s);
+    if (cuts_fail)
+      assert_int_equal(rc, -1); /* a cut JSON text never parses */
+    else if (rc == 0)
+      mxw_sym_free(s);
     free(p);
   }
   for (int trial = 0; trial < trials; trial++) {
@@ -131,8 +133,10 @@ static inline const char *t_models_dir(void) {
   static char dir[4096];
   const char *env = getenv("MXW_MODELS");
   if (env && *env) {
-    if (env[0] == '/') snprintf(dir, sizeof dir, "%s", env);
-    else snprintf(dir, sizeof dir, "%s/%s", MXW_PROJECT_ROOT, env);
+    if (env[0] == '/')
+      snprintf(dir, sizeof dir, "%s", env);
+    else
+      snprintf(dir, sizeof dir, "%s/%s", MXW_PROJECT_ROOT, env);
   } else {
     snprintf(dir, sizeof dir, "%s/../shared/models", MXW_PROJECT_ROOT);
   }
@@ -150,8 +154,8 @@ static inline int t_models_present(void) {
 
 /* main() of a real-file test program: runs the group when the folder is there, else reports
  * every test as skipped with the reason and exits with T_SKIP_CODE. */
-#define t_run_real_file_tests(tests)                                                              \
-  (t_models_present() ? cmocka_run_group_tests(tests, NULL, NULL)                                 \
+#define t_run_real_file_tests(tests)                              \
+  (t_models_present() ? cmocka_run_group_tests(tests, NULL, NULL) \
                       : t_skip_all(tests, sizeof(tests) / sizeof((tests)[0])))
 static inline int t_skip_all(const struct CMUnitTest *tests, size_t n) {
   const char *env = getenv("MXW_MODELS");

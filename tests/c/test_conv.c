@@ -84,8 +84,8 @@ static void test_conv_grouped(void **state) {
   const float w[16] = {1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 1};
   mxw_ndarray *in[2] = {t_array(4, xs, x), t_array(4, ws, w)}, *out[1] = {NULL};
   int nout = 1;
-  assert_int_equal(t_invoke("Convolution", in, 2, out, &nout, "kernel", "(2, 2)", "num_filter", "4", "num_group",
-                            "2", "no_bias", "True", NULL),
+  assert_int_equal(t_invoke("Convolution", in, 2, out, &nout, "kernel", "(2, 2)", "num_filter", "4", "num_group", "2",
+                            "no_bias", "True", NULL),
                    0);
   t_expect_shape(out[0], 4, (const int32_t[]){1, 4, 1, 1});
   t_expect_f32(out[0], (const float[]){10, 1, 26, 8}, 4, 1e-6);
@@ -93,8 +93,8 @@ static void test_conv_grouped(void **state) {
   mxw_ndarray_free(in[1]);
   in[1] = t_array(4, ws1, (const float[]){1, 2, 3, 4});
   out[0] = NULL;
-  assert_int_equal(t_invoke("Convolution", in, 2, out, &nout, "kernel", "(1, 1)", "num_filter", "4", "num_group",
-                            "2", "no_bias", "True", NULL),
+  assert_int_equal(t_invoke("Convolution", in, 2, out, &nout, "kernel", "(1, 1)", "num_filter", "4", "num_group", "2",
+                            "no_bias", "True", NULL),
                    0);
   t_expect_shape(out[0], 4, (const int32_t[]){1, 4, 2, 2});
   t_expect_f32(out[0], (const float[]){1, 2, 3, 4, 2, 4, 6, 8, 15, 18, 21, 24, 20, 24, 28, 32}, 16, 1e-6);
@@ -156,49 +156,42 @@ static void test_conv_errors(void **state) {
   mxw_ndarray *in[2] = {t_array(4, xs, k_in9), t_array(4, ws, NULL)}, *out[1] = {NULL};
   int nout = 1;
   /* weight (1, 1, 3, 2) for a 2x2 kernel */
-  assert_int_equal(t_invoke("Convolution", in, 2, out, &nout, "kernel", "(2, 2)", "num_filter", "1", "no_bias",
-                            "True", NULL),
-                   -1);
+  assert_int_equal(
+      t_invoke("Convolution", in, 2, out, &nout, "kernel", "(2, 2)", "num_filter", "1", "no_bias", "True", NULL), -1);
   assert_error_contains("Convolution");
   assert_error_contains("weight has shape (1, 1, 3, 2), expected (1, 1, 2, 2)");
   /* a 5x5 kernel on a 3x3 input with pad 0 */
   mxw_ndarray_free(in[1]);
   in[1] = t_array(4, (const int32_t[]){1, 1, 5, 5}, NULL);
-  assert_int_equal(t_invoke("Convolution", in, 2, out, &nout, "kernel", "(5, 5)", "num_filter", "1", "no_bias",
-                            "True", NULL),
-                   -1);
+  assert_int_equal(
+      t_invoke("Convolution", in, 2, out, &nout, "kernel", "(5, 5)", "num_filter", "1", "no_bias", "True", NULL), -1);
   assert_error_contains("dilated kernel (5) is larger than the padded input (3)");
   assert_error_contains("(1, 1, 3, 3)");
   /* a layout of another rank than the kernel; NWC is not one of Convolution's layouts (as MXNet);
    * bad num_group, missing kernel, kernel rank 4 */
-  assert_int_equal(t_invoke("Convolution", in, 2, out, &nout, "kernel", "(5,)", "num_filter", "1", "layout", "NHWC",
-                            NULL),
-                   -1);
+  assert_int_equal(
+      t_invoke("Convolution", in, 2, out, &nout, "kernel", "(5,)", "num_filter", "1", "layout", "NHWC", NULL), -1);
   assert_error_contains("layout NHWC does not match kernel (5,) (1-D: layout NCW)");
-  assert_int_equal(t_invoke("Convolution", in, 2, out, &nout, "kernel", "(5, 5)", "num_filter", "1", "layout",
-                            "NDHWC", NULL),
-                   -1);
+  assert_int_equal(
+      t_invoke("Convolution", in, 2, out, &nout, "kernel", "(5, 5)", "num_filter", "1", "layout", "NDHWC", NULL), -1);
   assert_error_contains("(2-D: layout NCHW or NHWC)");
-  assert_int_equal(t_invoke("Convolution", in, 2, out, &nout, "kernel", "(5,)", "num_filter", "1", "layout", "NWC",
-                            NULL),
-                   -1);
+  assert_int_equal(
+      t_invoke("Convolution", in, 2, out, &nout, "kernel", "(5,)", "num_filter", "1", "layout", "NWC", NULL), -1);
   assert_error_contains("invalid value 'NWC' for attribute 'layout'");
-  assert_int_equal(t_invoke("Convolution", in, 2, out, &nout, "kernel", "(5, 5)", "num_filter", "3", "num_group", "2",
-                            NULL),
-                   -1);
+  assert_int_equal(
+      t_invoke("Convolution", in, 2, out, &nout, "kernel", "(5, 5)", "num_filter", "3", "num_group", "2", NULL), -1);
   assert_error_contains("num_filter 3 is not divisible by num_group 2");
   assert_int_equal(t_invoke("Convolution", in, 2, out, &nout, "num_filter", "1", NULL), -1);
   assert_error_contains("kernel");
   assert_int_equal(t_invoke("Convolution", in, 2, out, &nout, "kernel", "(1, 1, 1, 1)", "num_filter", "1", NULL), -1);
   assert_error_contains("1, 2 or 3 dimensions");
-  assert_int_equal(t_invoke("Deconvolution", in, 2, out, &nout, "kernel", "(2, 2)", "num_filter", "1", "stride", "(2, 2)",
-                            "adj", "(2, 2)", NULL),
+  assert_int_equal(t_invoke("Deconvolution", in, 2, out, &nout, "kernel", "(2, 2)", "num_filter", "1", "stride",
+                            "(2, 2)", "adj", "(2, 2)", NULL),
                    -1);
   assert_error_contains("adj (2, 2) must be smaller than stride (2, 2)");
   /* a scalar stride for a 2-D kernel is a rank mismatch, as in MXNet */
-  assert_int_equal(t_invoke("Convolution", in, 2, out, &nout, "kernel", "(2, 2)", "num_filter", "1", "stride", "2",
-                            NULL),
-                   -1);
+  assert_int_equal(
+      t_invoke("Convolution", in, 2, out, &nout, "kernel", "(2, 2)", "num_filter", "1", "stride", "2", NULL), -1);
   assert_error_contains("stride (2,) must have as many dimensions as kernel (2, 2)");
   /* integer data is rejected */
   mxw_ndarray *xi = NULL;
@@ -206,16 +199,14 @@ static void test_conv_errors(void **state) {
   mxw_ndarray *in_i[2] = {xi, t_array(4, ws_ok, k_w4)};
   mxw_ndarray_free(in[1]);
   in[1] = NULL;
-  assert_int_equal(t_invoke("Convolution", in_i, 2, out, &nout, "kernel", "(2, 2)", "num_filter", "1", "no_bias",
-                            "True", NULL),
-                   -1);
+  assert_int_equal(
+      t_invoke("Convolution", in_i, 2, out, &nout, "kernel", "(2, 2)", "num_filter", "1", "no_bias", "True", NULL), -1);
   assert_error_contains("dtype");
   free_all(in_i, 2);
   /* and the next call works */
   in[1] = t_array(4, ws_ok, k_w4);
-  assert_int_equal(t_invoke("Convolution", in, 2, out, &nout, "kernel", "(2, 2)", "num_filter", "1", "no_bias",
-                            "True", NULL),
-                   0);
+  assert_int_equal(
+      t_invoke("Convolution", in, 2, out, &nout, "kernel", "(2, 2)", "num_filter", "1", "no_bias", "True", NULL), 0);
   t_expect_f32(out[0], (const float[]){37, 47, 67, 77}, 4, 1e-6);
   mxw_ndarray_free(out[0]);
   free_all(in, 2);
@@ -254,9 +245,8 @@ static void test_deconv_stride_pad_adj(void **state) {
   int32_t xs[4] = {1, 1, 2, 2}, ws[4] = {1, 1, 2, 2};
   mxw_ndarray *in[2] = {t_array(4, xs, k_w4), t_array(4, ws, k_w4)}, *out[1] = {NULL};
   int nout = 1;
-  assert_int_equal(t_invoke("Deconvolution", in, 2, out, &nout, "kernel", "(2, 2)", "num_filter", "1", "stride",
-                            "(2, 2)", NULL),
-                   0);
+  assert_int_equal(
+      t_invoke("Deconvolution", in, 2, out, &nout, "kernel", "(2, 2)", "num_filter", "1", "stride", "(2, 2)", NULL), 0);
   t_expect_f32(out[0], (const float[]){1, 2, 2, 4, 3, 4, 6, 8, 3, 6, 4, 8, 9, 12, 12, 16}, 16, 1e-6);
   mxw_ndarray_free(out[0]);
   out[0] = NULL;
@@ -286,8 +276,9 @@ static void test_deconv_stride_pad_adj(void **state) {
   assert_int_equal(t_invoke("Deconvolution", in3, 3, out, &nout, "kernel", "(2, 2)", "num_filter", "2", "stride",
                             "(2, 2)", "pad", "(1, 1)", "adj", "(1, 1)", "no_bias", "False", NULL),
                    0);
-  t_expect_f32(out[0], (const float[]){4.5f, 6.5f, 8.5f, 6.5f, 4.5f, 8.5f, 12.5f, 12.5f, 16.5f, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-                18, 1e-6);
+  t_expect_f32(out[0],
+               (const float[]){4.5f, 6.5f, 8.5f, 6.5f, 4.5f, 8.5f, 12.5f, 12.5f, 16.5f, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 18,
+               1e-6);
   mxw_ndarray_free(out[0]);
   /* a target_shape the data cannot reach */
   assert_int_equal(t_invoke("Deconvolution", in, 2, out, &nout, "kernel", "(2, 2)", "num_filter", "2", "stride",
@@ -306,16 +297,14 @@ static void test_upsampling_nearest(void **state) {
   mxw_ndarray *in[2] = {t_array(4, xs, k_w4), t_array(4, x2s, (const float[]){10})}, *out[1] = {NULL};
   int nout = 1;
   const float up[16] = {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4};
-  assert_int_equal(t_invoke("UpSampling", in, 1, out, &nout, "scale", "2", "sample_type", "nearest", "num_args", "1",
-                            NULL),
-                   0);
+  assert_int_equal(
+      t_invoke("UpSampling", in, 1, out, &nout, "scale", "2", "sample_type", "nearest", "num_args", "1", NULL), 0);
   t_expect_shape(out[0], 4, (const int32_t[]){1, 1, 4, 4});
   t_expect_f32(out[0], up, 16, 1e-6);
   mxw_ndarray_free(out[0]);
   out[0] = NULL;
-  assert_int_equal(t_invoke("UpSampling", in, 2, out, &nout, "scale", "2", "sample_type", "nearest", "num_args", "2",
-                            NULL),
-                   0);
+  assert_int_equal(
+      t_invoke("UpSampling", in, 2, out, &nout, "scale", "2", "sample_type", "nearest", "num_args", "2", NULL), 0);
   t_expect_shape(out[0], 4, (const int32_t[]){1, 2, 4, 4});
   float want[32];
   for (int i = 0; i < 16; i++) want[i] = up[i], want[16 + i] = 10;
@@ -332,9 +321,8 @@ static void test_upsampling_nearest(void **state) {
   /* a (1, 1, 3, 3) second input does not divide the 4x4 output */
   mxw_ndarray_free(in[1]);
   in[1] = t_array(4, (const int32_t[]){1, 1, 3, 3}, k_in9);
-  assert_int_equal(t_invoke("UpSampling", in, 2, out, &nout, "scale", "2", "sample_type", "nearest", "num_args", "2",
-                            NULL),
-                   -1);
+  assert_int_equal(
+      t_invoke("UpSampling", in, 2, out, &nout, "scale", "2", "sample_type", "nearest", "num_args", "2", NULL), -1);
   assert_error_contains("UpSampling");
   assert_error_contains("input 1 (1, 1, 3, 3)");
   free_all(in, 2);
@@ -347,7 +335,8 @@ static void test_upsampling_bilinear(void **state) {
   (void)state;
   float ones[16];
   for (int i = 0; i < 16; i++) ones[i] = 1;
-  mxw_ndarray *in[2] = {t_array(4, (const int32_t[]){1, 1, 3, 3}, ones), t_array(4, (const int32_t[]){1, 1, 4, 4}, ones)};
+  mxw_ndarray *in[2] = {t_array(4, (const int32_t[]){1, 1, 3, 3}, ones),
+                        t_array(4, (const int32_t[]){1, 1, 4, 4}, ones)};
   mxw_ndarray *out[1] = {NULL};
   int nout = 1;
   assert_int_equal(t_invoke("UpSampling", in, 2, out, &nout, "scale", "2", "sample_type", "bilinear", "num_args", "2",
@@ -361,9 +350,8 @@ static void test_upsampling_bilinear(void **state) {
   t_expect_f32(out[0], want, 36, 1e-6);
   mxw_ndarray_free(out[0]);
   /* num_filter must equal the channels */
-  assert_int_equal(t_invoke("UpSampling", in, 2, out, &nout, "scale", "2", "sample_type", "bilinear", "num_args", "2",
-                            NULL),
-                   -1);
+  assert_int_equal(
+      t_invoke("UpSampling", in, 2, out, &nout, "scale", "2", "sample_type", "bilinear", "num_args", "2", NULL), -1);
   assert_error_contains("num_filter (0) must equal the number of channels");
   free_all(in, 2);
 }
@@ -394,9 +382,8 @@ static void test_conv_nhwc(void **state) {
                         t_array(1, (const int32_t[]){1}, k_half)};
   mxw_ndarray *out[1] = {NULL};
   int nout = 1;
-  assert_int_equal(t_invoke("Convolution", in, 3, out, &nout, "kernel", "(2, 2)", "num_filter", "1", "layout", "NHWC",
-                            NULL),
-                   0);
+  assert_int_equal(
+      t_invoke("Convolution", in, 3, out, &nout, "kernel", "(2, 2)", "num_filter", "1", "layout", "NHWC", NULL), 0);
   t_expect_shape(out[0], 4, (const int32_t[]){1, 2, 2, 1});
   t_expect_f32(out[0], (const float[]){41.5f, 51.5f, 71.5f, 81.5f}, 4, 1e-6);
   mxw_ndarray_free(out[0]);
@@ -405,20 +392,19 @@ static void test_conv_nhwc(void **state) {
   in[1] = t_array(4, (const int32_t[]){2, 2, 2, 2}, w2);
   in[2] = t_array(1, (const int32_t[]){2}, (const float[]){0.5f, -1});
   out[0] = NULL;
-  assert_int_equal(t_invoke("Convolution", in, 3, out, &nout, "kernel", "(2, 2)", "num_filter", "2", "layout", "NHWC",
-                            NULL),
-                   0);
+  assert_int_equal(
+      t_invoke("Convolution", in, 3, out, &nout, "kernel", "(2, 2)", "num_filter", "2", "layout", "NHWC", NULL), 0);
   t_expect_shape(out[0], 4, (const int32_t[]){1, 2, 2, 2});
   t_expect_f32(out[0], (const float[]){41.5f, 4, 51.5f, 5, 71.5f, 7, 81.5f, 8}, 8, 1e-6);
   mxw_ndarray_free(out[0]);
   /* a channel-first weight is named with the NHWC rule */
   mxw_ndarray_free(in[1]);
   in[1] = t_array(4, (const int32_t[]){2, 2, 2, 3}, NULL);
-  assert_int_equal(t_invoke("Convolution", in, 3, out, &nout, "kernel", "(2, 2)", "num_filter", "2", "layout", "NHWC",
-                            NULL),
-                   -1);
-  assert_error_contains("weight has shape (2, 2, 2, 3), expected (2, 2, 2, 2) = (num_filter, kernel..., channels / "
-                        "num_group)");
+  assert_int_equal(
+      t_invoke("Convolution", in, 3, out, &nout, "kernel", "(2, 2)", "num_filter", "2", "layout", "NHWC", NULL), -1);
+  assert_error_contains(
+      "weight has shape (2, 2, 2, 3), expected (2, 2, 2, 2) = (num_filter, kernel..., channels / "
+      "num_group)");
   free_all(in, 3);
 }
 
@@ -432,9 +418,8 @@ static void test_deconv_nhwc(void **state) {
   mxw_ndarray *in[2] = {t_array(4, (const int32_t[]){1, 2, 2, 1}, k_w4), t_array(4, (const int32_t[]){1, 2, 2, 2}, w)};
   mxw_ndarray *out[1] = {NULL};
   int nout = 1;
-  assert_int_equal(t_invoke("Deconvolution", in, 2, out, &nout, "kernel", "(2, 2)", "num_filter", "2", "layout",
-                            "NHWC", NULL),
-                   0);
+  assert_int_equal(
+      t_invoke("Deconvolution", in, 2, out, &nout, "kernel", "(2, 2)", "num_filter", "2", "layout", "NHWC", NULL), 0);
   t_expect_shape(out[0], 4, (const int32_t[]){1, 3, 3, 2});
   const float f0[9] = {1, 4, 4, 6, 20, 16, 9, 24, 16}, f1[9] = {1, 2, 0, 3, 4, 0, 0, 0, 0};
   float want[18];
@@ -609,9 +594,9 @@ static void run_case(const conv_case *k) {
                   "pad", pad, "adj", adj, "num_filter", nf, "num_group", ng, "no_bias", k->bias ? "False" : "True",
                   "layout", layout, NULL);
   else
-    rc = t_invoke("Convolution", op_in, k->bias ? 3 : 2, out, &nout, "kernel", kern, "stride", str, "dilate", dil,
-                  "pad", pad, "num_filter", nf, "num_group", ng, "no_bias", k->bias ? "False" : "True", "layout",
-                  layout, NULL);
+    rc =
+        t_invoke("Convolution", op_in, k->bias ? 3 : 2, out, &nout, "kernel", kern, "stride", str, "dilate", dil, "pad",
+                 pad, "num_filter", nf, "num_group", ng, "no_bias", k->bias ? "False" : "True", "layout", layout, NULL);
   if (rc != 0) fail_msg("%s", mxw_get_last_error());
   int64_t n_out = mxw_ndarray_size(out[0]);
   double *want = (double *)malloc(sizeof(double) * (size_t)n_out);

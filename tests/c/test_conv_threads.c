@@ -38,14 +38,16 @@ static mxw_ndarray *make(int dtype, int ndim, const int32_t *shape) {
   if (mxw_ndarray_create(ndim, shape, dtype, &a) != 0) fail_msg("%s", mxw_get_last_error());
   const int64_t n = mxw_ndarray_size(a);
   for (int64_t i = 0; i < n; i++) {
-    if (dtype == MXW_FLOAT32) ((float *)mxw_ndarray_data(a))[i] = (float)rnd();
-    else ((double *)mxw_ndarray_data(a))[i] = rnd();
+    if (dtype == MXW_FLOAT32)
+      ((float *)mxw_ndarray_data(a))[i] = (float)rnd();
+    else
+      ((double *)mxw_ndarray_data(a))[i] = rnd();
   }
   return a;
 }
 static double at(const mxw_ndarray *a, int64_t i) {
   return mxw_ndarray_dtype(a) == MXW_FLOAT32 ? (double)((const float *)mxw_ndarray_data(a))[i]
-                                            : ((const double *)mxw_ndarray_data(a))[i];
+                                             : ((const double *)mxw_ndarray_data(a))[i];
 }
 
 /* Output spatial size of a Convolution (grid) or Deconvolution (image) for dim i. */
@@ -99,8 +101,10 @@ static void reference(const tcase *k, const mxw_ndarray *x, const mxw_ndarray *w
                       const int widx = deconv ? (ci * Fg + o) * ksz + t : (fo * Cg + c) * ksz + t;
                       const int xidx = (n * k->C + ci) * isz + (deconv ? gpos : ipos);
                       const int yidx = (n * k->F + fo) * osz + (deconv ? ipos : gpos);
-                      if (wgrad) out[widx] += at(dy, yidx) * at(x, xidx);
-                      else out[yidx] += at(w, widx) * at(x, xidx);
+                      if (wgrad)
+                        out[widx] += at(dy, yidx) * at(x, xidx);
+                      else
+                        out[yidx] += at(w, widx) * at(x, xidx);
                     }
   if (wgrad && k->bias)
     for (int i = 0; i < k->N * k->F * osz; i++) out[nw + (i / osz) % k->F] += at(dy, i);
@@ -110,7 +114,8 @@ static void reference(const tcase *k, const mxw_ndarray *x, const mxw_ndarray *w
 static void swap_axes(const char *src, char *dst, int A, int R, int S, size_t es) {
   for (int a = 0; a < A; a++)
     for (int r = 0; r < R; r++)
-      for (int s = 0; s < S; s++) memcpy(dst + ((size_t)(a * S + s) * R + r) * es, src + ((size_t)(a * R + r) * S + s) * es, es);
+      for (int s = 0; s < S; s++)
+        memcpy(dst + ((size_t)(a * S + s) * R + r) * es, src + ((size_t)(a * R + r) * S + s) * es, es);
 }
 
 /* A channel-last copy (N, spatial, C) of a channel-first (N, C, spatial) array. */
@@ -194,10 +199,11 @@ static void run_case(const tcase *k) {
         bytes[o] = nb;
         nout_first = nout;
       } else if (nb != bytes[o] || memcmp(first[o], mxw_ndarray_data(outs[o]), nb) != 0) {
-        fail_msg("%s %s nsp %d N %d C %d F %d G %d in (%d, %d, %d) kernel (%d, %d, %d): output %d with %d threads "
-                 "differs from 1 thread",
-                 k_op_names[k->op], k->dtype == MXW_FLOAT32 ? "float32" : "float64", k->nsp, k->N, k->C, k->F, k->G,
-                 k->in[0], k->in[1], k->in[2], k->k[0], k->k[1], k->k[2], o, threads);
+        fail_msg(
+            "%s %s nsp %d N %d C %d F %d G %d in (%d, %d, %d) kernel (%d, %d, %d): output %d with %d threads "
+            "differs from 1 thread",
+            k_op_names[k->op], k->dtype == MXW_FLOAT32 ? "float32" : "float64", k->nsp, k->N, k->C, k->F, k->G,
+            k->in[0], k->in[1], k->in[2], k->k[0], k->k[1], k->k[2], o, threads);
       }
       mxw_ndarray_free(outs[o]);
     }

@@ -57,7 +57,8 @@ static void check(const wcase *k) {
               for (int j = 0; j < 3; j++) {
                 const int iy = oy - k->pad + i, ix = ox - k->pad + j;
                 if (iy < 0 || iy >= k->H || ix < 0 || ix >= k->W) continue;
-                const double p = (double)w[((f * Cg + c) * 3 + i) * 3 + j] * x[((n * k->C + g * Cg + c) * k->H + iy) * k->W + ix];
+                const double p =
+                    (double)w[((f * Cg + c) * 3 + i) * 3 + j] * x[((n * k->C + g * Cg + c) * k->H + iy) * k->W + ix];
                 want += p;
                 scale += fabs(p);
               }

@@ -14,9 +14,9 @@ typedef struct {
 } P;
 static const char *const k_enum[] = {"relu", "tanh", NULL};
 static const mxw_attr_spec k_specs[] = {
-    MXW_A_INT("i", P, i, "0", ""),        MXW_A_FLOAT("f", P, f, "0", ""),
-    MXW_A_BOOL("b", P, b, "False", ""),   MXW_A_ENUM("e", P, e, "relu", k_enum, ""),
-    MXW_A_SHAPE("s", P, shape, "()", ""), MXW_A_OPT_TUPLE("o", P, opt, "()", ""),
+    MXW_A_INT("i", P, i, "0", ""),          MXW_A_FLOAT("f", P, f, "0", ""),
+    MXW_A_BOOL("b", P, b, "False", ""),     MXW_A_ENUM("e", P, e, "relu", k_enum, ""),
+    MXW_A_SHAPE("s", P, shape, "()", ""),   MXW_A_OPT_TUPLE("o", P, opt, "()", ""),
     MXW_A_OPT_INT("oi", P, oi, "None", ""), MXW_A_DTYPE("dt", P, dt, "float32", ""),
 };
 
@@ -148,10 +148,8 @@ static void test_registry_json(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_attr_forms),
-      cmocka_unit_test(test_half_conversion),
-      cmocka_unit_test(test_views_share_storage),
-      cmocka_unit_test(test_invoke_errors_leave_runtime_usable),
+      cmocka_unit_test(test_attr_forms),          cmocka_unit_test(test_half_conversion),
+      cmocka_unit_test(test_views_share_storage), cmocka_unit_test(test_invoke_errors_leave_runtime_usable),
       cmocka_unit_test(test_registry_json),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

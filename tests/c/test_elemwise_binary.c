@@ -7,7 +7,8 @@
 static mxw_ndarray *t_array_dt(int ndim, const int32_t *shape, int dtype, const double *vals) {
   mxw_ndarray *a = NULL;
   if (mxw_ndarray_create(ndim, shape, dtype, &a) != 0) fail_msg("%s", mxw_get_last_error());
-  for (int64_t i = 0; vals && i < (int64_t)mxw_ndarray_size(a); i++) mxw_store_f64(mxw_ndarray_data(a), dtype, i, vals[i]);
+  for (int64_t i = 0; vals && i < (int64_t)mxw_ndarray_size(a); i++)
+    mxw_store_f64(mxw_ndarray_data(a), dtype, i, vals[i]);
   return a;
 }
 static double t_get(mxw_ndarray *a, int64_t i) { return mxw_load_f64(mxw_ndarray_data(a), mxw_ndarray_dtype(a), i); }
@@ -183,8 +184,8 @@ static int same_bits(float x, float y) { return (isnan(x) && isnan(y)) || memcmp
 
 static void test_f32_simd_rows_match_scalar(void **state) {
   (void)state;
-  static const char *const ops[6] = {"broadcast_add", "broadcast_sub", "broadcast_mul", "broadcast_div",
-                                     "broadcast_maximum", "broadcast_minimum"};
+  static const char *const ops[6] = {"broadcast_add", "broadcast_sub",     "broadcast_mul",
+                                     "broadcast_div", "broadcast_maximum", "broadcast_minimum"};
   float a[37], b[37];
   for (int i = 0; i < 37; i++) {
     a[i] = (float)((i * 37) % 11) * 0.37f - 1.7f;
@@ -223,11 +224,14 @@ static void test_comparisons_and_logic_keep_dtype(void **state) {
   int32_t s[1] = {4};
   const double a[4] = {0, 1, 2, -3}, b[4] = {0, 2, 2, 0};
   mxw_ndarray *x = t_array_dt(1, s, MXW_INT32, a), *y = t_array_dt(1, s, MXW_INT32, b);
-  struct { const char *op; double e[4]; } cases[] = {
-      {"broadcast_equal", {1, 0, 1, 0}},         {"_not_equal", {0, 1, 0, 1}},
-      {"broadcast_greater", {0, 0, 0, 0}},       {"_greater_equal", {1, 0, 1, 0}},
-      {"broadcast_lesser", {0, 1, 0, 1}},        {"_lesser_equal", {1, 1, 1, 1}},
-      {"broadcast_logical_and", {0, 1, 1, 0}},   {"_logical_or", {0, 1, 1, 1}},
+  struct {
+    const char *op;
+    double e[4];
+  } cases[] = {
+      {"broadcast_equal", {1, 0, 1, 0}},       {"_not_equal", {0, 1, 0, 1}},
+      {"broadcast_greater", {0, 0, 0, 0}},     {"_greater_equal", {1, 0, 1, 0}},
+      {"broadcast_lesser", {0, 1, 0, 1}},      {"_lesser_equal", {1, 1, 1, 1}},
+      {"broadcast_logical_and", {0, 1, 1, 0}}, {"_logical_or", {0, 1, 1, 1}},
       {"broadcast_logical_xor", {0, 0, 0, 1}},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {

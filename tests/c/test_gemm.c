@@ -51,9 +51,9 @@ static void check_case(int ta, int tb, int64_t M, int64_t N, int64_t K, float al
       }
       bound = fabs(alpha) * bound + (beta != 0.f ? fabs(beta * C0[at]) : 0.0);
       if (!(fabs((double)C[at] - R[at]) <= 1e-5 * bound + 1e-30))
-        fail_msg("ta=%d tb=%d M=%lld N=%lld K=%lld alpha=%g beta=%g pad=%lld: C[%lld][%lld] = %.9g, ref %.9g",
-                 ta, tb, (long long)M, (long long)N, (long long)K, alpha, beta, (long long)pad, (long long)i,
-                 (long long)j, C[at], R[at]);
+        fail_msg("ta=%d tb=%d M=%lld N=%lld K=%lld alpha=%g beta=%g pad=%lld: C[%lld][%lld] = %.9g, ref %.9g", ta, tb,
+                 (long long)M, (long long)N, (long long)K, alpha, beta, (long long)pad, (long long)i, (long long)j,
+                 C[at], R[at]);
     }
   }
   free(A);
@@ -214,8 +214,8 @@ static void test_ukernel_rowdot(void **state) {
           double w1 = alpha * d1 + (beta != 0.f ? beta * old1[at] : 0.0);
           double tol = 1e-6 * (alpha * bound + 1.0);
           if (!(fabs(y0[at] - w0) <= tol) || !(fabs(z0[at] - w0) <= tol) || !(fabs(y1[at] - w1) <= tol))
-            fail_msg("rows=%zu k=%zu beta=%g: row %zu: 2x4 gives %.9g, %.9g and 4 gives %.9g; want %.9g, %.9g", rows,
-                     k, beta, r, y0[at], y1[at], z0[at], w0, w1);
+            fail_msg("rows=%zu k=%zu beta=%g: row %zu: 2x4 gives %.9g, %.9g and 4 gives %.9g; want %.9g, %.9g", rows, k,
+                     beta, r, y0[at], y1[at], z0[at], w0, w1);
           for (size_t g = 1; g < INCY; g++) /* between the strided outputs: untouched */
             if (!isnan(old0[at + g]) && y0[at + g] != old0[at + g]) fail_msg("rows=%zu k=%zu: y gap written", rows, k);
         }
@@ -292,11 +292,11 @@ static void test_dgemm(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_hand_worked),         cmocka_unit_test(test_degenerate),
-      cmocka_unit_test(test_bad_arguments),       cmocka_unit_test(test_dgemm),
+      cmocka_unit_test(test_hand_worked),          cmocka_unit_test(test_degenerate),
+      cmocka_unit_test(test_bad_arguments),        cmocka_unit_test(test_dgemm),
       cmocka_unit_test(test_sizes_all_transposes), cmocka_unit_test(test_alpha_beta_padding),
-      cmocka_unit_test(test_block_boundaries),   cmocka_unit_test(test_model_shapes),
-      cmocka_unit_test(test_dispatch_thresholds), cmocka_unit_test(test_ukernel_4x8),
+      cmocka_unit_test(test_block_boundaries),     cmocka_unit_test(test_model_shapes),
+      cmocka_unit_test(test_dispatch_thresholds),  cmocka_unit_test(test_ukernel_4x8),
       cmocka_unit_test(test_ukernel_rowdot),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

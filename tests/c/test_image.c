@@ -115,8 +115,8 @@ static void test_crop_and_flips(void **state) {
   /* the random flips give one of the two */
   for (int i = 0; i < 8; i++) {
     y[0] = NULL;
-    assert_int_equal(t_invoke(i % 2 ? "_image_random_flip_left_right" : "_image_random_flip_top_bottom", &c, 1, y, &nout,
-                              NULL), 0);
+    assert_int_equal(
+        t_invoke(i % 2 ? "_image_random_flip_left_right" : "_image_random_flip_top_bottom", &c, 1, y, &nout, NULL), 0);
     const uint8_t *p = (const uint8_t *)mxw_ndarray_data(y[0]);
     assert_true((p[0] == 1 && p[3] == 4) || (p[0] == 4 && p[3] == 1));
     mxw_ndarray_free(y[0]);
@@ -134,7 +134,8 @@ static void test_colour(void **state) {
   mxw_ndarray *x = t_u8(3, (int32_t[]){1, 2, 3}, (uint8_t[]){200, 100, 0, 10, 20, 30});
   mxw_ndarray *y[1] = {NULL};
   /* brightness x2 saturates at 255 */
-  assert_int_equal(t_invoke("_image_random_brightness", &x, 1, y, &nout, "min_factor", "2", "max_factor", "2", NULL), 0);
+  assert_int_equal(t_invoke("_image_random_brightness", &x, 1, y, &nout, "min_factor", "2", "max_factor", "2", NULL),
+                   0);
   t_expect_u8(y[0], (uint8_t[]){255, 200, 0, 20, 40, 60}, 6);
   mxw_ndarray_free(y[0]);
   /* contrast 0: every value becomes the mean gray level (0.299, 0.587, 0.114 weights):

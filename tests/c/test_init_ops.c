@@ -3,20 +3,20 @@
 #include "mxw_test.h"
 
 /* Runs a zero-input op; fails the test on error. */
-#define RUN0(name, ...)                                                                           \
-  ({                                                                                              \
-    mxw_ndarray *o_[1] = {NULL};                                                                  \
-    int n_ = 1;                                                                                   \
+#define RUN0(name, ...)                                                                                 \
+  ({                                                                                                    \
+    mxw_ndarray *o_[1] = {NULL};                                                                        \
+    int n_ = 1;                                                                                         \
     if (t_invoke(name, NULL, 0, o_, &n_, __VA_ARGS__, NULL) != 0) fail_msg("%s", mxw_get_last_error()); \
-    o_[0];                                                                                        \
+    o_[0];                                                                                              \
   })
 /* Runs a one-input op; fails the test on error. */
-#define RUN1(name, x, ...)                                                                        \
-  ({                                                                                              \
-    mxw_ndarray *i_[1] = {x}, *o_[1] = {NULL};                                                    \
-    int n_ = 1;                                                                                   \
+#define RUN1(name, x, ...)                                                                            \
+  ({                                                                                                  \
+    mxw_ndarray *i_[1] = {x}, *o_[1] = {NULL};                                                        \
+    int n_ = 1;                                                                                       \
     if (t_invoke(name, i_, 1, o_, &n_, __VA_ARGS__, NULL) != 0) fail_msg("%s", mxw_get_last_error()); \
-    o_[0];                                                                                        \
+    o_[0];                                                                                            \
   })
 
 static void assert_shape(const mxw_ndarray *a, int ndim, const int32_t *dims) {
@@ -276,8 +276,10 @@ static void test_clip(void **state) {
       assert_true(isnan(v[i]));
     } else {
       float e = (float)(i - 18) * 0.5f;
-      if (i < 12) e = -3.f;       /* (i - 18) / 2 < -3  <=>  i < 12 */
-      else if (i > 26) e = 4.25f; /* (i - 18) / 2 > 4.25  <=>  i > 26.5 */
+      if (i < 12)
+        e = -3.f; /* (i - 18) / 2 < -3  <=>  i < 12 */
+      else if (i > 26)
+        e = 4.25f; /* (i - 18) / 2 > 4.25  <=>  i > 26.5 */
       assert_close(v[i], e, 0);
     }
   }
@@ -287,7 +289,10 @@ static void test_clip(void **state) {
   /* int32: the float bound 2.5 truncates to 2 when stored */
   mxw_ndarray *ix = typed_array(4, MXW_INT32);
   int32_t *iv = (int32_t *)mxw_ndarray_data(ix);
-  iv[0] = -5; iv[1] = 1; iv[2] = 3; iv[3] = 100;
+  iv[0] = -5;
+  iv[1] = 1;
+  iv[2] = 3;
+  iv[3] = 100;
   y = RUN1("_npi_clip", ix, "a_min", "-1", "a_max", "2.5");
   assert_int_equal(mxw_ndarray_dtype(y), MXW_INT32);
   const int32_t *r = (const int32_t *)mxw_ndarray_data(y);
@@ -300,7 +305,9 @@ static void test_clip(void **state) {
 
   mxw_ndarray *dx = typed_array(3, MXW_FLOAT64);
   double *dv = (double *)mxw_ndarray_data(dx);
-  dv[0] = -1e300; dv[1] = 0.25; dv[2] = NAN;
+  dv[0] = -1e300;
+  dv[1] = 0.25;
+  dv[2] = NAN;
   y = RUN1("_sparse_clip", dx, "a_min", "0", "a_max", "1");
   const double *dr = (const double *)mxw_ndarray_data(y);
   assert_close(dr[0], 0, 0);
@@ -318,8 +325,8 @@ static void test_clip(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_arange),       cmocka_unit_test(test_fills), cmocka_unit_test(test_linspace_eye),
-      cmocka_unit_test(test_random),       cmocka_unit_test(test_cast),  cmocka_unit_test(test_clip),
+      cmocka_unit_test(test_arange), cmocka_unit_test(test_fills), cmocka_unit_test(test_linspace_eye),
+      cmocka_unit_test(test_random), cmocka_unit_test(test_cast),  cmocka_unit_test(test_clip),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -184,9 +184,12 @@ static void test_batch_dot(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_fc_hand_worked), cmocka_unit_test(test_fc_flatten),
-      cmocka_unit_test(test_fc_float64),     cmocka_unit_test(test_fc_errors_and_inference),
-      cmocka_unit_test(test_dot),            cmocka_unit_test(test_batch_dot),
+      cmocka_unit_test(test_fc_hand_worked),
+      cmocka_unit_test(test_fc_flatten),
+      cmocka_unit_test(test_fc_float64),
+      cmocka_unit_test(test_fc_errors_and_inference),
+      cmocka_unit_test(test_dot),
+      cmocka_unit_test(test_batch_dot),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

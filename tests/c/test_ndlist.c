@@ -10,15 +10,15 @@
 
 /* §9 of params-format.md: nd.save of {'arg:w': [[1,2],[3,4]], 'aux:m': [0.5, 0, -1]}. */
 static const uint8_t k_worked[] = {
-    0x12, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0,
-    0xc9, 0xfa, 0x93, 0xf9, 0, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0,
-    1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0x40, 0x00, 0x00, 0x40, 0x40, 0x00, 0x00, 0x80, 0x40,
-    0xc9, 0xfa, 0x93, 0xf9, 0, 0, 0, 0, 1, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0,
-    1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0x00, 0x00, 0x00, 0x3f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0xbf,
-    2, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 'a', 'r', 'g', ':', 'w',
-    5, 0, 0, 0, 0, 0, 0, 0, 'a', 'u', 'x', ':', 'm'};
+    0x12, 0x01, 0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    2,    0,
+    0,    0,    0,    0,    0,    0,    0xc9, 0xfa, 0x93, 0xf9, 0,    0,    0,    0,    2,    0,    0,    0,
+    2,    0,    0,    0,    0,    0,    0,    0,    2,    0,    0,    0,    0,    0,    0,    0,    1,    0,
+    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0x40,
+    0x00, 0x00, 0x40, 0x40, 0x00, 0x00, 0x80, 0x40, 0xc9, 0xfa, 0x93, 0xf9, 0,    0,    0,    0,    1,    0,
+    0,    0,    3,    0,    0,    0,    0,    0,    0,    0,    1,    0,    0,    0,    0,    0,    0,    0,
+    0,    0,    0,    0,    0x00, 0x00, 0x00, 0x3f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0xbf, 2,    0,
+    0,    0,    0,    0,    0,    0,    5,    0,    0,    0,    0,    0,    0,    0,    'a',  'r',  'g',  ':',
+    'w',  5,    0,    0,    0,    0,    0,    0,    0,    'a',  'u',  'x',  ':',  'm'};
 
 static void test_writer_matches_worked_example(void **state) {
   (void)state;
@@ -47,19 +47,27 @@ static void test_row_sparse_densified(void **state) {
   (void)state;
   uint8_t f[24 + 108 + 8];
   memset(f, 0, sizeof f);
-  f[0] = 0x12; f[1] = 0x01; f[16] = 1;
+  f[0] = 0x12;
+  f[1] = 0x01;
+  f[16] = 1;
   uint8_t *r = f + 24;
   const uint8_t magic[4] = {0xc9, 0xfa, 0x93, 0xf9};
   memcpy(r, magic, 4);
-  r[0x04] = 1;                        /* stype row_sparse */
-  r[0x08] = 2; r[0x0c] = 2; r[0x14] = 2; /* storage shape (2, 2) */
-  r[0x1c] = 2; r[0x20] = 4; r[0x28] = 2; /* shape (4, 2) */
-  r[0x30] = 1;                        /* cpu */
-  r[0x3c] = 6;                        /* aux int64 */
-  r[0x40] = 1; r[0x44] = 2;           /* aux shape (2,) */
+  r[0x04] = 1; /* stype row_sparse */
+  r[0x08] = 2;
+  r[0x0c] = 2;
+  r[0x14] = 2; /* storage shape (2, 2) */
+  r[0x1c] = 2;
+  r[0x20] = 4;
+  r[0x28] = 2; /* shape (4, 2) */
+  r[0x30] = 1; /* cpu */
+  r[0x3c] = 6; /* aux int64 */
+  r[0x40] = 1;
+  r[0x44] = 2; /* aux shape (2,) */
   float vals[4] = {1, 2, 3, 4};
   memcpy(r + 0x4c, vals, 16);
-  r[0x5c] = 1; r[0x64] = 3;           /* row indices 1, 3 */
+  r[0x5c] = 1;
+  r[0x64] = 3; /* row indices 1, 3 */
   mxw_ndlist *l = NULL;
   assert_int_equal(mxw_ndlist_load(f, sizeof f, &l), 0);
   mxw_ndarray *a = mxw_ndlist_take(l, 0);
@@ -68,7 +76,6 @@ static void test_row_sparse_densified(void **state) {
   mxw_ndarray_free(a);
   mxw_ndlist_free(l);
 }
-
 
 /* The fixture writer reproduces the spec's 158 bytes, so the fixtures below follow the spec. */
 static void test_fixture_writer_matches_worked_example(void **state) {
@@ -145,10 +152,10 @@ static void test_legacy_v0_unnamed_list(void **state) {
   /* hand-worked: 24 header + (4+8+12+24) + (4+4+12+16) + (4+12+12+16) + 8 = 160 bytes */
   assert_int_equal(b.len, 160);
   const uint8_t rec0[20] = {2, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0};
-  assert_memory_equal(b.p + 24, rec0, 20);       /* ndim 2, dims 2 3 (u32), cpu, dev 0 */
+  assert_memory_equal(b.p + 24, rec0, 20); /* ndim 2, dims 2 3 (u32), cpu, dev 0 */
   const uint8_t rec1[16] = {1, 0, 0, 0, 4, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0};
-  assert_memory_equal(b.p + 72, rec1, 16);       /* record 1 at 24 + 48: ndim 1, dim 4, cpu, 0 */
-  assert_int_equal(b.p[88], MXW_INT32);          /* its dtype flag */
+  assert_memory_equal(b.p + 72, rec1, 16); /* record 1 at 24 + 48: ndim 1, dim 4, cpu, 0 */
+  assert_int_equal(b.p[88], MXW_INT32);    /* its dtype flag */
   mxw_ndlist *l = NULL;
   assert_int_equal(mxw_ndlist_load(b.p, b.len, &l), 0);
   assert_int_equal(mxw_ndlist_size(l), 3);
@@ -224,11 +231,16 @@ static void test_v2_every_dtype(void **state) {
   const uint32_t u32[2] = {1, 4000000000u};
   const uint64_t u64[2] = {0, 18000000000000000000ull};
   const uint16_t bf16[2] = {0x3F80, 0xC040}; /* 1, -3 */
-  struct { int dtype; int64_t n; const void *data; size_t nb; } c[] = {
+  struct {
+    int dtype;
+    int64_t n;
+    const void *data;
+    size_t nb;
+  } c[] = {
       {MXW_FLOAT64, 2, f64, sizeof f64}, {MXW_FLOAT16, 3, f16, sizeof f16}, {MXW_UINT8, 2, u8, sizeof u8},
-      {MXW_INT32, 2, i32, sizeof i32},   {MXW_INT8, 2, i8, sizeof i8},       {MXW_INT64, 2, i64, sizeof i64},
-      {MXW_BOOL, 3, bo, sizeof bo},      {MXW_INT16, 2, i16, sizeof i16},    {MXW_UINT16, 2, u16, sizeof u16},
-      {MXW_UINT32, 2, u32, sizeof u32},  {MXW_UINT64, 2, u64, sizeof u64},   {MXW_BFLOAT16, 2, bf16, sizeof bf16},
+      {MXW_INT32, 2, i32, sizeof i32},   {MXW_INT8, 2, i8, sizeof i8},      {MXW_INT64, 2, i64, sizeof i64},
+      {MXW_BOOL, 3, bo, sizeof bo},      {MXW_INT16, 2, i16, sizeof i16},   {MXW_UINT16, 2, u16, sizeof u16},
+      {MXW_UINT32, 2, u32, sizeof u32},  {MXW_UINT64, 2, u64, sizeof u64},  {MXW_BFLOAT16, 2, bf16, sizeof bf16},
   };
   const int nc = (int)(sizeof c / sizeof c[0]);
   fx_buf b = {0};

@@ -5,9 +5,9 @@
 
 #include "mxw_test.h"
 
-#define RUN(name, ins, nin, outs, nout, ...)                                                      \
-  do {                                                                                            \
-    int n_ = (nout);                                                                              \
+#define RUN(name, ins, nin, outs, nout, ...)                                                         \
+  do {                                                                                               \
+    int n_ = (nout);                                                                                 \
     if (t_invoke(name, ins, nin, outs, &n_, __VA_ARGS__) != 0) fail_msg("%s", mxw_get_last_error()); \
   } while (0)
 

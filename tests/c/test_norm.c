@@ -153,8 +153,9 @@ static void test_batchnorm_training(void **state) {
   int rc = t_invoke("BatchNorm", in, 5, out, &nout, NULL);
   mxw_set_training(prev);
   assert_int_equal(rc, 0);
-  expect_values(out[0], (const double[]){-0.8995003746877732, -1.0998750234326182, 1.0995003746877732, 0.8998750234326182},
-                4, 1e-6);
+  expect_values(out[0],
+                (const double[]){-0.8995003746877732, -1.0998750234326182, 1.0995003746877732, 0.8998750234326182}, 4,
+                1e-6);
   expect_values(out[1], (const double[]){2, 4}, 2, 1e-7);
   expect_values(out[2], k_invstd, 2, 1e-6);
   expect_values(in[3], (const double[]){0.2, 0.4}, 2, 1e-6);
@@ -254,13 +255,13 @@ static void check_training_case(int ndim, const int32_t *shape, int axis_attr, i
 
 static void test_batchnorm_training_odd_sizes(void **state) {
   (void)state;
-  check_training_case(3, (const int32_t[]){3, 5, 7}, 1, 1);       /* per-channel blocks of 7 */
+  check_training_case(3, (const int32_t[]){3, 5, 7}, 1, 1); /* per-channel blocks of 7 */
   check_training_case(3, (const int32_t[]){3, 5, 7}, 1, 0);
-  check_training_case(3, (const int32_t[]){4, 3, 5}, -1, 0);      /* channels last: whole rows */
-  check_training_case(2, (const int32_t[]){5, 6}, 0, 0);          /* axis 0 */
-  check_training_case(4, (const int32_t[]){2, 3, 3, 11}, 1, 0);   /* NCHW with odd H*W = 33 */
-  check_training_case(3, (const int32_t[]){2, 3, 2113}, 1, 0);    /* runs longer than the flush length */
-  check_training_case(4, (const int32_t[]){2, 3, 4, 5}, 2, 0);    /* an inner axis */
+  check_training_case(3, (const int32_t[]){4, 3, 5}, -1, 0);    /* channels last: whole rows */
+  check_training_case(2, (const int32_t[]){5, 6}, 0, 0);        /* axis 0 */
+  check_training_case(4, (const int32_t[]){2, 3, 3, 11}, 1, 0); /* NCHW with odd H*W = 33 */
+  check_training_case(3, (const int32_t[]){2, 3, 2113}, 1, 0);  /* runs longer than the flush length */
+  check_training_case(4, (const int32_t[]){2, 3, 4, 5}, 2, 0);  /* an inner axis */
 }
 
 /* BatchNormWithReLU: the fix_gamma=True numbers with negatives clipped, workspace = mask. */

@@ -21,11 +21,13 @@ static void test_sgd_update_in_place(void **state) {
   /* w = [1, -2, 3], g = [0.5, 4, -1], lr 0.1, wd 0.01, rescale_grad 0.5, clip_gradient 1:
    * rescaled g = [0.25, 2, -0.5] -> clipped [0.25, 1, -0.5];
    * (1 - 0.001) w - 0.1 g' = [0.974, -2.098, 3.047] */
-  mxw_ndarray *ins[2] = {t_array(1, (int32_t[]){3}, (float[]){1, -2, 3}), t_array(1, (int32_t[]){3}, (float[]){0.5f, 4, -1})};
+  mxw_ndarray *ins[2] = {t_array(1, (int32_t[]){3}, (float[]){1, -2, 3}),
+                         t_array(1, (int32_t[]){3}, (float[]){0.5f, 4, -1})};
   mxw_ndarray *out[1] = {ins[0]};
   int nout = 1;
   assert_int_equal(t_invoke("sgd_update", ins, 2, out, &nout, "lr", "0.1", "wd", "0.01", "rescale_grad", "0.5",
-                            "clip_gradient", "1", NULL), 0);
+                            "clip_gradient", "1", NULL),
+                   0);
   t_expect_f32(ins[0], (float[]){0.974f, -2.098f, 3.047f}, 3, 1e-6);
   /* float64 and no clipping: w - 0.1 * 0.5 g = [0.975, -2.2, 3.05] */
   mxw_ndarray *d[2] = {t_array_f64(1, (int32_t[]){3}, (double[]){1, -2, 3}),
@@ -41,12 +43,14 @@ static void test_sgd_update_in_place(void **state) {
 static void test_sgd_mom_update_writes_momentum(void **state) {
   (void)state;
   /* mom = 0.9 [0.1, 0, -0.2] - 0.1*0.01 w - 0.1 * 0.5 g = [0.064, -0.198, -0.133]; out = w + mom */
-  mxw_ndarray *ins[3] = {t_array(1, (int32_t[]){3}, (float[]){1, -2, 3}), t_array(1, (int32_t[]){3}, (float[]){0.5f, 4, -1}),
+  mxw_ndarray *ins[3] = {t_array(1, (int32_t[]){3}, (float[]){1, -2, 3}),
+                         t_array(1, (int32_t[]){3}, (float[]){0.5f, 4, -1}),
                          t_array(1, (int32_t[]){3}, (float[]){0.1f, 0, -0.2f})};
   mxw_ndarray *out[1] = {ins[0]};
   int nout = 1;
   assert_int_equal(t_invoke("sgd_mom_update", ins, 3, out, &nout, "lr", "0.1", "momentum", "0.9", "wd", "0.01",
-                            "rescale_grad", "0.5", NULL), 0);
+                            "rescale_grad", "0.5", NULL),
+                   0);
   t_expect_f32(ins[2], (float[]){0.064f, -0.198f, -0.133f}, 3, 1e-6);
   t_expect_f32(ins[0], (float[]){1.064f, -2.198f, 2.867f}, 3, 1e-6);
   for (int i = 0; i < 3; i++) mxw_ndarray_free(ins[i]);

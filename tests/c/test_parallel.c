@@ -116,9 +116,9 @@ static void test_sgemm_threads_bit_identical(void **state) {
   (void)state;
   for (int ta = 0; ta < 2; ta++)
     for (int tb = 0; tb < 2; tb++) {
-      check_threads(ta, tb, 67, 203, 129, 1.f, 0.f, 0);  /* wider than tall: split by columns */
-      check_threads(ta, tb, 301, 37, 95, 0.5f, 1.f, 3);  /* taller: split by rows, with beta */
-      check_threads(ta, tb, 129, 130, 700, 1.f, 0.f, 1); /* K in several blocks */
+      check_threads(ta, tb, 67, 203, 129, 1.f, 0.f, 0);    /* wider than tall: split by columns */
+      check_threads(ta, tb, 301, 37, 95, 0.5f, 1.f, 3);    /* taller: split by rows, with beta */
+      check_threads(ta, tb, 129, 130, 700, 1.f, 0.f, 1);   /* K in several blocks */
       check_threads(ta, tb, 520, 96, 260, -2.f, 0.25f, 0); /* A beyond the whole-A size: blocked */
     }
 }

@@ -99,9 +99,17 @@ static const char *const k_hidden[] = {"lr_mult", "wd_mult", "ctx_group", "force
 static char *legacy_with_key(const char *key, int on) {
   sb b = {0};
   sb_str(&b, "{\"nodes\": [{\"op\": \"null\", \"name\": \"data\", \"inputs\": []");
-  if (on == 0) { sb_str(&b, ", \"attrs\": {\""); sb_str(&b, key); sb_str(&b, "\": \"0.5\"}"); }
+  if (on == 0) {
+    sb_str(&b, ", \"attrs\": {\"");
+    sb_str(&b, key);
+    sb_str(&b, "\": \"0.5\"}");
+  }
   sb_str(&b, "}, {\"op\": \"relu\", \"name\": \"r\", \"inputs\": [[0, 0]]");
-  if (on == 1) { sb_str(&b, ", \"attrs\": {\""); sb_str(&b, key); sb_str(&b, "\": \"0.5\"}"); }
+  if (on == 1) {
+    sb_str(&b, ", \"attrs\": {\"");
+    sb_str(&b, key);
+    sb_str(&b, "\": \"0.5\"}");
+  }
   sb_str(&b, "}], \"arg_nodes\": [0], \"heads\": [[1, 0]]}");
   return b.p;
 }
@@ -190,9 +198,11 @@ static void test_long_hidden_keys_end_and_follow_mxnet(void **state) {
     free(j);
   }
   const char *fc =
-      "{\"nodes\": [{\"op\": \"null\", \"name\": \"x\", \"inputs\": []}, {\"op\": \"null\", \"name\": \"w\", \"inputs\": []}, "
+      "{\"nodes\": [{\"op\": \"null\", \"name\": \"x\", \"inputs\": []}, {\"op\": \"null\", \"name\": \"w\", "
+      "\"inputs\": []}, "
       "{\"op\": \"FullyConnected\", \"name\": \"fc\", \"attrs\": {\"num_hidden\": \"1\", \"no_bias\": \"True\", "
-      "\"lr_multforce_mirroring_wd_mult\": \"0.5\", \"force_mirroring\": \"1\"}, \"inputs\": [[0, 0], [1, 0]]}], \"heads\": [[2, 0]]}";
+      "\"lr_multforce_mirroring_wd_mult\": \"0.5\", \"force_mirroring\": \"1\"}, \"inputs\": [[0, 0], [1, 0]]}], "
+      "\"heads\": [[2, 0]]}";
   assert_int_equal(mxw_sym_fromjson(fc, &s), -1);
   assert_error_contains("node 2 ('fc')");
   assert_error_contains("unknown attribute 'lr_multforce_mirroring_wd_mult'");
@@ -201,10 +211,13 @@ static void test_long_hidden_keys_end_and_follow_mxnet(void **state) {
   sb_str(&key, "lr_mult");
   sb_rep(&key, 'z', 400);
   sb v = {0};
-  sb_str(&v, "{\"nodes\": [{\"op\": \"null\", \"name\": \"data\", \"inputs\": []}, {\"op\": \"relu\", \"name\": \"r\", "
-              "\"attrs\": {\"");
+  sb_str(&v,
+         "{\"nodes\": [{\"op\": \"null\", \"name\": \"data\", \"inputs\": []}, {\"op\": \"relu\", \"name\": \"r\", "
+         "\"attrs\": {\"");
   sb_str(&v, key.p);
-  sb_str(&v, "\": \"1\"}, \"inputs\": [[0, 0, 0]]}], \"heads\": [[1, 0, 0]], \"attrs\": {\"mxnet_version\": [\"int\", 10901]}}");
+  sb_str(&v,
+         "\": \"1\"}, \"inputs\": [[0, 0, 0]]}], \"heads\": [[1, 0, 0]], \"attrs\": {\"mxnet_version\": [\"int\", "
+         "10901]}}");
   assert_int_equal(mxw_sym_fromjson(v.p, &s), -1);
   assert_error_contains("unknown attribute 'lr_multzzz");
   free(v.p);
@@ -216,8 +229,10 @@ static void test_long_hidden_keys_end_and_follow_mxnet(void **state) {
 static char *chain_json(int n) {
   sb b = {0};
   sb_str(&b, "{\"nodes\": [{\"op\": \"null\", \"name\": \"data\", \"inputs\": []}");
-  for (int i = 1; i < n; i++) sb_printf(&b, ", {\"op\": \"relu\", \"name\": \"r%d\", \"inputs\": [[%d, 0, 0]]}", i, i - 1);
-  sb_printf(&b, "], \"arg_nodes\": [0], \"heads\": [[%d, 0, 0]], \"attrs\": {\"mxnet_version\": [\"int\", 10901]}}", n - 1);
+  for (int i = 1; i < n; i++)
+    sb_printf(&b, ", {\"op\": \"relu\", \"name\": \"r%d\", \"inputs\": [[%d, 0, 0]]}", i, i - 1);
+  sb_printf(&b, "], \"arg_nodes\": [0], \"heads\": [[%d, 0, 0]], \"attrs\": {\"mxnet_version\": [\"int\", 10901]}}",
+            n - 1);
   return b.p;
 }
 static char *heads_json(int n) {
@@ -231,7 +246,8 @@ static char *heads_json(int n) {
 static char *add_n_json(int n) {
   sb b = {0};
   sb_str(&b, "{\"nodes\": [");
-  for (int i = 0; i < n; i++) sb_printf(&b, "%s{\"op\": \"null\", \"name\": \"v%d\", \"inputs\": []}", i ? ", " : "", i);
+  for (int i = 0; i < n; i++)
+    sb_printf(&b, "%s{\"op\": \"null\", \"name\": \"v%d\", \"inputs\": []}", i ? ", " : "", i);
   sb_printf(&b, ", {\"op\": \"add_n\", \"name\": \"s\", \"attrs\": {\"num_args\": \"%d\"}, \"inputs\": [", n);
   for (int i = 0; i < n; i++) sb_printf(&b, "%s[%d, 0, 0]", i ? ", " : "", i);
   sb_printf(&b, "]}], \"heads\": [[%d, 0, 0]], \"attrs\": {\"mxnet_version\": [\"int\", 10901]}}", n);
@@ -242,7 +258,8 @@ static char *add_n_json(int n) {
 static char *many_attrs_json(int n, int legacy, int dup) {
   sb b = {0};
   sb_str(&b, "{\"nodes\": [{\"op\": \"null\", \"name\": \"data\", \"attrs\": {");
-  for (int i = 0; i < n; i++) sb_printf(&b, "%s\"k%d%s\": \"%d\"", i ? ", " : "", dup ? i / 2 : i, legacy ? "_lr_mult" : "", i);
+  for (int i = 0; i < n; i++)
+    sb_printf(&b, "%s\"k%d%s\": \"%d\"", i ? ", " : "", dup ? i / 2 : i, legacy ? "_lr_mult" : "", i);
   sb_str(&b, "}, \"inputs\": []}], \"heads\": [[0, 0, 0]]");
   if (!legacy) sb_str(&b, ", \"attrs\": {\"mxnet_version\": [\"int\", 10901]}");
   sb_str(&b, "}");
@@ -251,8 +268,9 @@ static char *many_attrs_json(int n, int legacy, int dup) {
 /* A relu with n control dependencies on the variable. */
 static char *control_json(int n) {
   sb b = {0};
-  sb_str(&b, "{\"nodes\": [{\"op\": \"null\", \"name\": \"data\", \"inputs\": []}, {\"op\": \"relu\", \"name\": \"r\", "
-              "\"inputs\": [[0, 0, 0]], \"control_deps\": [0");
+  sb_str(&b,
+         "{\"nodes\": [{\"op\": \"null\", \"name\": \"data\", \"inputs\": []}, {\"op\": \"relu\", \"name\": \"r\", "
+         "\"inputs\": [[0, 0, 0]], \"control_deps\": [0");
   for (int i = 1; i < n; i++) sb_str(&b, ", 0");
   sb_str(&b, "]}], \"heads\": [[1, 0, 0]], \"attrs\": {\"mxnet_version\": [\"int\", 10901]}}");
   return b.p;
@@ -315,8 +333,10 @@ static void test_100k_graphs_read_in_linear_time(void **state) {
   t = time_read(j, &rc, &s);
   print_message("add_n with 100k inputs: %.3f s (%s)\n", t, rc ? mxw_get_last_error() : "read");
   assert_true(t < LINEAR_BOUND_S);
-  if (rc == 0) mxw_sym_free(s);
-  else assert_error_contains("node 100000 ('s')");
+  if (rc == 0)
+    mxw_sym_free(s);
+  else
+    assert_error_contains("node 100000 ('s')");
   free(j);
 
   for (int legacy = 0; legacy < 2; legacy++)
@@ -339,8 +359,9 @@ static void test_100k_graphs_read_in_linear_time(void **state) {
     }
 
   /* a control dependency is a node index: 0.5 is none */
-  const char *frac = "{\"nodes\": [{\"op\": \"null\", \"name\": \"data\", \"inputs\": []}, {\"op\": \"relu\", \"name\": \"r\", "
-                     "\"inputs\": [[0, 0, 0]], \"control_deps\": [0.5]}], \"heads\": [[1, 0, 0]]}";
+  const char *frac =
+      "{\"nodes\": [{\"op\": \"null\", \"name\": \"data\", \"inputs\": []}, {\"op\": \"relu\", \"name\": \"r\", "
+      "\"inputs\": [[0, 0, 0]], \"control_deps\": [0.5]}], \"heads\": [[1, 0, 0]]}";
   assert_int_equal(mxw_sym_fromjson(frac, &s), -1);
   assert_error_contains("control dependency 0 does not name an earlier node");
   j = control_json(n);
@@ -355,7 +376,8 @@ static void test_100k_graphs_read_in_linear_time(void **state) {
 /* ---- finding 4: variable hints and legacy aux names ------------------------------------------ */
 static char *var_json(const char *key, const char *val) {
   sb b = {0};
-  sb_printf(&b, "{\"nodes\": [{\"op\": \"null\", \"name\": \"w\", \"attrs\": {\"%s\": \"%s\"}, \"inputs\": []}], ", key, val);
+  sb_printf(&b, "{\"nodes\": [{\"op\": \"null\", \"name\": \"w\", \"attrs\": {\"%s\": \"%s\"}, \"inputs\": []}], ", key,
+            val);
   sb_str(&b, "\"heads\": [[0, 0, 0]], \"attrs\": {\"mxnet_version\": [\"int\", 10901]}}");
   return b.p;
 }
@@ -364,10 +386,16 @@ static void test_variable_hints_must_parse(void **state) {
   (void)state;
   /* MXNet's inference reads __shape__ as a TShape and __dtype__ as an int (CHECK "Invalid
    * attribute"); a type flag outside MXNet's table is no dtype */
-  const char *bad[][2] = {{"__shape__", "(1, a)"}, {"__shape__", "(2, 3"}, {"__shape__", "abc"},
-                          {"__shape__", "(1, -2)"}, {"__shape__", "(1,2,3,4,5,6,7,8,9,10,11)"},
-                          {"__dtype__", "99"}, {"__dtype__", "float32"}, {"__dtype__", "1.5"},
-                          {"__dtype__", "-2"}, {"__dtype__", ""}};
+  const char *bad[][2] = {{"__shape__", "(1, a)"},
+                          {"__shape__", "(2, 3"},
+                          {"__shape__", "abc"},
+                          {"__shape__", "(1, -2)"},
+                          {"__shape__", "(1,2,3,4,5,6,7,8,9,10,11)"},
+                          {"__dtype__", "99"},
+                          {"__dtype__", "float32"},
+                          {"__dtype__", "1.5"},
+                          {"__dtype__", "-2"},
+                          {"__dtype__", ""}};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     char *j = var_json(bad[i][0], bad[i][1]);
     mxw_symbol *s = NULL;
@@ -387,9 +415,10 @@ static void test_variable_hints_must_parse(void **state) {
     assert_error_contains(bad[i][0]);
     mxw_sym_free(s);
   }
-  const char *good[][2] = {{"__shape__", "(2, 0)"}, {"__shape__", "[3,4]"}, {"__shape__", "()"}, {"__shape__", "None"},
-                           {"__shape__", "(5,)"}, {"__shape__", "(2L, -1)"}, {"__shape__", "7"},
-                           {"__dtype__", "0"}, {"__dtype__", "12"}, {"__dtype__", "-1"}};
+  const char *good[][2] = {{"__shape__", "(2, 0)"}, {"__shape__", "[3,4]"}, {"__shape__", "()"},
+                           {"__shape__", "None"},   {"__shape__", "(5,)"},  {"__shape__", "(2L, -1)"},
+                           {"__shape__", "7"},      {"__dtype__", "0"},     {"__dtype__", "12"},
+                           {"__dtype__", "-1"}};
   for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
     char *j = var_json(good[i][0], good[i][1]);
     mxw_symbol *s = NULL;
@@ -407,10 +436,14 @@ static void test_legacy_aux_names_are_whole(void **state) {
   sb base = {0};
   sb_rep(&base, 'n', 610);
   sb b = {0};
-  sb_str(&b, "{\"nodes\": [{\"op\": \"null\", \"param\": {}, \"name\": \"data\", \"inputs\": [], \"backward_source_id\": -1}");
+  sb_str(
+      &b,
+      "{\"nodes\": [{\"op\": \"null\", \"param\": {}, \"name\": \"data\", \"inputs\": [], \"backward_source_id\": -1}");
   for (int k = 0; k < 2; k++) {
-    sb_printf(&b, ", {\"op\": \"null\", \"param\": {}, \"name\": \"g%d\", \"inputs\": []}, "
-                  "{\"op\": \"null\", \"param\": {}, \"name\": \"b%d\", \"inputs\": []}", k, k);
+    sb_printf(&b,
+              ", {\"op\": \"null\", \"param\": {}, \"name\": \"g%d\", \"inputs\": []}, "
+              "{\"op\": \"null\", \"param\": {}, \"name\": \"b%d\", \"inputs\": []}",
+              k, k);
     sb_str(&b, ", {\"op\": \"BatchNorm\", \"param\": {}, \"name\": \"");
     sb_str(&b, base.p);
     sb_str(&b, k ? "B" : "A");
@@ -428,7 +461,8 @@ static void test_legacy_aux_names_are_whole(void **state) {
     sb_str(&want, base.p);
     sb_str(&want, which[i]);
     sb_str(&want, "\"");
-    if (!strstr(info, want.p)) fail_msg("aux variable %s (%zu characters) missing from the listing", which[i], want.len - 2);
+    if (!strstr(info, want.p))
+      fail_msg("aux variable %s (%zu characters) missing from the listing", which[i], want.len - 2);
     free(want.p);
   }
   mxw_sym_free(s);
@@ -703,27 +737,24 @@ static void test_1mb_hostile_files_stay_under_64mb(void **state) {
  * with the fuzzer's crashers (tests/fuzz/regressions: a legacy 9-d record, a csr record's aux
  * shape) as inputs. */
 static const uint8_t k_crash_zero_size[] = {
-    0x12, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-    0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x09, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00,
-    0x00, 0x12, 0x01, 0x00, 0x00, 0x00, 0x29, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00,
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-    0x00, 0x00, 0x72, 0x73};
+    0x12, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x09, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x12,
+    0x01, 0x00, 0x00, 0x00, 0x29, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x72, 0x73};
 static const uint8_t k_crash_sparse_aux[] = {
-    0x12, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-    0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc9, 0xfa, 0x93, 0xf9, 0x02, 0x00, 0x00, 0x00,
-    0x01, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
-    0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xfe, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-    0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00,
-    0x01, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00,
-    0x05, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x2b, 0x00, 0x00,
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02,
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x06, 0x00,
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x03, 0x00, 0xf9, 0x00, 0xff, 0x00,
-    0xff, 0xff, 0xff, 0xff, 0x04, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-    0xff, 0x72};
+    0x12, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc9, 0xfa, 0x93, 0xf9, 0x02, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,
+    0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0xfe, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x2b, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x06, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x03, 0x00, 0xf9, 0x00, 0xff, 0x00, 0xff, 0xff,
+    0xff, 0xff, 0x04, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x72};
 
 static void test_shape_counts_must_not_overflow(void **state) {
   (void)state;

@@ -22,12 +22,12 @@ static mxw_ndarray *ramp_5x5(void) {
 }
 
 /* Runs Pooling on x with attributes (NULL-ended pairs); fails the test on error. */
-#define POOL(x, ...)                                                                              \
-  ({                                                                                              \
-    mxw_ndarray *in_[1] = {(x)}, *out_[1] = {NULL};                                               \
-    int n_ = 1;                                                                                   \
+#define POOL(x, ...)                                                                                    \
+  ({                                                                                                    \
+    mxw_ndarray *in_[1] = {(x)}, *out_[1] = {NULL};                                                     \
+    int n_ = 1;                                                                                         \
     if (t_invoke("Pooling", in_, 1, out_, &n_, __VA_ARGS__) != 0) fail_msg("%s", mxw_get_last_error()); \
-    out_[0];                                                                                      \
+    out_[0];                                                                                            \
   })
 
 static void test_max_valid_and_full(void **state) {
@@ -59,9 +59,9 @@ static void test_avg_full_divisors(void **state) {
   mxw_ndarray *y =
       POOL(x, "kernel", "(2, 2)", "stride", "(2, 2)", "pooling_convention", "full", "pool_type", "avg", NULL);
   t_expect_f32(y,
-                (float[]){(0 + 1 + 5 + 6) / 4.f, (2 + 3 + 7 + 8) / 4.f, (4 + 9) / 2.f, (10 + 11 + 15 + 16) / 4.f,
-                          (12 + 13 + 17 + 18) / 4.f, (14 + 19) / 2.f, (20 + 21) / 2.f, (22 + 23) / 2.f, 24},
-                9, 1e-6);
+               (float[]){(0 + 1 + 5 + 6) / 4.f, (2 + 3 + 7 + 8) / 4.f, (4 + 9) / 2.f, (10 + 11 + 15 + 16) / 4.f,
+                         (12 + 13 + 17 + 18) / 4.f, (14 + 19) / 2.f, (20 + 21) / 2.f, (22 + 23) / 2.f, 24},
+               9, 1e-6);
   mxw_ndarray_free(y);
   /* sum: same windows, divisor 1 */
   y = POOL(x, "kernel", "(2, 2)", "stride", "(2, 2)", "pooling_convention", "full", "pool_type", "sum", NULL);
@@ -240,8 +240,8 @@ static void test_other_dtypes(void **state) {
 
 /* The plain definition, written here independently of the library: float accumulation,
  * each element divided by the pool size before it is added. */
-static float ref_pool2d(const float *x, int H, int W, int kh, int kw, int sh, int sw, int ph, int pw, int type,
-                        int oh, int ow) {
+static float ref_pool2d(const float *x, int H, int W, int kh, int kw, int sh, int sw, int ph, int pw, int type, int oh,
+                        int ow) {
   int h0 = oh * sh - ph, w0 = ow * sw - pw;
   if (type == 0) {
     float m = -FLT_MAX;
@@ -459,18 +459,16 @@ static void test_channel_last_equals_channel_first(void **state) {
 #define KV(...) ((const char *const[]){__VA_ARGS__, NULL})
   for (int k = 0; k < 3; k++) {
     const char *ty = types[k];
-    check_last_equals_first(2, (int32_t[]){9, 11}, 2, 5,
-                            KV("kernel", "(3, 3)", "stride", "(2, 2)", "pad", "(1, 1)", "pool_type", ty),
-                            KV("kernel", "(3, 3)", "stride", "(2, 2)", "pad", "(1, 1)", "pool_type", ty, "layout",
-                               "NHWC"));
+    check_last_equals_first(
+        2, (int32_t[]){9, 11}, 2, 5, KV("kernel", "(3, 3)", "stride", "(2, 2)", "pad", "(1, 1)", "pool_type", ty),
+        KV("kernel", "(3, 3)", "stride", "(2, 2)", "pad", "(1, 1)", "pool_type", ty, "layout", "NHWC"));
     check_last_equals_first(2, (int32_t[]){8, 12}, 3, 6, KV("kernel", "(2, 2)", "stride", "(2, 2)", "pool_type", ty),
                             KV("kernel", "(2, 2)", "stride", "(2, 2)", "pool_type", ty, "layout", "NHWC"));
-    check_last_equals_first(
-        2, (int32_t[]){7, 10}, 2, 3,
-        KV("kernel", "(2, 3)", "stride", "(2, 2)", "pad", "(1, 1)", "pooling_convention", "full", "pool_type", ty,
-           "count_include_pad", "False"),
-        KV("kernel", "(2, 3)", "stride", "(2, 2)", "pad", "(1, 1)", "pooling_convention", "full", "pool_type", ty,
-           "count_include_pad", "False", "layout", "NHWC"));
+    check_last_equals_first(2, (int32_t[]){7, 10}, 2, 3,
+                            KV("kernel", "(2, 3)", "stride", "(2, 2)", "pad", "(1, 1)", "pooling_convention", "full",
+                               "pool_type", ty, "count_include_pad", "False"),
+                            KV("kernel", "(2, 3)", "stride", "(2, 2)", "pad", "(1, 1)", "pooling_convention", "full",
+                               "pool_type", ty, "count_include_pad", "False", "layout", "NHWC"));
     check_last_equals_first(1, (int32_t[]){13}, 2, 4, KV("kernel", "(3,)", "stride", "(2,)", "pool_type", ty),
                             KV("kernel", "(3,)", "stride", "(2,)", "pool_type", ty, "layout", "NWC"));
     check_last_equals_first(3, (int32_t[]){4, 5, 6}, 2, 3,

@@ -9,13 +9,13 @@
 #define N_DRAWS 20000
 
 /* Runs an op with 0-2 inputs and one output; fails the test on error. */
-#define RUN(name, ins, nin, ...)                                                                     \
-  ({                                                                                                 \
-    mxw_ndarray *o_[2] = {NULL, NULL};                                                               \
-    int n_ = 2;                                                                                      \
+#define RUN(name, ins, nin, ...)                                                                         \
+  ({                                                                                                     \
+    mxw_ndarray *o_[2] = {NULL, NULL};                                                                   \
+    int n_ = 2;                                                                                          \
     if (t_invoke(name, ins, nin, o_, &n_, __VA_ARGS__, NULL) != 0) fail_msg("%s", mxw_get_last_error()); \
-    assert_int_equal(n_, 1);                                                                         \
-    o_[0];                                                                                           \
+    assert_int_equal(n_, 1);                                                                             \
+    o_[0];                                                                                               \
   })
 
 /* Mean and (population) variance of n values read as doubles. */
@@ -34,10 +34,11 @@ static moments moments_of(const mxw_ndarray *a, int64_t begin, int64_t n) {
   }
   return (moments){m, s2 / (double)n};
 }
-#define assert_within(v, want, tol)                                                                  \
-  do {                                                                                               \
-    double v_ = (v);                                                                                 \
-    if (!(fabs(v_ - (want)) <= (tol))) fail_msg("%s = %.6g, expected %.6g +- %.3g", #v, v_, (double)(want), (double)(tol)); \
+#define assert_within(v, want, tol)                                                        \
+  do {                                                                                     \
+    double v_ = (v);                                                                       \
+    if (!(fabs(v_ - (want)) <= (tol)))                                                     \
+      fail_msg("%s = %.6g, expected %.6g +- %.3g", #v, v_, (double)(want), (double)(tol)); \
   } while (0)
 
 /* Every value is a non-negative integer. */
@@ -365,7 +366,7 @@ static void test_shuffle(void **state) {
     assert_true(rows[3 * r + 1] == 10.f * rows[3 * r] && rows[3 * r + 2] == 100.f * rows[3 * r]);
   }
   qsort(rows, 6, 3 * sizeof(float), cmp_row);
-  assert_memory_equal(rows, vals, sizeof rows); /* the same multiset of rows */
+  assert_memory_equal(rows, vals, sizeof rows);                /* the same multiset of rows */
   assert_memory_equal(mxw_ndarray_data(x), vals, sizeof vals); /* the input is unchanged */
   mxw_ndarray_free(a);
   mxw_ndarray_free(b);

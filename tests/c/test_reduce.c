@@ -3,12 +3,12 @@
 #include "mxw_test.h"
 
 /* Runs a one-input op; fails the test on error. Attributes as key/value pairs, NULL-ended. */
-#define RUN1(name, x, ...)                                                                        \
-  ({                                                                                              \
-    mxw_ndarray *in_[1] = {(x)}, *out_[1] = {NULL};                                               \
-    int n_ = 1;                                                                                   \
+#define RUN1(name, x, ...)                                                                         \
+  ({                                                                                               \
+    mxw_ndarray *in_[1] = {(x)}, *out_[1] = {NULL};                                                \
+    int n_ = 1;                                                                                    \
     if (t_invoke(name, in_, 1, out_, &n_, __VA_ARGS__) != 0) fail_msg("%s", mxw_get_last_error()); \
-    out_[0];                                                                                      \
+    out_[0];                                                                                       \
   })
 
 static void assert_shape(const mxw_ndarray *a, int ndim, const int32_t *dims) {

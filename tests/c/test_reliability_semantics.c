@@ -19,7 +19,8 @@ static void expect_cast(const mxw_ndarray *src, int dtype, const void *want) {
   mxw_ndarray *o[1] = {NULL};
   int nout = 1;
   mxw_ndarray *in[1] = {(mxw_ndarray *)src};
-  if (t_invoke("Cast", in, 1, o, &nout, "dtype", mxw_dtype_name(dtype), NULL) != 0) fail_msg("%s", mxw_get_last_error());
+  if (t_invoke("Cast", in, 1, o, &nout, "dtype", mxw_dtype_name(dtype), NULL) != 0)
+    fail_msg("%s", mxw_get_last_error());
   if (memcmp(mxw_ndarray_data(o[0]), want, (size_t)n * (size_t)mxw_dtype_size(dtype)) != 0)
     fail_msg("Cast to %s differs from the hand-worked values", mxw_dtype_name(dtype));
   mxw_ndarray *c = make(n, dtype, NULL);
@@ -45,8 +46,7 @@ static void test_float_to_int_rule(void **state) {
   expect_cast(x, MXW_INT16, (int16_t[]){0, 0, 0, 300, -1, -129, 0, 0});
   /* 64-bit conversion then the low 32 bits: -1 -> 4294967295, 2^31 -> 2147483648, -2^31 -> 2^31 */
   expect_cast(x, MXW_UINT32, (uint32_t[]){0, 0, 0, 300, 4294967295u, 4294967167u, 2147483648u, 2147483648u});
-  expect_cast(x, MXW_INT64,
-              (int64_t[]){INT64_MIN, INT64_MIN, INT64_MIN, 300, -1, -129, 2147483648LL, -2147483648LL});
+  expect_cast(x, MXW_INT64, (int64_t[]){INT64_MIN, INT64_MIN, INT64_MIN, 300, -1, -129, 2147483648LL, -2147483648LL});
   expect_cast(x, MXW_BOOL, (uint8_t[]){1, 1, 1, 1, 1, 1, 1, 1});
   mxw_ndarray_free(x);
 
@@ -71,7 +71,7 @@ static void test_int_to_int_wraps(void **state) {
   /* static_cast between integer types keeps the low bits */
   const int32_t v[] = {300, -129, INT32_MIN, 65541};
   mxw_ndarray *x = make(4, MXW_INT32, v);
-  expect_cast(x, MXW_INT8, (int8_t[]){44, 127, 0, 5});         /* 65541 = 0x10005 */
+  expect_cast(x, MXW_INT8, (int8_t[]){44, 127, 0, 5}); /* 65541 = 0x10005 */
   expect_cast(x, MXW_UINT16, (uint16_t[]){300, 65407, 0, 5});
   expect_cast(x, MXW_UINT64, (uint64_t[]){300, UINT64_MAX - 128, UINT64_MAX - 2147483647u, 65541}); /* sign-extended */
   mxw_ndarray_free(x);
@@ -122,7 +122,8 @@ static void test_negative_abs_wrap(void **state) {
   expect_unary("negative", MXW_UINT8, 3, (uint8_t[]){5, 0, 255}, (uint8_t[]){251, 0, 1});
   expect_unary("negative", MXW_UINT32, 1, (uint32_t[]){1}, (uint32_t[]){UINT32_MAX});
   expect_unary("negative", MXW_BOOL, 2, (uint8_t[]){0, 1}, (uint8_t[]){0, 1});
-  expect_unary("negative", MXW_FLOAT16, 2, (uint16_t[]){0x3c00, 0x0000}, (uint16_t[]){0xbc00, 0x8000}); /* 1 -> -1, 0 -> -0 */
+  expect_unary("negative", MXW_FLOAT16, 2, (uint16_t[]){0x3c00, 0x0000},
+               (uint16_t[]){0xbc00, 0x8000}); /* 1 -> -1, 0 -> -0 */
   /* abs is DType(fabs(double(a))): |INT_MIN| = 2^31 does not fit and converts to INT_MIN */
   expect_unary("abs", MXW_INT32, 3, (int32_t[]){INT32_MIN, -7, 7}, (int32_t[]){INT32_MIN, 7, 7});
   expect_unary("abs", MXW_INT8, 2, (int8_t[]){-128, -5}, (int8_t[]){-128, 5});

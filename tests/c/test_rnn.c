@@ -64,7 +64,8 @@ static void test_param_size_and_shapes(void **state) {
     const int64_t D = cases[c].D, L = cases[c].Li, P = cases[c].P, Ho = P ? P : H;
     const int64_t want = param_size(cases[c].G, I, H, (int)L, (int)D, P);
     /* forwards: from the data */
-    mxw_shape in[4] = {shp(3, (int64_t[]){T, N, I}), unknown(), unknown(), unknown()}, out[3] = {unknown(), unknown(), unknown()};
+    mxw_shape in[4] = {shp(3, (int64_t[]){T, N, I}), unknown(), unknown(), unknown()},
+              out[3] = {unknown(), unknown(), unknown()};
     assert_int_equal(p->op->infer_shape(p->param, nin, in, nout, out), 0);
     expect_shape(&in[1], 1, (int64_t[]){want});
     expect_shape(&in[2], 3, (int64_t[]){L * D, N, Ho});
@@ -78,13 +79,15 @@ static void test_param_size_and_shapes(void **state) {
     assert_int_equal(p->op->infer_shape(p->param, nin, in2, nout, out2), 0);
     expect_shape(&in2[0], 3, (int64_t[]){T, N, I});
     /* a parameter count no input size gives */
-    mxw_shape in3[4] = {unknown(), shp(1, (int64_t[]){want + 1}), unknown(), unknown()}, out3[3] = {unknown(), unknown(), unknown()};
+    mxw_shape in3[4] = {unknown(), shp(1, (int64_t[]){want + 1}), unknown(), unknown()},
+              out3[3] = {unknown(), unknown(), unknown()};
     assert_int_not_equal(p->op->infer_shape(p->param, nin, in3, nout, out3), 0);
     assert_error_contains("parameters");
     mxw_params_free(p);
   }
   /* the hidden dropout mask: p > 0 with more than one layer */
-  mxw_params *p = make("RNN", KV("mode", "gru", "state_size", "4", "num_layers", "3", "p", "0.5", "bidirectional", "True"));
+  mxw_params *p =
+      make("RNN", KV("mode", "gru", "state_size", "4", "num_layers", "3", "p", "0.5", "bidirectional", "True"));
   assert_int_equal(mxw_params_num_outputs(p), 2);
   assert_int_equal(mxw_params_num_visible_outputs(p), 1);
   mxw_shape in[3] = {shp(3, (int64_t[]){T, N, I}), unknown(), unknown()}, out[2] = {unknown(), unknown()};
@@ -108,7 +111,8 @@ static void test_rnn_param_concat_shapes(void **state) {
   assert_int_equal(p->op->infer_shape(p->param, 4, in, 1, out), 0);
   expect_shape(&in[0], 1, (int64_t[]){10});
   expect_shape(&in[1], 1, (int64_t[]){10});
-  mxw_shape in2[4] = {shp(1, (int64_t[]){-1}), shp(1, (int64_t[]){-1}), shp(1, (int64_t[]){-1}), shp(1, (int64_t[]){3})};
+  mxw_shape in2[4] = {shp(1, (int64_t[]){-1}), shp(1, (int64_t[]){-1}), shp(1, (int64_t[]){-1}),
+                      shp(1, (int64_t[]){3})};
   assert_int_not_equal(p->op->infer_shape(p->param, 4, in2, 1, out), 0);
   assert_error_contains("1 or 2 inputs");
   mxw_params_free(p);
@@ -249,12 +253,13 @@ static void test_threads_same_bytes(void **state) {
     const int32_t xs[3] = {T, N, I}, ps[1] = {(int32_t)param_size(G, I, H, 2, 2, 0)}, hs[3] = {4, N, H};
     const int32_t ys[3] = {T, N, 2 * H}, ms[4] = {1, T, N, 2 * H};
     mxw_ndarray *x = rand_f32(3, xs, 1), *w = rand_f32(1, ps, 0.5), *h = rand_f32(3, hs, 1), *c = rand_f32(3, hs, 1);
-    const char *const *kv = KV("mode", modes[m], "state_size", "9", "num_layers", "2", "bidirectional", "True", "p", "0.3",
-                               "state_outputs", "True");
+    const char *const *kv = KV("mode", modes[m], "state_size", "9", "num_layers", "2", "bidirectional", "True", "p",
+                               "0.3", "state_outputs", "True");
     mxw_ndarray *fin[4] = {x, w, h, c};
     same_bytes("RNN", kv, lstm ? 4 : 3, fin, 1);
     /* _backward_RNN(inputs, mask, d output, d state[, d cell]) */
-    mxw_ndarray *mask = rand_f32(4, ms, 1), *dy = rand_f32(3, ys, 1), *dh = rand_f32(3, hs, 1), *dc = rand_f32(3, hs, 1);
+    mxw_ndarray *mask = rand_f32(4, ms, 1), *dy = rand_f32(3, ys, 1), *dh = rand_f32(3, hs, 1),
+                *dc = rand_f32(3, hs, 1);
     float *mk = (float *)mxw_ndarray_data(mask);
     for (int64_t i = 0; i < mxw_ndarray_size(mask); i++) mk[i] = mk[i] > 0 ? 1.0f / 0.7f : 0.0f;
     mxw_ndarray *bin[9];

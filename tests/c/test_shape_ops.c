@@ -34,12 +34,12 @@ static int infer1(const char *name, int ndim, const int32_t *dims, int32_t *out,
   return rc;
 }
 
-#define assert_shape(out, ...)                                                                    \
-  do {                                                                                            \
-    const int32_t exp_[] = {__VA_ARGS__};                                                         \
-    int n_ = (int)(sizeof exp_ / sizeof exp_[0]);                                                 \
-    assert_int_equal((out)[0], n_);                                                               \
-    for (int i_ = 0; i_ < n_; i_++) assert_int_equal((out)[1 + i_], exp_[i_]);                    \
+#define assert_shape(out, ...)                                                 \
+  do {                                                                         \
+    const int32_t exp_[] = {__VA_ARGS__};                                      \
+    int n_ = (int)(sizeof exp_ / sizeof exp_[0]);                              \
+    assert_int_equal((out)[0], n_);                                            \
+    for (int i_ = 0; i_ < n_; i_++) assert_int_equal((out)[1 + i_], exp_[i_]); \
   } while (0)
 
 static const int32_t k234[3] = {2, 3, 4};
@@ -227,7 +227,8 @@ static void test_transpose_blocked_vs_loop(void **state) {
           for (int r = 0; r < R; r++) {
             double got = mxw_load_f64(yd, dts[t], ((int64_t)b * C + c) * R + r);
             double want = mxw_load_f64(xd, dts[t], ((int64_t)b * R + r) * C + c);
-            if (got != want) fail_msg("dtype %d size (%d,%d,%d) at (%d,%d,%d): %g vs %g", dts[t], B, R, C, b, c, r, got, want);
+            if (got != want)
+              fail_msg("dtype %d size (%d,%d,%d) at (%d,%d,%d): %g vs %g", dts[t], B, R, C, b, c, r, got, want);
           }
       mxw_ndarray_free(y[0]);
       mxw_ndarray_free(x);
@@ -304,7 +305,8 @@ static void test_slice_negative_steps(void **state) {
   int nout = 1;
   int32_t ys[2];
   /* x[:, 4:0:-2] = [[4, 2], [9, 7]] */
-  assert_int_equal(t_invoke("slice", &x, 1, y, &nout, "begin", "(None, 4)", "end", "(None, 0)", "step", "(None, -2)", NULL), 0);
+  assert_int_equal(
+      t_invoke("slice", &x, 1, y, &nout, "begin", "(None, 4)", "end", "(None, 0)", "step", "(None, -2)", NULL), 0);
   mxw_ndarray_shape(y[0], ys);
   assert_int_equal(ys[0], 2);
   assert_int_equal(ys[1], 2);
@@ -313,12 +315,14 @@ static void test_slice_negative_steps(void **state) {
   mxw_ndarray_free(y[0]);
   y[0] = NULL;
   /* x[::-1, ::-1]: begin None with a negative step starts at the end */
-  assert_int_equal(t_invoke("crop", &x, 1, y, &nout, "begin", "(None, None)", "end", "(None, None)", "step", "(-1, -1)", NULL), 0);
+  assert_int_equal(
+      t_invoke("crop", &x, 1, y, &nout, "begin", "(None, None)", "end", "(None, None)", "step", "(-1, -1)", NULL), 0);
   for (int i = 0; i < 10; i++) assert_close(fdata(y[0])[i], 9 - i, 0);
   mxw_ndarray_free(y[0]);
   y[0] = NULL;
   /* clamping: begin 10 with step -3 starts at 4; end -100 + 5 clamps to -1 -> columns 4, 1 */
-  assert_int_equal(t_invoke("_npx_slice", &x, 1, y, &nout, "begin", "(1, 10)", "end", "(2, -100)", "step", "(1, -3)", NULL), 0);
+  assert_int_equal(
+      t_invoke("_npx_slice", &x, 1, y, &nout, "begin", "(1, 10)", "end", "(2, -100)", "step", "(1, -3)", NULL), 0);
   mxw_ndarray_shape(y[0], ys);
   assert_int_equal(ys[0], 1);
   assert_int_equal(ys[1], 2);
@@ -391,24 +395,29 @@ static void test_split_pad_tile_repeat(void **state) {
   assert_int_equal(mxw_ndarray_create(4, ps, MXW_INT32, &img), 0);
   for (int i = 0; i < 6; i++) ((int32_t *)mxw_ndarray_data(img))[i] = i + 1; /* [[1 2 3] [4 5 6]] */
   assert_int_equal(t_invoke("Pad", &img, 1, y, &nout, "mode", "constant", "pad_width", "(0, 0, 0, 0, 1, 1, 2, 0)",
-                            "constant_value", "-7", NULL), 0);
+                            "constant_value", "-7", NULL),
+                   0);
   const int32_t ec[20] = {-7, -7, -7, -7, -7, -7, -7, 1, 2, 3, -7, -7, 4, 5, 6, -7, -7, -7, -7, -7};
   for (int i = 0; i < 20; i++) assert_int_equal(((int32_t *)mxw_ndarray_data(y[0]))[i], ec[i]);
   mxw_ndarray_free(y[0]);
   y[0] = NULL;
-  assert_int_equal(t_invoke("pad", &img, 1, y, &nout, "mode", "edge", "pad_width", "(0, 0, 0, 0, 1, 1, 2, 0)", NULL), 0);
+  assert_int_equal(t_invoke("pad", &img, 1, y, &nout, "mode", "edge", "pad_width", "(0, 0, 0, 0, 1, 1, 2, 0)", NULL),
+                   0);
   const int32_t ee[20] = {1, 1, 1, 2, 3, 1, 1, 1, 2, 3, 4, 4, 4, 5, 6, 4, 4, 4, 5, 6};
   for (int i = 0; i < 20; i++) assert_int_equal(((int32_t *)mxw_ndarray_data(y[0]))[i], ee[i]);
   mxw_ndarray_free(y[0]);
   y[0] = NULL;
-  assert_int_equal(t_invoke("Pad", &img, 1, y, &nout, "mode", "reflect", "pad_width", "(0, 0, 0, 0, 1, 1, 2, 0)", NULL), 0);
+  assert_int_equal(t_invoke("Pad", &img, 1, y, &nout, "mode", "reflect", "pad_width", "(0, 0, 0, 0, 1, 1, 2, 0)", NULL),
+                   0);
   const int32_t ef[20] = {6, 5, 4, 5, 6, 3, 2, 1, 2, 3, 6, 5, 4, 5, 6, 3, 2, 1, 2, 3};
   for (int i = 0; i < 20; i++) assert_int_equal(((int32_t *)mxw_ndarray_data(y[0]))[i], ef[i]);
   mxw_ndarray_free(y[0]);
   y[0] = NULL;
-  assert_int_equal(t_invoke("Pad", &img, 1, y, &nout, "mode", "reflect", "pad_width", "(0, 0, 0, 0, 2, 0, 0, 0)", NULL), -1);
+  assert_int_equal(t_invoke("Pad", &img, 1, y, &nout, "mode", "reflect", "pad_width", "(0, 0, 0, 0, 2, 0, 0, 0)", NULL),
+                   -1);
   assert_error_contains("smaller than its size 2");
-  assert_int_equal(t_invoke("Pad", &img, 1, y, &nout, "mode", "constant", "pad_width", "(0, 1, 0, 0, 0, 0, 0, 0)", NULL), -1);
+  assert_int_equal(
+      t_invoke("Pad", &img, 1, y, &nout, "mode", "constant", "pad_width", "(0, 1, 0, 0, 0, 0, 0, 0)", NULL), -1);
   assert_error_contains("first 4 entries");
   mxw_ndarray_free(img);
 }

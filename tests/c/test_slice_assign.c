@@ -15,8 +15,8 @@ static void test_slice_assign_strided(void **state) {
   mxw_ndarray *ins[2] = {t_arange(2, (int32_t[]){3, 4}), t_array(2, (int32_t[]){2, 2}, (float[]){100, 101, 102, 103})};
   mxw_ndarray *y[1] = {NULL};
   int nout = 1;
-  assert_int_equal(t_invoke("_slice_assign", ins, 2, y, &nout, "begin", "(0, 1)", "end", "(None, None)", "step",
-                            "(2, 2)", NULL), 0);
+  assert_int_equal(
+      t_invoke("_slice_assign", ins, 2, y, &nout, "begin", "(0, 1)", "end", "(None, None)", "step", "(2, 2)", NULL), 0);
   const float want[] = {0, 100, 2, 101, 4, 5, 6, 7, 8, 102, 10, 103};
   t_expect_shape(y[0], 2, (int32_t[]){3, 4});
   t_expect_f32(y[0], want, 12, 0);
@@ -25,8 +25,8 @@ static void test_slice_assign_strided(void **state) {
   mxw_ndarray_free(y[0]);
   /* out = lhs: in place, as x[key] = value */
   y[0] = ins[0];
-  assert_int_equal(t_invoke("_slice_assign", ins, 2, y, &nout, "begin", "(0, 1)", "end", "(None, None)", "step",
-                            "(2, 2)", NULL), 0);
+  assert_int_equal(
+      t_invoke("_slice_assign", ins, 2, y, &nout, "begin", "(0, 1)", "end", "(None, None)", "step", "(2, 2)", NULL), 0);
   assert_ptr_equal(y[0], ins[0]);
   t_expect_f32(ins[0], want, 12, 0);
   mxw_ndarray_free(ins[0]);
@@ -39,13 +39,13 @@ static void test_slice_assign_negative_step_and_empty(void **state) {
   mxw_ndarray *ins[2] = {t_arange(1, (int32_t[]){6}), t_array(1, (int32_t[]){3}, (float[]){10, 11, 12})};
   mxw_ndarray *y[1] = {ins[0]};
   int nout = 1;
-  assert_int_equal(t_invoke("_slice_assign", ins, 2, y, &nout, "begin", "(None,)", "end", "(None,)", "step", "(-2,)",
-                            NULL), 0);
+  assert_int_equal(
+      t_invoke("_slice_assign", ins, 2, y, &nout, "begin", "(None,)", "end", "(None,)", "step", "(-2,)", NULL), 0);
   t_expect_f32(ins[0], (float[]){0, 12, 2, 11, 4, 10}, 6, 0);
   /* x[-1:-4:-1] = [20, 21, 22] (negative begin and end) -> x[5], x[4], x[3] */
   memcpy(mxw_ndarray_data(ins[1]), (float[]){20, 21, 22}, 3 * sizeof(float));
-  assert_int_equal(t_invoke("_crop_assign", ins, 2, y, &nout, "begin", "(-1,)", "end", "(-4,)", "step", "(-1,)",
-                            NULL), 0);
+  assert_int_equal(t_invoke("_crop_assign", ins, 2, y, &nout, "begin", "(-1,)", "end", "(-4,)", "step", "(-1,)", NULL),
+                   0);
   t_expect_f32(ins[0], (float[]){0, 12, 2, 22, 21, 20}, 6, 0);
   mxw_ndarray_free(ins[1]);
   /* an empty slice x[4:1] takes a (0,) rhs and changes nothing */
@@ -68,7 +68,8 @@ static void test_slice_assign_errors(void **state) {
   /* too many axes, a zero step, begin/end of different lengths */
   assert_int_equal(t_invoke("_slice_assign", ins, 2, y, &nout, "begin", "(0, 0, 0)", "end", "(1, 1, 1)", NULL), -1);
   assert_error_contains("only 2 dimensions");
-  assert_int_equal(t_invoke("_slice_assign", ins, 2, y, &nout, "begin", "(0,)", "end", "(2,)", "step", "(0,)", NULL), -1);
+  assert_int_equal(t_invoke("_slice_assign", ins, 2, y, &nout, "begin", "(0,)", "end", "(2,)", "step", "(0,)", NULL),
+                   -1);
   assert_error_contains("is 0");
   assert_int_equal(t_invoke("_slice_assign_scalar", ins, 1, y, &nout, "begin", "(0,)", "end", "(1, 2)", NULL), -1);
   assert_error_contains("same length");
@@ -85,14 +86,16 @@ static void test_slice_assign_scalar(void **state) {
   assert_int_equal(mxw_ndarray_create(2, (int32_t[]){2, 3}, MXW_INT32, &x), 0);
   mxw_ndarray *y[1] = {x};
   int nout = 1;
-  assert_int_equal(t_invoke("_slice_assign_scalar", &x, 1, y, &nout, "scalar", "7.9", "begin", "(1, -1)", "end",
-                            "(2, None)", NULL), 0);
+  assert_int_equal(
+      t_invoke("_slice_assign_scalar", &x, 1, y, &nout, "scalar", "7.9", "begin", "(1, -1)", "end", "(2, None)", NULL),
+      0);
   const int32_t *p = (const int32_t *)mxw_ndarray_data(x);
   const int32_t want[] = {0, 0, 0, 0, 0, 7};
   for (int i = 0; i < 6; i++) assert_int_equal(p[i], want[i]);
   /* x[:, ::2] = -3 (None entries and a step) */
   assert_int_equal(t_invoke("_crop_assign_scalar", &x, 1, y, &nout, "scalar", "-3", "begin", "(None, None)", "end",
-                            "(None, None)", "step", "(None, 2)", NULL), 0);
+                            "(None, None)", "step", "(None, 2)", NULL),
+                   0);
   const int32_t want2[] = {-3, 0, -3, -3, 0, -3};
   for (int i = 0; i < 6; i++) assert_int_equal(p[i], want2[i]);
   /* the default scalar is 0; a fresh output is a copy of data with the box set */
@@ -109,8 +112,8 @@ static void test_slice_assign_scalar(void **state) {
   mxw_ndarray *h = NULL;
   assert_int_equal(mxw_ndarray_create(1, (int32_t[]){4}, MXW_FLOAT16, &h), 0);
   y[0] = h;
-  assert_int_equal(t_invoke("_slice_assign_scalar", &h, 1, y, &nout, "scalar", "0.5", "begin", "(1,)", "end", "(3,)",
-                            NULL), 0);
+  assert_int_equal(
+      t_invoke("_slice_assign_scalar", &h, 1, y, &nout, "scalar", "0.5", "begin", "(1,)", "end", "(3,)", NULL), 0);
   const uint16_t *hp = (const uint16_t *)mxw_ndarray_data(h);
   const float hw[] = {0, 0.5f, 0.5f, 0};
   for (int i = 0; i < 4; i++) assert_close(mxw_half_to_float(hp[i]), hw[i], 0);
@@ -241,14 +244,10 @@ static void test_registry_schema(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_slice_assign_strided),
-      cmocka_unit_test(test_slice_assign_negative_step_and_empty),
-      cmocka_unit_test(test_slice_assign_errors),
-      cmocka_unit_test(test_slice_assign_scalar),
-      cmocka_unit_test(test_scatter_set_nd),
-      cmocka_unit_test(test_scatter_set_nd_rows),
-      cmocka_unit_test(test_view_range),
-      cmocka_unit_test(test_registry_schema),
+      cmocka_unit_test(test_slice_assign_strided), cmocka_unit_test(test_slice_assign_negative_step_and_empty),
+      cmocka_unit_test(test_slice_assign_errors),  cmocka_unit_test(test_slice_assign_scalar),
+      cmocka_unit_test(test_scatter_set_nd),       cmocka_unit_test(test_scatter_set_nd_rows),
+      cmocka_unit_test(test_view_range),           cmocka_unit_test(test_registry_schema),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

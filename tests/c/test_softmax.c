@@ -3,12 +3,13 @@
  * library's SIMD exp). */
 #include "mxw_test.h"
 
-static mxw_ndarray *run(const char *name, mxw_ndarray **ins, int nin, const char *k1, const char *v1,
-                        const char *k2, const char *v2) {
+static mxw_ndarray *run(const char *name, mxw_ndarray **ins, int nin, const char *k1, const char *v1, const char *k2,
+                        const char *v2) {
   mxw_ndarray *out[1] = {NULL};
   int n = 1;
-  int rc = k2 ? t_invoke(name, ins, nin, out, &n, k1, v1, k2, v2, NULL)
-              : k1 ? t_invoke(name, ins, nin, out, &n, k1, v1, NULL) : t_invoke(name, ins, nin, out, &n, NULL);
+  int rc = k2   ? t_invoke(name, ins, nin, out, &n, k1, v1, k2, v2, NULL)
+           : k1 ? t_invoke(name, ins, nin, out, &n, k1, v1, NULL)
+                : t_invoke(name, ins, nin, out, &n, NULL);
   if (rc != 0) fail_msg("%s", mxw_get_last_error());
   return out[0];
 }
@@ -118,8 +119,7 @@ static void test_softmax_axis0(void **state) {
   assert_values(y, 6, (double[]){0.0900305732, third, 0.2447284711, third, 0.6652409558, third}, 1e-6);
   mxw_ndarray_free(y);
   y = run("SoftmaxActivation", &x, 1, "mode", "channel", NULL, NULL); /* axis 1 */
-  assert_values(y, 6, (double[]){0.0179862100, 0.9820137900, 0.0474258732, 0.9525741268, 0.1192029220,
-                                  0.8807970780},
+  assert_values(y, 6, (double[]){0.0179862100, 0.9820137900, 0.0474258732, 0.9525741268, 0.1192029220, 0.8807970780},
                 1e-6);
   mxw_ndarray_free(y);
   mxw_ndarray_free(x);
@@ -161,9 +161,8 @@ static void test_use_length(void **state) {
   ((int32_t *)mxw_ndarray_data(len))[1] = 9; /* longer than the row: the whole row */
   mxw_ndarray *ins[] = {x, len};
   mxw_ndarray *y = run("softmax", ins, 2, "use_length", "True", NULL, NULL);
-  assert_values(y, 8, (double[]){0.2689414214, 0.7310585786, 0, 0, 0.0320586033, 0.0871443187, 0.2368828181,
-                                  0.6439142599},
-                1e-6);
+  assert_values(
+      y, 8, (double[]){0.2689414214, 0.7310585786, 0, 0, 0.0320586033, 0.0871443187, 0.2368828181, 0.6439142599}, 1e-6);
   mxw_ndarray_free(y);
   /* the generic path (float64 output) masks the same way */
   y = run("softmax", ins, 2, "use_length", "True", "dtype", "float64");

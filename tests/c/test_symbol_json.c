@@ -152,8 +152,9 @@ static void test_spec_export_round_trips_exactly(void **state) {
   assert_string_equal(out, k_spec_export);
   mxw_buffer_free(out);
   const char *info = mxw_sym_info(s);
-  assert_non_null(strstr(info, "\"aux\":[\"hybridsequential0_batchnorm0_running_mean\","
-                               "\"hybridsequential0_batchnorm0_running_var\"]"));
+  assert_non_null(strstr(info,
+                         "\"aux\":[\"hybridsequential0_batchnorm0_running_mean\","
+                         "\"hybridsequential0_batchnorm0_running_var\"]"));
   /* deferred __shape__ dims (0) are filled by inference from the data */
   const char *r = mxw_sym_infer(s, "{\"shapes\": {\"data\": [2, 3]}}");
   assert_non_null(r);
@@ -278,7 +279,8 @@ static void test_param_dialect_and_every_legacy_upgrade(void **state) {
   const char *info = mxw_sym_info(s);
   /* 0.8 -> 0.9: the missing aux inputs become variables <node>_<input name> */
   assert_non_null(strstr(info, "\"aux\":[\"bn_moving_mean\",\"bn_moving_var\"]"));
-  assert_non_null(strstr(info, "\"arguments\":[\"data\",\"fc1_weight\",\"fc1_bias\",\"bn_gamma\",\"bn_beta\",\"act_gamma\"]"));
+  assert_non_null(
+      strstr(info, "\"arguments\":[\"data\",\"fc1_weight\",\"fc1_bias\",\"bn_gamma\",\"bn_beta\",\"act_gamma\"]"));
   char *out = NULL;
   assert_int_equal(mxw_sym_tojson(s, &out), 0);
   /* FixParsing: lr_mult -> __lr_mult__ on the node; weight_lr_mult -> __lr_mult__ on fc1_weight;
@@ -312,14 +314,22 @@ static void test_param_dialect_and_every_legacy_upgrade(void **state) {
   mxw_ndarray *in[8] = {NULL};
   for (int i = 0; i < n; i++) {
     const char *name = mxw_exec_input_name(ex, i);
-    if (!strcmp(name, "data")) in[i] = t_array(2, s12, x);
-    else if (!strcmp(name, "fc1_weight")) in[i] = t_array(2, s32, w);
-    else if (!strcmp(name, "fc1_bias")) in[i] = t_array(1, s3, b);
-    else if (!strcmp(name, "bn_gamma")) in[i] = t_array(1, s3, g);
-    else if (!strcmp(name, "bn_beta") || !strcmp(name, "bn_moving_mean")) in[i] = t_array(1, s3, z);
-    else if (!strcmp(name, "bn_moving_var")) in[i] = t_array(1, s3, one);
-    else if (!strcmp(name, "act_gamma")) in[i] = t_array(1, s1, slope);
-    else fail_msg("unexpected input %s", name);
+    if (!strcmp(name, "data"))
+      in[i] = t_array(2, s12, x);
+    else if (!strcmp(name, "fc1_weight"))
+      in[i] = t_array(2, s32, w);
+    else if (!strcmp(name, "fc1_bias"))
+      in[i] = t_array(1, s3, b);
+    else if (!strcmp(name, "bn_gamma"))
+      in[i] = t_array(1, s3, g);
+    else if (!strcmp(name, "bn_beta") || !strcmp(name, "bn_moving_mean"))
+      in[i] = t_array(1, s3, z);
+    else if (!strcmp(name, "bn_moving_var"))
+      in[i] = t_array(1, s3, one);
+    else if (!strcmp(name, "act_gamma"))
+      in[i] = t_array(1, s1, slope);
+    else
+      fail_msg("unexpected input %s", name);
   }
   mxw_ndarray *o[2] = {NULL, NULL};
   int nout = 2;
@@ -343,12 +353,14 @@ static void test_attrs_with_and_without_version(void **state) {
   (void)state;
   const char *g =
       "{\"nodes\": [{\"op\": \"null\", \"name\": \"x\", \"inputs\": []}, "
-      "{\"op\": \"null\", \"name\": \"bn_gamma\", \"inputs\": []}, {\"op\": \"null\", \"name\": \"bn_beta\", \"inputs\": []}, "
+      "{\"op\": \"null\", \"name\": \"bn_gamma\", \"inputs\": []}, {\"op\": \"null\", \"name\": \"bn_beta\", "
+      "\"inputs\": []}, "
       "{\"op\": \"null\", \"name\": \"bn_moving_mean\", \"inputs\": []}, "
       "{\"op\": \"null\", \"name\": \"bn_moving_var\", \"inputs\": []}, "
       "{\"op\": \"BatchNorm\", \"name\": \"bn\", \"attrs\": {\"eps\": \"0.01\"}, "
       "\"inputs\": [[0, 0, 0], [1, 0, 0], [2, 0, 0], [3, 0, 1], [4, 0, 1]]}, "
-      "{\"op\": \"Activation\", \"name\": \"a\", \"attrs\": {\"act_type\": \"relu\"}, \"param\": {\"act_type\": \"tanh\"}, "
+      "{\"op\": \"Activation\", \"name\": \"a\", \"attrs\": {\"act_type\": \"relu\"}, \"param\": {\"act_type\": "
+      "\"tanh\"}, "
       "\"inputs\": [[5, 0, 0]]}], "
       "\"arg_nodes\": [0, 1, 2, 3, 4], \"heads\": [[6, 0, 0]]%s}";
   char text[2048];
@@ -360,8 +372,10 @@ static void test_attrs_with_and_without_version(void **state) {
     char *out = NULL;
     assert_int_equal(mxw_sym_tojson(s, &out), 0);
     const char *mean_init = "\"name\": \"bn_moving_mean\", \n      \"attrs\": {\"__init__\": \"[\\\"zero\\\", {}]\"}";
-    if (versioned) assert_null(strstr(out, mean_init));
-    else assert_non_null(strstr(out, mean_init));
+    if (versioned)
+      assert_null(strstr(out, mean_init));
+    else
+      assert_non_null(strstr(out, mean_init));
     assert_non_null(strstr(out, "\"attrs\": {\"act_type\": \"relu\"}"));
     assert_null(strstr(out, "bn_moving_mean_"));
     mxw_buffer_free(out);
@@ -392,7 +406,10 @@ static void test_attrs_with_and_without_version(void **state) {
 static void test_hostile_json_fails_cleanly(void **state) {
   (void)state;
   const char *bad[] = {
-      "", "{", "[]", "{\"nodes\": 3, \"heads\": []}",
+      "",
+      "{",
+      "[]",
+      "{\"nodes\": 3, \"heads\": []}",
       "{\"nodes\": [{\"op\": \"null\", \"name\": \"x\", \"inputs\": []}], \"heads\": [[5, 0, 0]]}",
       "{\"nodes\": [{\"op\": \"relu\", \"name\": \"r\", \"inputs\": [[0, 0, 0]]}], \"heads\": [[0, 0, 0]]}",
       "{\"nodes\": [{\"op\": \"null\", \"name\": \"x\", \"inputs\": []}, {\"op\": \"relu\", \"name\": \"r\", "

@@ -27,7 +27,7 @@ static mxw_ndarray *rand_array(int dtype, double lo, double hi, int ndim, const 
   return a;
 }
 /* RAND(dtype, lo, hi, dims...) */
-#define RAND(dt, lo, hi, ...)                                                                     \
+#define RAND(dt, lo, hi, ...) \
   rand_array(dt, lo, hi, (int)(sizeof((int32_t[]){__VA_ARGS__}) / sizeof(int32_t)), (const int32_t[]){__VA_ARGS__})
 #define F32(...) RAND(MXW_FLOAT32, -2.0, 2.0, __VA_ARGS__)
 #define F64(...) RAND(MXW_FLOAT64, -2.0, 2.0, __VA_ARGS__)
@@ -125,7 +125,7 @@ static void check(const char *op, const char *const *kv, int nin, mxw_ndarray **
 
 #define KV(...) ((const char *const[]){__VA_ARGS__, NULL})
 /* CHECK(op, kv, inputs...) at inference, CHECK_TRAIN in training */
-#define ARRAYS_(...)                                                                              \
+#define ARRAYS_(...) \
   (int)(sizeof((mxw_ndarray *[]){__VA_ARGS__}) / sizeof(mxw_ndarray *)), ((mxw_ndarray *[]){__VA_ARGS__})
 #define CHECK(op, kv, ...) check(op, kv, ARRAYS_(__VA_ARGS__), 0)
 #define CHECK_TRAIN(op, kv, ...) check(op, kv, ARRAYS_(__VA_ARGS__), 1)
@@ -133,8 +133,9 @@ static void check(const char *op, const char *const *kv, int nin, mxw_ndarray **
 /* ---- elementwise unary, Activation, copies ---------------------------------------------------- */
 static void test_unary(void **state) {
   (void)state;
-  static const char *const ops[] = {"relu", "sigmoid", "tanh", "exp", "log", "sqrt", "sin", "erf", "gamma",
-                                    "abs", "negative", "_copy", "square", "softsign", "round", "ones_like"};
+  static const char *const ops[] = {"relu",   "sigmoid",  "tanh",  "exp",      "log",      "sqrt",
+                                    "sin",    "erf",      "gamma", "abs",      "negative", "_copy",
+                                    "square", "softsign", "round", "ones_like"};
   for (size_t k = 0; k < sizeof ops / sizeof *ops; k++) {
     CHECK(ops[k], NULL, F32(3, 37, 11, 29));
     CHECK(ops[k], NULL, F64(1, 5003));
@@ -147,12 +148,14 @@ static void test_unary(void **state) {
   static const char *const acts[] = {"relu", "sigmoid", "tanh", "softrelu", "softsign"};
   for (size_t k = 0; k < sizeof acts / sizeof *acts; k++) {
     CHECK("Activation", KV("act_type", acts[k]), F32(5, 3001));
-    if (k == 0) CHECK("_backward_Activation", KV("act_type", acts[k]), F32(5, 3001), F32(5, 3001));
-    else CHECK("_backward_Activation", KV("act_type", acts[k]), F32(5, 3001), F32(5, 3001), F32(5, 3001));
+    if (k == 0)
+      CHECK("_backward_Activation", KV("act_type", acts[k]), F32(5, 3001), F32(5, 3001));
+    else
+      CHECK("_backward_Activation", KV("act_type", acts[k]), F32(5, 3001), F32(5, 3001), F32(5, 3001));
   }
   CHECK("_backward_Activation", KV("act_type", "relu"), F64(7, 1001), F64(7, 1001));
-  static const char *const bwd[] = {"_backward_relu", "_backward_sigmoid", "_backward_tanh", "_backward_log",
-                                    "_backward_sqrt", "_backward_erf", "_backward_gamma", "_backward_arctan"};
+  static const char *const bwd[] = {"_backward_relu", "_backward_sigmoid", "_backward_tanh",  "_backward_log",
+                                    "_backward_sqrt", "_backward_erf",     "_backward_gamma", "_backward_arctan"};
   for (size_t k = 0; k < sizeof bwd / sizeof *bwd; k++) CHECK(bwd[k], NULL, F32(9, 1111), POS32(9, 1111));
   CHECK("_backward_hard_sigmoid", NULL, F32(3, 3333), F32(3, 3333));
 }
@@ -160,8 +163,8 @@ static void test_unary(void **state) {
 /* ---- elementwise binary, broadcasting, scalars, add_n ---------------------------------------- */
 static void test_binary(void **state) {
   (void)state;
-  static const char *const ops[] = {"elemwise_add", "elemwise_mul", "elemwise_div", "_maximum", "_power",
-                                    "_mod", "_hypot", "_greater_equal", "_logical_xor"};
+  static const char *const ops[] = {"elemwise_add", "elemwise_mul", "elemwise_div",   "_maximum",    "_power",
+                                    "_mod",         "_hypot",       "_greater_equal", "_logical_xor"};
   for (size_t k = 0; k < sizeof ops / sizeof *ops; k++) CHECK(ops[k], NULL, F32(3, 7, 1001), F32(3, 7, 1001));
   CHECK("elemwise_sub", NULL, F64(1, 9999), F64(1, 9999));
   CHECK("elemwise_add", NULL, F32(1, 300001), F32(1, 300001));
@@ -199,17 +202,14 @@ static void test_optimizer(void **state) {
   CHECK("sgd_update", KV("lr", "0.1", "clip_gradient", "0.5"), F64(3, 7001), F64(3, 7001));
   CHECK("sgd_mom_update", KV("lr", "0.1", "momentum", "0.9", "wd", "1e-4"), F32(11, 2003), F32(11, 2003),
         F32(11, 2003));
-  CHECK("adam_update", KV("lr", "0.01", "wd", "1e-4"), F32(1, 30001), F32(1, 30001), F32(1, 30001),
-        POS32(1, 30001));
+  CHECK("adam_update", KV("lr", "0.01", "wd", "1e-4"), F32(1, 30001), F32(1, 30001), F32(1, 30001), POS32(1, 30001));
   CHECK("rmspropalex_update", KV("lr", "0.01"), F32(5, 999), F32(5, 999), POS32(5, 999), F32(5, 999), F32(5, 999));
-  CHECK("ftml_update", KV("lr", "0.01", "t", "3"), F32(5, 999), F32(5, 999), POS32(5, 999), POS32(5, 999),
-        F32(5, 999));
+  CHECK("ftml_update", KV("lr", "0.01", "t", "3"), F32(5, 999), F32(5, 999), POS32(5, 999), POS32(5, 999), F32(5, 999));
   CHECK("signum_update", KV("lr", "0.01", "momentum", "0.9"), F32(4, 2001), F32(4, 2001), F32(4, 2001));
   CHECK("sgd_mom_update", KV("lr", "0.1", "momentum", "0.9"), F16(3, 2001), F16(3, 2001), F16(3, 2001));
   CHECK("mp_sgd_mom_update", KV("lr", "0.1", "momentum", "0.9"), F16(3, 2001), F16(3, 2001), F32(3, 2001),
         F32(3, 2001));
-  CHECK("lamb_update_phase1", KV("t", "2", "wd", "0.01"), F32(3, 3001), F32(3, 3001), F32(3, 3001),
-        POS32(3, 3001));
+  CHECK("lamb_update_phase1", KV("t", "2", "wd", "0.01"), F32(3, 3001), F32(3, 3001), F32(3, 3001), POS32(3, 3001));
   CHECK("lamb_update_phase2", KV("lr", "0.01"), F32(3, 3001), F32(3, 3001), POS32(1), POS32(1));
   CHECK("sgd_mom_update", KV("lr", "0.1", "momentum", "0.9"), F32(1, 400001), F32(1, 400001), F32(1, 400001));
 }
@@ -234,23 +234,21 @@ static void test_nn_misc(void **state) {
   CHECK_TRAIN("Dropout", KV("p", "0.3"), F32(5, 7, 301));
   CHECK_TRAIN("Dropout", KV("p", "0.3", "axes", "(1,)"), F32(5, 7, 301));
   CHECK("Dropout", KV("p", "0.3"), F32(5, 7, 301)); /* inference: a copy */
-  CHECK("Embedding", KV("input_dim", "50", "output_dim", "301"), RAND(MXW_FLOAT32, 0, 50, 13, 17),
-        F32(50, 301));
+  CHECK("Embedding", KV("input_dim", "50", "output_dim", "301"), RAND(MXW_FLOAT32, 0, 50, 13, 17), F32(50, 301));
   CHECK("_backward_Embedding", KV("input_dim", "50", "output_dim", "301"), F32(13, 17, 301),
         RAND(MXW_FLOAT32, 0, 50, 13, 17));
-  CHECK("_backward_Embedding", KV("input_dim", "20", "output_dim", "63"), F64(5, 9, 63),
-        RAND(MXW_INT32, 0, 20, 5, 9));
+  CHECK("_backward_Embedding", KV("input_dim", "20", "output_dim", "63"), F64(5, 9, 63), RAND(MXW_INT32, 0, 20, 5, 9));
 }
 
 /* ---- reductions ------------------------------------------------------------------------------ */
 static void test_reduce(void **state) {
   (void)state;
   CHECK("sum", KV("axis", "-1"), F32(301, 257));
-  CHECK("sum", KV("axis", "0"), F32(301, 257));           /* columns */
-  CHECK("sum", KV("axis", "(0, 2)"), F32(13, 31, 97));     /* two stages */
-  CHECK("sum", NULL, F32(1, 100003));                      /* one value: the parallel pairwise tree */
+  CHECK("sum", KV("axis", "0"), F32(301, 257));        /* columns */
+  CHECK("sum", KV("axis", "(0, 2)"), F32(13, 31, 97)); /* two stages */
+  CHECK("sum", NULL, F32(1, 100003));                  /* one value: the parallel pairwise tree */
   CHECK("sum", NULL, F64(3, 77777));
-  CHECK("sum", NULL, F32(1, 1000003));                     /* default threshold */
+  CHECK("sum", NULL, F32(1, 1000003)); /* default threshold */
   CHECK("mean", KV("axis", "1"), F32(7, 1001, 3));
   CHECK("max", KV("axis", "1"), F32(17, 301, 67));
   CHECK("min", KV("axis", "-1"), F64(301, 67));
@@ -282,7 +280,7 @@ static void test_reduce(void **state) {
 static void test_softmax(void **state) {
   (void)state;
   CHECK("softmax", NULL, F32(301, 129));
-  CHECK("softmax", KV("axis", "1"), F32(7, 33, 301));  /* lines across blocks of 64, with a tail */
+  CHECK("softmax", KV("axis", "1"), F32(7, 33, 301)); /* lines across blocks of 64, with a tail */
   CHECK("log_softmax", KV("axis", "0"), F32(33, 1001));
   CHECK("softmax", KV("temperature", "2.5"), F32(301, 129));
   CHECK("softmax", NULL, F64(301, 129));
@@ -305,9 +303,9 @@ static void test_softmax(void **state) {
   }
   CHECK("_backward_softmax", KV("axis", "0"), F64(33, 501), F64(33, 501));
   CHECK("_backward_SoftmaxOutput", NULL, F32(301, 11), RAND(MXW_FLOAT32, 0, 11, 301));
-  CHECK("_backward_SoftmaxOutput", KV("multi_output", "True", "use_ignore", "True", "ignore_label", "3",
-                                      "normalization", "valid"),
-        F32(7, 11, 13), RAND(MXW_FLOAT32, 0, 11, 7, 13));
+  CHECK("_backward_SoftmaxOutput",
+        KV("multi_output", "True", "use_ignore", "True", "ignore_label", "3", "normalization", "valid"), F32(7, 11, 13),
+        RAND(MXW_FLOAT32, 0, 11, 7, 13));
   CHECK("_backward_softmax", KV("axis", "-1", "use_length", "True"), F32(31, 7, 33), F32(31, 7, 33),
         RAND(MXW_INT32, 0, 40, 31, 7));
   CHECK("_backward_softmax", KV("axis", "-1", "dtype", "float64"), F64(31, 77), F64(31, 77), F16(31, 77));

@@ -131,7 +131,7 @@ static void test_arrays(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_specials), cmocka_unit_test(test_arrays),  cmocka_unit_test(test_exp_ulp),
+      cmocka_unit_test(test_specials),    cmocka_unit_test(test_arrays),   cmocka_unit_test(test_exp_ulp),
       cmocka_unit_test(test_sigmoid_ulp), cmocka_unit_test(test_tanh_ulp),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -138,13 +138,54 @@ static void direct(int which, const char *text) {
 }
 
 /* ---- modes 1-3: a handful of ops through the registry ----------------------------------------------- */
-static const char *const k_ops[] = {
-    "Convolution", "Deconvolution", "Pooling", "FullyConnected", "Activation", "LeakyReLU", "BatchNorm", "Dropout",
-    "Reshape", "transpose", "expand_dims", "squeeze", "slice", "SliceChannel", "Concat", "tile", "repeat", "Pad",
-    "Crop", "UpSampling", "sum", "norm", "argmax", "pick", "take", "one_hot", "Embedding", "topk", "softmax", "clip",
-    "Cast", "SoftmaxOutput", "broadcast_to", "LayerNorm", "GroupNorm", "reverse", "SwapAxis", "slice_axis",
-    "depth_to_space", "LRN", "stack", "sort", "L2Normalization", "_image_resize", "_image_crop", "SoftmaxActivation",
-    "dot", "InstanceNorm"};
+static const char *const k_ops[] = {"Convolution",
+                                    "Deconvolution",
+                                    "Pooling",
+                                    "FullyConnected",
+                                    "Activation",
+                                    "LeakyReLU",
+                                    "BatchNorm",
+                                    "Dropout",
+                                    "Reshape",
+                                    "transpose",
+                                    "expand_dims",
+                                    "squeeze",
+                                    "slice",
+                                    "SliceChannel",
+                                    "Concat",
+                                    "tile",
+                                    "repeat",
+                                    "Pad",
+                                    "Crop",
+                                    "UpSampling",
+                                    "sum",
+                                    "norm",
+                                    "argmax",
+                                    "pick",
+                                    "take",
+                                    "one_hot",
+                                    "Embedding",
+                                    "topk",
+                                    "softmax",
+                                    "clip",
+                                    "Cast",
+                                    "SoftmaxOutput",
+                                    "broadcast_to",
+                                    "LayerNorm",
+                                    "GroupNorm",
+                                    "reverse",
+                                    "SwapAxis",
+                                    "slice_axis",
+                                    "depth_to_space",
+                                    "LRN",
+                                    "stack",
+                                    "sort",
+                                    "L2Normalization",
+                                    "_image_resize",
+                                    "_image_crop",
+                                    "SoftmaxActivation",
+                                    "dot",
+                                    "InstanceNorm"};
 #define NUM_OPS ((int)(sizeof k_ops / sizeof k_ops[0]))
 #define MAX_KV 16
 #define MAX_ELEMS 4096
@@ -362,8 +403,8 @@ static void registry(int mode, int which, const uint8_t *sb, char *text) { /* sb
     return;
   }
   int nin = mxw_params_num_inputs(p), nout = mxw_params_num_outputs(p), nvis = mxw_params_num_visible_outputs(p);
-  FUZZ_CHECK(nin >= 0 && nout >= 1 && nvis >= 1 && nvis <= nout, "%s: %d inputs, %d outputs, %d visible",
-             def->name, nin, nout, nvis);
+  FUZZ_CHECK(nin >= 0 && nout >= 1 && nvis >= 1 && nvis <= nout, "%s: %d inputs, %d outputs, %d visible", def->name,
+             nin, nout, nvis);
   /* one variable per input ("in0", "in1", ...; variadic ops need them given) */
   mxw_symbol *vars[64] = {0}, *s = NULL;
   int nvars = 0, composed = -1;

@@ -22,14 +22,14 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define FUZZ_CHECK(cond, ...)                                                                     \
-  do {                                                                                            \
-    if (!(cond)) {                                                                                \
-      fprintf(stderr, "FUZZ_CHECK failed at %s:%d: %s\n  ", __FILE__, __LINE__, #cond);           \
-      fprintf(stderr, __VA_ARGS__);                                                               \
-      fprintf(stderr, "\n  last library error: %s\n", mxw_get_last_error());                     \
-      abort();                                                                                    \
-    }                                                                                             \
+#define FUZZ_CHECK(cond, ...)                                                           \
+  do {                                                                                  \
+    if (!(cond)) {                                                                      \
+      fprintf(stderr, "FUZZ_CHECK failed at %s:%d: %s\n  ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                                     \
+      fprintf(stderr, "\n  last library error: %s\n", mxw_get_last_error());            \
+      abort();                                                                          \
+    }                                                                                   \
   } while (0)
 
 /* MXW_FUZZ_VERBOSE=1 (replaying seeds by hand): say how far each input got. */
@@ -43,8 +43,7 @@ static inline int fuzz_verbose(void) {
  * The hooks exist in every sanitizer runtime (clang's and gcc's libasan); without a sanitizer the
  * weak references stay NULL and the budget is not measured. */
 extern int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void *, size_t),
-                                                     void (*free_hook)(const volatile void *))
-    __attribute__((weak));
+                                                     void (*free_hook)(const volatile void *)) __attribute__((weak));
 extern size_t __sanitizer_get_allocated_size(const volatile void *p) __attribute__((weak));
 
 #define FUZZ_BUDGET_PER_MIB ((size_t)64 << 20)
@@ -83,8 +82,8 @@ static inline void fuzz_budget_end(size_t input_len, const char *what) {
   size_t mib = (input_len + ((size_t)1 << 20) - 1) >> 20;
   size_t budget = FUZZ_BUDGET_PER_MIB * (mib ? mib : 1);
   if (fuzz_peak > budget) {
-    fprintf(stderr, "FUZZ memory budget exceeded: %s of a %zu-byte input held %zu bytes at once (budget %zu)\n",
-            what, input_len, fuzz_peak, budget);
+    fprintf(stderr, "FUZZ memory budget exceeded: %s of a %zu-byte input held %zu bytes at once (budget %zu)\n", what,
+            input_len, fuzz_peak, budget);
     abort();
   }
 }

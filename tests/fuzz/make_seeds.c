@@ -21,10 +21,16 @@ static int g_count;
 static void write_file(const char *sub, const char *name, const void *p, size_t n) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", g_out, sub);
-  if (mkdir(path, 0777) != 0 && errno != EEXIST) { perror(path); exit(1); }
+  if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+    perror(path);
+    exit(1);
+  }
   snprintf(path, sizeof path, "%s/%s/%s", g_out, sub, name);
   FILE *f = fopen(path, "wb");
-  if (!f || fwrite(p, 1, n, f) != n || fclose(f) != 0) { perror(path); exit(1); }
+  if (!f || fwrite(p, 1, n, f) != n || fclose(f) != 0) {
+    perror(path);
+    exit(1);
+  }
   g_count++;
 }
 
@@ -189,7 +195,10 @@ int main(int argc, char **argv) {
     return 2;
   }
   g_out = argv[1];
-  if (mkdir(g_out, 0777) != 0 && errno != EEXIST) { perror(g_out); return 1; }
+  if (mkdir(g_out, 0777) != 0 && errno != EEXIST) {
+    perror(g_out);
+    return 1;
+  }
   params_seeds();
   symbol_seeds();
   printf("make_seeds: %d files in %s\n", g_count, g_out);

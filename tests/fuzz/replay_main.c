@@ -31,9 +31,12 @@ static const char *g_current = "";
 static void on_alarm(int sig) {
   (void)sig;
   static const char msg[] = "\nTIMEOUT: an input ran longer than the limit (a hang): ";
-  if (write(2, msg, sizeof msg - 1) < 0) {}
-  if (write(2, g_current, strlen(g_current)) < 0) {}
-  if (write(2, "\n", 1) < 0) {}
+  if (write(2, msg, sizeof msg - 1) < 0) {
+  }
+  if (write(2, g_current, strlen(g_current)) < 0) {
+  }
+  if (write(2, "\n", 1) < 0) {
+  }
   _exit(70);
 }
 
@@ -46,7 +49,11 @@ static uint8_t *read_all(const char *path, size_t *len) {
     if (n == cap) {
       cap = cap ? cap * 2 : 65536;
       uint8_t *q = (uint8_t *)realloc(p, cap);
-      if (!q) { free(p); fclose(f); return NULL; }
+      if (!q) {
+        free(p);
+        fclose(f);
+        return NULL;
+      }
       p = q;
     }
     got = fread(p + n, 1, cap - n, f);
@@ -96,7 +103,8 @@ static void run_one(const char *path) {
     g_unexpected++;
     fprintf(stderr,
             "NOW PASSES: %s -- the finding is fixed: move the file from tests/fuzz/regressions/pending/<target>/ "
-            "to tests/fuzz/regressions/<target>/ (and mark it fixed in tests/fuzz/README.md)\n", path);
+            "to tests/fuzz/regressions/<target>/ (and mark it fixed in tests/fuzz/README.md)\n",
+            path);
   } else if (WIFEXITED(st)) {
     fprintf(stderr, "still fails, as expected until fixed (exit %d%s): %s\n", WEXITSTATUS(st),
             WEXITSTATUS(st) == 70 ? ", timeout" : "", path);
@@ -134,8 +142,10 @@ int main(int argc, char **argv) {
   signal(SIGALRM, on_alarm);
   int paths = 0;
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--expect-crash") == 0) g_expect_crash = 1;
-    else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc) g_timeout = (unsigned)atoi(argv[++i]);
+    if (strcmp(argv[i], "--expect-crash") == 0)
+      g_expect_crash = 1;
+    else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc)
+      g_timeout = (unsigned)atoi(argv[++i]);
     else {
       run_path(argv[i]);
       paths++;

@@ -41,8 +41,7 @@ function packRows(samples, width, height, comps, depth, filter) {
     for (let x = 0; x < width; x++) {
       for (let k = 0; k < comps; k++) {
         const v = samples[(y * width + x) * comps + k];
-        if (depth === 16) { line[(x * comps + k) * 2] = v >> 8; line[(x * comps + k) * 2 + 1] = v & 255; }
-        else if (depth === 8) line[x * comps + k] = v;
+        if (depth === 16) { line[(x * comps + k) * 2] = v >> 8; line[(x * comps + k) * 2 + 1] = v & 255; } else if (depth === 8) line[x * comps + k] = v;
         else { const bit = (x * comps + k) * depth; line[bit >> 3] |= v << (8 - depth - (bit & 7)); }
       }
     }

@@ -66,7 +66,7 @@ const SCENARIOS = {
   'results in nested arrays and objects move up three levels': {
     expect: 2,
     run(L) {
-      let temps = [];
+      const temps = [];
       const out = L.tidy(() => {
         const mid = L.tidy(() => {
           const deep = L.tidy(() => { temps.push(L.make()); return { a: [L.make(), { b: L.make() }] }; });
