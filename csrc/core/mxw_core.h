@@ -217,6 +217,9 @@ typedef struct mxw_op_call {
   int is_train;
   int fused_act; /* mxw_act to apply to output 0 (only for ops with fusable_act) */
 } mxw_op_call;
+/* Runs `kernel` on float32 copies of the call's float16 / bfloat16 tensors (the others as they
+ * are) and converts those outputs back: the 16-bit path of ops that compute in float32. */
+int mxw_run_as_f32(const mxw_op_call *c, int (*kernel)(const mxw_op_call *));
 
 #define MXW_VARIADIC (-1)
 

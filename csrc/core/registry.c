@@ -401,6 +401,46 @@ static int infer_shape_into(const mxw_params *p, int nin, int nout, const int32_
   return 0;
 }
 
+/* ---- float16 / bfloat16 through float32 ------------------------------------------------------ */
+int mxw_run_as_f32(const mxw_op_call *c, int (*kernel)(const mxw_op_call *)) {
+  const int nt = c->num_inputs + c->num_outputs;
+  mxw_tensor *t32 = (mxw_tensor *)malloc(sizeof(mxw_tensor) * (size_t)(nt ? nt : 1));
+  void **bufs = (void **)calloc((size_t)(nt ? nt : 1), sizeof(void *));
+  int rc = -1;
+  if (!t32 || !bufs) {
+    mxw_fail("out of memory for the float32 path of %d tensors", nt);
+    goto done;
+  }
+  for (int i = 0; i < nt; i++) {
+    const int is_in = i < c->num_inputs;
+    const mxw_tensor *t = is_in ? &c->inputs[i] : &c->outputs[i - c->num_inputs];
+    t32[i] = *t;
+    if (t->dtype != MXW_FLOAT16 && t->dtype != MXW_BFLOAT16) continue;
+    const int64_t n = mxw_tensor_size(t);
+    if (!(bufs[i] = malloc((size_t)(n > 0 ? n : 1) * sizeof(float)))) {
+      mxw_fail_oom("a float32 copy of a 16-bit tensor", (double)n * 4.0);
+      goto done;
+    }
+    if (is_in) mxw_convert(t->data, t->dtype, bufs[i], MXW_FLOAT32, n);
+    t32[i].data = bufs[i];
+    t32[i].dtype = MXW_FLOAT32;
+  }
+  mxw_op_call sub = *c;
+  sub.inputs = t32;
+  sub.outputs = t32 + c->num_inputs;
+  rc = kernel(&sub);
+  if (rc == 0)
+    for (int i = 0; i < c->num_outputs; i++)
+      if (bufs[c->num_inputs + i])
+        mxw_convert(bufs[c->num_inputs + i], MXW_FLOAT32, c->outputs[i].data, c->outputs[i].dtype,
+                    mxw_tensor_size(&c->outputs[i]));
+done:
+  for (int i = 0; bufs && i < nt; i++) free(bufs[i]);
+  free(bufs);
+  free(t32);
+  return rc;
+}
+
 /* ---- runtime flags -------------------------------------------------------------------------- */
 static int g_training = 0;
 int mxw_set_training(int training) {

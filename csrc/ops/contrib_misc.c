@@ -35,44 +35,6 @@ static int check_real(const char *op, int dtype) {
   return mxw_fail("%s only supports floating point types, got %s", op, mxw_dtype_name(dtype));
 }
 
-/* Runs `kernel` on float32 copies of a call whose tensors are float16 / bfloat16 (the others are
- * passed as they are), then converts the outputs back. */
-static int run_as_f32(const mxw_op_call *c, int (*kernel)(const mxw_op_call *)) {
-  enum { MAXT = 6 };
-  mxw_tensor in[MAXT], out[MAXT];
-  void *bufs[2 * MAXT];
-  int nb = 0, rc = -1;
-  MXW_CHECK(c->num_inputs <= MAXT && c->num_outputs <= MAXT, "too many tensors for the float32 path");
-  for (int i = 0; i < c->num_inputs + c->num_outputs; i++) {
-    const int is_in = i < c->num_inputs;
-    const mxw_tensor *t = is_in ? &c->inputs[i] : &c->outputs[i - c->num_inputs];
-    mxw_tensor *d = is_in ? &in[i] : &out[i - c->num_inputs];
-    *d = *t;
-    if (!is_half(t->dtype)) continue;
-    const int64_t n = mxw_tensor_size(t);
-    void *b = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
-    if (!b) {
-      mxw_fail_oom("a float32 copy of a 16-bit input", (double)n * 4.0);
-      goto done;
-    }
-    bufs[nb++] = b;
-    if (is_in) mxw_convert(t->data, t->dtype, b, MXW_FLOAT32, n);
-    d->data = b;
-    d->dtype = MXW_FLOAT32;
-  }
-  mxw_op_call sub = *c;
-  sub.inputs = in;
-  sub.outputs = out;
-  rc = kernel(&sub);
-  if (rc == 0)
-    for (int i = 0; i < c->num_outputs; i++)
-      if (is_half(c->outputs[i].dtype))
-        mxw_convert(out[i].data, MXW_FLOAT32, c->outputs[i].data, c->outputs[i].dtype, mxw_tensor_size(&out[i]));
-done:
-  for (int i = 0; i < nb; i++) free(bufs[i]);
-  return rc;
-}
-
 /* A 4-D (N, C, H, W) data shape, or an error naming the op. */
 static int check_4d(const char *op, const mxw_shape *s, const char *what) {
   shape_buf b;
@@ -198,12 +160,12 @@ static int adaptive_run(const mxw_tensor *x, mxw_tensor *y, const mxw_shape *dat
 }
 static int fwd_adaptive(const mxw_op_call *c) {
   MXW_TRY(check_real("AdaptiveAvgPooling2D", c->inputs[0].dtype));
-  if (is_half(c->inputs[0].dtype)) return run_as_f32(c, fwd_adaptive);
+  if (is_half(c->inputs[0].dtype)) return mxw_run_as_f32(c, fwd_adaptive);
   return adaptive_run(&c->inputs[0], &c->outputs[0], &c->inputs[0].shape, &c->outputs[0].shape, 0);
 }
 static int fwd_backward_adaptive(const mxw_op_call *c) {
   MXW_TRY(check_real("AdaptiveAvgPooling2D", c->inputs[0].dtype));
-  if (is_half(c->inputs[0].dtype)) return run_as_f32(c, fwd_backward_adaptive);
+  if (is_half(c->inputs[0].dtype)) return mxw_run_as_f32(c, fwd_backward_adaptive);
   return adaptive_run(&c->inputs[0], &c->outputs[0], &c->outputs[0].shape, &c->inputs[0].shape, 1);
 }
 static int grad_adaptive(mxw_grad_ctx *g) {
@@ -440,7 +402,7 @@ static int resize_run(const ResizeParam *p, const mxw_tensor *x, mxw_tensor *y, 
 }
 static int fwd_resize(const mxw_op_call *c) {
   MXW_TRY(check_real("BilinearResize2D", c->inputs[0].dtype));
-  if (is_half(c->inputs[0].dtype)) return run_as_f32(c, fwd_resize);
+  if (is_half(c->inputs[0].dtype)) return mxw_run_as_f32(c, fwd_resize);
   return resize_run((const ResizeParam *)c->param, &c->inputs[0], &c->outputs[0], &c->inputs[0].shape,
                     &c->outputs[0].shape, 0);
 }
@@ -448,7 +410,7 @@ static int fwd_resize(const mxw_op_call *c) {
 static int fwd_backward_resize(const mxw_op_call *c) {
   MXW_TRY(check_real("BilinearResize2D", c->inputs[0].dtype));
   if (is_half(c->inputs[0].dtype) || (c->num_outputs > 1 && is_half(c->outputs[1].dtype)))
-    return run_as_f32(c, fwd_backward_resize);
+    return mxw_run_as_f32(c, fwd_backward_resize);
   if (c->num_outputs > 1)
     memset(c->outputs[1].data, 0, (size_t)mxw_tensor_size(&c->outputs[1]) * esize(c->outputs[1].dtype));
   return resize_run((const ResizeParam *)c->param, &c->inputs[0], &c->outputs[0], &c->outputs[0].shape,

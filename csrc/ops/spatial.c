@@ -36,44 +36,6 @@ static int check_real(const char *op, int dtype) {
 }
 static void zero(mxw_tensor *t) { memset(t->data, 0, (size_t)mxw_tensor_size(t) * (size_t)mxw_dtype_size(t->dtype)); }
 
-/* Runs `kernel` on float32 copies of a call whose tensors are float16 / bfloat16, converting the
- * outputs back. */
-static int run_as_f32(const mxw_op_call *c, int (*kernel)(const mxw_op_call *)) {
-  enum { MAXT = 6 };
-  mxw_tensor in[MAXT], out[MAXT];
-  void *bufs[2 * MAXT];
-  int nb = 0, rc = -1;
-  MXW_CHECK(c->num_inputs <= MAXT && c->num_outputs <= MAXT, "too many tensors for the float32 path");
-  for (int i = 0; i < c->num_inputs + c->num_outputs; i++) {
-    const int is_in = i < c->num_inputs;
-    const mxw_tensor *t = is_in ? &c->inputs[i] : &c->outputs[i - c->num_inputs];
-    mxw_tensor *d = is_in ? &in[i] : &out[i - c->num_inputs];
-    *d = *t;
-    if (!is_half(t->dtype)) continue;
-    const int64_t n = mxw_tensor_size(t);
-    void *b = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
-    if (!b) {
-      mxw_fail_oom("a float32 copy of a 16-bit input", (double)n * 4.0);
-      goto done;
-    }
-    bufs[nb++] = b;
-    if (is_in) mxw_convert(t->data, t->dtype, b, MXW_FLOAT32, n);
-    d->data = b;
-    d->dtype = MXW_FLOAT32;
-  }
-  mxw_op_call sub = *c;
-  sub.inputs = in;
-  sub.outputs = out;
-  rc = kernel(&sub);
-  if (rc == 0)
-    for (int i = 0; i < c->num_outputs; i++)
-      if (is_half(c->outputs[i].dtype))
-        mxw_convert(out[i].data, MXW_FLOAT32, c->outputs[i].data, c->outputs[i].dtype, mxw_tensor_size(&out[i]));
-done:
-  for (int i = 0; i < nb; i++) free(bufs[i]);
-  return rc;
-}
-
 static int set_shape(mxw_shape *dst, int ndim, const int64_t *dims, const char *what) {
   mxw_shape s = mxw_shape_make(ndim, dims);
   return mxw_shape_assign(dst, &s, what);
@@ -185,7 +147,7 @@ static int fwd_gg(const mxw_op_call *c) {
   const mxw_tensor *x = &c->inputs[0];
   mxw_tensor *out = &c->outputs[0], *gd = &c->outputs[1];
   MXW_TRY(check_real("GridGenerator", x->dtype));
-  if (is_half(x->dtype)) return run_as_f32(c, fwd_gg);
+  if (is_half(x->dtype)) return mxw_run_as_f32(c, fwd_gg);
   const int64_t N = out->shape.dims[0], H = out->shape.dims[2], W = out->shape.dims[3];
   const int f32 = x->dtype == MXW_FLOAT32;
   if (p->transform_type == GG_AFFINE) {
@@ -207,7 +169,7 @@ static int fwd_backward_gg(const mxw_op_call *c) {
   const mxw_tensor *og = &c->inputs[0];
   mxw_tensor *dx = &c->outputs[0];
   MXW_TRY(check_real("GridGenerator", og->dtype));
-  if (is_half(og->dtype)) return run_as_f32(c, fwd_backward_gg);
+  if (is_half(og->dtype)) return mxw_run_as_f32(c, fwd_backward_gg);
   const int64_t N = og->shape.dims[0], H = og->shape.dims[2], W = og->shape.dims[3];
   const int f32 = og->dtype == MXW_FLOAT32;
   if (p->transform_type == GG_AFFINE) {
@@ -393,7 +355,7 @@ static int fwd_bs(const mxw_op_call *c) {
   MXW_TRY(check_real("BilinearSampler", x->dtype));
   MXW_CHECK(grid->dtype == x->dtype, "Non-uniform data type in BilinearSampler: data %s, grid %s",
             mxw_dtype_name(x->dtype), mxw_dtype_name(grid->dtype));
-  if (is_half(x->dtype)) return run_as_f32(c, fwd_bs);
+  if (is_half(x->dtype)) return mxw_run_as_f32(c, fwd_bs);
   const int64_t N = x->shape.dims[0], C = x->shape.dims[1], IH = x->shape.dims[2], IW = x->shape.dims[3];
   const int64_t OHW = out->shape.dims[2] * out->shape.dims[3];
   zero(&c->outputs[1]);
@@ -407,7 +369,7 @@ static int fwd_bs(const mxw_op_call *c) {
 static int fwd_backward_bs(const mxw_op_call *c) {
   const mxw_tensor *og = &c->inputs[0], *x = &c->inputs[1], *grid = &c->inputs[2];
   MXW_TRY(check_real("BilinearSampler", x->dtype));
-  if (is_half(x->dtype)) return run_as_f32(c, fwd_backward_bs);
+  if (is_half(x->dtype)) return mxw_run_as_f32(c, fwd_backward_bs);
   const int64_t N = x->shape.dims[0], C = x->shape.dims[1], IH = x->shape.dims[2], IW = x->shape.dims[3];
   const int64_t OHW = og->shape.dims[2] * og->shape.dims[3];
   zero(&c->outputs[0]);
@@ -524,7 +486,7 @@ static int fwd_st(const mxw_op_call *c) {
   MXW_TRY(check_real("SpatialTransformer", x->dtype));
   MXW_CHECK(loc->dtype == x->dtype, "Non-uniform data type in SpatialTransformer: data %s, loc %s",
             mxw_dtype_name(x->dtype), mxw_dtype_name(loc->dtype));
-  if (is_half(x->dtype)) return run_as_f32(c, fwd_st);
+  if (is_half(x->dtype)) return mxw_run_as_f32(c, fwd_st);
   const int64_t N = x->shape.dims[0], C = x->shape.dims[1], IH = x->shape.dims[2], IW = x->shape.dims[3];
   const int64_t H = out->shape.dims[2], W = out->shape.dims[3];
   if (x->dtype == MXW_FLOAT32) {
@@ -541,7 +503,7 @@ static int fwd_backward_st(const mxw_op_call *c) {
   const mxw_tensor *og = &c->inputs[0], *x = &c->inputs[1], *gd = &c->inputs[2], *gs = &c->inputs[3];
   mxw_tensor *dx = &c->outputs[0], *dloc = &c->outputs[1];
   MXW_TRY(check_real("SpatialTransformer", x->dtype));
-  if (is_half(x->dtype)) return run_as_f32(c, fwd_backward_st);
+  if (is_half(x->dtype)) return mxw_run_as_f32(c, fwd_backward_st);
   const int64_t N = x->shape.dims[0], C = x->shape.dims[1], IH = x->shape.dims[2], IW = x->shape.dims[3];
   const int64_t HW = og->shape.dims[2] * og->shape.dims[3];
   const size_t es = (size_t)mxw_dtype_size(x->dtype);
