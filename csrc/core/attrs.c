@@ -230,3 +230,37 @@ int mxw_attr_parse(const mxw_attr_spec *spec, const char *text, void *param_stru
   if (bad) return mxw_fail("invalid value '%s' for attribute '%s': expected %s", text, spec->name, type_desc(spec));
   return 0;
 }
+
+/* "(a, b, c)", "[a,b]", "(a,)", "()", "a" -> at most `max` floats, as MXNet's Tuple<float> parses
+ * them (attributes kept as strings and read by an op's validate: MultiBoxPrior's sizes, Normalize's
+ * mean); -1 with an error naming the attribute. */
+int mxw_parse_floats(const char *name, const char *text, float *v, int max, int *n) {
+  const char *p = text;
+  while (*p == ' ') p++;
+  char close = 0;
+  if (*p == '(' || *p == '[') close = *p == '(' ? ')' : ']', p++;
+  *n = 0;
+  for (;;) {
+    while (*p == ' ') p++;
+    if (close && *p == close) break;
+    if (!close && *p == '\0') break;
+    char *end;
+    double d = strtod(p, &end);
+    if (end == p || *n >= max) goto bad;
+    v[(*n)++] = (float)d;
+    p = end;
+    while (*p == ' ') p++;
+    if (*p == ',')
+      p++;
+    else if (!(close ? *p == close : *p == '\0'))
+      goto bad;
+  }
+  if (close) p++;
+  while (*p == ' ') p++;
+  if (*p == '\0') return 0;
+bad:
+  return mxw_fail(
+      "invalid value '%s' for attribute '%s': expected a float or a tuple of at most %d floats such as "
+      "(0.5, 1, 2)",
+      text, name, max);
+}

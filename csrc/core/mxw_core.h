@@ -220,6 +220,9 @@ typedef struct mxw_op_call {
 /* Runs `kernel` on float32 copies of the call's float16 / bfloat16 tensors (the others as they
  * are) and converts those outputs back: the 16-bit path of ops that compute in float32. */
 int mxw_run_as_f32(const mxw_op_call *c, int (*kernel)(const mxw_op_call *));
+/* "(a, b, c)", "[a,b]", "(a,)", "()", "a" -> at most max floats (MXNet's Tuple<float>); -1 with an
+ * error naming the attribute. */
+int mxw_parse_floats(const char *name, const char *text, float *v, int max, int *n);
 
 #define MXW_VARIADIC (-1)
 

@@ -91,38 +91,9 @@ static inline int det_view_end(const mxw_op_call *c, det_view *v, int rc) {
 
 /* ---- Tuple<float> attributes ------------------------------------------------------------------------ */
 #define DET_MAX_FLOATS 16
-/* "(a, b, c)", "[a,b]", "(a,)", "()", "a" -> floats (as MXNet's Tuple<float> parses them); -1 with an
- * error naming the attribute. */
+/* an op's Tuple<float> attribute (mxw_parse_floats) */
 static inline int det_parse_floats(const char *name, const char *text, float *v, int *n) {
-  const char *p = text;
-  while (*p == ' ') p++;
-  char close = 0;
-  if (*p == '(' || *p == '[') close = *p == '(' ? ')' : ']', p++;
-  *n = 0;
-  for (;;) {
-    while (*p == ' ') p++;
-    if (close && *p == close) break;
-    if (!close && *p == '\0') break;
-    char *end;
-    double d = strtod(p, &end);
-    if (end == p || *n >= DET_MAX_FLOATS) goto bad;
-    v[(*n)++] = (float)d;
-    p = end;
-    while (*p == ' ') p++;
-    if (*p == ',')
-      p++;
-    else if (!(close ? *p == close : *p == '\0'))
-      goto bad;
-  }
-  if (close) p++;
-  while (*p == ' ') p++;
-  if (*p != '\0') goto bad;
-  return 0;
-bad:
-  return mxw_fail(
-      "invalid value '%s' for attribute '%s': expected a float or a tuple of at most %d floats such as "
-      "(0.5, 1, 2)",
-      text, name, DET_MAX_FLOATS);
+  return mxw_parse_floats(name, text, v, DET_MAX_FLOATS, n);
 }
 
 /* ---- stable sort of indices --------------------------------------------------------------------------- */

@@ -146,37 +146,11 @@ static const mxw_attr_spec k_normalize_attrs[] = {
                  "sequence of standard deviations for each channel (a tuple of floats, or one float for all)"),
 };
 
-/* "(a, b, c)", "[a,b]", "(a,)", "a" -> floats; -1 with an error naming the attribute. */
+/* a non-empty Tuple<float> attribute (mxw_parse_floats) */
 static int parse_float_tuple(const char *name, const char *text, float *v, int *n) {
-  const char *p = text;
-  while (*p == ' ') p++;
-  char close = 0;
-  if (*p == '(' || *p == '[') close = *p == '(' ? ')' : ']', p++;
-  *n = 0;
-  for (;;) {
-    while (*p == ' ') p++;
-    if (close && *p == close) break;
-    if (!close && *p == '\0') break;
-    char *end;
-    double d = strtod(p, &end);
-    if (end == p || *n >= MAX_FLOATS) goto bad;
-    v[(*n)++] = (float)d;
-    p = end;
-    while (*p == ' ') p++;
-    if (*p == ',')
-      p++;
-    else if (!(close ? *p == close : *p == '\0'))
-      goto bad;
-  }
-  if (close) p++;
-  while (*p == ' ') p++;
-  if (*p != '\0' || *n == 0) goto bad;
+  MXW_TRY(mxw_parse_floats(name, text, v, MAX_FLOATS, n));
+  if (*n == 0) return mxw_fail("invalid value '%s' for attribute '%s': expected at least one float", text, name);
   return 0;
-bad:
-  return mxw_fail(
-      "invalid value '%s' for attribute '%s': expected a float or a tuple of at most %d floats "
-      "such as (0.5, 0.5, 0.5)",
-      text, name, MAX_FLOATS);
 }
 
 static int validate_normalize(void *param) {
