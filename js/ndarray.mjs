@@ -169,7 +169,7 @@ export function keep(a) {
 }
 
 // {numArrays, bytes (arrays and cached graphs' planned buffers), peakBytes, wasmHeapBytes,
-// gcArrays, gcBytes, finalizedArrays, finalizedBytes, gcCollections, gcThreshold}:
+// scratchBytes (kernels' retained buffers on every thread: freed by Block.dispose()), gcArrays, gcBytes, finalizedArrays, finalizedBytes, gcCollections, gcThreshold}:
 // gcArrays/gcBytes are the arrays left to the garbage collector (not disposed, in no tidy scope,
 // views counted at their own size): what awaits finalization is at most that, since JS cannot
 // tell which of them are still reachable. finalized*: what the collector freed (arrays dropped
@@ -187,6 +187,7 @@ export function memory({ resetPeak = false, gcThreshold } = {}) {
   const f64 = heapF64();
   const r = {
     numArrays: f64[p >>> 3], bytes: f64[(p >>> 3) + 1], peakBytes: f64[(p >>> 3) + 2], wasmHeapBytes: heapU8().length,
+    scratchBytes: M._mxw_scratch_bytes(),
     gcArrays: gcState.arrays, gcBytes: gcState.bytes, finalizedArrays: gcState.finalizedArrays,
     finalizedBytes: gcState.finalizedBytes, gcCollections: gcState.collections, gcThreshold: gcState.threshold,
   };

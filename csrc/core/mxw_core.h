@@ -396,6 +396,9 @@ void mxw_memory_account(double delta_bytes);
  * on the same thread. */
 #define MXW_SCRATCH_SLOTS 4
 void *mxw_scratch(int slot, size_t bytes);
+/* Bytes held by every thread's retained kernel buffers (scratch slots, GEMM panels): their
+ * owners report each change here (mxw_scratch_bytes() reads the sum). */
+void mxw_scratch_account(int64_t delta_bytes);
 
 /* ---- threads (parallel.c) ------------------------------------------------------------------------
  * mxw_parallel_for(n, align, fn, ctx) calls fn(ctx, begin, end) on contiguous chunks covering
@@ -406,5 +409,8 @@ void *mxw_scratch(int slot, size_t bytes);
  * they must not share scratch memory (mxw_scratch is for the calling thread only). */
 typedef void (*mxw_task_fn)(void *ctx, int64_t begin, int64_t end);
 void mxw_parallel_for(int64_t n, int64_t align, mxw_task_fn fn, void *ctx);
+/* Runs fn once on every thread of the pool that has started (and on the caller), for per-thread
+ * housekeeping such as freeing each worker's buffers; returns when all ran. */
+void mxw_parallel_each(void (*fn)(void));
 
 #endif /* MXW_CORE_H_ */

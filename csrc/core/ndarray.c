@@ -1,5 +1,6 @@
 /* ndarray.c -- NDArray storage (refcounted, shared by views), creation, views (whole or a
  * contiguous element range), copies, and the kernels' scratch buffers. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -228,9 +229,14 @@ int mxw_ndarray_copy(const mxw_ndarray *src, mxw_ndarray *dst) {
 
 /* ---- scratch ---------------------------------------------------------------------------------- */
 /* per thread: a kernel's chunks running on the pool's workers (mxw_parallel_for) each get their
- * own slots; a worker's slots live as long as the worker (the pool's lifetime) */
+ * own slots; a worker's slots live as long as the worker (the pool's lifetime) or until
+ * mxw_scratch_release */
 static _Thread_local void *g_scratch[MXW_SCRATCH_SLOTS];
 static _Thread_local size_t g_scratch_size[MXW_SCRATCH_SLOTS];
+static atomic_llong g_scratch_bytes; /* all threads' slots and GEMM panels */
+
+void mxw_scratch_account(int64_t delta_bytes) { atomic_fetch_add(&g_scratch_bytes, (long long)delta_bytes); }
+double mxw_scratch_bytes(void) { return (double)atomic_load(&g_scratch_bytes); }
 
 void *mxw_scratch(int slot, size_t bytes) {
   if (slot < 0 || slot >= MXW_SCRATCH_SLOTS) {
@@ -238,28 +244,32 @@ void *mxw_scratch(int slot, size_t bytes) {
     return NULL;
   }
   if (bytes > g_scratch_size[slot]) {
-    size_t n = bytes + bytes / 4 + 64;
-    void *p = aligned_alloc(64, (n + 63) & ~(size_t)63);
+    size_t n = (bytes + bytes / 4 + 64 + 63) & ~(size_t)63;
+    void *p = aligned_alloc(64, n);
     if (!p) {
       mxw_fail("out of memory allocating %zu bytes of scratch", bytes);
       return NULL;
     }
     free(g_scratch[slot]);
+    mxw_scratch_account((int64_t)n - (int64_t)g_scratch_size[slot]);
     g_scratch[slot] = p;
     g_scratch_size[slot] = n;
   }
   return g_scratch[slot];
 }
 
-/* The grow-only buffers kernels keep between calls (scratch slots, GEMM packing panels), freed:
- * called when blocks are disposed, so that a later, different model does not find the heap cut
- * up by buffers sized for the last one (they grow back on the next call). The calling thread's
- * only: a pool worker's buffers stay with the worker. */
-void mxw_scratch_release(void) {
+/* the calling thread's buffers */
+static void release_thread_buffers(void) {
   for (int i = 0; i < MXW_SCRATCH_SLOTS; i++) {
     free(g_scratch[i]);
+    mxw_scratch_account(-(int64_t)g_scratch_size[i]);
     g_scratch[i] = NULL;
     g_scratch_size[i] = 0;
   }
   mxw_gemm_release_buffers();
 }
+
+/* The grow-only buffers kernels keep between calls (scratch slots, GEMM packing panels), freed on
+ * every thread: called when blocks are disposed, so that a later, different model does not find
+ * the heap cut up by buffers sized for the last one (they grow back on the next call). */
+void mxw_scratch_release(void) { mxw_parallel_each(release_thread_buffers); }

@@ -44,6 +44,7 @@ static int g_num_threads = 1; /* what the next parallel call may use (the caller
 
 #if MXW_THREADS
 typedef struct job {
+  void (*each)(void); /* mxw_parallel_each: every thread runs it once (then no chunks) */
   mxw_task_fn fn;
   void *ctx;
   int64_t n, align;
@@ -122,7 +123,10 @@ static void *worker(void *arg) {
     while (__atomic_load_n(&g_gen, __ATOMIC_ACQUIRE) == seen) pthread_cond_wait(&g_work, &g_lock);
     seen = __atomic_load_n(&g_gen, __ATOMIC_ACQUIRE);
     pthread_mutex_unlock(&g_lock);
-    run_chunks(&g_job);
+    if (g_job.each)
+      g_job.each();
+    else
+      run_chunks(&g_job);
     pthread_mutex_lock(&g_lock);
     if (__atomic_sub_fetch(&g_busy, 1, __ATOMIC_ACQ_REL) == 0) pthread_cond_signal(&g_done);
   }
@@ -139,6 +143,29 @@ static int start_workers(int want) {
 }
 #endif
 
+#if MXW_THREADS
+/* Publishes g_job (filled in by the caller, with g_lock held) to the workers, runs the caller's
+ * part, and returns when every worker is done; g_lock is released. */
+static void run_job(int workers) {
+  __atomic_store_n(&g_busy, (unsigned)workers, __ATOMIC_RELAXED);
+  __atomic_add_fetch(&g_gen, 1, __ATOMIC_RELEASE); /* publishes the job */
+  pthread_cond_broadcast(&g_work);
+  pthread_mutex_unlock(&g_lock);
+  if (g_job.each)
+    g_job.each();
+  else
+    run_chunks(&g_job);
+  /* the workers usually finish within the spin; else sleep until the last one signals */
+  for (;;) {
+    unsigned busy = __atomic_load_n(&g_busy, __ATOMIC_ACQUIRE);
+    if (busy == 0 || !spin_while(&g_busy, busy)) break;
+  }
+  pthread_mutex_lock(&g_lock);
+  while (__atomic_load_n(&g_busy, __ATOMIC_ACQUIRE) > 0) pthread_cond_wait(&g_done, &g_lock);
+  pthread_mutex_unlock(&g_lock);
+}
+#endif
+
 void mxw_parallel_for(int64_t n, int64_t align, mxw_task_fn fn, void *ctx) {
   if (n <= 0) return;
   if (align < 1) align = 1;
@@ -150,31 +177,35 @@ void mxw_parallel_for(int64_t n, int64_t align, mxw_task_fn fn, void *ctx) {
     int workers = start_workers(chunks);
     if (workers + 1 < chunks) chunks = workers + 1;
     if (chunks > 1) {
+      g_job.each = NULL;
       g_job.fn = fn;
       g_job.ctx = ctx;
       g_job.n = n;
       g_job.align = align;
       g_job.chunks = chunks;
       atomic_store(&g_job.next, 0);
-      __atomic_store_n(&g_busy, (unsigned)workers, __ATOMIC_RELAXED);
-      __atomic_add_fetch(&g_gen, 1, __ATOMIC_RELEASE); /* publishes the job */
-      pthread_cond_broadcast(&g_work);
-      pthread_mutex_unlock(&g_lock);
-      run_chunks(&g_job);
-      /* the workers usually finish within the spin; else sleep until the last one signals */
-      for (;;) {
-        unsigned busy = __atomic_load_n(&g_busy, __ATOMIC_ACQUIRE);
-        if (busy == 0 || !spin_while(&g_busy, busy)) break;
-      }
-      pthread_mutex_lock(&g_lock);
-      while (__atomic_load_n(&g_busy, __ATOMIC_ACQUIRE) > 0) pthread_cond_wait(&g_done, &g_lock);
-      pthread_mutex_unlock(&g_lock);
+      run_job(workers);
       return;
     }
     pthread_mutex_unlock(&g_lock);
   }
 #endif
   fn(ctx, 0, n);
+}
+
+void mxw_parallel_each(void (*fn)(void)) {
+#if MXW_THREADS
+  if (!t_inside) {
+    pthread_mutex_lock(&g_lock);
+    if (g_started > 0) {
+      g_job.each = fn;
+      run_job(g_started);
+      return;
+    }
+    pthread_mutex_unlock(&g_lock);
+  }
+#endif
+  fn();
 }
 
 int mxw_threads_supported(void) { return MXW_THREADS; }

@@ -243,8 +243,11 @@ MXW_API int mxw_set_training(int training);
 /* out[0] = live arrays, out[1] = bytes held by array storage and executor arenas, out[2] = the
  * peak of out[1] since the last mxw_memory_reset_peak (as doubles). */
 MXW_API void mxw_memory_stats(double *out);
-/* Frees the buffers kernels keep between calls (scratch, GEMM packing); Block.dispose() calls it. */
+/* Frees the buffers kernels keep between calls (scratch, GEMM packing), the caller's and every
+ * pool worker's; Block.dispose() calls it. */
 MXW_API void mxw_scratch_release(void);
+/* Bytes those buffers hold now, over all threads (mx.nd.memory().scratchBytes). */
+MXW_API double mxw_scratch_bytes(void);
 MXW_API void mxw_memory_reset_peak(void);
 
 /* ---- threads -------------------------------------------------------------------------------

@@ -79,6 +79,7 @@ static _Thread_local pack_buf g_pack_a, g_pack_b;
 static float *pack_buf_get(pack_buf *b, size_t n) {
   if (n <= b->cap) return b->p;
   free(b->p);
+  mxw_scratch_account(-(int64_t)(b->cap * sizeof(float)));
   b->p = NULL;
   b->cap = 0;
   size_t bytes = round_up(n * sizeof(float), 64);
@@ -88,7 +89,8 @@ static float *pack_buf_get(pack_buf *b, size_t n) {
     return NULL;
   }
   b->p = p;
-  b->cap = n;
+  b->cap = bytes / sizeof(float);
+  mxw_scratch_account((int64_t)bytes);
   return p;
 }
 
@@ -96,6 +98,7 @@ static float *pack_buf_get(pack_buf *b, size_t n) {
 void mxw_gemm_release_buffers(void) {
   free(g_pack_a.p);
   free(g_pack_b.p);
+  mxw_scratch_account(-(int64_t)((g_pack_a.cap + g_pack_b.cap) * sizeof(float)));
   g_pack_a = (pack_buf){NULL, 0};
   g_pack_b = (pack_buf){NULL, 0};
 }

@@ -47,6 +47,38 @@ static void test_parallel_for_covers_once(void **state) {
   assert_int_equal(mxw_set_num_threads(1), 0);
 }
 
+/* mxw_parallel_each: every started thread (workers and caller) runs fn exactly once, each on its
+ * own thread; used to free each thread's buffers (mxw_scratch_release) */
+static atomic_int g_each_calls;
+static _Thread_local int t_each_seen;
+static atomic_int g_each_twice;
+static void each_fn(void) {
+  atomic_fetch_add(&g_each_calls, 1);
+  if (t_each_seen++) atomic_store(&g_each_twice, 1);
+}
+static void touch(void *ctx, int64_t b, int64_t e) { (void)ctx, (void)b, (void)e; }
+
+static void test_parallel_each_runs_once_per_thread(void **state) {
+  (void)state;
+  assert_int_equal(mxw_set_num_threads(3), 0);
+  mxw_parallel_for(3, 1, touch, NULL); /* starts the pool's workers (as many as can run) */
+  int threads = mxw_threads_supported() ? mxw_get_num_threads() : 1;
+  mxw_parallel_each(each_fn);
+  /* the workers earlier tests started (up to the clamp) run it too: at least the current count */
+  assert_true(atomic_load(&g_each_calls) >= threads);
+  assert_int_equal(atomic_load(&g_each_twice), 0);
+  /* the kernels' retained buffers on every thread are counted, and all freed */
+  mxw_scratch_release();
+  float *a = calloc(300 * 300, sizeof(float)), *c = calloc(300 * 300, sizeof(float));
+  assert_int_equal(mxw_sgemm(0, 0, 300, 300, 300, 1.f, a, 300, a, 300, 0.f, c, 300), 0);
+  assert_true(mxw_scratch_bytes() > 0);
+  mxw_scratch_release();
+  assert_true(mxw_scratch_bytes() == 0);
+  free(a);
+  free(c);
+  assert_int_equal(mxw_set_num_threads(1), 0);
+}
+
 static void test_num_threads_arguments(void **state) {
   (void)state;
   assert_int_equal(mxw_threads_supported(), 1); /* native builds have pthreads */
@@ -125,9 +157,8 @@ static void test_sgemm_threads_bit_identical(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_parallel_for_covers_once),
-      cmocka_unit_test(test_num_threads_arguments),
-      cmocka_unit_test(test_nested_runs_inline),
+      cmocka_unit_test(test_parallel_for_covers_once),           cmocka_unit_test(test_num_threads_arguments),
+      cmocka_unit_test(test_parallel_each_runs_once_per_thread), cmocka_unit_test(test_nested_runs_inline),
       cmocka_unit_test(test_sgemm_threads_bit_identical),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

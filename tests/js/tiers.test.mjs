@@ -223,3 +223,35 @@ test('threaded tier: memory growth leaves the views valid (arrays written before
   assertClose(r.json.c, want, 1e-5, 'dot after growth');
   assert.equal(r.json.shared, false, 'toTypedArray copies out of the shared memory');
 });
+
+test('Block.dispose() frees the kernels\' retained buffers on every thread of the pool, not only the caller\'s', () => {
+  // a convolution and a product large enough to be split: each thread packs its own GEMM panels
+  // and im2col columns, which it keeps between calls (memory().scratchBytes counts all threads')
+  const body = `${LCG}
+    mx.setNumThreads(2);
+    const net = new mx.gluon.nn.HybridSequential();
+    net.add(new mx.gluon.nn.Conv2D(32, 3, { padding: 1, inChannels: 16 }), new mx.gluon.nn.Dense(64));
+    net.initialize();
+    const y = net.forward(mx.nd.array(fill(4 * 16 * 48 * 48, 3)).reshape([4, 16, 48, 48]));
+    const held = mx.memory().scratchBytes;
+    y.dispose();
+    net.dispose();
+    const after = mx.memory().scratchBytes;
+    // and the kernels grow them back on the next call
+    const a = mx.nd.array(fill(256 * 256, 4)).reshape([256, 256]);
+    const v = mx.nd.dot(a, a).sum().asscalar();
+    console.log(JSON.stringify({ held, after, again: mx.memory().scratchBytes, v }));`;
+  for (const tier of ['threads', 'simd']) {
+    if (!built(tier)) continue;
+    const r = child(`mxnet-wasm/${tier}`, body);
+    assert.equal(r.status, 0, r.stderr);
+    assert.ok(r.json.held > 65536, `${tier}: ${r.json.held} bytes held after the forward`);
+    assert.equal(r.json.after, 0, `${tier}: every thread's buffers freed`);
+    assert.ok(r.json.again > 0, tier);
+    const a = fill(256 * 256, 4), col = new Float64Array(256), row = new Float64Array(256);
+    for (let i = 0; i < 256; i++) for (let k = 0; k < 256; k++) { row[i] += a[i * 256 + k]; col[k] += a[i * 256 + k]; }
+    let want = 0; // sum(A·A) = Σ_k (Σ_i A[i,k]) (Σ_j A[k,j])
+    for (let k = 0; k < 256; k++) want += col[k] * row[k];
+    assert.ok(Math.abs(r.json.v - want) < 1e-3 * Math.max(1, Math.abs(want)), `${tier}: ${r.json.v} vs ${want}`);
+  }
+});
