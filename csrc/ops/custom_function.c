@@ -23,10 +23,9 @@ extern void mxw_js_custom_refs(int id, int delta);
 static int mxw_js_custom_backward(int id, int nog, mxw_ndarray **ograds, int nig, mxw_ndarray **outs, char *err,
                                   int errlen) {
   (void)id;
-  (void)nog;
-  (void)ograds;
   (void)nig;
   (void)outs;
+  for (int h = 0; h < nog; h++) mxw_ndarray_free(ograds[h]); /* the callee takes over these handles */
   snprintf(err, (size_t)errlen, "autograd.Function needs the JavaScript runtime");
   return -1;
 }
