@@ -14,10 +14,6 @@
 #include "../core/ndarray.h"
 #include "graph.h"
 
-#ifndef MXW_MAX_IO
-#define MXW_MAX_IO 64
-#endif
-
 static int g_recording = 0;
 int mxw_autograd_set_recording(int on) {
   int prev = g_recording;
@@ -256,10 +252,11 @@ struct mxw_grad_ctx {
   builder *b;
   mxw_node *fwd;
   int nin, nout;
-  mxw_shape in_shape[MXW_MAX_IO], out_shape[MXW_MAX_IO];
-  int in_type[MXW_MAX_IO], out_type[MXW_MAX_IO];
-  mxw_entry ograd[MXW_MAX_IO];
-  mxw_gid igrad[MXW_MAX_IO];
+  int io_cap; /* the per-input and per-output arrays below hold io_cap entries */
+  mxw_shape *in_shape, *out_shape;
+  int *in_type, *out_type;
+  mxw_entry *ograd;
+  mxw_gid *igrad;
   mxw_entry *tab;
   int ntab, cap;
 };
@@ -336,7 +333,8 @@ static int sum_entries(builder *b, const char *name, const mxw_entry *list, int 
   }
   int op = find_op("add_n");
   if (op < 0) return -1;
-  mxw_entry partial[MXW_MAX_IO];
+  mxw_entry *partial = (mxw_entry *)malloc(sizeof(mxw_entry) * (size_t)((n + 31) / 32));
+  if (!partial) return mxw_fail("out of memory");
   int np = 0;
   for (int s = 0; s < n; s += 32) {
     int cnt = n - s < 32 ? n - s : 32;
@@ -348,11 +346,15 @@ static int sum_entries(builder *b, const char *name, const mxw_entry *list, int 
     snprintf(num, sizeof num, "%d", cnt);
     const char *kv[] = {"num_args", num, NULL};
     mxw_node *nd = new_node(b, name, op, kv, NULL, list + s, cnt);
-    if (!nd) return -1;
+    if (!nd) {
+      free(partial);
+      return -1;
+    }
     partial[np++] = (mxw_entry){nd, 0, 0};
-    if (np == MXW_MAX_IO) return mxw_fail("too many gradient contributions to sum");
   }
-  return sum_entries(b, name, partial, np, out);
+  int rc = sum_entries(b, name, partial, np, out);
+  free(partial);
+  return rc;
 }
 
 static int zeros_like(builder *b, const char *name, mxw_entry like, mxw_entry *out) {
@@ -362,6 +364,36 @@ static int zeros_like(builder *b, const char *name, mxw_entry like, mxw_entry *o
   if (!nd) return -1;
   *out = (mxw_entry){nd, 0, 0};
   return 0;
+}
+
+/* Room for a node of n inputs or outputs (no fixed cap: a Concat of hundreds of arrays). */
+static int io_reserve(mxw_grad_ctx *g, int n) {
+  if (n <= g->io_cap) return 0;
+  int c = n < 16 ? 16 : n;
+  free(g->in_shape);
+  free(g->out_shape);
+  free(g->in_type);
+  free(g->out_type);
+  free(g->ograd);
+  free(g->igrad);
+  g->in_shape = (mxw_shape *)malloc(sizeof(mxw_shape) * (size_t)c);
+  g->out_shape = (mxw_shape *)malloc(sizeof(mxw_shape) * (size_t)c);
+  g->in_type = (int *)malloc(sizeof(int) * (size_t)c);
+  g->out_type = (int *)malloc(sizeof(int) * (size_t)c);
+  g->ograd = (mxw_entry *)malloc(sizeof(mxw_entry) * (size_t)c);
+  g->igrad = (mxw_gid *)malloc(sizeof(mxw_gid) * (size_t)c);
+  g->io_cap = c;
+  if (g->in_shape && g->out_shape && g->in_type && g->out_type && g->ograd && g->igrad) return 0;
+  g->io_cap = 0;
+  return mxw_fail("out of memory differentiating a node of %d inputs or outputs", n);
+}
+static void io_free(mxw_grad_ctx *g) {
+  free(g->in_shape);
+  free(g->out_shape);
+  free(g->in_type);
+  free(g->out_type);
+  free(g->ograd);
+  free(g->igrad);
 }
 
 static mxw_gid push(mxw_grad_ctx *g, mxw_entry e) {
@@ -430,11 +462,12 @@ static int grad_node(mxw_grad_ctx *g, const char *op, const char *const *kv, int
   if (!gids_ok(g, in, nin)) return -1;
   int id = find_op(op);
   if (id < 0) return -1;
-  mxw_entry ins[MXW_MAX_IO];
-  if (nin > MXW_MAX_IO) return mxw_fail("too many inputs");
+  mxw_entry small[16], *ins = nin <= 16 ? small : (mxw_entry *)malloc(sizeof(mxw_entry) * (size_t)nin);
+  if (!ins) return mxw_fail("out of memory");
   for (int i = 0; i < nin; i++) ins[i] = g->tab[in[i]];
   char name[300];
   mxw_node *n = new_node(g->b, grad_name(g, name, sizeof name), id, kv, fwd_params ? g->fwd->params : NULL, ins, nin);
+  if (ins != small) free(ins);
   if (!n) return -1;
   int have = mxw_node_num_outputs(n);
   if (nout > have) return mxw_fail("%s has %d outputs, %d asked for", op, have, nout);
@@ -572,10 +605,7 @@ int mxw_gradient_build(const mxw_entry *heads, int num_heads, const mxw_entry *h
                n->op->name, n->name);
       goto done;
     }
-    if (n->num_inputs > MXW_MAX_IO || nout > MXW_MAX_IO) {
-      mxw_fail("node '%s' has too many inputs or outputs to differentiate", n->name);
-      goto done;
-    }
+    if (io_reserve(g, n->num_inputs > nout ? n->num_inputs : nout) != 0) goto done;
     char name[300];
     snprintf(name, sizeof name, "%s_backward", n->name);
     g->b = &b;
@@ -634,7 +664,10 @@ done:
   free(contrib);
   for (int i = 0; i < b.nmade; i++) mxw_node_release(b.made[i]);
   free(b.made);
-  if (g) free(g->tab);
+  if (g) {
+    free(g->tab);
+    io_free(g);
+  }
   free(g);
   free(base);
   free(needs);
@@ -703,13 +736,9 @@ static void accumulate(mxw_ndarray *dst, const mxw_ndarray *src) {
 
 /* backward (grads_out NULL: into the variables' buffers by grad_req) or grad (vars given: the
  * gradients returned as new arrays in grads_out). */
-static int run_backward(int nh, mxw_ndarray *const *heads, mxw_ndarray *const *head_grads, int nv,
-                        mxw_ndarray *const *vars, int retain, int is_train, mxw_ndarray **grads_out) {
-  MXW_CHECK(nh > 0 && heads, "backward needs at least one head");
-  MXW_CHECK(nh <= 256, "too many heads");
-  mxw_entry hent[256], hgrad[256];
-  mxw_node *hvar[256] = {0};
-  mxw_ndarray *ones[256] = {0};
+static int backward_with(int nh, mxw_ndarray *const *heads, mxw_ndarray *const *head_grads, int nv,
+                         mxw_ndarray *const *vars, int retain, int is_train, mxw_ndarray **grads_out, mxw_entry *hent,
+                         mxw_entry *hgrad, mxw_node **hvar, mxw_ndarray **ones) {
   mxw_node **nodes = NULL, **xs = NULL;
   mxw_entry *xg = NULL;
   mxw_symbol *sym = NULL;
@@ -877,6 +906,22 @@ done:
   }
   free(xs);
   free(nodes);
+  return rc;
+}
+
+/* hent, hgrad, hvar, ones: per head (any number of heads), zeroed */
+static int run_backward(int nh, mxw_ndarray *const *heads, mxw_ndarray *const *head_grads, int nv,
+                        mxw_ndarray *const *vars, int retain, int is_train, mxw_ndarray **grads_out) {
+  MXW_CHECK(nh > 0 && heads, "backward needs at least one head");
+  mxw_entry *hent = (mxw_entry *)calloc((size_t)nh * 2, sizeof(mxw_entry));
+  mxw_node **hvar = (mxw_node **)calloc((size_t)nh, sizeof(mxw_node *));
+  mxw_ndarray **ones = (mxw_ndarray **)calloc((size_t)nh, sizeof(mxw_ndarray *));
+  int rc = hent && hvar && ones ? backward_with(nh, heads, head_grads, nv, vars, retain, is_train, grads_out, hent,
+                                                hent + nh, hvar, ones)
+                                : mxw_fail("out of memory");
+  free(hent);
+  free(hvar);
+  free(ones);
   return rc;
 }
 

@@ -279,23 +279,33 @@ static int plan_matches(const train_plan *p, mxw_ndarray *const *inputs, const u
 int mxw_cached_forward_record(mxw_executor *ex, int num_inputs, mxw_ndarray *const *inputs, int is_train,
                               int *num_outputs, mxw_ndarray **outputs, int *handled) {
   *handled = 0;
-  uint8_t mask[256];
+  /* no cap on the inputs: a ResNet-50 has 300 parameters, a BERT-large 390 */
+  uint8_t *mask = (uint8_t *)malloc((size_t)(num_inputs ? num_inputs : 1));
+  MXW_CHECK(mask != NULL, "out of memory");
   int any = 0;
-  MXW_CHECK(num_inputs <= 256, "too many inputs to record a hybridized call");
   for (int k = 0; k < num_inputs; k++) {
     mask[k] = inputs[k] && inputs[k]->ag_node && mxw_dtype_is_float(inputs[k]->t.dtype);
     any |= mask[k];
   }
-  if (!any) return 0;
+  if (!any) {
+    free(mask);
+    return 0;
+  }
   *handled = 1;
   struct mxw_train_plans **pps = mxw_exec_plans(ex);
-  if (!*pps && !(*pps = (struct mxw_train_plans *)calloc(1, sizeof **pps))) return mxw_fail("out of memory");
+  if (!*pps && !(*pps = (struct mxw_train_plans *)calloc(1, sizeof **pps))) {
+    free(mask);
+    return mxw_fail("out of memory");
+  }
   struct mxw_train_plans *ps = *pps;
   train_plan *p = NULL;
   for (int i = 0; i < ps->n && !p; i++)
     if (plan_matches(ps->p[i], inputs, mask)) p = ps->p[i];
-  if (!p) {
-    if (!(p = build_plan(ex, inputs, mask))) return -1;
+  int fresh = !p;
+  if (fresh) p = build_plan(ex, inputs, mask);
+  free(mask);
+  if (!p) return -1;
+  if (fresh) {
     ps->built++;
     if (ps->n == MAX_PLANS) {
       ps->evicted_binds += mxw_exec_binds(ps->p[0]->tex);
@@ -306,14 +316,22 @@ int mxw_cached_forward_record(mxw_executor *ex, int num_inputs, mxw_ndarray *con
     ps->p[ps->n++] = p;
   }
   /* plan the training graph (once per plan) */
-  mxw_ndarray *tin[256];
-  void *tdata[256];
-  MXW_CHECK(p->ntin <= 256, "too many inputs");
+  mxw_ndarray **tin = (mxw_ndarray **)malloc(sizeof(mxw_ndarray *) * (size_t)(p->ntin ? p->ntin : 1));
+  void **tdata = (void **)malloc(sizeof(void *) * (size_t)(p->ntin ? p->ntin : 1));
+  mxw_ndarray **outs = (mxw_ndarray **)calloc((size_t)(p->nfwd ? p->nfwd : 1), sizeof(mxw_ndarray *));
+  mxw_ndarray **in_nonnull = (mxw_ndarray **)malloc(sizeof(mxw_ndarray *) * (size_t)(num_inputs ? num_inputs : 1));
+  mxw_ndarray **zeros = (mxw_ndarray **)calloc((size_t)(num_inputs ? num_inputs : 1), sizeof(mxw_ndarray *));
+  cop_state *st = NULL;
+  int nh = p->nfwd, rc = -1;
+  if (!tin || !tdata || !outs || !in_nonnull || !zeros) {
+    mxw_fail("out of memory");
+    goto done;
+  }
   for (int k = 0; k < p->ntin; k++) {
     tin[k] = p->tin_src[k] >= 0 ? inputs[p->tin_src[k]] : NULL;
     tdata[k] = tin[k] ? tin[k]->t.data : NULL;
   }
-  MXW_TRY(mxw_exec_train_prepare(p->tex, tin));
+  if (mxw_exec_train_prepare(p->tex, tin) != 0) goto done;
   size_t bytes = mxw_exec_arena_bytes(p->tex);
   if (bytes != p->bytes) { /* first plan: the pool holds arenas of this size */
     for (int i = 0; i < p->npool; i++) {
@@ -323,13 +341,14 @@ int mxw_cached_forward_record(mxw_executor *ex, int num_inputs, mxw_ndarray *con
     p->npool = 0;
     p->bytes = bytes;
   }
-  cop_state *st = (cop_state *)calloc(1, sizeof *st);
-  MXW_CHECK(st != NULL, "out of memory");
+  st = (cop_state *)calloc(1, sizeof *st);
+  if (!st) {
+    mxw_fail("out of memory");
+    goto done;
+  }
   st->refcount = 1;
   st->plan = p;
   p->refcount++;
-  mxw_ndarray *outs[256] = {0};
-  int nh = p->nfwd, rc = -1;
   if (p->npool) {
     st->arena = p->pool[--p->npool];
   } else {
@@ -365,7 +384,6 @@ int mxw_cached_forward_record(mxw_executor *ex, int num_inputs, mxw_ndarray *con
     }
     CachedOpParam cp = {st, num_inputs, nh};
     mxw_params params = {mxw_op_get(op), op, &cp};
-    mxw_ndarray *in_nonnull[256], *zeros[256] = {0};
     int zrc = 0;
     for (int k = 0; k < num_inputs && zrc == 0; k++) {
       in_nonnull[k] = inputs[k];
@@ -384,9 +402,14 @@ int mxw_cached_forward_record(mxw_executor *ex, int num_inputs, mxw_ndarray *con
   *num_outputs = nh;
   rc = 0;
 done:
-  if (rc != 0)
+  if (rc != 0 && outs)
     for (int h = 0; h < nh; h++) mxw_ndarray_free(outs[h]);
-  state_release(st); /* the tape node holds its own reference */
+  if (st) state_release(st); /* the tape node holds its own reference */
+  free(tin);
+  free(tdata);
+  free(outs);
+  free(in_nonnull);
+  free(zeros);
   return rc;
 }
 
@@ -441,15 +464,23 @@ static int cached_backward_run(const mxw_op_call *c) {
   MXW_CHECK(st->arena != NULL,
             "this hybridized call's saved values were freed by an earlier backward pass "
             "(pass retain_graph=True to the first backward to differentiate the same graph twice)");
-  void *tdata[256];
+  void **tdata = (void **)malloc(sizeof(void *) * (size_t)(p->ntin ? p->ntin : 1));
+  void **hdata = (void **)calloc((size_t)(p->nfwd + p->ngrad + 1), sizeof(void *));
+  int rc = -1;
+  if (!tdata || !hdata) {
+    free(tdata);
+    free(hdata);
+    return mxw_fail("out of memory");
+  }
   for (int k = 0; k < p->ntin; k++) {
     int src = p->tin_src[k];
     tdata[k] = src >= 0 ? (st->inputs[src] ? st->inputs[src]->t.data : NULL) : c->inputs[-src - 1].data;
   }
-  void *hdata[256] = {0};
-  MXW_CHECK(p->nfwd + p->ngrad <= 256, "too many outputs");
   for (int j = 0; j < p->ngrad; j++) hdata[grad_head(p, j)] = c->outputs[j].data;
-  MXW_TRY(mxw_exec_train_run(p->tex, st->arena, tdata, hdata, p->split, mxw_exec_num_nodes(p->tex), c->is_train));
+  rc = mxw_exec_train_run(p->tex, st->arena, tdata, hdata, p->split, mxw_exec_num_nodes(p->tex), c->is_train);
+  free(tdata);
+  free(hdata);
+  MXW_TRY(rc);
   for (int j = 0; j < p->ngrad; j++) {
     if (mxw_exec_train_head_external(p->tex, grad_head(p, j))) continue; /* written in place by the run */
     void *data;
@@ -465,13 +496,16 @@ static int cached_backward_run(const mxw_op_call *c) {
 static int cached_grad(mxw_grad_ctx *g) {
   const CachedOpParam *cp = (const CachedOpParam *)mxw_grad_param(g);
   const train_plan *p = cp->st->plan;
-  mxw_gid in[256], out[256];
   int nh = mxw_grad_num_outputs(g), n = mxw_grad_num_inputs(g);
-  MXW_CHECK(nh <= 256 && n <= 256 && p->ngrad <= n, "too many inputs or outputs");
+  MXW_CHECK(p->ngrad <= n, "a recorded call with %d inputs and %d gradients", n, p->ngrad);
+  mxw_gid *in = (mxw_gid *)malloc(sizeof(mxw_gid) * (size_t)(nh + p->ngrad + 1)), *out = in + nh;
+  MXW_CHECK(in != NULL, "out of memory");
+  int rc = 0;
   for (int h = 0; h < nh; h++) in[h] = mxw_grad_ograd(g, h);
-  MXW_TRY(mxw_grad_op_fwd(g, "_backward_CachedOp", in, nh, out, p->ngrad));
-  for (int j = 0; j < p->ngrad; j++) MXW_TRY(mxw_grad_set(g, p->grad_input[j], out[j]));
-  return 0;
+  rc = mxw_grad_op_fwd(g, "_backward_CachedOp", in, nh, out, p->ngrad);
+  for (int j = 0; j < p->ngrad && rc == 0; j++) rc = mxw_grad_set(g, p->grad_input[j], out[j]);
+  free(in);
+  return rc;
 }
 
 const mxw_op_def mxw_op_cached_op = {

@@ -845,21 +845,40 @@ static int exec_forward(mxw_executor *ex, int num_inputs, mxw_ndarray *const *in
   /* outputs: fresh arrays the caller owns, or (use_given) the caller's own where outputs[h] is
    * non-NULL (same shape and dtype, filled with zeros first as a fresh array is); the heads'
    * producers write straight into them */
-  mxw_ndarray *outs[256];
-  uint8_t given[256] = {0};
-  MXW_CHECK(g->num_heads <= 256, "too many outputs");
   int nh = g->num_heads;
+  /* per head: its output array, whether the caller gave it, whether its producer writes into it
+   * (on the stack for the usual few heads; a training graph has one per parameter gradient) */
+  mxw_ndarray *outs_small[16];
+  uint8_t flags_small[32];
+  mxw_ndarray **outs = outs_small;
+  uint8_t *given = flags_small, *claimed;
+  if (nh > 16) {
+    outs = (mxw_ndarray **)malloc(sizeof(mxw_ndarray *) * (size_t)nh);
+    given = (uint8_t *)malloc((size_t)nh * 2);
+    if (!outs || !given) {
+      free(outs);
+      free(given);
+      return mxw_fail("out of memory");
+    }
+  }
+  claimed = given + nh;
+  memset(given, 0, (size_t)nh * 2);
+  int rc = -1;
   for (int h = 0; h < nh; h++) {
     int e = entry_id(g, &g->heads[h]);
     if (use_given && outputs[h]) {
       char a[128], b[128];
-      MXW_CHECK(mxw_shape_equal(&outputs[h]->t.shape, &ex->shapes[e]) && outputs[h]->t.dtype == ex->types[e],
-                "output %d has shape %s and dtype %s, the graph gives %s and %s", h,
-                mxw_shape_str(&outputs[h]->t.shape, a, sizeof a), mxw_dtype_name(outputs[h]->t.dtype),
-                mxw_shape_str(&ex->shapes[e], b, sizeof b), mxw_dtype_name(ex->types[e]));
+      if (!mxw_shape_equal(&outputs[h]->t.shape, &ex->shapes[e]) || outputs[h]->t.dtype != ex->types[e]) {
+        mxw_fail("output %d has shape %s and dtype %s, the graph gives %s and %s", h,
+                 mxw_shape_str(&outputs[h]->t.shape, a, sizeof a), mxw_dtype_name(outputs[h]->t.dtype),
+                 mxw_shape_str(&ex->shapes[e], b, sizeof b), mxw_dtype_name(ex->types[e]));
+        goto out;
+      }
       for (int k = 0; k < num_inputs; k++)
-        MXW_CHECK(!inputs[k] || inputs[k]->storage != outputs[h]->storage, "output %d shares memory with input %d", h,
-                  k);
+        if (inputs[k] && inputs[k]->storage == outputs[h]->storage) {
+          mxw_fail("output %d shares memory with input %d", h, k);
+          goto out;
+        }
       given[h] = 1;
     }
   }
@@ -881,7 +900,6 @@ static int exec_forward(mxw_executor *ex, int num_inputs, mxw_ndarray *const *in
   }
   /* a head produced by an op writes into its output array; the first head claiming an entry
    * takes it, duplicates and variable heads are copied after the run */
-  uint8_t claimed[256] = {0};
   for (int h = 0; h < nh; h++) {
     int e = entry_id(g, &g->heads[h]);
     if (!g->heads[h].node->op) continue;
@@ -921,11 +939,17 @@ static int exec_forward(mxw_executor *ex, int num_inputs, mxw_ndarray *const *in
   }
   for (int h = 0; h < nh; h++) outputs[h] = outs[h];
   *num_outputs = nh;
-  return 0;
+  rc = 0;
+  goto out;
 fail:
   for (int h = 0; h < nh; h++)
     if (!given[h]) mxw_ndarray_free(outs[h]);
-  return -1;
+out:
+  if (outs != outs_small) {
+    free(outs);
+    free(given);
+  }
+  return rc;
 }
 
 /* ---- training executors (hybridized backward, cached_op.c) ---------------------------------------- */

@@ -76,3 +76,18 @@ test('BatchNorm: batch statistics and the momentum update in training, running s
     });
   }
 });
+
+test('no fixed cap on inputs or heads: a 100-input concat differentiates, backward takes 300 heads (hand-worked)', () => {
+  // concat of 100 arrays x_i (2,) with weights: L = Σ_j c_j · concat(x)_j, so dL/dx_i = c[2i..2i+1]
+  const xs = Array.from({ length: 100 }, (_, i) => { const a = mx.nd.array([i, -i]); a.attachGrad(); return a; });
+  const c = mx.nd.array(Array.from({ length: 200 }, (_, j) => (j % 7) - 3));
+  mx.autograd.record(() => { mx.nd.sum(mx.nd.concat(...xs, { dim: 0 }).mul(c)).backward(); });
+  for (const i of [0, 64, 99]) assert.deepEqual(Array.from(xs[i].grad.toTypedArray()), [((2 * i) % 7) - 3, ((2 * i + 1) % 7) - 3]);
+  // 300 heads h_k = (k + 1) · w: backward of all of them at once gives dw = Σ (k + 1) = 45150
+  const w = mx.nd.array([2]);
+  w.attachGrad();
+  let heads;
+  mx.autograd.record(() => { heads = Array.from({ length: 300 }, (_, k) => w.mul(k + 1)); });
+  mx.autograd.backward(heads);
+  assert.deepEqual(Array.from(w.grad.toTypedArray()), [45150]);
+});

@@ -94,3 +94,32 @@ test('a hybridized call on the tape (_CachedOp) composes with eager ops before a
   assertClose(x.grad.toTypedArray(), x2.grad.toTypedArray(), { rtol: 1e-5, atol: 1e-6 });
   assert.throws(() => nd._CachedOp(x), /hybridized block|autograd|_CachedOp/);
 });
+
+test('a hybridized block with more than 256 parameters trains (ResNet-50 has 320, BERT-large 390): hand-worked gradients', () => {
+  // y = Σ_i w_i · x with 300 parameters w_i of shape (3,): dL/dw_i = x for L = sum(y), and dL/dx = Σ_i w_i
+  class Many extends gluon.HybridBlock {
+    constructor(n) {
+      super();
+      this.n = n;
+      for (let i = 0; i < n; i++) this[`w${i}`] = this.params.get(`w${i}`, { shape: [3], init: new mx.init.Constant(i + 1) });
+    }
+    hybridForward(F, x, params) {
+      const ws = Array.from({ length: this.n }, (_, i) => params[`w${i}`]);
+      let acc = F.broadcast_mul(x, ws[0]);
+      for (let i = 1; i < ws.length; i++) acc = F.elemwise_add(acc, F.broadcast_mul(x, ws[i]));
+      return acc;
+    }
+  }
+  const net = new Many(300);
+  net.initialize();
+  net.hybridize();
+  const x = nd.array([[0.5, -1, 2], [1.5, 0.25, -3]]);
+  x.attachGrad();
+  autograd.record(() => { net.forward(x).sum().backward(); });
+  const ps = [...net.collectParams().values()];
+  assert.equal(ps.length, 300);
+  const colsum = [0.5 + 1.5, -1 + 0.25, 2 - 3];
+  for (const p of [ps[0], ps[150], ps[299]]) assert.deepEqual(Array.from(p.grad().toTypedArray()), colsum);
+  const wsum = (300 * 301) / 2; // Σ (i + 1)
+  assert.deepEqual(Array.from(x.grad.toTypedArray()), new Array(6).fill(wsum));
+});
