@@ -533,7 +533,8 @@ static const mxw_attr_spec k_add_n_attrs[] = {
 };
 static int validate_add_n(void *param) {
   const AddNParam *p = (const AddNParam *)param;
-  MXW_CHECK(p->num_args >= 1 && p->num_args <= 64, "num_args must be between 1 and 64, got %lld",
+  /* MXNet: a lower bound of 1 only (elemwise_sum.cc); an int here */
+  MXW_CHECK(p->num_args >= 1 && p->num_args <= INT32_MAX, "num_args must be in [1, 2^31 - 1], got %lld",
             (long long)p->num_args);
   return 0;
 }

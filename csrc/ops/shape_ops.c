@@ -20,6 +20,7 @@
  * elements each output position copied (_backward_tile, _backward_repeat, _backward_Pad: the
  * adjoint of the same copy plan). The _backward_* ops take (ograd, data), data for its shape. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #ifdef __wasm_simd128__
 #include <wasm_simd128.h>
@@ -302,9 +303,6 @@ static mxw_gid view_as_input(mxw_grad_ctx *g, mxw_gid grad, int input) {
 
 /* Gradient of the ops whose output is the input's elements in the same order. */
 static int grad_reshape_back(mxw_grad_ctx *g) { return mxw_grad_set(g, 0, view_as_input(g, mxw_grad_ograd(g, 0), 0)); }
-
-/* Inputs/outputs a gradient handles at once (the autograd pass's own limit). */
-#define GRAD_MAX_IO 64
 
 /* Backward ops take (ograd, data): data lends only its shape (and dtype) to the result. */
 static const char *const k_ograd_data[] = {"ograd", "data", NULL};
@@ -1031,12 +1029,13 @@ static int grad_stack(mxw_grad_ctx *g) {
   char num[24], ax[24];
   snprintf(num, sizeof num, "%d", n);
   snprintf(ax, sizeof ax, "%d", axis);
-  mxw_gid dx[GRAD_MAX_IO];
-  MXW_CHECK(n <= (int)(sizeof dx / sizeof dx[0]), "too many inputs (%d) to differentiate", n);
-  MXW_TRY(mxw_grad_op_n(g, "SliceChannel", MXW_KV("num_outputs", num, "axis", ax, "squeeze_axis", "True"),
-                        MXW_GIDS(mxw_grad_ograd(g, 0)), dx, n));
-  for (int i = 0; i < n; i++) MXW_TRY(mxw_grad_set(g, i, dx[i]));
-  return 0;
+  mxw_gid *dx = (mxw_gid *)malloc(sizeof(mxw_gid) * (size_t)(n > 0 ? n : 1));
+  MXW_CHECK(dx != NULL, "out of memory");
+  int rc = mxw_grad_op_n(g, "SliceChannel", MXW_KV("num_outputs", num, "axis", ax, "squeeze_axis", "True"),
+                         MXW_GIDS(mxw_grad_ograd(g, 0)), dx, n);
+  for (int i = 0; i < n && rc == 0; i++) rc = mxw_grad_set(g, i, dx[i]);
+  free(dx);
+  return rc;
 }
 static const mxw_op_def op_stack = {.name = "stack",
                                     .aliases = ALIASES("_npi_stack"),
@@ -1133,14 +1132,15 @@ static int grad_SliceChannel(mxw_grad_ctx *g) {
   const SliceChannelParam *p = (const SliceChannelParam *)mxw_grad_param(g);
   int n = mxw_grad_num_outputs(g), axis;
   MXW_TRY(mxw_normalize_axis(p->axis, mxw_grad_in_shape(g, 0)->ndim, &axis));
-  mxw_gid og[GRAD_MAX_IO];
-  MXW_CHECK(n <= (int)(sizeof og / sizeof og[0]), "too many outputs (%d) to differentiate", n);
+  mxw_gid *og = (mxw_gid *)malloc(sizeof(mxw_gid) * (size_t)(n > 0 ? n : 1));
+  MXW_CHECK(og != NULL, "out of memory");
   for (int i = 0; i < n; i++) og[i] = mxw_grad_ograd(g, i);
   char num[24], ax[24];
   snprintf(num, sizeof num, "%d", n);
   snprintf(ax, sizeof ax, "%d", axis);
   mxw_gid dx = p->squeeze_axis ? mxw_grad_op(g, "stack", MXW_KV("num_args", num, "axis", ax), og, n)
                                : mxw_grad_op(g, "Concat", MXW_KV("num_args", num, "dim", ax), og, n);
+  free(og);
   return mxw_grad_set(g, 0, dx);
 }
 static const mxw_op_def op_SliceChannel = {.name = "SliceChannel",

@@ -83,6 +83,13 @@ test('no fixed cap on inputs or heads: a 100-input concat differentiates, backwa
   const c = mx.nd.array(Array.from({ length: 200 }, (_, j) => (j % 7) - 3));
   mx.autograd.record(() => { mx.nd.sum(mx.nd.concat(...xs, { dim: 0 }).mul(c)).backward(); });
   for (const i of [0, 64, 99]) assert.deepEqual(Array.from(xs[i].grad.toTypedArray()), [((2 * i) % 7) - 3, ((2 * i + 1) % 7) - 3]);
+  // stack of 70 and a split into 70 parts: L = Σ_k (k + 1) · sum(part_k of stack(x)) gives dL/dx_i = i + 1 per element
+  const ys = Array.from({ length: 70 }, (_, i) => { const a = mx.nd.array([i, 1, 2]); a.attachGrad(); return a; });
+  mx.autograd.record(() => {
+    const parts = mx.nd.split(mx.nd.stack(...ys, { axis: 0 }), { num_outputs: 70, axis: 0 });
+    mx.nd.add_n(...parts.map((p, k) => p.sum().mul(k + 1))).backward();
+  });
+  for (const i of [0, 33, 69]) assert.deepEqual(Array.from(ys[i].grad.toTypedArray()), [i + 1, i + 1, i + 1]);
   // 300 heads h_k = (k + 1) · w: backward of all of them at once gives dw = Σ (k + 1) = 45150
   const w = mx.nd.array([2]);
   w.attachGrad();
