@@ -172,7 +172,8 @@ function bilinear(plane, H, W, h, w) {
 function mdcnRef(x, [N, C, H, W], off, mask, wt, bias, p) {
   const [kh, kw] = p.kernel, [sh, sw] = p.stride ?? [1, 1], [dh, dw] = p.dilate ?? [1, 1], [ph, pw] = p.pad ?? [0, 0];
   const F = p.num_filter, G = p.num_group ?? 1, DG = p.num_deformable_group ?? 1;
-  const Ho = Math.floor((H + 2 * ph - (dh * (kh - 1) + 1)) / sh) + 1, Wo = Math.floor((W + 2 * pw - (dw * (kw - 1) + 1)) / sw) + 1;
+  const Ho = Math.floor((H + 2 * ph - (dh * (kh - 1) + 1)) / sh) + 1;
+  const Wo = Math.floor((W + 2 * pw - (dw * (kw - 1) + 1)) / sw) + 1;
   const K = kh * kw, cpg = C / G, fpg = F / G, cpdg = C / DG;
   const y = new Float64Array(N * F * Ho * Wo);
   for (let n = 0; n < N; n++) {
@@ -206,14 +207,19 @@ test('ModulatedDeformableConvolution: every attribute and odd shapes vs the floa
   const r = rng(21);
   const cases = [
     { shape: [1, 2, 5, 6], p: { kernel: [3, 3], num_filter: 3, pad: [1, 1] } },
-    { shape: [2, 4, 7, 5], p: { kernel: [3, 2], num_filter: 4, stride: [2, 1], dilate: [1, 2], pad: [1, 2], num_group: 2, num_deformable_group: 2 } },
+    { shape: [2, 4, 7, 5],
+      p: { kernel: [3, 2], num_filter: 4, stride: [2, 1], dilate: [1, 2], pad: [1, 2], num_group: 2,
+        num_deformable_group: 2 } },
     { shape: [1, 3, 4, 4], p: { kernel: [1, 1], num_filter: 2, no_bias: true } },
-    { shape: [3, 2, 6, 3], p: { kernel: [2, 3], num_filter: 2, stride: [2, 2], pad: [0, 1], num_deformable_group: 2, no_bias: true } },
+    { shape: [3, 2, 6, 3],
+      p: { kernel: [2, 3], num_filter: 2, stride: [2, 2], pad: [0, 1], num_deformable_group: 2, no_bias: true } },
   ];
   for (const { shape, p } of cases) {
     const [N, C] = shape, [kh, kw] = p.kernel, G = p.num_group ?? 1, DG = p.num_deformable_group ?? 1;
-    const H = shape[2], W = shape[3], [ph, pw] = p.pad ?? [0, 0], [dh, dw] = p.dilate ?? [1, 1], [sh, sw] = p.stride ?? [1, 1];
-    const Ho = Math.floor((H + 2 * ph - (dh * (kh - 1) + 1)) / sh) + 1, Wo = Math.floor((W + 2 * pw - (dw * (kw - 1) + 1)) / sw) + 1;
+    const H = shape[2], W = shape[3], [ph, pw] = p.pad ?? [0, 0];
+    const [dh, dw] = p.dilate ?? [1, 1], [sh, sw] = p.stride ?? [1, 1];
+    const Ho = Math.floor((H + 2 * ph - (dh * (kh - 1) + 1)) / sh) + 1;
+    const Wo = Math.floor((W + 2 * pw - (dw * (kw - 1) + 1)) / sw) + 1;
     const xv = r.uniform(size(shape), -1, 1);
     // offsets up to +-2.5 pixels push samples past the borders (the zero-padding rule)
     const ov = r.uniform(N * DG * 2 * kh * kw * Ho * Wo, -2.5, 2.5);
@@ -222,7 +228,8 @@ test('ModulatedDeformableConvolution: every attribute and odd shapes vs the floa
     const bv = p.no_bias ? null : r.uniform(p.num_filter);
     const ref = mdcnRef(xv, shape, ov, mv, wv, bv, p);
     for (const dtype of ['float64', 'float32']) {
-      const ins = [arr(xv, shape, dtype), arr(ov, [N, DG * 2 * kh * kw, Ho, Wo], dtype), arr(mv, [N, DG * kh * kw, Ho, Wo], dtype),
+      const ins = [arr(xv, shape, dtype), arr(ov, [N, DG * 2 * kh * kw, Ho, Wo], dtype),
+        arr(mv, [N, DG * kh * kw, Ho, Wo], dtype),
         arr(wv, [p.num_filter, C / G, kh, kw], dtype)];
       if (bv) ins.push(arr(bv, [p.num_filter], dtype));
       const y = nd._contrib_ModulatedDeformableConvolution(...ins, p);
@@ -238,7 +245,8 @@ test('ModulatedDeformableConvolution: zero offsets and unit mask are a convoluti
   const xv = r.uniform(N * C * H * W), wv = r.uniform(F * C * 9);
   const x = arr(xv, [N, C, H, W]), w = arr(wv, [F, C, 3, 3]);
   const off = nd.zeros([N, 18, H, W]), ones = nd.ones([N, 9, H, W]);
-  const y = nd._contrib_ModulatedDeformableConvolution(x, off, ones, w, { kernel: [3, 3], pad: [1, 1], num_filter: F, no_bias: true });
+  const attrs = { kernel: [3, 3], pad: [1, 1], num_filter: F, no_bias: true };
+  const y = nd._contrib_ModulatedDeformableConvolution(x, off, ones, w, attrs);
   // TF.js: NHWC input, HWIO filter, 'same' padding for a 3x3 kernel with pad 1
   const tx = tf.tensor(xv, [N, C, H, W]).transpose([0, 2, 3, 1]);
   const tw = tf.tensor(wv, [F, C, 3, 3]).transpose([2, 3, 1, 0]);
@@ -249,8 +257,9 @@ test('ModulatedDeformableConvolution: zero offsets and unit mask are a convoluti
   assertClose(flat(y2), Array.from(ty.dataSync(), (v) => v / 2), { rtol: 1e-4, atol: 1e-5 });
   // an integer offset of +1 row: tap i of output row y reads row y + i (pad 1 above is skipped, rows past the
   // bottom read 0), a valid convolution of the image padded with 0 rows above, 2 below, 1 column each side
-  const offUp = nd.concat(...Array.from({ length: 9 }, () => nd.concat(nd.ones([N, 1, H, W]), nd.zeros([N, 1, H, W]), { dim: 1 })), { dim: 1 });
-  const y3 = nd._contrib_ModulatedDeformableConvolution(x, offUp, ones, w, { kernel: [3, 3], pad: [1, 1], num_filter: F, no_bias: true });
+  const tap = () => nd.concat(nd.ones([N, 1, H, W]), nd.zeros([N, 1, H, W]), { dim: 1 });
+  const offUp = nd.concat(...Array.from({ length: 9 }, tap), { dim: 1 });
+  const y3 = nd._contrib_ModulatedDeformableConvolution(x, offUp, ones, w, attrs);
   const padded = tf.tensor(xv, [N, C, H, W]).transpose([0, 2, 3, 1]).pad([[0, 0], [0, 2], [1, 1], [0, 0]]);
   const ty3 = tf.conv2d(padded, tw, 1, 'valid').transpose([0, 3, 1, 2]);
   assertClose(flat(y3), ty3.dataSync(), { rtol: 1e-4, atol: 1e-5 });
@@ -273,14 +282,16 @@ test('ModulatedDeformableConvolution: shape inference, symbol arguments and MXNe
   assert.throws(() => nd._contrib_ModulatedDeformableConvolution(x, nd.zeros([1, 18, 2, 2]), nd.ones([1, 9, 2, 2]), w,
     { kernel: [3, 3, 3], num_filter: 2, no_bias: true }), isErr(/kernel/));
   assert.throws(() => nd._contrib_ModulatedDeformableConvolution(nd.ones([1, 3, 4, 4]), nd.zeros([1, 36, 2, 2]),
-    nd.ones([1, 18, 2, 2]), nd.ones([2, 3, 3, 3]), { kernel: [3, 3], num_filter: 2, num_deformable_group: 2, no_bias: true }),
+    nd.ones([1, 18, 2, 2]), nd.ones([2, 3, 3, 3]),
+    { kernel: [3, 3], num_filter: 2, num_deformable_group: 2, no_bias: true }),
   isErr(/deformable group/));
   assert.throws(() => nd._contrib_ModulatedDeformableConvolution(nd.ones([65, 1, 3, 3]), nd.zeros([65, 2, 3, 3]),
     nd.ones([65, 1, 3, 3]), nd.ones([1, 1, 1, 1]), { kernel: [1, 1], num_filter: 1, no_bias: true }), isErr(/im2col_step/));
 });
 
 test('ModulatedDeformableConvolution: gradients of data, offset, mask, weight and bias by finite differences', () => {
-  const p = { kernel: [3, 2], num_filter: 4, stride: [1, 2], pad: [1, 1], dilate: [2, 1], num_group: 2, num_deformable_group: 2 };
+  const p = { kernel: [3, 2], num_filter: 4, stride: [1, 2], pad: [1, 1], dilate: [2, 1], num_group: 2,
+    num_deformable_group: 2 };
   const [N, C, H, W] = [2, 4, 5, 6];
   const Ho = Math.floor((H + 2 - 5) / 1) + 1, Wo = Math.floor((W + 2 - 2) / 2) + 1;
   // fractional offsets away from integer sample points (the interpolation is piecewise linear)
@@ -290,8 +301,10 @@ test('ModulatedDeformableConvolution: gradients of data, offset, mask, weight an
     [{ shape: [N, C, H, W] }, { shape: [N, 24, Ho, Wo], data: ov }, { shape: [N, 12, Ho, Wo], low: 0, high: 1 },
       { shape: [4, 2, 3, 2] }, { shape: [4] }], p, { eps: 1e-7 });
   checkGrad('_contrib_ModulatedDeformableConvolution',
-    [{ shape: [1, 2, 4, 4] }, { shape: [1, 18, 4, 4], data: Array.from(r.uniform(288, -1, 1), (v) => Math.round(v * 4) / 4 + 0.11) },
-      { shape: [1, 9, 4, 4] }, { shape: [3, 2, 3, 3] }], { kernel: [3, 3], pad: [1, 1], num_filter: 3, no_bias: true }, { eps: 1e-7 });
+    [{ shape: [1, 2, 4, 4] },
+      { shape: [1, 18, 4, 4], data: Array.from(r.uniform(288, -1, 1), (v) => Math.round(v * 4) / 4 + 0.11) },
+      { shape: [1, 9, 4, 4] }, { shape: [3, 2, 3, 3] }],
+    { kernel: [3, 3], pad: [1, 1], num_filter: 3, no_bias: true }, { eps: 1e-7 });
 });
 
 // ---- graphs in the style of the surveyed families ---------------------------------------------------
@@ -311,7 +324,8 @@ test('CenterNet-style decode graph (heat-map NMS, topk both, int64 index arithme
   const ys = sym.broadcast_div(topkIdx, outW), xs = sym.broadcast_mod(topkIdx, outW);
   const center = sym.reshape(sym.transpose(regv, { axes: [0, 2, 3, 1] }), { shape: [0, -1, 2] });
   const wh = sym.reshape(sym.transpose(whv, { axes: [0, 2, 3, 1] }), { shape: [0, -1, 2] });
-  const batchIdx = sym.Cast(sym.tile(sym.expand_dims(sym.slice_like(sym._arange({ start: 0, stop: 256 }), center, { axes: [0] }),
+  const batchRange = sym.slice_like(sym._arange({ start: 0, stop: 256 }), center, { axes: [0] });
+  const batchIdx = sym.Cast(sym.tile(sym.expand_dims(batchRange,
     { axis: -1 }), { reps: [1, K] }), { dtype: 'int64' });
   const regX = sym.reshape(sym.concat(batchIdx, topkIdx, sym.zeros_like(batchIdx), { dim: 0 }), { shape: [3, -1] });
   const regY = sym.reshape(sym.concat(batchIdx, topkIdx, sym.ones_like(batchIdx), { dim: 0 }), { shape: [3, -1] });
@@ -319,7 +333,9 @@ test('CenterNet-style decode graph (heat-map NMS, topk both, int64 index arithme
   const cx = sym.elemwise_add(sym.Cast(xs, { dtype: 'float32' }), gx(center, regX));
   const cy = sym.elemwise_add(sym.Cast(ys, { dtype: 'float32' }), gx(center, regY));
   const hw2 = sym._mul_scalar(gx(wh, regX), { scalar: 0.5 }), hh2 = sym._mul_scalar(gx(wh, regY), { scalar: 0.5 });
-  const boxes = sym.concat(...[sym.elemwise_sub(cx, hw2), sym.elemwise_sub(cy, hh2), sym.elemwise_add(cx, hw2), sym.elemwise_add(cy, hh2)]
+  const corners = [sym.elemwise_sub(cx, hw2), sym.elemwise_sub(cy, hh2),
+    sym.elemwise_add(cx, hw2), sym.elemwise_add(cy, hh2)];
+  const boxes = sym.concat(...corners
     .map((t) => sym.expand_dims(t, { axis: -1 })), { dim: -1 });
   const out = sym.Group([classes, scores, sym._mul_scalar(boxes, { scalar: scale })]);
   const net = new gluon.SymbolBlock(out, [heat, whv, regv]);
@@ -354,7 +370,8 @@ test('CenterNet-style decode graph (heat-map NMS, topk both, int64 index arithme
       const w2 = wv[((b * 2) * H + y) * W + x2] / 2, h2 = wv[((b * 2 + 1) * H + y) * W + x2] / 2;
       assert.equal(gc.toArray()[b][k], cls, `class ${b},${k}`);
       if (v > 0) assertClose([gs.toArray()[b][k]], [v], { rtol: 1e-6 });
-      assertClose(gb.toArray()[b][k], [cxr - w2, cyr - h2, cxr + w2, cyr + h2].map((t) => t * scale), { rtol: 1e-5, atol: 1e-5 });
+      assertClose(gb.toArray()[b][k], [cxr - w2, cyr - h2, cxr + w2, cyr + h2].map((t) => t * scale),
+        { rtol: 1e-5, atol: 1e-5 });
     }
   }
 });
@@ -368,9 +385,11 @@ test('YOLOv3-style output decode graph (sigmoid/exp/anchors/offsets, slice_like,
   const offsetsAll = sym.var('offsets'); // (1, 1, 8, 8, 2): GluonCV keeps a larger grid and slices it
   let pred = sym.reshape(pred0, { shape: [0, A * P, -1] });
   pred = sym.reshape(sym.transpose(pred, { axes: [0, 2, 1] }), { shape: [0, -1, A, P] });
-  const rawC = sym.slice_axis(pred, { axis: -1, begin: 0, end: 2 }), rawS = sym.slice_axis(pred, { axis: -1, begin: 2, end: 4 });
+  const rawC = sym.slice_axis(pred, { axis: -1, begin: 0, end: 2 });
+  const rawS = sym.slice_axis(pred, { axis: -1, begin: 2, end: 4 });
   const obj = sym.slice_axis(pred, { axis: -1, begin: 4, end: 5 }), cls = sym.slice_axis(pred, { axis: -1, begin: 5, end: 'None' });
-  const offsets = sym.reshape(sym.slice_like(offsetsAll, sym._mul_scalar(pred0, { scalar: 0 }), { axes: [2, 3] }), { shape: [1, -1, 1, 2] });
+  const offsetsCut = sym.slice_like(offsetsAll, sym._mul_scalar(pred0, { scalar: 0 }), { axes: [2, 3] });
+  const offsets = sym.reshape(offsetsCut, { shape: [1, -1, 1, 2] });
   const centers = sym._mul_scalar(sym.broadcast_add(sym.sigmoid(rawC), offsets), { scalar: stride });
   const scales = sym.broadcast_mul(sym.exp(rawS), anchors);
   const score = sym.broadcast_mul(sym.sigmoid(cls), sym.sigmoid(obj));
@@ -378,8 +397,10 @@ test('YOLOv3-style output decode graph (sigmoid/exp/anchors/offsets, slice_like,
   const bbox = sym.concat(sym.elemwise_sub(centers, wh), sym.elemwise_add(centers, wh), { dim: -1 });
   const bboxes = sym.tile(bbox, { reps: [Cl, 1, 1, 1, 1] });
   const scores = sym.expand_dims(sym.transpose(score, { axes: [3, 0, 1, 2] }), { axis: -1 });
-  const ids = sym.broadcast_add(sym._mul_scalar(scores, { scalar: 0 }), sym.reshape(sym._arange({ start: 0, stop: Cl }), { shape: [0, 1, 1, 1, 1] }));
-  const det = sym.reshape(sym.transpose(sym.concat(ids, scores, bboxes, { dim: -1 }), { axes: [1, 0, 2, 3, 4] }), { shape: [0, -1, 6] });
+  const classIds = sym.reshape(sym._arange({ start: 0, stop: Cl }), { shape: [0, 1, 1, 1, 1] });
+  const ids = sym.broadcast_add(sym._mul_scalar(scores, { scalar: 0 }), classIds);
+  const joined = sym.concat(ids, scores, bboxes, { dim: -1 });
+  const det = sym.reshape(sym.transpose(joined, { axes: [1, 0, 2, 3, 4] }), { shape: [0, -1, 6] });
   const net = new gluon.SymbolBlock(det, [pred0, anchors, offsetsAll]);
   const r = rng(41);
   const pv = r.uniform(B * A * P * H * W, -2, 2), av = [10, 13, 16, 30];
