@@ -62,6 +62,8 @@ test('amp_multicast: symbol input names data_i, shapes kept, gradient cast back 
   assert.equal(b.grad.dtype, 'float32');
   assert.deepEqual(Array.from(a.grad.astype('float32').toTypedArray()), [1, 2, 3]);
   assert.deepEqual(Array.from(b.grad.toTypedArray()), [4, 5, 6]);
+  // float64 inputs: the identity cast, gradient by finite differences
+  checkGrad('amp_multicast', [{ shape: [2, 3] }, { shape: [4] }], { num_outputs: 2 });
 });
 
 // ---- _contrib_SyncBatchNorm --------------------------------------------------------------------------
@@ -138,6 +140,11 @@ test('SyncBatchNorm: training uses the batch statistics and updates the moving o
   const fn = (x, gm, bt) => nd._contrib_SyncBatchNorm(x, gm, bt, nd.zeros([C], { dtype: 'float64' }),
     nd.ones([C], { dtype: 'float64' }), { key: 'k', fix_gamma: false });
   autograd.train_mode(() => checkGrad(fn, [{ shape }, { shape: [C], low: 0.5, high: 1.5 }, { shape: [C] }]));
+  // by name; use_global_stats: the moving statistics are constants (fixed NDArrays here)
+  const f64 = (v) => nd.array(v, { dtype: 'float64' });
+  checkGrad('_contrib_SyncBatchNorm', [{ shape: [2, 3, 4] }, { shape: [3] }, { shape: [3] }, f64([0.1, -0.2, 0.3]),
+    f64([0.5, 1, 2])], { key: 'k', fix_gamma: false, use_global_stats: true },
+  { wrt: [0, 1, 2] }); // no gradient for the auxiliary states
 });
 
 test('SyncBatchNorm: a symbol creates moving_mean/moving_var auxiliary states; Gluon-style graph in SymbolBlock', () => {
