@@ -201,6 +201,31 @@ static void test_writer_escapes(void **state) {
   mxw_sym_free(back);
 }
 
+/* Control dependencies read from JSON survive a substitution: relu(x) after y, x replaced by z. */
+static void test_control_deps_substitute(void **state) {
+  (void)state;
+  const char *text =
+      "{\"nodes\": [{\"op\": \"null\", \"name\": \"x\", \"inputs\": []}, "
+      "{\"op\": \"null\", \"name\": \"y\", \"inputs\": []}, "
+      "{\"op\": \"relu\", \"name\": \"r\", \"inputs\": [[0, 0, 0]], \"control_deps\": [1]}], "
+      "\"arg_nodes\": [0, 1], \"heads\": [[2, 0, 0]]}";
+  mxw_symbol *s = NULL, *z = cg_var("z"), *sub = NULL;
+  assert_int_equal(mxw_sym_fromjson(text, &s), 0);
+  const char *names[1] = {"x"};
+  assert_int_equal(mxw_sym_substitute(s, 1, names, &z, &sub), 0);
+  char *json = NULL;
+  assert_int_equal(mxw_sym_tojson(sub, &json), 0);
+  /* nodes in DFS order: z (0), y (1, the control dependency), r (2) */
+  assert_non_null(strstr(json, "\"name\": \"z\""));
+  assert_non_null(strstr(json, "\"inputs\": [[0, 0, 0]], \n      \"control_deps\": [1]"));
+  mxw_buffer_free(json);
+  assert_null(mxw_sym_info(NULL));
+  assert_error_contains("NULL symbol");
+  mxw_sym_free(s);
+  mxw_sym_free(z);
+  mxw_sym_free(sub);
+}
+
 /* The string map keeps every key findable as it grows past its first capacity. */
 static void test_strmap_growth(void **state) {
   (void)state;
@@ -226,7 +251,7 @@ int main(void) {
       cmocka_unit_test(test_compose_errors),     cmocka_unit_test(test_group_internals_substitute_attrs),
       cmocka_unit_test(test_many_attrs),         cmocka_unit_test(test_json_errors),
       cmocka_unit_test(test_unknown_ops_report), cmocka_unit_test(test_writer_escapes),
-      cmocka_unit_test(test_strmap_growth),
+      cmocka_unit_test(test_strmap_growth),      cmocka_unit_test(test_control_deps_substitute),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
