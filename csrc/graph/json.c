@@ -121,9 +121,11 @@ static int fix_parsing(mxw_node *n, const char *where) {
   char **hk = (char **)malloc(sizeof(char *) * 2 * (size_t)m);
   const char **bk = (const char **)malloc(sizeof(char *) * 2 * (size_t)m);
   if (!hk || !bk) {
+    // GCOVR_EXCL_START: allocation failure, not reachable natively
     free(hk);
     free(bk);
     return mxw_fail("out of memory");
+    // GCOVR_EXCL_STOP
   }
   char **hv = hk + m;
   const char **bv = bk + m;
@@ -167,8 +169,10 @@ static int fix_parsing(mxw_node *n, const char *where) {
         }
         char *arg = (char *)malloc((size_t)pos);
         if (!arg) {
+          // GCOVR_EXCL_START: allocation failure, not reachable natively
           rc = mxw_fail("out of memory");
           break;
+          // GCOVR_EXCL_STOP
         }
         memcpy(arg, key, (size_t)pos - 1);
         arg[pos - 1] = 0;
@@ -264,8 +268,10 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
   if (!root) {
     if (g_json_failed_alloc) {
       char what[96];
+      // GCOVR_EXCL_START: cJSON's allocation failure, not reachable natively
       snprintf(what, sizeof what, "reading the symbol JSON (%zu bytes of text)", strlen(text));
       return mxw_fail_oom(what, (double)g_json_failed_alloc);
+      // GCOVR_EXCL_STOP
     }
     const char *ep = cJSON_GetErrorPtr();
     long off = ep && ep >= text ? (long)(ep - text) : -1;
@@ -290,8 +296,10 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
   /* every unsupported op, with its nodes, in one error */
   unk = (unknown_ops *)calloc(1, sizeof *unk);
   if (!unk) {
+    // GCOVR_EXCL_START: allocation failure, not reachable natively
     mxw_fail("out of memory");
     goto done;
+    // GCOVR_EXCL_STOP
   }
   int total = 0;
   for (const cJSON *jn = jnodes->child; jn; jn = jn->next, total++) {
@@ -302,8 +310,10 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
       goto done;
     }
     if (total == INT32_MAX - 1) {
+      // GCOVR_EXCL_START: needs 2^31 - 1 nodes (tens of GB of text), beyond a test or a wasm32 heap
       mxw_fail("invalid symbol JSON: too many nodes");
       goto done;
+      // GCOVR_EXCL_STOP
     }
     if (strcmp(op->valuestring, "null") != 0 && mxw_op_find(op->valuestring) < 0)
       note_unknown(unk, op->valuestring, name->valuestring);
@@ -317,8 +327,10 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
 
   nodes = (mxw_node **)calloc((size_t)(total ? total : 1), sizeof *nodes);
   if (!nodes) {
+    // GCOVR_EXCL_START: allocation failure, not reachable natively
     mxw_fail("out of memory");
     goto done;
+    // GCOVR_EXCL_STOP
   }
   int i = 0;
   for (const cJSON *jn = jnodes->child; jn; jn = jn->next, i++) {
@@ -353,8 +365,10 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
       n->op = mxw_op_get(n->op_id);
       n->inputs = (mxw_entry *)calloc((size_t)(nin ? nin : 1), sizeof(mxw_entry));
       if (!n->inputs) {
+        // GCOVR_EXCL_START: allocation failure, not reachable natively
         mxw_fail("out of memory");
         goto done;
+        // GCOVR_EXCL_STOP
       }
       int k = 0;
       for (const cJSON *e = jin ? jin->child : NULL; e; e = e->next, k++) {
@@ -375,8 +389,10 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
     if (nc > 0) {
       n->control = (mxw_node **)calloc((size_t)nc, sizeof(mxw_node *));
       if (!n->control) {
+        // GCOVR_EXCL_START: allocation failure, not reachable natively
         mxw_fail("out of memory");
         goto done;
+        // GCOVR_EXCL_STOP
       }
       int k = 0;
       for (const cJSON *x = jc->child; x; x = x->next, k++) {
@@ -405,8 +421,10 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
       if (n->num_inputs < want && version < 900) { /* 0.8: aux states were not stored */
         mxw_entry *grown = (mxw_entry *)realloc(n->inputs, sizeof(mxw_entry) * (size_t)want);
         if (!grown) {
+          // GCOVR_EXCL_START: allocation failure, not reachable natively
           mxw_fail("out of memory");
           goto done;
+          // GCOVR_EXCL_STOP
         }
         n->inputs = grown;
         for (int k = n->num_inputs; k < want; k++) {
@@ -434,7 +452,9 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
           const char *init = n->op->input_var_init(n->params->param, k);
           if (!v->op && init && !mxw_attrs_get(&v->attrs, "__init__") &&
               mxw_attrs_set(&v->attrs, "__init__", init) != 0)
+            // GCOVR_EXCL_START: mxw_attrs_set fails only on an allocation failure, not reachable natively
             goto done;
+          // GCOVR_EXCL_STOP
         }
       }
       for (int k = 0; k < n->num_inputs; k++) { /* keep variable versions consistent */
@@ -446,8 +466,10 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
   int nh = count_items(jheads);
   sym = mxw_symbol_alloc(nh);
   if (!sym) {
+    // GCOVR_EXCL_START: allocation failure, not reachable natively
     mxw_fail("out of memory");
     goto done;
+    // GCOVR_EXCL_STOP
   }
   sym->n = 0;
   int h = 0;

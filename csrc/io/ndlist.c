@@ -134,7 +134,9 @@ static int rd_shape64(reader *r, mxw_shape *s, int *unknown) {
 static int payload_bytes(reader *r, size_t skip, const mxw_shape *s, int dtype, size_t *out) {
   int es = mxw_dtype_size(dtype);
   if (es == 0)
+    // GCOVR_EXCL_START: unreachable: read_array checks every dtype flag first
     return mxw_fail("corrupt params data: array %d of %d has unknown dtype flag %d", r->index, r->count, dtype);
+  // GCOVR_EXCL_STOP
   double n = (double)es;
   for (int i = 0; i < s->ndim; i++) n *= (double)s->dims[i];
   size_t at = r->off + skip;
@@ -381,7 +383,9 @@ static int read_names(reader *r, mxw_ndlist *l) {
           "silently keep only the last",
           l->names[i], *prev, i, l->n);
     else if (mxw_strmap_put(&seen, l->names[i], i) != 0)
+      // GCOVR_EXCL_START: allocation failure, not reachable natively
       rc = mxw_fail("out of memory");
+    // GCOVR_EXCL_STOP
   }
   mxw_strmap_free(&seen);
   return rc;
@@ -408,8 +412,10 @@ int mxw_ndlist_load_ex(const uint8_t *bytes, size_t len, double max_bytes, mxw_n
   mxw_ndlist *l = (mxw_ndlist *)calloc(1, sizeof *l);
   if (l) l->arrays = (mxw_ndarray **)calloc(n ? (size_t)n : 1, sizeof *l->arrays);
   if (!l || !l->arrays) {
+    // GCOVR_EXCL_START: allocation failure, not reachable natively
     free(l);
     return mxw_fail("out of memory");
+    // GCOVR_EXCL_STOP
   }
   r.count = (int)n;
   for (uint64_t i = 0; i < n; i++) {
