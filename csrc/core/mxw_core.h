@@ -146,7 +146,7 @@ typedef struct mxw_tuple {
 } mxw_tuple;
 
 typedef struct mxw_str {
-  char s[64];
+  char s[256]; /* e.g. SyncBatchNorm's key: the layer's full prefix */
 } mxw_str;
 
 /* Optional scalars ("None" allowed) are stored as a value plus a has-flag. */

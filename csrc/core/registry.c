@@ -118,6 +118,10 @@ int mxw_params_create(int op_id, int num, const char *const *keys, const char *c
       break;
     }
     if (is_hidden_key(keys[k])) continue;
+    /* an op without attributes is one MXNet registers without an attribute parser: there any
+     * attribute is kept as given and ignored (imperative_utils.h ParseAttrs; e.g. GluonCV's
+     * F.zeros_like(x, dtype='int64') in CenterNet's exported decoder) */
+    if (op->num_attrs == 0) continue;
     int found = -1;
     for (int i = 0; i < op->num_attrs; i++)
       if (strcmp(op->attrs[i].name, keys[k]) == 0) found = i;

@@ -430,3 +430,22 @@ test('YOLOv3-style output decode graph (sigmoid/exp/anchors/offsets, slice_like,
   }
   assertClose(flat(out), expect, { rtol: 1e-5, atol: 1e-5 });
 });
+
+test('an op MXNet registers without an attribute parser keeps and ignores any attribute: CenterNet\'s zeros_like(dtype=int64)', () => {
+  // gluoncv/model_zoo/center_net/center_net.py's decoder writes F.zeros_like(x, dtype='int64') and
+  // F.ones_like(...); MXNet stores the attribute in symbol.json and ignores it (no attr_parser), so
+  // the output has the input's dtype
+  const json = JSON.stringify({
+    nodes: [{ op: 'null', name: 'data', inputs: [] },
+      { op: 'zeros_like', name: 'z', attrs: { dtype: 'int64' }, inputs: [[0, 0, 0]] },
+      { op: 'ones_like', name: 'o', attrs: { dtype: 'int64' }, inputs: [[0, 0, 0]] },
+      { op: 'elemwise_add', name: 's', inputs: [[1, 0, 0], [2, 0, 0]] }],
+    arg_nodes: [0], node_row_ptr: [0, 1, 2, 3, 4], heads: [[3, 0, 0]], attrs: { mxnet_version: ['int', 10500] },
+  });
+  const net = new gluon.SymbolBlock(sym.fromJSON(json), [sym.var('data')]);
+  const y = net.forward(nd.array([[5, -2, 7]]));
+  assert.equal(y.dtype, 'float32');
+  assert.deepEqual(y.toArray(), [[1, 1, 1]]);
+  // the attribute is kept for export, as MXNet keeps it
+  assert.match(sym.fromJSON(json).tojson(), /"dtype": "int64"/);
+});

@@ -112,6 +112,8 @@ test('float64 and int32 inputs keep their dtype', () => {
 test('a bad act_type throws MXNetError naming op and value; the next call works', () => {
   assert.throws(() => nd.Activation(nd.array([1]), { act_type: 'swish' }),
     (e) => e instanceof mx.MXNetError && /Operator Activation/.test(e.message) && /swish/.test(e.message));
-  assert.throws(() => nd.relu(nd.array([1]), { alpha: 1 }), /unknown attribute 'alpha'/);
+  assert.throws(() => nd.LeakyReLU(nd.array([1]), { alpah: 1 }), /unknown attribute 'alpah'/);
+  // relu has no attribute parser in MXNet (MXNET_OPERATOR_REGISTER_UNARY): an attribute is kept and ignored
+  assert.deepEqual(Array.from(nd.relu(nd.array([-2, 3]), { alpha: 1 }).toTypedArray()), [0, 3]);
   assert.deepEqual(Array.from(nd.relu(nd.array([-1, 1])).toTypedArray()), [0, 1]);
 });
