@@ -845,7 +845,8 @@ static int backward_with(int nh, mxw_ndarray *const *heads, mxw_ndarray *const *
     }
     for (int k = 0; k < nx; k++) {
       mxw_ag_info *ag = xs[k]->ag;
-      if (ag->grad_req != 1) continue;
+      /* (a buffer of another dtype takes the converted values below, as with grad_req add) */
+      if (ag->grad_req != 1 || ag->grad->t.dtype != ag->values[0]->t.dtype) continue;
       int shared = 0;
       for (int i = 0; i < ni; i++) shared |= bind[i]->storage == ag->grad->storage;
       for (int j = 0; j < k; j++) shared |= provided[j] && outs[j]->storage == ag->grad->storage;
