@@ -206,6 +206,26 @@ static void test_float64_add_and_shared_buffer(void **state) {
   mxw_ndarray_free(gx);
 }
 
+/* A float64 gradient buffer for a float32 variable: grad_req write stores the converted values,
+ * as grad_req add accumulates them. */
+static void test_grad_buffer_of_another_dtype(void **state) {
+  (void)state;
+  mxw_ndarray *x = t_array(1, (int32_t[]){2}, (float[]){1.5f, -2}), *g = t_array_f64(1, (int32_t[]){2}, NULL);
+  for (int32_t req = 1; req <= 2; req++) {
+    cg_mark(x, g, req);
+    mxw_autograd_set_recording(1);
+    mxw_ndarray *xx[2] = {x, x};
+    mxw_ndarray *y = rec("elemwise_mul", xx, 2, NULL, NULL);
+    mxw_autograd_set_recording(0);
+    assert_int_equal(mxw_autograd_backward(1, &y, NULL, 0, 1), 0);
+    /* 2x written, then 2x added */
+    t_expect_f64(g, req == 1 ? (double[]){3, -4} : (double[]){6, -8}, 2, 0);
+    mxw_ndarray_free(y);
+  }
+  mxw_ndarray_free(x);
+  mxw_ndarray_free(g);
+}
+
 static void test_errors_detach_fresh(void **state) {
   (void)state;
   mxw_ndarray *x = t_array(1, (int32_t[]){2}, (float[]){1, -1}), *gx = t_array(1, (int32_t[]){2}, NULL);
@@ -266,7 +286,7 @@ int main(void) {
       cmocka_unit_test(test_views_recorded),      cmocka_unit_test(test_copies_recorded),
       cmocka_unit_test(test_custom_function),     cmocka_unit_test(test_many_contributions),
       cmocka_unit_test(test_gradient_helpers),    cmocka_unit_test(test_float64_add_and_shared_buffer),
-      cmocka_unit_test(test_errors_detach_fresh),
+      cmocka_unit_test(test_errors_detach_fresh), cmocka_unit_test(test_grad_buffer_of_another_dtype),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
