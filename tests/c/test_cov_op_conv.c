@@ -180,6 +180,23 @@ static void test_upsampling_widths(void **state) {
     mxw_ndarray_free(o);
     mxw_ndarray_free(x);
   }
+  /* the gradient sums each pixel's scale x scale block: float32, float64; two inputs joined along channels */
+  for (int d = 0; d < 2; d++) {
+    mxw_ndarray *x = c_arr(d ? MXW_FLOAT64 : MXW_FLOAT32, 4, SHP(1, 1, 1, 2), DV(3, 5));
+    mxw_ndarray *g = c_grad("UpSampling", &x, 1, 0, 0, DV(1, 2, 3, 4, 5, 6, 7, 8),
+                            KV("scale", "2", "sample_type", "nearest", "num_args", "1"));
+    c_expect(g, DV(1 + 2 + 5 + 6, 3 + 4 + 7 + 8), 2, 0);
+    mxw_ndarray_free(g);
+    mxw_ndarray_free(x);
+  }
+  mxw_ndarray *two[2] = {c_arr(MXW_FLOAT32, 4, SHP(1, 1, 1, 2), DV(3, 5)),
+                         c_arr(MXW_FLOAT32, 4, SHP(1, 1, 1, 2), DV(7, 9))};
+  double h16[16];
+  for (int i = 0; i < 16; i++) h16[i] = i + 1;
+  mxw_ndarray *g = c_grad("UpSampling", two, 2, 1, 0, h16, KV("scale", "2", "sample_type", "nearest", "num_args", "2"));
+  c_expect(g, DV(9 + 10 + 13 + 14, 11 + 12 + 15 + 16), 2, 0);
+  mxw_ndarray_free(g);
+  c_free(2, two);
   mxw_ndarray *x = c_arr(MXW_FLOAT32, 3, SHP(1, 1, 2), NULL);
   c_fail("UpSampling", &x, 1, KV("scale", "2", "sample_type", "nearest", "num_args", "1"),
          "expected 4 dimensions (batch, channel, height, width)");
