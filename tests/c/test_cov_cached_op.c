@@ -291,6 +291,46 @@ static void test_unbound_label_and_int_input(void **state) {
   mxw_ndarray_free(gp);
 }
 
+/* _copy(x) on the tape: x's gradient is the output gradient itself (a graph input of the training
+ * graph, copied out after the run). Six calls alive, each differentiated without retain_graph:
+ * their arenas go back to the plan's pool (four kept, the rest freed). A label bound in one call
+ * and unbound in the next needs another plan. */
+static void test_copy_grads_pool_unbound_plans(void **state) {
+  (void)state;
+  mxw_symbol *x = cg_var("x"), *l = cg_var("label");
+  mxw_symbol *c = cg_op("_copy", "c", 1, &x, NULL);
+  mxw_symbol *cl[2] = {c, l};
+  mxw_symbol *d = cg_op("elemwise_sub", "d", 2, cl, NULL);
+  mxw_executor *ex = cg_exec(d);
+  mxw_ndarray *xa = t_array(1, (int32_t[]){3}, (float[]){1, 2, 3}), *gx = t_array(1, (int32_t[]){3}, NULL);
+  mxw_ndarray *la = t_array(1, (int32_t[]){3}, (float[]){1, 1, 1});
+  cg_mark(xa, gx, 2); /* add: six backward passes accumulate */
+  mxw_ndarray *y[6] = {NULL};
+  mxw_autograd_set_recording(1);
+  for (int k = 0; k < 6; k++) {
+    mxw_ndarray *in[2] = {xa, k < 3 ? la : NULL};
+    int nout = 1;
+    assert_int_equal(mxw_exec_forward(ex, 2, in, 1, &nout, &y[k]), 0);
+  }
+  mxw_autograd_set_recording(0);
+  t_expect_f32(y[0], (float[]){0, 1, 2}, 3, 0); /* x - 1 */
+  t_expect_f32(y[5], (float[]){1, 2, 3}, 3, 0); /* x - 0 */
+  int32_t stats[3];
+  assert_int_equal(mxw_exec_stats(ex, stats), 0);
+  assert_int_equal(stats[1], 2); /* label bound, label unbound */
+  mxw_ndarray *hg = t_array(1, (int32_t[]){3}, (float[]){1, -1, 0.5f});
+  for (int k = 0; k < 6; k++) assert_int_equal(mxw_autograd_backward(1, &y[k], &hg, 0, 1), 0);
+  t_expect_f32(gx, (float[]){6, -6, 3}, 3, 0);
+  for (int k = 0; k < 6; k++) mxw_ndarray_free(y[k]);
+  mxw_ndarray_free(hg);
+  mxw_ndarray_free(xa);
+  mxw_ndarray_free(gx);
+  mxw_ndarray_free(la);
+  mxw_exec_free(ex);
+  mxw_symbol *all[] = {x, l, c, d};
+  for (int i = 0; i < 4; i++) mxw_sym_free(all[i]);
+}
+
 /* _CachedOp and _backward_CachedOp are tape-only ops: called directly they refuse. */
 static void test_tape_only_ops(void **state) {
   (void)state;
@@ -318,6 +358,7 @@ int main(void) {
       cmocka_unit_test(test_identity_grads_two_heads),
       cmocka_unit_test(test_unbound_label_and_int_input),
       cmocka_unit_test(test_tape_only_ops),
+      cmocka_unit_test(test_copy_grads_pool_unbound_plans),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
