@@ -202,10 +202,18 @@ typedef enum mxw_act {
   MXW_ACT_SIGMOID,
   MXW_ACT_TANH,
   MXW_ACT_SOFTRELU,
-  MXW_ACT_SOFTSIGN
+  MXW_ACT_SOFTSIGN,
+  MXW_ACT_RELU6 /* clip(x, 0, 6) (MobileNet's RELU6), NaN passing through as clip's */
 } mxw_act;
 /* Applies an activation in place to n elements of a float32 / float64 buffer. */
 void mxw_apply_act(void *data, int dtype, int64_t n, int act);
+/* y = y * scale[c] + shift[c], then the activation, in place on float32 y of layout
+ * (outer, C, inner): one image of a channel-first output is (1, C, H*W), a channel-last output
+ * (N*H*W, C, 1). */
+void mxw_apply_affine_act(float *y, int64_t outer, int64_t C, int64_t inner, const float *scale, const float *shift,
+                          int act);
+/* clip's float32 kernel: dst = src > hi ? hi : (src < lo ? lo : src) (dst may be src). */
+void mxw_clip_f32(const float *src, float *dst, int64_t n, float lo, float hi);
 
 typedef struct mxw_op_call {
   const struct mxw_op_def *op;
@@ -216,6 +224,9 @@ typedef struct mxw_op_call {
   mxw_tensor *outputs;
   int is_train;
   int fused_act; /* mxw_act to apply to output 0 (only for ops with fusable_act) */
+  /* graph fusion (ops with affine_axis): scale[C] then shift[C], applied per channel to output 0
+   * before fused_act (a BatchNorm folded into the Convolution before it, at inference) */
+  const float *affine;
 } mxw_op_call;
 /* Runs `kernel` on float32 copies of the call's float16 / bfloat16 tensors (the others as they
  * are) and converts those outputs back: the 16-bit path of ops that compute in float32. */
@@ -268,6 +279,14 @@ typedef struct mxw_op_def {
   int fusable_act;
   /* For activation ops: the mxw_act they compute with these params (0: not fusable). */
   int (*as_activation)(const void *param);
+  /* Fusion: the op applies call->affine along this axis of output 0 (of ndim dims) itself;
+   * -1 when it cannot with these params. */
+  int (*affine_axis)(const void *param, int ndim);
+  /* For per-channel affine ops (BatchNorm at inference): the axis of input 0 (of ndim dims) its
+   * affine runs along, and, given the inputs (NULL: the axis only), scale[C] and shift[C] with
+   * op(x) == x * scale[c] + shift[c] when the op does not train; -1 when it is not such an op with
+   * these params. */
+  int (*as_affine)(const void *param, int ndim, const mxw_tensor *inputs, float *scale, float *shift);
   /* FGradient: builds the nodes computing the inputs' gradients from the outputs' gradients
    * (see "gradients" below). Defined once per op, used by the eager tape and by hybridized
    * graphs alike. NULL: the op has no gradient (a backward pass reaching it is an error)

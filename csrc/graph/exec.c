@@ -413,6 +413,12 @@ struct mxw_executor {
   int *consumers; /* per entry: how many node inputs read it */
   int *fused_act; /* per node: activation its op applies to its own output (fusion) */
   uint8_t *skip;  /* per node: an activation fused into its producer */
+  /* BatchNorm folding (inference runs only): per node, the BatchNorm whose per-channel affine a
+   * Convolution applies to its own output (-1: none), and whether a BatchNorm is so folded */
+  int *fold;
+  uint8_t *folded;
+  float *affine_buf; /* the folded affine of the node being run: scale[C], shift[C] */
+  int64_t affine_cap;
   char *monitor_info;
   /* training executors (cached_op.c): nodes [0, split) run forward, [split, n) backward, with
    * arenas owned by each recorded call; graph outputs stay in the arena (copied out) */
@@ -449,6 +455,9 @@ int mxw_exec_free(mxw_executor *ex) {
   free(ex->consumers);
   free(ex->fused_act);
   free(ex->skip);
+  free(ex->fold);
+  free(ex->folded);
+  free(ex->affine_buf);
   free(ex->tie);
   free(ex->ext_dtype);
   free(ex->ext_shape);
@@ -492,10 +501,13 @@ int mxw_exec_create(const mxw_symbol *s, mxw_executor **out) {
   ex->consumers = (int *)calloc(ne, sizeof(int));
   ex->fused_act = (int *)calloc((size_t)(g->num_nodes ? g->num_nodes : 1), sizeof(int));
   ex->skip = (uint8_t *)calloc((size_t)(g->num_nodes ? g->num_nodes : 1), 1);
-  if (!ex->consumers || !ex->fused_act || !ex->skip) {
+  ex->fold = (int *)malloc(sizeof(int) * (size_t)(g->num_nodes ? g->num_nodes : 1));
+  ex->folded = (uint8_t *)calloc((size_t)(g->num_nodes ? g->num_nodes : 1), 1);
+  if (!ex->consumers || !ex->fused_act || !ex->skip || !ex->fold || !ex->folded) {
     mxw_exec_free(ex);
     return mxw_fail("out of memory");
   }
+  for (int i = 0; i < g->num_nodes; i++) ex->fold[i] = -1;
   /* liveness: the last node reading each entry (heads live to the end) */
   for (int e = 0; e < g->num_entries; e++) ex->last_use[e] = -1;
   for (int i = 0; i < g->num_nodes; i++)
@@ -520,7 +532,7 @@ int mxw_exec_num_outputs(const mxw_executor *ex) { return ex ? ex->g.num_heads :
 size_t mxw_exec_arena_bytes(const mxw_executor *ex) { return ex ? ex->arena_bytes : 0; }
 int mxw_exec_num_fused(const mxw_executor *ex) {
   int n = 0;
-  for (int i = 0; ex && ex->planned && i < ex->g.num_nodes; i++) n += ex->skip[i];
+  for (int i = 0; ex && ex->planned && i < ex->g.num_nodes; i++) n += ex->skip[i] + ex->folded[i];
   return n;
 }
 
@@ -553,6 +565,8 @@ static int plan_memory(mxw_executor *ex) {
   }
   memset(ex->fused_act, 0, sizeof(int) * (size_t)g->num_nodes);
   memset(ex->skip, 0, (size_t)g->num_nodes);
+  memset(ex->folded, 0, (size_t)g->num_nodes);
+  for (int i = 0; i < g->num_nodes; i++) ex->fold[i] = -1;
   uint8_t *donated = (uint8_t *)calloc((size_t)(g->num_entries ? g->num_entries : 1), 1);
   if (!donated) {
     free(free_list);
@@ -562,6 +576,35 @@ static int plan_memory(mxw_executor *ex) {
     mxw_node *n = g->nodes[i];
     if (!n->op) continue;
     int nout = mxw_node_num_outputs(n);
+    /* BatchNorm folding: at inference a BatchNorm after a Convolution (its only reader) is the
+     * convolution's own per-channel affine on its output (as MXNet's MKL-DNN subgraph backend,
+     * ONNX Runtime and TF.js's converter fold it). The plan serves training runs too: the
+     * BatchNorm's output takes the convolution's buffer (it computes in place), so that the
+     * folded convolution writes where the BatchNorm would have. */
+    if (!ex->train && !ex->monitor && n->op->as_affine && n->num_inputs == 5 && nout >= 1) {
+      mxw_node *prod = n->inputs[0].node;
+      const int e_in = entry_id(g, &n->inputs[0]), e_out = g->entry_base[i], nd = ex->shapes[e_in].ndim;
+      int ok = prod->op && prod->op->affine_axis && n->inputs[0].index == 0 && ex->consumers[e_in] == 1 &&
+               ex->last_use[e_in] == i && ex->offset[e_in] >= 0 && ex->types[e_in] == MXW_FLOAT32 &&
+               ex->types[e_out] == MXW_FLOAT32 && ex->fold[prod->index] < 0 && !ex->fused_act[prod->index];
+      for (int k = 1; k < nout && ok; k++) ok = ex->consumers[e_out + k] == 0 && ex->last_use[e_out + k] < 0;
+      if (ok) {
+        const int axis = n->op->as_affine(n->params->param, nd, NULL, NULL, NULL);
+        ok = axis >= 0 && axis == prod->op->affine_axis(prod->params->param, nd);
+        for (int k = 1; k < 5 && ok; k++) { /* gamma, beta, moving_mean, moving_var: one per channel */
+          const int ek = entry_id(g, &n->inputs[k]);
+          ok = mxw_shape_size(&ex->shapes[ek]) == ex->shapes[e_in].dims[axis] && mxw_dtype_is_float(ex->types[ek]);
+        }
+      }
+      if (ok) {
+        ex->fold[prod->index] = i;
+        ex->folded[i] = 1;
+        if (ex->last_use[e_out] != g->num_nodes) { /* a graph output is the caller's array */
+          ex->offset[e_out] = ex->offset[e_in];
+          donated[e_in] = 1;
+        }
+      }
+    }
     /* in place: output 0 takes input 0's buffer when input 0 is an intermediate that dies here
      * (not for graph outputs: those are written straight into the caller's arrays; a training
      * graph's values all live in its arena, those the backward reads to its end) */
@@ -819,6 +862,33 @@ int mxw_exec_forward_into(mxw_executor *ex, int num_inputs, mxw_ndarray *const *
   return exec_forward(ex, num_inputs, inputs, is_train, num_outputs, outputs, 1);
 }
 
+/* The call of Convolution node i with the BatchNorm folded into it (an inference run): the
+ * BatchNorm's affine from its current gamma, beta and moving statistics, its activation, and its
+ * output buffer as the convolution's. */
+static int fold_affine(mxw_executor *ex, int i, mxw_op_call *call) {
+  exec_graph *g = &ex->g;
+  const int j = ex->fold[i];
+  mxw_node *bn = g->nodes[j];
+  mxw_tensor bt[5];
+  for (int k = 0; k < 5; k++) {
+    const int e = entry_id(g, &bn->inputs[k]);
+    bt[k] = (mxw_tensor){ex->entry_data[e], ex->types[e], ex->shapes[e]};
+  }
+  const int64_t C = mxw_shape_size(&bt[3].shape);
+  if (2 * C > ex->affine_cap) {
+    float *b = (float *)realloc(ex->affine_buf, sizeof(float) * (size_t)(2 * C));
+    MXW_CHECK(b != NULL, "out of memory");
+    ex->affine_buf = b;
+    ex->affine_cap = 2 * C;
+  }
+  if (bn->op->as_affine(bn->params->param, bt[0].shape.ndim, bt, ex->affine_buf, ex->affine_buf + C) < 0)
+    return mxw_fail("node '%s' (%s): cannot fold into '%s'", bn->name, bn->op->name, g->nodes[i]->name);
+  call->affine = ex->affine_buf;
+  call->fused_act = ex->fused_act[j];
+  ex->tout[0].data = ex->entry_data[g->entry_base[j]];
+  return 0;
+}
+
 static int exec_forward(mxw_executor *ex, int num_inputs, mxw_ndarray *const *inputs, int is_train, int *num_outputs,
                         mxw_ndarray **outputs, int use_given) {
   MXW_CHECK(ex && num_outputs && outputs && (num_inputs == 0 || inputs), "NULL argument");
@@ -911,7 +981,8 @@ static int exec_forward(mxw_executor *ex, int num_inputs, mxw_ndarray *const *in
   }
   for (int i = 0; i < g->num_nodes; i++) {
     mxw_node *n = g->nodes[i];
-    if (!n->op || ex->skip[i]) continue; /* variables, and activations fused into their producer */
+    if (!n->op || ex->skip[i]) continue;      /* variables, and activations fused into their producer */
+    if (ex->folded[i] && !is_train) continue; /* a BatchNorm its Convolution applies */
     int nin = n->num_inputs, nout = mxw_node_num_outputs(n);
     for (int k = 0; k < nin; k++) {
       int e = entry_id(g, &n->inputs[k]);
@@ -925,7 +996,8 @@ static int exec_forward(mxw_executor *ex, int num_inputs, mxw_ndarray *const *in
       ex->tout[k].dtype = ex->types[e];
       ex->tout[k].shape = ex->shapes[e];
     }
-    mxw_op_call call = {n->op, n->params->param, nin, ex->tin, nout, ex->tout, is_train, ex->fused_act[i]};
+    mxw_op_call call = {n->op, n->params->param, nin, ex->tin, nout, ex->tout, is_train, ex->fused_act[i], NULL};
+    if (ex->fold[i] >= 0 && !is_train && fold_affine(ex, i, &call) != 0) goto fail;
     if (n->op->forward(&call) != 0) {
       mxw_error_prefix("node '%s' (%s): ", n->name, n->op->name);
       goto fail;

@@ -108,7 +108,7 @@ static inline float clip_f(float x, float lo, float hi) { return x > hi ? hi : (
 
 /* float32, four lanes at a time. pmin(x, hi) = hi < x ? hi : x and pmax(t, lo) = t < lo ? lo : t
  * are exactly the two selects of clip_f, NaN lanes included. */
-static void clip_f32(const float *restrict src, float *restrict dst, int64_t n, float lo, float hi) {
+void mxw_clip_f32(const float *src, float *dst, int64_t n, float lo, float hi) {
   int64_t i = 0;
   v128_t vlo = wasm_f32x4_splat(lo), vhi = wasm_f32x4_splat(hi);
   for (; i + 4 <= n; i += 4) {
@@ -126,7 +126,7 @@ static int kern_clip(const mxw_op_call *c) {
   /* MXNet's ClipParam holds float32 bounds */
   float lo = (float)p->a_min, hi = (float)p->a_max;
   if (in->dtype == MXW_FLOAT32) {
-    clip_f32((const float *)in->data, (float *)out->data, n, lo, hi);
+    mxw_clip_f32((const float *)in->data, (float *)out->data, n, lo, hi);
   } else if (in->dtype == MXW_FLOAT64) {
     const double *restrict src = (const double *)in->data;
     double *restrict dst = (double *)out->data;
@@ -187,6 +187,12 @@ static int fwd_backward_clip(const mxw_op_call *c) {
 static int grad_clip(mxw_grad_ctx *g) { /* ElemwiseGradUseIn{"_backward_clip"} */
   return mxw_grad_set_fwd_op(g, "_backward_clip", 1);
 }
+/* clip(x, 0, 6) is RELU6 (gluon's mobilenet.py): a Convolution or BatchNorm before it applies it
+ * to its own output (graph fusion; the bounds compare as float32, as the kernel's) */
+static int as_act_clip(const void *param) {
+  const ClipParam *p = (const ClipParam *)param;
+  return (float)p->a_min == 0.0f && (float)p->a_max == 6.0f ? MXW_ACT_RELU6 : 0;
+}
 
 static const mxw_op_def op_clip = {
     .name = "clip",
@@ -200,6 +206,8 @@ static const mxw_op_def op_clip = {
     .num_outputs = 1,
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_clip,
+    .inplace = 1,
+    .as_activation = as_act_clip,
     .gradient = grad_clip};
 
 static const char *const k_ograd_data[] = {"ograd", "data", NULL};

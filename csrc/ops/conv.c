@@ -2034,7 +2034,10 @@ static int forward_common(const mxw_op_call *c, int deconv) {
   } else {
     for (int i = 0; i < p->nsp; i++) pad[i] = p->pad.v[i];
   }
-  if (!p->chan_last && !c->fused_act)
+  /* graph fusion: a folded BatchNorm's per-channel affine (float32 only: exec.c), then the activation */
+  const float *aff = c->affine && y->dtype == MXW_FLOAT32 ? c->affine : NULL;
+  const int64_t F = p->num_filter;
+  if (!p->chan_last && !c->fused_act && !aff)
     return run_channel_first(p, deconv, x->dtype, &x->shape, &y->shape, pad, x->data, wt->data, bias, y->data);
   if (!p->chan_last) {
     /* graph fusion: one batch item at a time, its activation applied while it is cache-hot */
@@ -2046,7 +2049,10 @@ static int forward_common(const mxw_op_call *c, int deconv) {
       char *yn = (char *)y->data + (size_t)(n * ny1) * es;
       MXW_TRY(run_channel_first(p, deconv, x->dtype, &x1, &y1, pad, (const char *)x->data + (size_t)(n * nx1) * es,
                                 wt->data, bias, yn));
-      mxw_apply_act(yn, y->dtype, ny1, c->fused_act);
+      if (aff)
+        mxw_apply_affine_act((float *)yn, 1, F, ny1 / F, aff, aff + F, c->fused_act);
+      else
+        mxw_apply_act(yn, y->dtype, ny1, c->fused_act);
     }
     return 0;
   }
@@ -2062,7 +2068,10 @@ static int forward_common(const mxw_op_call *c, int deconv) {
     rc = conv_cl_run(&w, x->dtype, x->data, wt->data, bias, y->data, xs.dims[0], xs.dims[1], p->num_filter,
                      p->num_group);
   }
-  if (rc == 0 && c->fused_act) mxw_apply_act(y->data, y->dtype, mxw_shape_size(&y->shape), c->fused_act);
+  if (rc == 0 && aff)
+    mxw_apply_affine_act((float *)y->data, mxw_shape_size(&y->shape) / F, F, 1, aff, aff + F, c->fused_act);
+  else if (rc == 0 && c->fused_act)
+    mxw_apply_act(y->data, y->dtype, mxw_shape_size(&y->shape), c->fused_act);
   return rc;
 }
 
@@ -2470,6 +2479,12 @@ static const mxw_op_def op_backward_Deconvolution_weight = {
     .forward = forward_deconv_wgrad,
 };
 
+/* a BatchNorm after it folds in along the output's channel axis (exec.c) */
+static int conv_affine_axis(const void *param, int ndim) {
+  const ConvParam *p = (const ConvParam *)param;
+  return p->chan_last ? ndim - 1 : 1;
+}
+
 static const mxw_op_def op_Convolution = {
     .name = "Convolution",
     .aliases = ALIASES("_npx_convolution"),
@@ -2489,6 +2504,7 @@ static const mxw_op_def op_Convolution = {
     .infer_type = infer_type_f32_f64,
     .forward = forward_conv,
     .fusable_act = 1,
+    .affine_axis = conv_affine_axis,
     .gradient = grad_conv,
 };
 

@@ -7,6 +7,9 @@
  * Threads: every kernel here maps element i to element i, so large calls run as elementwise
  * sub-calls over the pool (mxw_parallel_elemwise), each op with its cost class (MXW_COST_*). */
 #include <math.h>
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#endif
 
 #include "../core/mxw_parallel.h"
 #include "../kernels/vmath.h"
@@ -465,6 +468,7 @@ static void apply_act_range(void *data, int dtype, int64_t n, int act) {
       case MXW_ACT_SOFTSIGN:
         for (int64_t i = 0; i < n; i++) x[i] = softsign_f(x[i]);
         break;
+      case MXW_ACT_RELU6: mxw_clip_f32(x, x, n, 0.0f, 6.0f); break;
       default: break;
     }
     return;
@@ -476,6 +480,7 @@ static void apply_act_range(void *data, int dtype, int64_t n, int act) {
       case MXW_ACT_SIGMOID: v = sigmoid_d(v); break;
       case MXW_ACT_TANH: v = tanh(v); break;
       case MXW_ACT_SOFTRELU: v = softrelu_d(v); break;
+      case MXW_ACT_RELU6: v = v > 6.0 ? 6.0 : (v < 0.0 ? 0.0 : v); break;
       default: v = softsign_d(v); break;
     }
     mxw_store_f64(data, dtype, i, v);
@@ -493,8 +498,85 @@ static void apply_act_chunk(void *ctx, int64_t b, int64_t e) {
 void mxw_apply_act(void *data, int dtype, int64_t n, int act) {
   if (act == MXW_ACT_NONE) return;
   act_job j = {data, dtype, act};
-  const double cost = act == MXW_ACT_RELU ? MXW_COST_CHEAP : MXW_COST_MATH;
+  const double cost = act == MXW_ACT_RELU || act == MXW_ACT_RELU6 ? MXW_COST_CHEAP : MXW_COST_MATH;
   mxw_parallel_run(n, 16, cost * mxw_par_dtype_factor(dtype), apply_act_chunk, &j);
+}
+
+/* ---- a folded BatchNorm: per-channel y * scale + shift, then the activation (exec.c) ---------- */
+typedef struct {
+  float *y;
+  int64_t C, inner;
+  const float *scale, *shift;
+  int act;
+} affine_job;
+/* the affine and a clamp in one pass: relu is [0, inf), relu6 [0, 6], none (-inf, inf) (a NaN
+ * passes through as clip's pmin/pmax let it); other activations after the affine */
+static int clamp_of(int act, float *lo, float *hi) {
+  *lo = act == MXW_ACT_NONE ? -INFINITY : 0.0f;
+  *hi = act == MXW_ACT_RELU6 ? 6.0f : INFINITY;
+  return act == MXW_ACT_NONE || act == MXW_ACT_RELU || act == MXW_ACT_RELU6;
+}
+static inline float clamp_f(float v, float lo, float hi) { return v > hi ? hi : (v < lo ? lo : v); }
+/* rows r in [b, e) of (outer * C) rows of `inner` elements: channel r % C */
+static void affine_rows(void *ctx, int64_t b, int64_t e) {
+  const affine_job *j = (const affine_job *)ctx;
+  float lo, hi;
+  const int clamp = clamp_of(j->act, &lo, &hi);
+  for (int64_t r = b; r < e; r++) {
+    float *y = j->y + r * j->inner;
+    const float s = j->scale[r % j->C], t = j->shift[r % j->C];
+    int64_t i = 0;
+#ifdef __wasm_simd128__
+    const v128_t vs = wasm_f32x4_splat(s), vt = wasm_f32x4_splat(t), vlo = wasm_f32x4_splat(lo),
+                 vhi = wasm_f32x4_splat(hi);
+    if (clamp)
+      for (; i + 4 <= j->inner; i += 4) {
+        const v128_t v = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(y + i), vs), vt);
+        wasm_v128_store(y + i, wasm_f32x4_pmax(wasm_f32x4_pmin(v, vhi), vlo));
+      }
+#endif
+    if (clamp) {
+      for (; i < j->inner; i++) y[i] = clamp_f(y[i] * s + t, lo, hi);
+    } else {
+      for (; i < j->inner; i++) y[i] = y[i] * s + t;
+      apply_act_range(y, MXW_FLOAT32, j->inner, j->act);
+    }
+  }
+}
+/* channel-last: rows r in [b, e) of C elements, each with every channel's scale and shift */
+static void affine_last(void *ctx, int64_t b, int64_t e) {
+  const affine_job *j = (const affine_job *)ctx;
+  float lo, hi;
+  const int clamp = clamp_of(j->act, &lo, &hi);
+  for (int64_t r = b; r < e; r++) {
+    float *y = j->y + r * j->C;
+    int64_t c = 0;
+#ifdef __wasm_simd128__
+    const v128_t vlo = wasm_f32x4_splat(lo), vhi = wasm_f32x4_splat(hi);
+    if (clamp)
+      for (; c + 4 <= j->C; c += 4) {
+        const v128_t v = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(y + c), wasm_v128_load(j->scale + c)),
+                                        wasm_v128_load(j->shift + c));
+        wasm_v128_store(y + c, wasm_f32x4_pmax(wasm_f32x4_pmin(v, vhi), vlo));
+      }
+#endif
+    if (clamp) {
+      for (; c < j->C; c++) y[c] = clamp_f(y[c] * j->scale[c] + j->shift[c], lo, hi);
+    } else {
+      for (; c < j->C; c++) y[c] = y[c] * j->scale[c] + j->shift[c];
+      apply_act_range(y, MXW_FLOAT32, j->C, j->act);
+    }
+  }
+}
+void mxw_apply_affine_act(float *y, int64_t outer, int64_t C, int64_t inner, const float *scale, const float *shift,
+                          int act) {
+  if (outer <= 0 || C <= 0 || inner <= 0) return;
+  affine_job j = {y, C, inner, scale, shift, act};
+  const double cost = (act == MXW_ACT_NONE || act == MXW_ACT_RELU || act == MXW_ACT_RELU6 ? 2.0 : 1.0 + MXW_COST_MATH);
+  if (inner == 1)
+    mxw_parallel_run(outer, 1, cost * (double)C, affine_last, &j);
+  else
+    mxw_parallel_run(outer * C, 1, cost * (double)inner, affine_rows, &j);
 }
 
 static int kern_softrelu(const mxw_op_call *c) {

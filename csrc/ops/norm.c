@@ -615,6 +615,8 @@ static int bn_forward_common(const mxw_op_call *call, int with_relu) {
   channel_affine(&j);
   if (with_relu) mxw_parallel_run(mxw_tensor_size(y), 16, pass_cost(k), relu_chunk, &j);
   MXW_TRY(stage_finish(&st, 1));
+  /* graph fusion: the activation after it (exec.c) */
+  if (!with_relu && call->fused_act) mxw_apply_act(y->data, y->dtype, mxw_tensor_size(y), call->fused_act);
 
   store_vec(mean, &call->outputs[1]);
   store_vec(inv, &call->outputs[2]); /* the var output holds invstd, in training and inference */
@@ -627,6 +629,24 @@ static int bn_forward_common(const mxw_op_call *call, int with_relu) {
 }
 
 static int bn_forward(const mxw_op_call *call) { return bn_forward_common(call, 0); }
+
+/* At inference BatchNorm is y = x * scale[c] + shift[c] with scale = gamma / sqrt(moving_var + eps)
+ * (gamma 1 with fix_gamma) and shift = beta - moving_mean * scale: exec.c folds it into the
+ * Convolution before it. */
+static int bn_as_affine(const void *param, int ndim, const mxw_tensor *in, float *scale, float *shift) {
+  const BatchNormParam *p = (const BatchNormParam *)param;
+  const int64_t a = p->axis < 0 ? p->axis + ndim : p->axis;
+  if (a < 0 || a >= ndim) return -1;
+  if (!in) return (int)a;
+  const int64_t C = mxw_tensor_size(&in[3]);
+  for (int64_t c = 0; c < C; c++) {
+    const double g = p->fix_gamma ? 1.0 : mxw_load_f64(in[1].data, in[1].dtype, c);
+    const double sc = g / sqrt(mxw_load_f64(in[4].data, in[4].dtype, c) + p->eps);
+    scale[c] = (float)sc;
+    shift[c] = (float)(mxw_load_f64(in[2].data, in[2].dtype, c) - mxw_load_f64(in[3].data, in[3].dtype, c) * sc);
+  }
+  return (int)a;
+}
 static int bn_relu_forward(const mxw_op_call *call) { return bn_forward_common(call, 1); }
 
 static const mxw_op_def op_BatchNorm = {
@@ -649,6 +669,8 @@ static const mxw_op_def op_BatchNorm = {
     .infer_type = bn_infer_type,
     .forward = bn_forward,
     .input_var_init = bn_input_var_init,
+    .fusable_act = 1,
+    .as_affine = bn_as_affine,
     .gradient = grad_bn,
 };
 
