@@ -203,12 +203,23 @@ static void test_slice_assign_widths(void **state) {
   }
 }
 
+/* clip's gradient passes the head inside [a_min, a_max] (float64, float16) */
+static void test_clip_gradient(void **state) {
+  (void)state;
+  for (int d = 0; d < 2; d++) {
+    mxw_ndarray *x = c_arr(d ? MXW_FLOAT16 : MXW_FLOAT64, 1, SHP(4), DV(-2, 0.5, 1, 3));
+    mxw_ndarray *g = c_grad("clip", &x, 1, 0, 0, DV(1, 2, 3, 4), KV("a_min", "-1", "a_max", "1"));
+    c_expect(g, DV(0, 2, 3, 0), 4, 0);
+    mxw_ndarray_free(g);
+    mxw_ndarray_free(x);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_reduce),
-      cmocka_unit_test(test_spatial_f64),
-      cmocka_unit_test(test_random_init),
-      cmocka_unit_test(test_slice_assign_widths),
+      cmocka_unit_test(test_reduce),        cmocka_unit_test(test_spatial_f64),
+      cmocka_unit_test(test_random_init),   cmocka_unit_test(test_slice_assign_widths),
+      cmocka_unit_test(test_clip_gradient),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
