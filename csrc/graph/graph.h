@@ -34,6 +34,9 @@ struct mxw_node {
   struct mxw_ag_info *ag; /* autograd: the values and gradient buffer of a recorded node (autograd.c) */
   uint32_t mark;          /* traversal bookkeeping */
   int32_t index;          /* traversal bookkeeping: position in the last DFS */
+  /* control-flow ops (_foreach, _while_loop, _cond): nnvm's attrs.subgraphs, owned */
+  int num_subgraphs;
+  struct mxw_symbol **subgraphs;
 };
 
 struct mxw_symbol {
@@ -124,4 +127,12 @@ int mxw_cached_forward_record(struct mxw_executor *ex, int num_inputs, struct mx
 
 /* symbols */
 mxw_symbol *mxw_symbol_alloc(int n);
+
+/* control flow (subgraph.c): a node's subgraphs. attach: called by mxw_node_set_op after the
+ * params are parsed, hands the node's subgraphs to a control-flow op's params (and checks that
+ * other ops have none); copy: gives dst (before its set_op) retained copies of src's list;
+ * release: frees a node's list. */
+int mxw_subgraph_attach(mxw_node *n);
+int mxw_subgraph_copy(mxw_node *dst, const mxw_node *src);
+void mxw_subgraph_release(mxw_node *n);
 #endif

@@ -259,6 +259,32 @@ static void *json_malloc(size_t n) {
   return p;
 }
 
+/* Subgraphs (control-flow ops) nest graphs in nodes; a file nesting deeper is refused. */
+#define MXW_MAX_SUBGRAPH_DEPTH 16
+
+static int read_graph(const cJSON *root, int version, int depth, mxw_symbol **out);
+
+/* A node's "subgraphs": a list of full graphs (nodes, arg_nodes, heads, ...), read as symbols. */
+static int read_subgraphs(mxw_node *n, const cJSON *js, int version, int depth, const char *where) {
+  MXW_CHECK(cJSON_IsArray(js), "%s: \"subgraphs\" must be an array", where);
+  MXW_CHECK(depth < MXW_MAX_SUBGRAPH_DEPTH, "%s: subgraphs nested more than %d levels deep", where,
+            MXW_MAX_SUBGRAPH_DEPTH);
+  int ns = count_items(js);
+  if (ns == 0) return 0;
+  MXW_CHECK(ns <= 8, "%s: %d subgraphs (a control-flow operator has at most 3)", where, ns);
+  n->subgraphs = (mxw_symbol **)calloc((size_t)ns, sizeof(mxw_symbol *));
+  MXW_CHECK(n->subgraphs != NULL, "out of memory");
+  int k = 0;
+  for (const cJSON *g = js->child; g; g = g->next, k++) {
+    if (read_graph(g, version, depth + 1, &n->subgraphs[k]) != 0) {
+      mxw_error_prefix("%s: subgraph %d: ", where, k);
+      return -1;
+    }
+    n->num_subgraphs++;
+  }
+  return 0;
+}
+
 int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
   MXW_CHECK(text && out, "NULL argument");
   cJSON_Hooks hooks = {json_malloc, free};
@@ -277,6 +303,18 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
     long off = ep && ep >= text ? (long)(ep - text) : -1;
     return mxw_fail("invalid symbol JSON: parse error near byte %ld", off);
   }
+  int version = 800;
+  const cJSON *gattrs = cJSON_IsObject(root) ? cJSON_GetObjectItemCaseSensitive(root, "attrs") : NULL;
+  const cJSON *ver = gattrs ? cJSON_GetObjectItemCaseSensitive(gattrs, "mxnet_version") : NULL;
+  if (cJSON_IsArray(ver) && count_items(ver) == 2 && cJSON_IsNumber(ver->child->next))
+    version = ver->child->next->valueint;
+  int rc = read_graph(root, version, 0, out);
+  cJSON_Delete(root);
+  return rc;
+}
+
+/* One graph (the file's, or a node's subgraph: those inherit the file's version). */
+static int read_graph(const cJSON *root, int version, int depth, mxw_symbol **out) {
   mxw_node **nodes = NULL;
   int nn = 0, rc = -1;
   mxw_symbol *sym = NULL;
@@ -287,11 +325,6 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
     mxw_fail("invalid symbol JSON: expected an object with \"nodes\" and \"heads\" arrays");
     goto done;
   }
-  int version = 800;
-  const cJSON *gattrs = cJSON_GetObjectItemCaseSensitive(root, "attrs");
-  const cJSON *ver = gattrs ? cJSON_GetObjectItemCaseSensitive(gattrs, "mxnet_version") : NULL;
-  if (cJSON_IsArray(ver) && count_items(ver) == 2 && cJSON_IsNumber(ver->child->next))
-    version = ver->child->next->valueint;
 
   /* every unsupported op, with its nodes, in one error */
   unk = (unknown_ops *)calloc(1, sizeof *unk);
@@ -345,10 +378,8 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
         add_string_map(&n->attrs, cJSON_GetObjectItemCaseSensitive(jn, "attr"), 1, where) != 0 ||
         add_string_map(&n->attrs, cJSON_GetObjectItemCaseSensitive(jn, "param"), 0, where) != 0)
       goto done;
-    if (cJSON_GetObjectItemCaseSensitive(jn, "subgraphs")) {
-      mxw_fail("%s: subgraphs (control-flow operators) are not supported", where);
-      goto done;
-    }
+    const cJSON *jsub = cJSON_GetObjectItemCaseSensitive(jn, "subgraphs");
+    if (jsub && read_subgraphs(n, jsub, version, depth, where) != 0) goto done;
     const cJSON *jin = cJSON_GetObjectItemCaseSensitive(jn, "inputs");
     if (jin && !cJSON_IsArray(jin)) {
       mxw_fail("%s: \"inputs\" must be an array", where);
@@ -356,8 +387,8 @@ int mxw_sym_fromjson(const char *text, mxw_symbol **out) {
     }
     int nin = count_items(jin);
     if (strcmp(opname, "null") == 0) {
-      if (nin) {
-        mxw_fail("%s: a variable cannot have inputs", where);
+      if (nin || n->num_subgraphs) {
+        mxw_fail("%s: a variable cannot have %s", where, nin ? "inputs" : "subgraphs");
         goto done;
       }
     } else {
@@ -493,7 +524,6 @@ done:
   for (int k = 0; k < nn; k++) mxw_node_release(nodes[k]);
   free(nodes);
   free(unk);
-  cJSON_Delete(root);
   return rc;
 }
 
@@ -595,12 +625,30 @@ static void put_attrs(jw *w, const mxw_attrs *a, int depth) {
   free(kv);
 }
 
-int mxw_sym_tojson(const mxw_symbol *s, char **out) {
-  MXW_CHECK(s && out, "NULL argument");
+/* One graph at JSON nesting `base` (0 for the file; a subgraph is written as nnvm's JSONGraph:
+ * nodes, arg_nodes, node_row_ptr, heads, and no attrs). */
+static int write_graph(jw *w, const mxw_symbol *s, int base, int top);
+
+/* A node's subgraphs, after its inputs and control deps (nnvm's JSONNode::Save order). The
+ * subgraphs' own DFS renumbers only their nodes; the outer indices are put back after. */
+static void put_subgraphs(jw *w, const mxw_node *n, int base, mxw_node **outer, int nn) {
+  puts_(w, ", ");
+  newline(w, base + 3);
+  puts_(w, "\"subgraphs\": [");
+  for (int k = 0; k < n->num_subgraphs && !w->oom; k++) {
+    if (k) puts_(w, ", ");
+    newline(w, base + 4);
+    if (write_graph(w, n->subgraphs[k], base + 4, 0) != 0) w->oom = 2;
+  }
+  newline(w, base + 3);
+  puts_(w, "]");
+  for (int i = 0; i < nn; i++) outer[i]->index = i;
+}
+
+static int write_graph(jw *w, const mxw_symbol *s, int base, int top) {
   mxw_node **nodes;
   int nn;
   MXW_TRY(mxw_graph_dfs(s->outputs, s->n, &nodes, &nn));
-  jw w = {NULL, 0, 0, 0};
   uint32_t *arg_nodes = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)(nn + 1));
   uint32_t *row_ptr = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)(nn + 1));
   if (!arg_nodes || !row_ptr) {
@@ -615,70 +663,83 @@ int mxw_sym_tojson(const mxw_symbol *s, char **out) {
     if (!nodes[i]->op) arg_nodes[na++] = (uint32_t)i;
     row_ptr[i + 1] = row_ptr[i] + (uint32_t)mxw_node_num_outputs(nodes[i]);
   }
-  puts_(&w, "{");
-  newline(&w, 1);
-  puts_(&w, "\"nodes\": [");
+  puts_(w, "{");
+  newline(w, base + 1);
+  puts_(w, "\"nodes\": [");
   for (int i = 0; i < nn; i++) {
     const mxw_node *n = nodes[i];
-    if (i) puts_(&w, ", ");
-    newline(&w, 2);
-    puts_(&w, "{");
-    newline(&w, 3);
-    puts_(&w, "\"op\": ");
-    put_str(&w, n->op ? n->op->name : "null");
-    puts_(&w, ", ");
-    newline(&w, 3);
-    puts_(&w, "\"name\": ");
-    put_str(&w, n->name);
+    if (i) puts_(w, ", ");
+    newline(w, base + 2);
+    puts_(w, "{");
+    newline(w, base + 3);
+    puts_(w, "\"op\": ");
+    put_str(w, n->op ? n->op->name : "null");
+    puts_(w, ", ");
+    newline(w, base + 3);
+    puts_(w, "\"name\": ");
+    put_str(w, n->name);
     if (n->attrs.n) {
-      puts_(&w, ", ");
-      newline(&w, 3);
-      puts_(&w, "\"attrs\": ");
-      put_attrs(&w, &n->attrs, 3);
+      puts_(w, ", ");
+      newline(w, base + 3);
+      puts_(w, "\"attrs\": ");
+      put_attrs(w, &n->attrs, base + 3);
     }
-    puts_(&w, ", ");
-    newline(&w, 3);
-    puts_(&w, "\"inputs\": ");
-    put_entries(&w, n->inputs, n->num_inputs, 3);
+    puts_(w, ", ");
+    newline(w, base + 3);
+    puts_(w, "\"inputs\": ");
+    put_entries(w, n->inputs, n->num_inputs, base + 3);
     if (n->num_control) {
       uint32_t *cd = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)n->num_control);
       if (!cd) {
-        w.oom = 1;
+        w->oom = 1;
         break;
       }
       for (int k = 0; k < n->num_control; k++) cd[k] = (uint32_t)n->control[k]->index;
-      puts_(&w, ", ");
-      newline(&w, 3);
-      puts_(&w, "\"control_deps\": ");
-      put_uints(&w, cd, n->num_control, 3);
+      puts_(w, ", ");
+      newline(w, base + 3);
+      puts_(w, "\"control_deps\": ");
+      put_uints(w, cd, n->num_control, base + 3);
       free(cd);
     }
-    newline(&w, 2);
-    puts_(&w, "}");
+    if (n->num_subgraphs) put_subgraphs(w, n, base, nodes, nn);
+    newline(w, base + 2);
+    puts_(w, "}");
   }
-  if (nn) newline(&w, 1);
-  puts_(&w, "], ");
-  newline(&w, 1);
-  puts_(&w, "\"arg_nodes\": ");
-  put_uints(&w, arg_nodes, na, 1);
-  puts_(&w, ", ");
-  newline(&w, 1);
-  puts_(&w, "\"node_row_ptr\": ");
-  put_uints(&w, row_ptr, nn + 1, 1);
-  puts_(&w, ", ");
-  newline(&w, 1);
-  puts_(&w, "\"heads\": ");
-  put_entries(&w, s->outputs, s->n, 1);
-  puts_(&w, ", ");
-  newline(&w, 1);
-  char ver[64];
-  snprintf(ver, sizeof ver, "\"attrs\": {\"mxnet_version\": [\"int\", %d]}", MXW_MXNET_VERSION);
-  puts_(&w, ver);
-  newline(&w, 0);
-  puts_(&w, "}");
+  if (nn) newline(w, base + 1);
+  puts_(w, "], ");
+  newline(w, base + 1);
+  puts_(w, "\"arg_nodes\": ");
+  put_uints(w, arg_nodes, na, base + 1);
+  puts_(w, ", ");
+  newline(w, base + 1);
+  puts_(w, "\"node_row_ptr\": ");
+  put_uints(w, row_ptr, nn + 1, base + 1);
+  puts_(w, ", ");
+  newline(w, base + 1);
+  puts_(w, "\"heads\": ");
+  put_entries(w, s->outputs, s->n, base + 1);
+  if (top) {
+    puts_(w, ", ");
+    newline(w, base + 1);
+    char ver[64];
+    snprintf(ver, sizeof ver, "\"attrs\": {\"mxnet_version\": [\"int\", %d]}", MXW_MXNET_VERSION);
+    puts_(w, ver);
+  }
+  newline(w, base);
+  puts_(w, "}");
   free(arg_nodes);
   free(row_ptr);
   free(nodes);
+  return w->oom == 2 ? -1 : 0;
+}
+
+int mxw_sym_tojson(const mxw_symbol *s, char **out) {
+  MXW_CHECK(s && out, "NULL argument");
+  jw w = {NULL, 0, 0, 0};
+  if (write_graph(&w, s, 0, 1) != 0) {
+    free(w.p);
+    return -1;
+  }
   if (w.oom) {
     free(w.p);
     return mxw_fail("out of memory writing symbol JSON");

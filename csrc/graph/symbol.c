@@ -246,6 +246,7 @@ void mxw_node_release(mxw_node *n) {
       }
       free(cur->inputs);
       free(cur->control);
+      mxw_subgraph_release(cur);
       mxw_ag_info_free(cur->ag);
       mxw_params_free(cur->params);
       mxw_attrs_clear(&cur->attrs);
@@ -268,7 +269,7 @@ int mxw_node_set_op(mxw_node *n, int op_id) {
   n->params = p;
   n->op = op;
   n->op_id = op_id;
-  return 0;
+  return mxw_subgraph_attach(n);
 }
 
 int mxw_node_num_outputs(const mxw_node *n) { return n->op ? mxw_params_num_outputs(n->params) : 1; }
@@ -602,7 +603,8 @@ int mxw_sym_substitute(const mxw_symbol *s, int num, const char *const *names, m
       break;
     }
     map[i].node = c;
-    if (mxw_attrs_copy(&c->attrs, &o->attrs) != 0 || mxw_node_set_op(c, o->op_id) != 0) {
+    if (mxw_attrs_copy(&c->attrs, &o->attrs) != 0 || mxw_subgraph_copy(c, o) != 0 ||
+        mxw_node_set_op(c, o->op_id) != 0) {
       rc = -1;
       break;
     }
