@@ -83,7 +83,7 @@ static void test_take(void **state) {
   mxw_ndarray *o = c_run1("take", in, 2, NULL);
   c_expect(o, DV(3, 4, 1, 2), 4, 0);
   mxw_ndarray_free(o);
-  mxw_ndarray_free(in[1]);
+  c_free(2, in);
   /* _backward_take(ograd, indices, a) directly, and its own gradient (take of the head) */
   in[0] = c_arr(MXW_FLOAT32, 2, SHP(3, 2), DV(1, 2, 3, 4, 5, 6));
   in[1] = c_arr(MXW_INT32, 1, SHP(3), DV(2, 0, 2));
