@@ -140,9 +140,9 @@ static void test_json_errors(void **state) {
       "\"arg_nodes\": [0], \"heads\": [[0, 0, 0]]}",
       "node 0 ('x'): attributes must be an object");
   expect_json_error(
-      "{\"nodes\": [{\"op\": \"null\", \"name\": \"x\", \"inputs\": [], \"subgraphs\": []}], "
+      "{\"nodes\": [{\"op\": \"null\", \"name\": \"x\", \"inputs\": [], \"subgraphs\": {}}], "
       "\"arg_nodes\": [0], \"heads\": [[0, 0, 0]]}",
-      "node 0 ('x'): subgraphs (control-flow operators) are not supported");
+      "node 0 ('x'): \"subgraphs\" must be an array");
   expect_json_error(
       "{\"nodes\": [{\"op\": \"null\", \"name\": \"x\", \"inputs\": {}}], "
       "\"arg_nodes\": [0], \"heads\": [[0, 0, 0]]}",
