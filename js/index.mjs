@@ -38,6 +38,7 @@ import * as trainerModule from './trainer.mjs';
 import modelZooModule from './model_zoo/index.mjs';
 import * as rnnModule from './rnn.mjs';
 import * as contribNn from './contrib_nn.mjs';
+import { ndControlFlow, symControlFlow } from './control_flow.mjs';
 import * as imageModule from './image.mjs';
 
 // ---- nd: every registered op (generated), plus MXNet's Python-level helpers ---------------------
@@ -98,7 +99,7 @@ helpers.image = imageNamespace(generated);
 // the op registration's "_contrib_" prefix), as GluonCV and GluonNLP code calls them
 const contribNamespace = (ops) => Object.freeze(Object.fromEntries(
   Object.entries(ops).filter(([k]) => k.startsWith('_contrib_')).map(([k, f]) => [k.slice(9), f])));
-helpers.contrib = contribNamespace(generated);
+helpers.contrib = Object.freeze({ ...contribNamespace(generated), ...ndControlFlow }); // + foreach, while_loop, cond
 export const nd = Object.freeze({ ...helpers, ...generated, ...Object.fromEntries(
   Object.entries(helpers).filter(([k]) => !(k in generated))) });
 // ---- sym: every registered op as a composing function, plus MXNet's symbol.py helpers ----------
@@ -114,7 +115,7 @@ const symHelpers = {
   load: loadSymbol,
 };
 symHelpers.image = imageNamespace(symGenerated);
-symHelpers.contrib = contribNamespace(symGenerated);
+symHelpers.contrib = Object.freeze({ ...contribNamespace(symGenerated), ...symControlFlow });
 Object.assign(symHelpers, symCreation(symGenerated)); // sym.zeros, ones, full, arange, linspace, eye
 export const sym = Object.freeze({ ...symGenerated, ...symHelpers });
 export const symbol = sym;

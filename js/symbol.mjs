@@ -30,6 +30,15 @@ export function withNameManager(manager, fn) {
   try { return fn(); } finally { managers.pop(); }
 }
 
+// Control flow (control_flow.mjs): while a loop body or branch is traced, every node composed gets
+// "__subgraph_name__" (MXNet's AttrScope(__subgraph_name__=...)), which decides what the subgraph cuts.
+const subgraphScopes = [];
+export const currentSubgraphScope = () => subgraphScopes[subgraphScopes.length - 1];
+export function withSubgraphScope(name, fn) {
+  subgraphScopes.push(name);
+  try { return fn(); } finally { subgraphScopes.pop(); }
+}
+
 // ---- Symbol ---------------------------------------------------------------------------------------
 const finalizer = new FinalizationRegistry((h) => M._mxw_sym_free(h));
 
@@ -324,6 +333,8 @@ function composeCall(id, calledName, a) {
     if (!isOptions(attr)) throw new MXNetError(`Operator ${registry.ops[id].name}: attr must be a plain object of strings`);
     for (const [k, v] of Object.entries(attr)) { keys.push(k); vals.push(String(v)); }
   }
+  const sg = currentSubgraphScope();
+  if (sg !== undefined && !keys.includes('__subgraph_name__')) { keys.push('__subgraph_name__'); vals.push(sg); }
   const ar = args.reset();
   const inP = ar.i32s(inputs.map((s) => (s ? s.handle : 0)));
   const out = ar.alloc(4);
@@ -360,6 +371,7 @@ export function variable(name, opts = {}) {
   for (const [k, v] of Object.entries(o)) {
     if (/^__.*__$/.test(k)) attrs[k] = String(v);
   }
+  if (currentSubgraphScope() !== undefined && !('__subgraph_name__' in attrs)) attrs.__subgraph_name__ = currentSubgraphScope();
   const keys = Object.keys(attrs);
   const a = args.reset();
   const out = a.alloc(4);

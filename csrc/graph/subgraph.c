@@ -936,8 +936,8 @@ static int while_forward(const mxw_op_call *c) {
     step++;
   }
   if (rc == 0) {
-    /* rows past the last step: zeros (MXNet leaves them unset; its imperative while_loop pads
-     * with zeros) */
+    /* rows past the last step: zeros (MXNet leaves them as allocated, and its imperative
+     * while_loop pads with an uninitialised array) */
     for (int h = 0; h < nod; h++) {
       mxw_tensor r = row_of(&c->outputs[h], 0);
       size_t row = tensor_bytes(&r);
@@ -1074,4 +1074,188 @@ MXW_API int mxw_sym_compose_subgraphs(int op_id, const char *name, int nattr, co
 fail:
   mxw_node_release(n);
   return -1;
+}
+
+/* ---- cutting a traced body into a subgraph (MXNet's MXSymbolCutSubgraph) --------------------------
+ * g's nodes whose "__subgraph_name__" attribute is subgraph_name (those composed while the body
+ * was traced) are copied into a new graph *sub. Every edge from such a node to an outside entry
+ * becomes a new variable named like the entry's output ("<node>_output", a variable's own name),
+ * and a traced variable that is not one of the placeholders (names[0..nplace)) gets a copy of its
+ * own; *cut has one output per such variable, in the subgraph's list_inputs order: the entries
+ * the control-flow node takes as inputs for them. A head that is not a traced operator is made
+ * an identity (_copy) node, as MXNet's _construct_subgraph does. */
+typedef struct cut_map {
+  int n, cap;
+  mxw_node **var;   /* the subgraph's variable */
+  mxw_entry *outer; /* the entry it stands for (node NULL: a placeholder) */
+} cut_map;
+
+static int cut_add(cut_map *m, mxw_node *var, mxw_entry outer) {
+  if (m->n == m->cap) {
+    int nc = m->cap ? m->cap * 2 : 16;
+    mxw_node **v = (mxw_node **)realloc(m->var, sizeof(mxw_node *) * (size_t)nc);
+    if (v) m->var = v;
+    mxw_entry *o = (mxw_entry *)realloc(m->outer, sizeof(mxw_entry) * (size_t)nc);
+    if (o) m->outer = o;
+    MXW_CHECK(v && o, "out of memory");
+    m->cap = nc;
+  }
+  m->var[m->n] = var;
+  m->outer[m->n++] = outer;
+  return 0;
+}
+
+static int in_scope(const mxw_node *n, const char *sg) {
+  const char *a = mxw_attrs_get(&n->attrs, "__subgraph_name__");
+  return a && strcmp(a, sg) == 0;
+}
+
+/* A new variable of the subgraph standing for outer entry e (one per distinct entry). */
+static mxw_node *cut_var(cut_map *m, mxw_entry e, const char *name, const mxw_node *copy_attrs_of) {
+  for (int i = 0; i < m->n; i++)
+    if (m->outer[i].node == e.node && m->outer[i].index == e.index) return m->var[i];
+  mxw_node *v = mxw_node_new(name);
+  if (!v) return NULL;
+  if ((copy_attrs_of && mxw_attrs_copy(&v->attrs, &copy_attrs_of->attrs) != 0) || cut_add(m, v, e) != 0) {
+    mxw_node_release(v);
+    return NULL;
+  }
+  return v; /* the map holds the reference until the graph takes its own */
+}
+
+MXW_API int mxw_sym_cut_subgraph(const mxw_symbol *g, const char *subgraph_name, int nplace, const char *const *names,
+                                 mxw_symbol **sub, mxw_symbol **cut) {
+  MXW_CHECK(g && subgraph_name && sub && cut && (nplace == 0 || names), "NULL argument");
+  mxw_node **nodes;
+  int nn;
+  MXW_TRY(mxw_graph_dfs(g->outputs, g->n, &nodes, &nn));
+  mxw_node **copy = (mxw_node **)calloc((size_t)(nn ? nn : 1), sizeof(mxw_node *));
+  cut_map m = {0, 0, NULL, NULL};
+  mxw_symbol *s = mxw_symbol_alloc(g->n), *c = NULL;
+  mxw_node **sn = NULL;
+  int rc = copy && s ? 0 : mxw_fail("out of memory"), nsn = 0;
+  for (int i = 0; i < nn && rc == 0; i++) nodes[i]->index = i;
+  for (int i = 0; i < nn && rc == 0; i++) {
+    mxw_node *o = nodes[i];
+    if (!in_scope(o, subgraph_name)) continue;
+    if (!o->op) { /* a placeholder, or a variable made inside the body: a copy of it either way */
+      int place = 0;
+      for (int k = 0; k < nplace && !place; k++) place = names[k] && strcmp(names[k], o->name) == 0;
+      mxw_node *v = mxw_node_new(o->name);
+      if (!v || mxw_attrs_copy(&v->attrs, &o->attrs) != 0 ||
+          cut_add(&m, v, place ? (mxw_entry){NULL, 0, 0} : (mxw_entry){o, 0, o->version}) != 0) {
+        mxw_node_release(v);
+        rc = -1;
+        break;
+      }
+      copy[i] = v;
+      continue;
+    }
+    mxw_node *n = mxw_node_new(o->name);
+    if (!n) {
+      rc = -1;
+      break;
+    }
+    copy[i] = n;
+    if (mxw_attrs_copy(&n->attrs, &o->attrs) != 0 || mxw_subgraph_copy(n, o) != 0 ||
+        mxw_node_set_op(n, o->op_id) != 0 ||
+        !(n->inputs = (mxw_entry *)calloc((size_t)(o->num_inputs ? o->num_inputs : 1), sizeof(mxw_entry)))) {
+      rc = -1;
+      break;
+    }
+    for (int k = 0; k < o->num_inputs && rc == 0; k++) {
+      mxw_entry e = o->inputs[k];
+      mxw_node *src = e.node;
+      if (in_scope(src, subgraph_name)) {
+        n->inputs[k] = (mxw_entry){copy[src->index], e.index, src->op ? e.version : 0};
+      } else {
+        char oname[64];
+        mxw_node_output_name(src, (int)e.index, oname, sizeof oname);
+        char *vname = src->op ? mxw_join_name(src->name, oname) : NULL;
+        mxw_node *v = cut_var(&m, e, src->op ? vname : src->name, src->op ? NULL : src);
+        free(vname);
+        if (!v) {
+          rc = -1;
+          break;
+        }
+        n->inputs[k] = (mxw_entry){v, 0, 0};
+      }
+      mxw_node_retain(n->inputs[k].node);
+      n->num_inputs++;
+    }
+  }
+  /* heads: traced operators as they are, anything else through an identity */
+  for (int h = 0; h < g->n && rc == 0; h++) {
+    mxw_entry e = g->outputs[h];
+    mxw_node *src = e.node;
+    if (in_scope(src, subgraph_name) && src->op) {
+      s->outputs[h] = (mxw_entry){copy[src->index], e.index, e.version};
+      mxw_node_retain(copy[src->index]);
+      continue;
+    }
+    mxw_node *v;
+    if (in_scope(src, subgraph_name)) {
+      v = copy[src->index];
+    } else {
+      char oname[64];
+      mxw_node_output_name(src, (int)e.index, oname, sizeof oname);
+      char *vname = src->op ? mxw_join_name(src->name, oname) : NULL;
+      v = cut_var(&m, e, src->op ? vname : src->name, src->op ? NULL : src);
+      free(vname);
+    }
+    char idname[96];
+    snprintf(idname, sizeof idname, "%s_identity%d", subgraph_name, h);
+    mxw_node *id = v ? mxw_node_new(idname) : NULL;
+    if (!id || mxw_attrs_set(&id->attrs, "__subgraph_name__", subgraph_name) != 0 ||
+        mxw_node_set_op(id, mxw_op_find("_copy")) != 0 || !(id->inputs = (mxw_entry *)calloc(1, sizeof(mxw_entry)))) {
+      mxw_node_release(id);
+      rc = -1;
+      break;
+    }
+    id->inputs[0] = (mxw_entry){v, 0, 0};
+    mxw_node_retain(v);
+    id->num_inputs = 1;
+    s->outputs[h] = (mxw_entry){id, 0, 0};
+  }
+  /* the cut entries in the subgraph's list_inputs order */
+  if (rc == 0) rc = mxw_graph_dfs(s->outputs, s->n, &sn, &nsn);
+  if (rc == 0) {
+    int nc = 0;
+    for (int i = 0; i < nsn; i++)
+      for (int k = 0; k < m.n; k++) nc += sn[i] == m.var[k] && m.outer[k].node;
+    c = mxw_symbol_alloc(nc);
+    if (!c) rc = mxw_fail("out of memory");
+    int j = 0;
+    for (int i = 0; i < nsn && rc == 0; i++)
+      for (int k = 0; k < m.n; k++)
+        if (sn[i] == m.var[k] && m.outer[k].node) {
+          c->outputs[j] = m.outer[k];
+          mxw_node_retain(m.outer[k].node);
+          j++;
+        }
+  }
+  free(sn);
+  for (int i = 0; i < nn; i++)
+    if (copy && copy[i] && (copy[i]->op || 1)) mxw_node_release(copy[i]);
+  for (int k = 0; k < m.n; k++) {
+    int owned_by_copy = 0;
+    for (int i = 0; i < nn && copy; i++) owned_by_copy |= copy[i] == m.var[k];
+    if (!owned_by_copy) mxw_node_release(m.var[k]);
+  }
+  free(m.var);
+  free(m.outer);
+  free(copy);
+  free(nodes);
+  if (rc != 0) {
+    if (s) {
+      for (int h = 0; h < s->n; h++)
+        if (!s->outputs[h].node) s->n = h;
+      mxw_sym_free(s);
+    }
+    mxw_sym_free(c);
+    return -1;
+  }
+  *sub = s;
+  *cut = c;
+  return 0;
 }
