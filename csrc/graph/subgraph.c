@@ -788,8 +788,9 @@ static int cf_infer_shape(const void *param, int nin, mxw_shape *in, int nout, m
   int rc = cf_infer(st, nin, in, t.t, nout, out, t.t + nin);
   free_io(&t);
   MXW_TRY(rc);
-  MXW_CHECK(all_known(nout, out, NULL, 1), "%s: the output shapes could not be inferred from the subgraphs",
-            k_cf_names[st->kind]);
+  /* unknown outputs are an error only once every input is known */
+  MXW_CHECK(all_known(nout, out, NULL, 1) || !all_known(nin, in, NULL, 1),
+            "%s: the output shapes could not be inferred from the subgraphs", k_cf_names[st->kind]);
   return 0;
 }
 static int cf_infer_type(const void *param, int nin, int *in, int nout, int *out) {
@@ -800,8 +801,8 @@ static int cf_infer_type(const void *param, int nin, int *in, int nout, int *out
   int rc = cf_infer(st, nin, s.s, in, nout, s.s + nin, out);
   free_io(&s);
   MXW_TRY(rc);
-  MXW_CHECK(all_known(nout, NULL, out, 0), "%s: the output dtypes could not be inferred from the subgraphs",
-            k_cf_names[st->kind]);
+  MXW_CHECK(all_known(nout, NULL, out, 0) || !all_known(nin, NULL, in, 0),
+            "%s: the output dtypes could not be inferred from the subgraphs", k_cf_names[st->kind]);
   return 0;
 }
 
