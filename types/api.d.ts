@@ -693,3 +693,26 @@ export declare namespace name {
   function withNameManager<T>(manager: NameManager, fn: () => T): T;
   function current(): NameManager;
 }
+
+// Control flow (js/control_flow.mjs): nd.contrib / sym.contrib (and so F.contrib in hybridForward)
+// foreach, while_loop and cond with MXNet's Python signatures; outputs and states keep the nesting
+// of what the body returns (a value or nested lists of values).
+type _Nested<T> = T | _Nested<T>[];
+export interface NdContribOps {
+  /** runs body(slice_t, states) -> [outputs, states] over axis 0 of data; returns [stacked outputs, final states] */
+  foreach(...args: contrib_foreachArgs): [_Nested<NDArray>, _Nested<NDArray>];
+  /** while cond(...vars) and fewer than max_iterations steps: func(...vars) -> [step outputs, new vars]; returns [outputs stacked and padded to max_iterations, final vars] */
+  while_loop(...args: contrib_while_loopArgs): [_Nested<NDArray>, _Nested<NDArray>];
+  whileLoop(...args: contrib_while_loopArgs): [_Nested<NDArray>, _Nested<NDArray>];
+  /** then_func() when pred (one element) is non-zero, else else_func() */
+  cond(...args: contrib_condArgs): any;
+}
+export interface SymContribOps {
+  /** traces body into the subgraph of a _foreach node */
+  foreach(...args: contrib_foreachArgs): [_Nested<Symbol>, _Nested<Symbol>];
+  /** traces cond and func into the subgraphs of a _while_loop node */
+  while_loop(...args: contrib_while_loopArgs): [_Nested<Symbol>, _Nested<Symbol>];
+  whileLoop(...args: contrib_while_loopArgs): [_Nested<Symbol>, _Nested<Symbol>];
+  /** traces pred, then_func and else_func into the subgraphs of a _cond node */
+  cond(...args: contrib_condArgs): _Nested<Symbol>;
+}
