@@ -234,6 +234,93 @@ static void test_imperative_refused(void **state) {
   assert_error_contains("runs only in a graph whose node carries its subgraphs");
 }
 
+/* mxw_sym_cut_subgraph and mxw_sym_compose_subgraphs (csrc/graph/subgraph.c; used by
+ * js/control_flow.mjs to trace sym.contrib.foreach): a body traced in scope "sg" (a placeholder
+ * data variable, an outside variable w, an outside op 2x) is cut, composed into a _foreach node,
+ * run, and written / read back. */
+int mxw_sym_cut_subgraph(const mxw_symbol *g, const char *subgraph_name, int nplace, const char *const *names,
+                         mxw_symbol **sub, mxw_symbol **cut);
+int mxw_sym_compose_subgraphs(int op_id, const char *name, int nattr, const char *const *keys, const char *const *vals,
+                              int nsub, mxw_symbol *const *subs, int num_inputs, mxw_symbol *const *inputs,
+                              mxw_symbol **out);
+
+static mxw_symbol *var(const char *name, int scoped) {
+  const char *k[] = {"__subgraph_name__"}, *v[] = {"sg"};
+  mxw_symbol *s = NULL;
+  assert_int_equal(mxw_sym_var(name, scoped, k, v, &s), 0);
+  return s;
+}
+static mxw_symbol *op(const char *name, const char *node, int scoped, const char *key, const char *val, int nin,
+                      mxw_symbol **in) {
+  const char *k[2] = {"__subgraph_name__", key}, *v[2] = {"sg", val};
+  mxw_symbol *s = NULL;
+  int n = (scoped ? 1 : 0) + (key ? 1 : 0);
+  if (mxw_sym_compose(mxw_op_find(name), node, n, scoped ? k : k + 1, scoped ? v : v + 1, nin, in, &s) != 0)
+    fail_msg("%s", mxw_get_last_error());
+  return s;
+}
+
+static void test_cut_and_compose(void **state) {
+  (void)state;
+  mxw_symbol *x = var("x", 0), *w = var("w", 0), *ph = var("sg_data0", 1), *data = var("data", 0);
+  mxw_symbol *e = op("_mul_scalar", "twice", 0, "scalar", "2", 1, &x);
+  mxw_symbol *m = op("elemwise_mul", "mul", 1, NULL, NULL, 2, (mxw_symbol *[]){ph, w});
+  mxw_symbol *add = op("elemwise_add", "add", 1, NULL, NULL, 2, (mxw_symbol *[]){m, e});
+  mxw_symbol *g = NULL, *sub = NULL, *cut = NULL;
+  assert_int_equal(mxw_sym_group(2, (mxw_symbol *[]){add, ph}, &g), 0);
+  const char *names[] = {"sg_data0"};
+  if (mxw_sym_cut_subgraph(g, "sg", 1, names, &sub, &cut) != 0) fail_msg("%s", mxw_get_last_error());
+  /* the cut entries: w (a variable keeps its name) and 2x, in the subgraph's input order */
+  assert_int_equal(mxw_sym_num_outputs(cut), 2);
+  assert_int_equal(mxw_sym_num_outputs(sub), 2);
+  const char *info = mxw_sym_info(sub);
+  if (!strstr(info, "\"inputs\":[\"sg_data0\",\"w\",\"twice_output\"]")) fail_msg("%s", info);
+  mxw_symbol *c0 = NULL, *c1 = NULL, *node = NULL;
+  assert_int_equal(mxw_sym_output(cut, 0, &c0), 0);
+  assert_int_equal(mxw_sym_output(cut, 1, &c1), 0);
+  const char *k[] = {"num_args", "num_outputs", "num_out_data", "in_data_locs", "in_state_locs", "remain_locs"};
+  const char *v[] = {"4", "2", "2", "[0]", "[]", "[1, 2]"};
+  if (mxw_sym_compose_subgraphs(mxw_op_find("_foreach"), "fe", 6, k, v, 1, &sub, 3, (mxw_symbol *[]){data, c0, c1},
+                                &node) != 0)
+    fail_msg("%s", mxw_get_last_error());
+  /* a wrong input count is refused */
+  mxw_symbol *bad = NULL;
+  assert_int_not_equal(
+      mxw_sym_compose_subgraphs(mxw_op_find("_foreach"), "fe2", 6, k, v, 1, &sub, 2, (mxw_symbol *[]){data, c0}, &bad),
+      0);
+  assert_error_contains("2 inputs given, num_args says 3");
+  assert_int_not_equal(mxw_sym_compose_subgraphs(mxw_op_find("relu"), "r", 0, NULL, NULL, 0, NULL, 0, NULL, &bad), 0);
+  /* out_t = d_t * w + 2x, and the identity of d_t */
+  int32_t d[] = {2, 2}, v2[] = {2};
+  mxw_ndarray *in[3] = {t_array(2, d, (float[]){1, 2, 3, 4}), t_array(1, v2, (float[]){10, 100}),
+                        t_array(1, v2, (float[]){0.5f, -1})};
+  mxw_executor *ex = NULL;
+  assert_int_equal(mxw_exec_create(node, &ex), 0);
+  assert_string_equal(mxw_exec_input_name(ex, 0), "data");
+  assert_string_equal(mxw_exec_input_name(ex, 1), "w");
+  assert_string_equal(mxw_exec_input_name(ex, 2), "x");
+  mxw_ndarray *out[2] = {NULL, NULL};
+  int n = 2;
+  if (mxw_exec_forward(ex, 3, in, 0, &n, out) != 0) fail_msg("%s", mxw_get_last_error());
+  t_expect_f32(out[0], (float[]){11, 198, 31, 398}, 4, 0);
+  t_expect_f32(out[1], (float[]){1, 2, 3, 4}, 4, 0);
+  /* written and read back: the same text */
+  char *j1 = NULL, *j2 = NULL;
+  mxw_symbol *back = NULL;
+  assert_int_equal(mxw_sym_tojson(node, &j1), 0);
+  assert_int_equal(mxw_sym_fromjson(j1, &back), 0);
+  assert_int_equal(mxw_sym_tojson(back, &j2), 0);
+  assert_string_equal(j1, j2);
+  free(j1);
+  free(j2);
+  mxw_sym_free(back);
+  for (int i = 0; i < 2; i++) mxw_ndarray_free(out[i]);
+  for (int i = 0; i < 3; i++) mxw_ndarray_free(in[i]);
+  mxw_exec_free(ex);
+  mxw_symbol *all[] = {x, w, ph, data, e, m, add, g, sub, cut, c0, c1, node};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) mxw_sym_free(all[i]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_round_trips),
@@ -243,6 +330,7 @@ int main(void) {
       cmocka_unit_test(test_hostile),
       cmocka_unit_test(test_deep_nesting),
       cmocka_unit_test(test_imperative_refused),
+      cmocka_unit_test(test_cut_and_compose),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
