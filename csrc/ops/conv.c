@@ -2023,6 +2023,37 @@ static int run_channel_first(const ConvParam *p, int deconv, int dtype, const mx
 
 /* NHWC / NDHWC run natively (the channel-last drivers above; MXNet's CPU kernels refuse these
  * layouts). */
+/* forward_common's fused path: batch items [b, e), each convolved alone, then its folded affine
+ * and activation applied on the cache-hot output */
+typedef struct {
+  const ConvParam *p;
+  int deconv, dtype, act;
+  mxw_shape x1, y1;
+  const int64_t *pad;
+  const char *x;
+  const void *w, *bias;
+  char *y;
+  size_t es;
+  int64_t nx1, ny1, F;
+  const float *aff;
+  atomic_int failed;
+} fused_job;
+static void fused_items(void *ctx, int64_t b, int64_t e) {
+  fused_job *j = (fused_job *)ctx;
+  for (int64_t n = b; n < e; n++) {
+    char *yn = j->y + (size_t)(n * j->ny1) * j->es;
+    if (run_channel_first(j->p, j->deconv, j->dtype, &j->x1, &j->y1, j->pad, j->x + (size_t)(n * j->nx1) * j->es, j->w,
+                          j->bias, yn) != 0) {
+      atomic_store(&j->failed, 1);
+      return;
+    }
+    if (j->aff)
+      mxw_apply_affine_act((float *)yn, 1, j->F, j->ny1 / j->F, j->aff, j->aff + j->F, j->act);
+    else
+      mxw_apply_act(yn, j->dtype, j->ny1, j->act);
+  }
+}
+
 static int forward_common(const mxw_op_call *c, int deconv) {
   const ConvParam *p = (const ConvParam *)c->param;
   const mxw_tensor *x = &c->inputs[0], *wt = &c->inputs[1];
@@ -2040,21 +2071,32 @@ static int forward_common(const mxw_op_call *c, int deconv) {
   if (!p->chan_last && !c->fused_act && !aff)
     return run_channel_first(p, deconv, x->dtype, &x->shape, &y->shape, pad, x->data, wt->data, bias, y->data);
   if (!p->chan_last) {
-    /* graph fusion: one batch item at a time, its activation applied while it is cache-hot */
-    mxw_shape x1 = x->shape, y1 = y->shape;
-    x1.dims[0] = y1.dims[0] = 1;
-    const size_t es = (size_t)mxw_dtype_size(x->dtype);
-    const int64_t nx1 = mxw_shape_size(&x1), ny1 = mxw_shape_size(&y1);
-    for (int64_t n = 0; n < x->shape.dims[0]; n++) {
-      char *yn = (char *)y->data + (size_t)(n * ny1) * es;
-      MXW_TRY(run_channel_first(p, deconv, x->dtype, &x1, &y1, pad, (const char *)x->data + (size_t)(n * nx1) * es,
-                                wt->data, bias, yn));
-      if (aff)
-        mxw_apply_affine_act((float *)yn, 1, F, ny1 / F, aff, aff + F, c->fused_act);
-      else
-        mxw_apply_act(yn, y->dtype, ny1, c->fused_act);
-    }
-    return 0;
+    /* graph fusion: one batch item at a time, its activation applied while it is cache-hot; the
+     * items spread over the pool when they split evenly (each then runs on one thread: a
+     * per-item convolution is often too small to split, LeNet's at batch 16 ran on one thread) */
+    fused_job j = {.p = p,
+                   .deconv = deconv,
+                   .dtype = x->dtype,
+                   .x1 = x->shape,
+                   .y1 = y->shape,
+                   .pad = pad,
+                   .x = (const char *)x->data,
+                   .w = wt->data,
+                   .bias = bias,
+                   .y = (char *)y->data,
+                   .es = (size_t)mxw_dtype_size(x->dtype),
+                   .F = F,
+                   .aff = aff,
+                   .act = c->fused_act};
+    j.x1.dims[0] = j.y1.dims[0] = 1;
+    j.nx1 = mxw_shape_size(&j.x1);
+    j.ny1 = mxw_shape_size(&j.y1);
+    const int64_t N = x->shape.dims[0];
+    if (split_units(N, (double)(N * j.ny1) * (double)mxw_shape_size(&wt->shape) / (double)(F > 0 ? F : 1)))
+      mxw_parallel_for(N, 1, fused_items, &j);
+    else
+      fused_items(&j, 0, N);
+    return atomic_load(&j.failed) ? -1 : 0;
   }
   const mxw_shape xs = channel_first(&x->shape), ys = channel_first(&y->shape);
   window w;

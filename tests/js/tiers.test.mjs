@@ -56,6 +56,15 @@ out.bn = nd.BatchNorm(out.conv, g, b, m, v, { fix_gamma: false, use_global_stats
 out.softmax = nd.softmax(out.dot, { axis: -1 });
 out.tanh = nd.tanh(out.dot);
 out.sum = nd.sum(out.conv, { axis: [0, 2, 3] });
+// a hybridized graph: conv + relu fused, conv + BatchNorm + relu folded, batch items over the pool
+mx.random.seed(7);
+const net = new mx.gluon.nn.HybridSequential();
+net.add(new mx.gluon.nn.Conv2D(12, 3, { padding: 1, inChannels: 8, activation: 'relu' }),
+  new mx.gluon.nn.Conv2D(8, 3, { padding: 1, inChannels: 12 }), new mx.gluon.nn.BatchNorm({ inChannels: 8 }),
+  new mx.gluon.nn.Activation('relu'), new mx.gluon.nn.Flatten());
+net.initialize();
+net.hybridize();
+out.fused = net.forward(nd.array(fill(6 * 8 * 20 * 20, 6)).reshape([6, 8, 20, 20]));
 const res = {};
 for (const [k, a] of Object.entries(out)) {
   const t = a.toTypedArray();
