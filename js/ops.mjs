@@ -136,9 +136,13 @@ function compactInputs(op, inputs, variadic) {
 const NO_ATTRS = {};
 
 function makeNdOp(id) {
-  const spec = callSpec(id);
-  const { op, nIn, variadic, ndSpecial, inputPos } = spec;
+  const op = registry.ops[id];
+  // the op's argument tables are built at its first call (not at import: 578 ops' tables were
+  // a good part of the import's time and garbage)
+  let spec;
   const fn = function (...a) {
+    if (spec === undefined) spec = callSpec(id);
+    const { nIn, variadic, ndSpecial, inputPos } = spec;
     let n = a.length;
     let opts;
     if (n > 0) {
