@@ -124,7 +124,7 @@ if [[ $skip != *,tidy,* ]] && { [ $mode = baseline ] || [ ${#c_files[@]} -gt 0 ]
     # one line per finding: file:line:col: warning|error: message [check], in paths relative to the root
     cat "$tmp/tidy"/*.out | sed 's/\x1b\[[0-9;]*m//g' |
       grep -E '^[^ ]+:[0-9]+:[0-9]+: (warning|error): .* \[[A-Za-z0-9.,-]+\]$' |
-      sed "s|^$PWD/||" | LC_ALL=C sort -u >"$tmp/findings"
+      sed "s|^$PWD/||" | perl -pe '1 while s#^((?:[^/:]+/)*?)[^/:.][^/:]*/\.\./#$1#' | LC_ALL=C sort -u >"$tmp/findings"
     # compile errors (clang-diagnostic-error) are never baselined
     grep -E '^[^ ]+:[0-9]+:[0-9]+: error: ' "$tmp/findings" >"$tmp/errors" || true
     sed -E 's/^([^:]+):[0-9]+:[0-9]+: [a-z]+: .* \[([A-Za-z0-9.,-]+)\]$/\2 \1/' "$tmp/findings" |

@@ -24,7 +24,7 @@ static void heap_state(char *buf, size_t len) {
            heap_s, live[0], live[1] / 1048576.0);
 }
 
-int mxw_fail(const char *fmt, ...) {
+int(mxw_fail)(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(g_error, sizeof g_error, fmt, ap);
@@ -40,7 +40,7 @@ int mxw_fail(const char *fmt, ...) {
 /* Out of memory, said the same way everywhere (issue 14): what was being allocated, how many
  * bytes, what the heap holds and in how many live arrays, and the remedy (mxw_fail appends the
  * last two). Never a parse error: a reader that runs out of memory says so. */
-int mxw_fail_oom(const char *what, double bytes) {
+int(mxw_fail_oom)(const char *what, double bytes) {
   return mxw_fail("out of memory: %s needs %.0f bytes (%.1f MiB), which the heap cannot provide", what, bytes,
                   bytes / 1048576.0);
 }

@@ -333,7 +333,7 @@ static int sum_entries(builder *b, const char *name, const mxw_entry *list, int 
   }
   int op = find_op("add_n");
   if (op < 0) return -1;
-  mxw_entry *partial = (mxw_entry *)malloc(sizeof(mxw_entry) * (size_t)((n + 31) / 32));
+  mxw_entry *partial = (mxw_entry *)malloc(sizeof(mxw_entry) * ((size_t)(n + 31) / 32 + 1));
   if (!partial) return mxw_fail("out of memory");
   int np = 0;
   for (int s = 0; s < n; s += 32) {

@@ -465,7 +465,7 @@ static int cached_backward_run(const mxw_op_call *c) {
             "this hybridized call's saved values were freed by an earlier backward pass "
             "(pass retain_graph=True to the first backward to differentiate the same graph twice)");
   void **tdata = (void **)malloc(sizeof(void *) * (size_t)(p->ntin ? p->ntin : 1));
-  void **hdata = (void **)calloc((size_t)(p->nfwd + p->ngrad + 1), sizeof(void *));
+  void **hdata = (void **)calloc((size_t)p->nfwd + (size_t)p->ngrad + 1, sizeof(void *));
   int rc = -1;
   if (!tdata || !hdata) {
     free(tdata);

@@ -955,7 +955,7 @@ static int exec_forward(mxw_executor *ex, int num_inputs, mxw_ndarray *const *in
   for (int h = 0; h < nh; h++) outs[h] = NULL;
   for (int h = 0; h < nh; h++) {
     int e = entry_id(g, &g->heads[h]);
-    if (given[h]) {
+    if (given[h] && outputs[h]) {
       outs[h] = outputs[h];
       memset(outs[h]->t.data, 0, (size_t)mxw_shape_size(&ex->shapes[e]) * (size_t)mxw_dtype_size(ex->types[e]));
       continue;

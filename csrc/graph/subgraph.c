@@ -719,7 +719,7 @@ static int cf_infer(cf_state *st, int nin, mxw_shape *in_s, int *in_t, int nout,
   for (int g = 0; g < st->nsub && rc == 0; g++) {
     sg_plan *p = get_plan(st, g);
     if (!p) return -1;
-    const int64_t *loc = st->loc[st->kind == CF_WHILE ? g : g];
+    const int64_t *loc = st->loc[g];
     io_info si, so;
     MXW_TRY(alloc_io(p->nin, &si));
     if (alloc_io(p->nh, &so) != 0) {
@@ -825,7 +825,7 @@ typedef struct loop_bufs {
 } loop_bufs;
 static int bufs_init(loop_bufs *b, int n, const mxw_tensor *init) {
   b->n = n;
-  b->cur = (mxw_tensor *)malloc(sizeof(mxw_tensor) * (size_t)(n ? n : 1) * 2);
+  b->cur = (mxw_tensor *)calloc((size_t)(n ? n : 1) * 2, sizeof(mxw_tensor));
   b->mem = (void **)calloc((size_t)(n ? n : 1) * 2, sizeof(void *));
   if (!b->cur || !b->mem) return mxw_fail("out of memory");
   b->next = b->cur + n;
@@ -862,7 +862,7 @@ static int foreach_forward(const mxw_op_call *c) {
   if (!p) return -1;
   int nd = st->nloc[0], ns = st->nloc[1], nod = (int)st->num_out_data;
   int64_t len = c->inputs[0].shape.dims[0];
-  mxw_tensor *sin = (mxw_tensor *)malloc(sizeof(mxw_tensor) * (size_t)(p->nin + p->nh + 1));
+  mxw_tensor *sin = (mxw_tensor *)calloc((size_t)p->nin + (size_t)p->nh + 1, sizeof(mxw_tensor));
   if (!sin) return mxw_fail("out of memory");
   mxw_tensor *sout = sin + p->nin;
   loop_bufs b = {0, NULL, NULL, NULL};
@@ -895,9 +895,11 @@ static int while_forward(const mxw_op_call *c) {
   if (!st) return no_state("_while_loop");
   sg_plan *pc = get_plan(st, 0), *pf = get_plan(st, 1);
   if (!pc || !pf) return -1;
+  MXW_CHECK(pc->nh == 1, "_while_loop: the condition subgraph has %d outputs, not 1", pc->nh);
   int nv = st->nloc[2], nod = (int)st->num_out_data;
   int ncin = st->nloc[0], nfin = st->nloc[1];
-  mxw_tensor *cin = (mxw_tensor *)malloc(sizeof(mxw_tensor) * (size_t)(ncin + nfin + nv + (int)st->num_outputs + 2));
+  mxw_tensor *cin =
+      (mxw_tensor *)calloc((size_t)ncin + (size_t)nfin + (size_t)nv + (size_t)st->num_outputs + 2, sizeof(mxw_tensor));
   if (!cin) return mxw_fail("out of memory");
   mxw_tensor *fin = cin + ncin, *init = fin + nfin, *fout = init + nv, *cout = fout + st->num_outputs;
   for (int k = 0; k < ncin; k++) cin[k] = c->inputs[st->loc[0][k]];
@@ -956,9 +958,10 @@ static int cond_forward(const mxw_op_call *c) {
   if (!st) return no_state("_cond");
   sg_plan *pc = get_plan(st, 0);
   if (!pc) return -1;
+  MXW_CHECK(pc->nh == 1, "_cond: the condition subgraph has %d outputs, not 1", pc->nh);
   int nmax = st->nloc[0] > st->nloc[1] ? st->nloc[0] : st->nloc[1];
   if (st->nloc[2] > nmax) nmax = st->nloc[2];
-  mxw_tensor *in = (mxw_tensor *)malloc(sizeof(mxw_tensor) * (size_t)(nmax + 1));
+  mxw_tensor *in = (mxw_tensor *)calloc((size_t)nmax + 1, sizeof(mxw_tensor));
   if (!in) return mxw_fail("out of memory");
   for (int k = 0; k < st->nloc[0]; k++) in[k] = c->inputs[st->loc[0][k]];
   double cval[2] = {0, 0};

@@ -205,6 +205,7 @@ static int infer_type_sbn(const void *param, int nin, int *in, int nout, int *ou
 static int fwd_sbn(const mxw_op_call *c) {
   mxw_params *bn = NULL;
   MXW_TRY(sbn_bn_params((const SyncBNParam *)c->param, &bn));
+  MXW_CHECK(bn != NULL, "SyncBatchNorm: no BatchNorm params");
   mxw_op_call call = *c;
   call.op = bn->op;
   call.param = bn->param;

@@ -6,6 +6,7 @@
  * values are hand-worked from the rule stated in dtype.c's comment (C's static_cast). */
 #include <float.h>
 
+#include "core/ndarray.h"
 #include "cov_graph.h"
 
 static void test_invoke_errors(void **state) {
