@@ -11,10 +11,8 @@ static float frand(unsigned *s) {
   return (float)(*s >> 8) / 16777216.0f;
 }
 
-/* NCHW reference of conv (pad 1, stride 1) + BatchNorm (mean/var per channel) + activation, x2 */
-static void reference(const float *x, const float *w, const float *b, const float *gamma, const float *beta,
-                      const double *mean, const double *var, int relu6, double *y) {
-  double conv[N * F * H * W];
+/* the NCHW convolution (pad 1, stride 1) with bias, in float64 */
+static void conv_ref(const float *x, const float *w, const float *b, double *conv) {
   for (int n = 0; n < N; n++)
     for (int f = 0; f < F; f++)
       for (int i = 0; i < H; i++)
@@ -29,6 +27,13 @@ static void reference(const float *x, const float *w, const float *b, const floa
               }
           conv[((n * F + f) * H + i) * W + j] = s;
         }
+}
+
+/* NCHW reference of conv (pad 1, stride 1) + BatchNorm (mean/var per channel) + activation, x2 */
+static void reference(const float *x, const float *w, const float *b, const float *gamma, const float *beta,
+                      const double *mean, const double *var, int relu6, double *y) {
+  double conv[N * F * H * W];
+  conv_ref(x, w, b, conv);
   for (int k = 0; k < N * F * H * W; k++) {
     int f = (k / (H * W)) % F;
     double v = (conv[k] - mean[f]) / sqrt(var[f] + 1e-5) * gamma[f] + beta[f];
@@ -41,20 +46,7 @@ static void reference(const float *x, const float *w, const float *b, const floa
 static void batch_stats(const float *x, const float *w, const float *b, double *mean, double *var) {
   /* the convolution's output statistics per channel (biased variance, as MXNet's) */
   double conv[N * F * H * W];
-  for (int n = 0; n < N; n++)
-    for (int f = 0; f < F; f++)
-      for (int i = 0; i < H; i++)
-        for (int j = 0; j < W; j++) {
-          double s = b[f];
-          for (int c = 0; c < C; c++)
-            for (int u = 0; u < K; u++)
-              for (int v = 0; v < K; v++) {
-                int r = i + u - 1, q = j + v - 1;
-                if (r >= 0 && r < H && q >= 0 && q < W)
-                  s += (double)x[((n * C + c) * H + r) * W + q] * w[((f * C + c) * K + u) * K + v];
-              }
-          conv[((n * F + f) * H + i) * W + j] = s;
-        }
+  conv_ref(x, w, b, conv);
   for (int f = 0; f < F; f++) {
     double m = 0, q = 0;
     for (int n = 0; n < N; n++)
