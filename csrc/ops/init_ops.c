@@ -30,8 +30,7 @@ static int shape_from_attr(const mxw_tuple *t, mxw_shape *s) {
   s->ndim = t->ndim;
   for (int i = 0; i < t->ndim; i++) {
     if (t->v[i] < 0) {
-      mxw_shape shown = mxw_shape_make(t->ndim, t->v);
-      return mxw_fail("attribute 'shape' %s has a negative dimension", mxw_shape_str(&shown, buf, sizeof buf));
+      return mxw_fail("attribute 'shape' %s has a negative dimension", mxw_tuple_str(t, buf, sizeof buf));
     }
     s->dims[i] = t->v[i] == 0 ? -1 : t->v[i];
   }

@@ -164,7 +164,7 @@ static void test_random_init(void **state) {
   o = c_run1("_random_randint", NULL, 0, KV("low", "5", "high", "8", "shape", "(50,)", "dtype", "int64"));
   for (int i = 0; i < 50; i++) assert_true(c_at(o, i) >= 5 && c_at(o, i) < 8 && c_at(o, i) == floor(c_at(o, i)));
   mxw_ndarray_free(o);
-  c_fail("_random_uniform", NULL, 0, KV("shape", "(2, -3)"), "attribute 'shape' (2, ?) has a negative dimension");
+  c_fail("_random_uniform", NULL, 0, KV("shape", "(2, -3)"), "attribute 'shape' (2, -3) has a negative dimension");
   c_fail("_random_uniform", NULL, 0, KV("shape", "(1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)"),
          "attribute 'shape' has 11 dimensions, at most 10 are supported");
   /* _arange: start + (i / repeat) * step on float64, float16, int8, bool; _linspace float64 */
