@@ -208,7 +208,9 @@ MXW_API int mxw_exec_forward(mxw_executor *ex, int num_inputs, mxw_ndarray *cons
                              int *num_outputs, mxw_ndarray **outputs);
 /* Monitoring (HybridBlock.registerOpHook): with it on, every entry keeps its own buffer, so all
  * node inputs and outputs of the last run can be read back. mxw_exec_monitor_info lists them as
- * JSON in execution order (owned by the executor); mxw_exec_entry_copy copies one out. */
+ * JSON in execution order (owned by the executor); mxw_exec_entry_copy copies one out. The
+ * graph's inputs and outputs are the caller's arrays of that run, not copies: read them before
+ * freeing those arrays (js/cached_op.mjs reads every entry right after the run). */
 MXW_API int mxw_exec_set_monitor(mxw_executor *ex, int on);
 MXW_API const char *mxw_exec_monitor_info(mxw_executor *ex);
 MXW_API int mxw_exec_entry_copy(const mxw_executor *ex, int entry, mxw_ndarray **out);
