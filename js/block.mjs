@@ -13,7 +13,7 @@ import { readAll, readBytes, readOptions, loadBytes, loadLimit, saveBytes, write
 import { attrString } from './format.mjs';
 import { isTraining } from './autograd.mjs';
 
-// The F namespaces handed to hybridForward; set by index.mjs (nd and sym are built there).
+// The F namespaces handed to hybridForward; set by api.mjs (nd and sym are built there).
 export const F = { nd: null, sym: null };
 
 // ---- name scopes ------------------------------------------------------------------------------------

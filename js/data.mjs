@@ -503,7 +503,7 @@ export class DataLoader {
 
 export const vision = Object.freeze({ transforms });
 
-// gluon.data's namespace (index.mjs installs the default export).
+// gluon.data's namespace (api.mjs installs the default export).
 export default Object.freeze({
   Dataset, SimpleDataset, ArrayDataset,
   Sampler, SequentialSampler, RandomSampler, FilterSampler, BatchSampler,

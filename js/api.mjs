@@ -7,6 +7,8 @@
 //   console.log(y.toString());           // [[ 5. 11.] [11. 25.]] <NDArray 2x2 @cpu(0)>
 //
 // The wasm module is instantiated at import (top-level await); every call after is synchronous.
+// The package's entry, dist/index.mjs, is generated from this module's exports (scripts/gen-api.mjs):
+// it starts loading the wasm module before these modules are parsed, then re-exports them.
 import { M, MXNetError, registry, check, core } from './core.mjs';
 import {
   NDArray, Context, cpu, tidy, keep, memory, array, ufunc,
