@@ -149,7 +149,7 @@ export declare class CachedOp {
 }
 export declare function tidy<T>(fn: () => T): T;
 export declare function keep<T extends NDArray | NDArray[]>(a: T): T;
-export declare function memory(opts?: { resetPeak?: boolean; gcThreshold?: number }): { numArrays: number; bytes: number; peakBytes: number; wasmHeapBytes: number; gcArrays: number; gcBytes: number; finalizedArrays: number; finalizedBytes: number; gcCollections: number; gcThreshold: number };
+export declare function memory(opts?: { resetPeak?: boolean; gcThreshold?: number }): { numArrays: number; bytes: number; peakBytes: number; wasmHeapBytes: number; scratchBytes: number; gcArrays: number; gcBytes: number; finalizedArrays: number; finalizedBytes: number; gcCollections: number; gcThreshold: number };
 export type Tier = 'simd' | 'relaxed-simd' | 'threads' | 'relaxed-simd-threads';
 export declare function features(): {
   tier: Tier; simd: boolean; relaxedSimd: boolean; threads: boolean; numThreads: number; maxThreads: number;

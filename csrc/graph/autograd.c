@@ -367,15 +367,18 @@ static int zeros_like(builder *b, const char *name, mxw_entry like, mxw_entry *o
 }
 
 /* Room for a node of n inputs or outputs (no fixed cap: a Concat of hundreds of arrays). */
-static int io_reserve(mxw_grad_ctx *g, int n) {
-  if (n <= g->io_cap) return 0;
-  int c = n < 16 ? 16 : n;
+static void io_free(mxw_grad_ctx *g) {
   free(g->in_shape);
   free(g->out_shape);
   free(g->in_type);
   free(g->out_type);
   free(g->ograd);
   free(g->igrad);
+}
+static int io_reserve(mxw_grad_ctx *g, int n) {
+  if (n <= g->io_cap) return 0;
+  int c = n < 16 ? 16 : n;
+  io_free(g);
   g->in_shape = (mxw_shape *)malloc(sizeof(mxw_shape) * (size_t)c);
   g->out_shape = (mxw_shape *)malloc(sizeof(mxw_shape) * (size_t)c);
   g->in_type = (int *)malloc(sizeof(int) * (size_t)c);
@@ -386,14 +389,6 @@ static int io_reserve(mxw_grad_ctx *g, int n) {
   if (g->in_shape && g->out_shape && g->in_type && g->out_type && g->ograd && g->igrad) return 0;
   g->io_cap = 0;
   return mxw_fail("out of memory differentiating a node of %d inputs or outputs", n);
-}
-static void io_free(mxw_grad_ctx *g) {
-  free(g->in_shape);
-  free(g->out_shape);
-  free(g->in_type);
-  free(g->out_type);
-  free(g->ograd);
-  free(g->igrad);
 }
 
 static mxw_gid push(mxw_grad_ctx *g, mxw_entry e) {
