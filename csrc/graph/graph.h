@@ -127,6 +127,9 @@ int mxw_cached_forward_record(struct mxw_executor *ex, int num_inputs, struct mx
 
 /* symbols */
 mxw_symbol *mxw_symbol_alloc(int n);
+/* A symbol of node n's outputs 0..nout-1, taking over the caller's reference to n (one more per
+ * further output); NULL (out of memory, error set) leaves the reference with the caller. */
+mxw_symbol *mxw_symbol_of_node(mxw_node *n, int nout);
 
 /* control flow (subgraph.c): a node's subgraphs. attach: called by mxw_node_set_op after the
  * params are parsed, hands the node's subgraphs to a control-flow op's params (and checks that

@@ -1062,17 +1062,7 @@ MXW_API int mxw_sym_compose_subgraphs(int op_id, const char *name, int nattr, co
     mxw_node_retain(n->inputs[i].node);
     n->num_inputs++;
   }
-  int nout = mxw_node_num_outputs(n);
-  s = mxw_symbol_alloc(nout);
-  if (!s) {
-    mxw_fail("out of memory");
-    goto fail;
-  }
-  for (int i = 0; i < nout; i++) {
-    s->outputs[i].node = n;
-    s->outputs[i].index = (uint32_t)i;
-    if (i) mxw_node_retain(n);
-  }
+  if (!(s = mxw_symbol_of_node(n, mxw_node_num_outputs(n)))) goto fail;
   *out = s;
   return 0;
 fail:

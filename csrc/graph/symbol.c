@@ -477,22 +477,26 @@ int mxw_sym_compose(int op_id, const char *name, int nattr, const char *const *k
     if (init && !mxw_attrs_get(&e->node->attrs, "__init__") && mxw_attrs_set(&e->node->attrs, "__init__", init) != 0)
       goto fail;
   }
-  int nvis = mxw_node_num_visible_outputs(n);
-  s = mxw_symbol_alloc(nvis);
-  if (!s) {
-    mxw_fail("out of memory");
-    goto fail;
-  }
-  for (int i = 0; i < nvis; i++) {
-    s->outputs[i].node = n;
-    s->outputs[i].index = (uint32_t)i;
-    if (i) mxw_node_retain(n);
-  }
+  if (!(s = mxw_symbol_of_node(n, mxw_node_num_visible_outputs(n)))) goto fail;
   *out = s;
   return 0;
 fail:
   mxw_node_release(n);
   return -1;
+}
+
+mxw_symbol *mxw_symbol_of_node(mxw_node *n, int nout) {
+  mxw_symbol *s = mxw_symbol_alloc(nout);
+  if (!s) {
+    mxw_fail("out of memory");
+    return NULL;
+  }
+  for (int i = 0; i < nout; i++) {
+    s->outputs[i].node = n;
+    s->outputs[i].index = (uint32_t)i;
+    if (i) mxw_node_retain(n);
+  }
+  return s;
 }
 
 int mxw_sym_group(int num, mxw_symbol *const *syms, mxw_symbol **out) {
