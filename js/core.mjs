@@ -1,7 +1,7 @@
 // core.mjs -- the thin typed FFI over the wasm exports (TVM web runtime style): instantiates the
 // module once (top-level await), marshals arguments through one preallocated scratch block, and
 // turns every failing status into an MXNetError carrying the C core's message.
-import { loadCore, takePreloadedCore } from './tiers.mjs';
+import { preloadCore } from './tiers.mjs';
 import { REGISTRY_CHECKSUM, REGISTRY_TEXT } from './registry.mjs';
 
 export class MXNetError extends Error {
@@ -12,11 +12,11 @@ export class MXNetError extends Error {
 }
 
 // The build of the C core this realm runs (tiers.mjs): {module, tier, requested, fallbacks}.
+// The load the entry started (tiers.mjs preloadCore), or one started here: every copy of this
+// module (the entry's bundle, dist/core.mjs imported alone) shares the one load.
 const wrapError = (msg) => new MXNetError(`mxnet-wasm: ${msg}`);
-const preloaded = takePreloadedCore();
-export const core = await (preloaded
-  ? preloaded.catch((e) => { throw e && e.mxwMessage !== undefined ? wrapError(e.mxwMessage) : e; })
-  : loadCore(wrapError));
+export const core = await preloadCore()
+  .catch((e) => { throw e && e.mxwMessage !== undefined ? wrapError(e.mxwMessage) : e; });
 export const M = core.module;
 
 // Never cache a typed view of wasm memory across a call that may grow it: these getters always

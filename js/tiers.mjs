@@ -171,8 +171,9 @@ async function defaultThreads() {
 // Instantiates the chosen tier: {module, tier, requested, fallbacks}.
 // The entry (dist/index.mjs, generated) starts loading the core before the API's modules are
 // parsed: the wasm compiles and the threaded tiers' workers start meanwhile (threads tier:
-// import 84 -> 68 ms). core.mjs then takes that load. Its errors carry `mxwMessage`: core.mjs
-// turns them into MXNetError as a direct load would.
+// import 84 -> 68 ms). core.mjs then takes that load (or starts it, imported without the entry):
+// one load per realm for every copy of core.mjs. Its errors carry `mxwMessage`: core.mjs turns
+// them into MXNetError as a direct load would.
 let preloaded = null;
 export function preloadCore() {
   if (!preloaded) {
@@ -181,7 +182,6 @@ export function preloadCore() {
   }
   return preloaded;
 }
-export function takePreloadedCore() { return preloaded; }
 
 export async function loadCore(wrapError) {
   const host = hostSupport();

@@ -3,7 +3,8 @@
 #   C:  the native C tests (ctest) built with gcc --coverage in build/coverage (no sanitizers),
 #       measured over csrc/ by gcovr -> coverage/c/index.html
 #   JS: the whole JS suite (node --test on the simd tier, --experimental-test-coverage) over the
-#       wasm build's dist/*.mjs, reported as js/*.mjs (dist/ holds copies of js/) by lcov/genhtml
+#       wasm build's dist/*.mjs (the entry made to import them rather than their bundle:
+#       scripts/unbundled.mjs), reported as js/*.mjs (dist/ holds copies of js/) by lcov/genhtml
 #       -> coverage/js/index.html
 # Prints both summaries (and writes them to coverage/summary.txt). The JS suite takes a while;
 # the clean-clone test is left out (MXW_SKIP_CLEAN_CLONE=1) and so is fuzzing.
@@ -46,7 +47,8 @@ if [ "$what" != c ]; then
   tiers=$(sed -n 's/^MXW_TIERS:STRING=//p' build/wasm/CMakeCache.txt 2>/dev/null || true)
   MXW_TIERS=${MXW_TIERS:-${tiers:-simd}} bash scripts/build.sh wasm >/dev/null
   rm -rf coverage/js && mkdir -p coverage/js
-  MXW_TIER=simd MXW_SKIP_CLEAN_CLONE=1 node --test --experimental-test-coverage \
+  # scripts/unbundled.mjs: the entry runs api.mjs and its modules, not their bundle
+  MXW_TIER=simd MXW_SKIP_CLEAN_CLONE=1 node --import ./scripts/unbundled.mjs --test --experimental-test-coverage \
     --test-reporter=lcov --test-reporter-destination=coverage/js/node.lcov \
     --test-reporter=dot --test-reporter-destination=coverage/js/tests.log tests/js/ || {
     status=1

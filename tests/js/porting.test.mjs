@@ -5,7 +5,9 @@
 // TensorFlow.js pooling, hand-worked values, and the layer built with default arguments.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import * as mx from '../../dist/index.mjs';
+// the API's own modules (not the entry's bundle of them): the binder's internals imported below
+// (signature.mjs, signatures.mjs) are then the ones the API's classes registered their types with
+import * as mx from '../../dist/api.mjs';
 import { SIGNATURES } from '../../dist/signatures.mjs';
 import { tf } from './oracle.mjs';
 
