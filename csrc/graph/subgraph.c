@@ -291,12 +291,9 @@ static int plan_bind(sg_plan *p, const mxw_tensor *in) {
   return 0;
 }
 
-/* One run: in (nin, list_inputs order) -> out (nh heads; their data written by copy). */
-static int plan_run(sg_plan *p, const mxw_tensor *in, const mxw_tensor *out, int is_train) {
-  MXW_TRY(plan_bind(p, in));
-  for (int e = 0; e < p->ne; e++) p->data[e] = p->buf[e];
-  for (int k = 0; k < p->nin; k++) p->data[p->entry_base[p->input_node[k]]] = in[k].data;
-  for (int i = 0; i < p->nn; i++) {
+/* Runs nodes [from, to) of a bound plan on the values p->data points at. */
+static int plan_exec(sg_plan *p, int from, int to, int is_train) {
+  for (int i = from; i < to; i++) {
     mxw_node *n = p->nodes[i];
     if (!n->op) continue;
     int nin = n->num_inputs, nout = p->entry_base[i + 1] - p->entry_base[i];
@@ -314,6 +311,15 @@ static int plan_run(sg_plan *p, const mxw_tensor *in, const mxw_tensor *out, int
       return -1;
     }
   }
+  return 0;
+}
+
+/* One run: in (nin, list_inputs order) -> out (nh heads; their data written by copy). */
+static int plan_run(sg_plan *p, const mxw_tensor *in, const mxw_tensor *out, int is_train) {
+  MXW_TRY(plan_bind(p, in));
+  for (int e = 0; e < p->ne; e++) p->data[e] = p->buf[e];
+  for (int k = 0; k < p->nin; k++) p->data[p->entry_base[p->input_node[k]]] = in[k].data;
+  MXW_TRY(plan_exec(p, 0, p->nn, is_train));
   for (int h = 0; h < p->nh; h++) {
     int e = p->head_entry[h];
     if (out[h].data != p->data[e])
@@ -333,15 +339,18 @@ typedef struct cf_state {
   mxw_symbol *sub[3];
   int sub_nin[3]; /* each subgraph's input count */
   sg_plan *plan[3];
+  struct sg_grad *grad[3]; /* each subgraph's gradient plan, built by the backward ops */
 } cf_state;
 
 typedef struct cf_param {
   cf_state *st;
 } cf_param;
 
+static void grad_free(struct sg_grad *gr);
 static void state_release(cf_state *st) {
   if (!st || --st->refcount > 0) return;
   for (int k = 0; k < 3; k++) {
+    grad_free(st->grad[k]);
     free(st->loc[k]);
     plan_free(st->plan[k]);
     mxw_sym_free(st->sub[k]);
@@ -890,6 +899,21 @@ static int cond_value(const mxw_tensor *t, int *out) {
   return 0;
 }
 
+/* Runs a condition subgraph (one output of one element) on cin: *go is that element != 0. */
+static int cond_eval(sg_plan *pc, const mxw_tensor *cin, int is_train, int *go) {
+  MXW_TRY(plan_bind(pc, cin));
+  int e = pc->head_entry[0];
+  mxw_tensor cout = {NULL, pc->types[e], pc->shapes[e]};
+  char a[128];
+  MXW_CHECK(mxw_tensor_size(&cout) == 1, "the condition must have one element, it has shape %s",
+            mxw_shape_str(&cout.shape, a, sizeof a));
+  for (int k = 0; k < pc->ne; k++) pc->data[k] = pc->buf[k];
+  for (int k = 0; k < pc->nin; k++) pc->data[pc->entry_base[pc->input_node[k]]] = cin[k].data;
+  MXW_TRY(plan_exec(pc, 0, pc->nn, is_train));
+  cout.data = pc->data[e]; /* read in place */
+  return cond_value(&cout, go);
+}
+
 static int while_forward(const mxw_op_call *c) {
   cf_state *st = ((const cf_param *)c->param)->st;
   if (!st) return no_state("_while_loop");
@@ -899,15 +923,12 @@ static int while_forward(const mxw_op_call *c) {
   int nv = st->nloc[2], nod = (int)st->num_out_data;
   int ncin = st->nloc[0], nfin = st->nloc[1];
   mxw_tensor *cin =
-      (mxw_tensor *)calloc((size_t)ncin + (size_t)nfin + (size_t)nv + (size_t)st->num_outputs + 2, sizeof(mxw_tensor));
+      (mxw_tensor *)calloc((size_t)ncin + (size_t)nfin + (size_t)nv + (size_t)st->num_outputs + 1, sizeof(mxw_tensor));
   if (!cin) return mxw_fail("out of memory");
-  mxw_tensor *fin = cin + ncin, *init = fin + nfin, *fout = init + nv, *cout = fout + st->num_outputs;
+  mxw_tensor *fin = cin + ncin, *init = fin + nfin, *fout = init + nv;
   for (int k = 0; k < ncin; k++) cin[k] = c->inputs[st->loc[0][k]];
   for (int k = 0; k < nfin; k++) fin[k] = c->inputs[st->loc[1][k]];
   for (int v = 0; v < nv; v++) init[v] = fin[st->loc[2][v]];
-  /* the condition's one-element output */
-  double cval[2] = {0, 0};
-  cout[0] = (mxw_tensor){cval, MXW_FLOAT64, {1, {1}}};
   loop_bufs b = {0, NULL, NULL, NULL};
   int rc = bufs_init(&b, nv, init);
   int64_t step = 0;
@@ -919,19 +940,8 @@ static int while_forward(const mxw_op_call *c) {
       for (int k = 0; k < ncin; k++)
         if (st->loc[0][k] == pos) cin[k] = b.cur[v];
     }
-    if ((rc = plan_bind(pc, cin)) != 0) break;
-    {
-      int e = pc->head_entry[0];
-      cout[0].dtype = pc->types[e];
-      cout[0].shape = pc->shapes[e];
-      if (mxw_tensor_size(&cout[0]) != 1 || mxw_dtype_size(cout[0].dtype) > 8) {
-        rc = cond_value(&cout[0], &(int){0});
-        if (rc == 0) rc = mxw_fail("the condition's dtype %s is not supported", mxw_dtype_name(cout[0].dtype));
-        break;
-      }
-    }
     int go = 0;
-    if ((rc = plan_run(pc, cin, cout, c->is_train)) != 0 || (rc = cond_value(&cout[0], &go)) != 0 || !go) break;
+    if ((rc = cond_eval(pc, cin, c->is_train, &go)) != 0 || !go) break;
     for (int h = 0; h < nod; h++) fout[h] = row_of(&c->outputs[h], step);
     for (int v = 0; v < nv; v++) fout[nod + v] = b.next[v];
     if ((rc = plan_run(pf, fin, fout, c->is_train)) != 0) break;
@@ -964,17 +974,7 @@ static int cond_forward(const mxw_op_call *c) {
   mxw_tensor *in = (mxw_tensor *)calloc((size_t)nmax + 1, sizeof(mxw_tensor));
   if (!in) return mxw_fail("out of memory");
   for (int k = 0; k < st->nloc[0]; k++) in[k] = c->inputs[st->loc[0][k]];
-  double cval[2] = {0, 0};
-  mxw_tensor cout = {cval, MXW_FLOAT64, {1, {1}}};
-  int rc = plan_bind(pc, in), go = 0;
-  if (rc == 0) {
-    int e = pc->head_entry[0];
-    cout.dtype = pc->types[e];
-    cout.shape = pc->shapes[e];
-    rc = cond_value(&cout, &go); /* checks the element count before the run writes it */
-  }
-  if (rc == 0) rc = plan_run(pc, in, &cout, c->is_train);
-  if (rc == 0) rc = cond_value(&cout, &go);
+  int go = 0, rc = cond_eval(pc, in, c->is_train, &go);
   if (rc == 0) {
     int g = go ? 1 : 2;
     sg_plan *p = get_plan(st, g);
@@ -984,6 +984,536 @@ static int cond_forward(const mxw_op_call *c) {
   }
   free(in);
   return rc;
+}
+
+/* ---- gradients (MXNet's ForeachGradient, WhileLoopGradient, CondGradient) ----------------------
+ * Each op's FGradient is one _backward_<op> node taking the outputs' gradients then the op's
+ * inputs, and giving every input's gradient. Its kernel differentiates a subgraph with the
+ * gradient pass the rest of the graph uses (mxw_gradient_build from the subgraph's heads to all
+ * of its inputs, so each body op's own FGradient), planned once per input signature: a plan of
+ * [heads, input gradients] whose first `split` nodes are the subgraph's own. MXNet's stateful
+ * ops keep each iteration's values from the forward call; here the forward and backward nodes
+ * share no per-call state, so the backward runs the loop's forward again keeping every step's
+ * values (a tape), then the steps' backward halves in reverse order. A body drawing random
+ * numbers would draw other ones the second time: its backward is refused. */
+typedef struct sg_grad {
+  mxw_symbol *sym; /* [heads..., input gradients...] */
+  sg_plan *p;
+  int split;      /* nodes [0, split) are the subgraph's forward */
+  int nin, nh;    /* the subgraph's inputs and heads */
+  int *ograd_pos; /* per head: its gradient variable's position among p's inputs, -1 if unused */
+  size_t *off;    /* per entry of a forward operator: its offset in a step's tape */
+  size_t step_bytes;
+  mxw_tensor *tin; /* p->nin: the plan's inputs (shapes and dtypes bound; data set per run) */
+  mxw_shape *sig_s;
+  int *sig_t;
+} sg_grad;
+
+static void grad_free(sg_grad *gr) {
+  if (!gr) return;
+  plan_free(gr->p);
+  mxw_sym_free(gr->sym);
+  free(gr->ograd_pos);
+  free(gr->off);
+  free(gr->tin);
+  free(gr->sig_s);
+  free(gr->sig_t);
+  free(gr);
+}
+
+/* A forward entry of the subgraph: itself, with the shape and dtype the forward plan inferred. */
+static int grad_value(void *ud, mxw_node *n, int index, mxw_entry *entry, mxw_shape *shape, int *dtype) {
+  const sg_plan *fp = (const sg_plan *)ud;
+  int i = n->index;
+  if (i < 0 || i >= fp->nn || fp->nodes[i] != n)
+    for (i = 0; i < fp->nn && fp->nodes[i] != n; i++) {
+    }
+  MXW_CHECK(i < fp->nn, "internal error: node '%s' is not in the subgraph", n->name);
+  int e = fp->entry_base[i] + index;
+  if (entry) *entry = (mxw_entry){n, (uint32_t)index, 0};
+  *shape = fp->shapes[e];
+  *dtype = fp->types[e];
+  return 0;
+}
+
+static sg_grad *grad_build(sg_plan *fp, const mxw_symbol *sub, const mxw_tensor *in) {
+  int nin = fp->nin, nh = fp->nh, ok = 0;
+  sg_grad *gr = (sg_grad *)calloc(1, sizeof *gr);
+  mxw_node **ov = (mxw_node **)calloc((size_t)nh, sizeof(mxw_node *));
+  mxw_entry *hg = (mxw_entry *)calloc((size_t)nh, sizeof(mxw_entry));
+  mxw_node **xs = (mxw_node **)calloc((size_t)(nin ? nin : 1), sizeof(mxw_node *));
+  mxw_entry *xg = (mxw_entry *)calloc((size_t)(nin ? nin : 1), sizeof(mxw_entry));
+  if (!gr || !ov || !hg || !xs || !xg) {
+    mxw_fail("out of memory");
+    goto done;
+  }
+  gr->nin = nin;
+  gr->nh = nh;
+  gr->sig_s = (mxw_shape *)malloc(sizeof(mxw_shape) * (size_t)(nin ? nin : 1));
+  gr->sig_t = (int *)malloc(sizeof(int) * (size_t)(nin ? nin : 1));
+  gr->ograd_pos = (int *)malloc(sizeof(int) * (size_t)nh);
+  if (!gr->sig_s || !gr->sig_t || !gr->ograd_pos) {
+    mxw_fail("out of memory");
+    goto done;
+  }
+  for (int j = 0; j < nin; j++) {
+    gr->sig_s[j] = in[j].shape;
+    gr->sig_t[j] = in[j].dtype;
+    xs[j] = fp->nodes[fp->input_node[j]];
+  }
+  for (int h = 0; h < nh; h++) {
+    char name[32];
+    snprintf(name, sizeof name, "ograd%d", h);
+    if (!(ov[h] = mxw_node_new(name))) goto done;
+    hg[h] = (mxw_entry){ov[h], 0, 0};
+    gr->ograd_pos[h] = -1;
+  }
+  if (mxw_gradient_build(sub->outputs, nh, hg, xs, nin, grad_value, fp, xg) != 0) goto done;
+  if (!(gr->sym = mxw_symbol_alloc(nh + nin))) goto done;
+  for (int h = 0; h < nh; h++) {
+    gr->sym->outputs[h] = sub->outputs[h];
+    mxw_node_retain(sub->outputs[h].node);
+  }
+  for (int j = 0; j < nin; j++) {
+    gr->sym->outputs[nh + j] = xg[j];
+    xg[j].node = NULL;
+  }
+  if (!(gr->p = plan_new(gr->sym))) goto done;
+  sg_plan *p = gr->p;
+  /* the DFS from [heads, gradients] visits the subgraph first, in its own order */
+  gr->split = fp->nn;
+  int same = p->nn >= fp->nn && p->nin >= nin;
+  for (int i = 0; i < fp->nn && same; i++) same = p->nodes[i] == fp->nodes[i];
+  for (int j = 0; j < nin && same; j++) same = p->input_node[j] == fp->input_node[j];
+  for (int j = nin; j < p->nin && same; j++) {
+    mxw_node *v = p->nodes[p->input_node[j]];
+    int found = 0;
+    for (int h = 0; h < nh; h++)
+      if (v == ov[h]) {
+        gr->ograd_pos[h] = j;
+        found = 1;
+      }
+    same = found;
+  }
+  if (!same) {
+    mxw_fail("internal error: the gradient graph does not start with the subgraph");
+    goto done;
+  }
+  gr->tin = (mxw_tensor *)calloc((size_t)(p->nin ? p->nin : 1), sizeof(mxw_tensor));
+  gr->off = (size_t *)calloc((size_t)(p->ne ? p->ne : 1), sizeof(size_t));
+  if (!gr->tin || !gr->off) {
+    mxw_fail("out of memory");
+    goto done;
+  }
+  for (int j = 0; j < nin; j++) gr->tin[j] = (mxw_tensor){NULL, in[j].dtype, in[j].shape};
+  for (int h = 0; h < nh; h++)
+    if (gr->ograd_pos[h] >= 0) {
+      int e = fp->head_entry[h];
+      gr->tin[gr->ograd_pos[h]] = (mxw_tensor){NULL, fp->types[e], fp->shapes[e]};
+    }
+  if (plan_bind(p, gr->tin) != 0) goto done;
+  for (int i = 0; i < gr->split; i++) {
+    if (!p->nodes[i]->op) continue;
+    for (int e = p->entry_base[i]; e < p->entry_base[i + 1]; e++) {
+      gr->off[e] = gr->step_bytes;
+      size_t bytes = (size_t)mxw_shape_size(&p->shapes[e]) * (size_t)mxw_dtype_size(p->types[e]);
+      gr->step_bytes += (bytes + 63) & ~(size_t)63;
+    }
+  }
+  ok = 1;
+done:
+  for (int h = 0; ov && h < nh; h++) mxw_node_release(ov[h]);
+  for (int j = 0; xg && j < nin; j++)
+    if (xg[j].node) mxw_node_release(xg[j].node);
+  free(ov);
+  free(hg);
+  free(xs);
+  free(xg);
+  if (!ok) {
+    grad_free(gr);
+    return NULL;
+  }
+  return gr;
+}
+
+/* Subgraph k's gradient plan for inputs of in's shapes and dtypes (built when they change); the
+ * forward plan is bound to them too. */
+static sg_grad *grad_get(cf_state *st, int k, const mxw_tensor *in) {
+  sg_plan *fp = get_plan(st, k);
+  if (!fp || plan_bind(fp, in) != 0) return NULL;
+  sg_grad *gr = st->grad[k];
+  if (gr) {
+    int same = 1;
+    for (int j = 0; j < gr->nin && same; j++)
+      same = gr->sig_t[j] == in[j].dtype && mxw_shape_equal(&gr->sig_s[j], &in[j].shape);
+    if (same) return gr;
+    grad_free(gr);
+    st->grad[k] = NULL;
+  }
+  if (!(gr = grad_build(fp, st->sub[k], in))) {
+    mxw_error_prefix("the gradient of %s's %s subgraph: ", k_cf_names[st->kind],
+                     st->kind == CF_FOREACH ? "body"
+                     : st->kind == CF_WHILE ? "func"
+                     : k == 1               ? "then"
+                                            : "else");
+    return NULL;
+  }
+  st->grad[k] = gr;
+  return gr;
+}
+
+/* The backward runs a subgraph's forward again (in the backward pass's train mode): refused when
+ * that draws random numbers, or updates an op's state (BatchNorm's running statistics) twice. */
+static int check_replayable(const sg_plan *p, const char *op, int is_train) {
+  for (int i = 0; i < p->nn; i++) {
+    const mxw_node *n = p->nodes[i];
+    if (!n->op) continue;
+    const char *nm = n->op->name;
+    int r = strncmp(nm, "_random_", 8) == 0 || strncmp(nm, "_sample_", 8) == 0 ||
+            strncmp(nm, "_image_random_", 14) == 0 || strcmp(nm, "_shuffle") == 0;
+    if (!r && (strcmp(nm, "Dropout") == 0 || strcmp(nm, "RNN") == 0)) {
+      const char *pv = mxw_attrs_get(&n->attrs, "p"), *mode = mxw_attrs_get(&n->attrs, "mode");
+      double prob = pv ? strtod(pv, NULL) : nm[0] == 'D' ? 0.5 : 0.0;
+      r = prob > 0 && (is_train || (mode && strcmp(mode, "always") == 0));
+    }
+    MXW_CHECK(!r,
+              "%s's gradient is not supported with node '%s' (%s) in a subgraph: the backward runs the subgraph's "
+              "forward again, which would draw other random numbers than the forward did",
+              op, n->name, nm);
+    MXW_CHECK(!is_train || n->op->num_mutate_inputs == 0,
+              "%s's gradient is not supported with node '%s' (%s) in a subgraph when training: the backward runs the "
+              "subgraph's forward again, which would update the node's state inputs a second time",
+              op, n->name, nm);
+  }
+  return 0;
+}
+
+/* Runs nodes [from, to) of the gradient plan: its inputs from gr->tin, the forward operators'
+ * values in one step's tape. */
+static int grad_run(sg_grad *gr, uint8_t *tape, int from, int to, int is_train) {
+  sg_plan *p = gr->p;
+  for (int i = 0; i < p->nn; i++) {
+    int fwd = i < gr->split;
+    for (int e = p->entry_base[i]; e < p->entry_base[i + 1]; e++)
+      p->data[e] = !p->nodes[i]->op ? NULL : fwd ? (void *)(tape + gr->off[e]) : p->buf[e];
+  }
+  for (int k = 0; k < p->nin; k++) p->data[p->entry_base[p->input_node[k]]] = gr->tin[k].data;
+  return plan_exec(p, from, to, is_train);
+}
+
+/* The gradient plan's value of head h (h >= nh: subgraph input h - nh's gradient), as a tensor. */
+static mxw_tensor grad_head_value(const sg_grad *gr, int h) {
+  const sg_plan *p = gr->p;
+  int e = p->head_entry[h];
+  return (mxw_tensor){p->data[e], p->types[e], p->shapes[e]};
+}
+
+/* dst = src (add: dst += src), element counts equal, dtypes converted. */
+static void put_grad(const mxw_tensor *dst, const mxw_tensor *src, int add) {
+  int64_t n = mxw_tensor_size(dst);
+  if (!add) {
+    if (dst->data != src->data) mxw_convert(src->data, src->dtype, dst->data, dst->dtype, n);
+    return;
+  }
+  if (dst->dtype == MXW_FLOAT32 && src->dtype == MXW_FLOAT32) {
+    float *d = (float *)dst->data;
+    const float *s = (const float *)src->data;
+    for (int64_t i = 0; i < n; i++) d[i] += s[i];
+    return;
+  }
+  for (int64_t i = 0; i < n; i++)
+    mxw_store_f64(dst->data, dst->dtype, i,
+                  mxw_load_f64(dst->data, dst->dtype, i) + mxw_load_f64(src->data, src->dtype, i));
+}
+
+static void zero_grads(const mxw_op_call *c) {
+  for (int i = 0; i < c->num_outputs; i++) memset(c->outputs[i].data, 0, tensor_bytes(&c->outputs[i]));
+}
+
+/* A tape of n steps of `bytes` each (at least one byte). */
+static uint8_t *tape_alloc(int64_t n, size_t bytes) {
+  size_t total = (size_t)(n > 0 ? n : 1) * (bytes ? bytes : 1);
+  uint8_t *t = (uint8_t *)malloc(total);
+  if (!t) mxw_fail_oom("a control-flow backward's saved steps", (double)total);
+  return t;
+}
+
+/* Loop states kept per step: n + 1 copies of the states' values, laid out like `like`. */
+typedef struct state_tape {
+  int ns;
+  size_t bytes; /* one step's */
+  size_t *off;
+  uint8_t *mem;
+} state_tape;
+static int stape_init(state_tape *t, int ns, const mxw_tensor *like, int64_t steps) {
+  t->ns = ns;
+  t->bytes = 0;
+  t->mem = NULL;
+  t->off = (size_t *)malloc(sizeof(size_t) * (size_t)(ns ? ns : 1));
+  MXW_CHECK(t->off != NULL, "out of memory");
+  for (int j = 0; j < ns; j++) {
+    t->off[j] = t->bytes;
+    t->bytes += (tensor_bytes(&like[j]) + 15) & ~(size_t)15;
+  }
+  t->mem = tape_alloc(steps + 1, t->bytes);
+  return t->mem ? 0 : -1;
+}
+static mxw_tensor stape_at(const state_tape *t, const mxw_tensor *like, int64_t step, int j) {
+  mxw_tensor r = like[j];
+  r.data = t->mem + (size_t)step * t->bytes + t->off[j];
+  return r;
+}
+static void stape_free(state_tape *t) {
+  free(t->off);
+  free(t->mem);
+}
+
+static int foreach_backward(const mxw_op_call *c) {
+  cf_state *st = ((const cf_param *)c->param)->st;
+  if (!st) return no_state("_backward_foreach");
+  int nd = st->nloc[0], ns = st->nloc[1], nr = st->nloc[2], nod = (int)st->num_out_data, nout = (int)st->num_outputs;
+  const mxw_tensor *og = c->inputs, *x = c->inputs + nout;
+  int64_t len = x[0].shape.dims[0];
+  zero_grads(c);
+  if (len == 0) { /* the final states are the initial ones */
+    for (int j = 0; j < ns; j++) put_grad(&c->outputs[nd + j], &og[nod + j], 0);
+    return 0;
+  }
+  sg_plan *fp = get_plan(st, 0);
+  if (!fp) return -1;
+  mxw_tensor *sin = (mxw_tensor *)calloc((size_t)fp->nin + (size_t)ns + 1, sizeof(mxw_tensor));
+  if (!sin) return mxw_fail("out of memory");
+  mxw_tensor *gs = sin + fp->nin; /* the states' gradients, carried backwards */
+  state_tape stt = {0, 0, NULL, NULL};
+  uint8_t *tape = NULL, *gmem = NULL;
+  int rc = -1;
+  for (int j = 0; j < nd; j++) sin[st->loc[0][j]] = row_of(&x[j], 0);
+  for (int j = 0; j < ns; j++) sin[st->loc[1][j]] = x[nd + j];
+  for (int j = 0; j < nr; j++) sin[st->loc[2][j]] = x[nd + ns + j];
+  sg_grad *gr = grad_get(st, 0, sin);
+  if (!gr || check_replayable(gr->p, "_foreach", c->is_train) != 0 || stape_init(&stt, ns, x + nd, len) != 0 ||
+      !(tape = tape_alloc(len, gr->step_bytes)) || !(gmem = tape_alloc(1, stt.bytes)))
+    goto done;
+  for (int j = 0; j < ns; j++) {
+    mxw_tensor s0 = stape_at(&stt, x + nd, 0, j);
+    memcpy(s0.data, x[nd + j].data, tensor_bytes(&s0));
+  }
+  /* the forward again, keeping every step's values */
+  for (int64_t i = 0; i < len; i++) {
+    for (int j = 0; j < nd; j++) gr->tin[st->loc[0][j]].data = row_of(&x[j], i).data;
+    for (int j = 0; j < ns; j++) gr->tin[st->loc[1][j]].data = stape_at(&stt, x + nd, i, j).data;
+    for (int j = 0; j < nr; j++) gr->tin[st->loc[2][j]].data = x[nd + ns + j].data;
+    if (grad_run(gr, tape + (size_t)i * gr->step_bytes, 0, gr->split, c->is_train) != 0) goto done;
+    for (int j = 0; j < ns; j++) {
+      mxw_tensor h = grad_head_value(gr, nod + j), s = stape_at(&stt, x + nd, i + 1, j);
+      put_grad(&s, &h, 0);
+    }
+  }
+  /* the steps' backward in reverse order: data rows get their step's gradient, the states' carry
+   * to the step before, the remaining inputs' add up */
+  for (int j = 0; j < ns; j++) {
+    gs[j] = x[nd + j];
+    gs[j].data = gmem + stt.off[j];
+    put_grad(&gs[j], &og[nod + j], 0);
+  }
+  for (int64_t i = len - 1; i >= 0; i--) {
+    for (int j = 0; j < nd; j++) gr->tin[st->loc[0][j]].data = row_of(&x[j], i).data;
+    for (int j = 0; j < ns; j++) gr->tin[st->loc[1][j]].data = stape_at(&stt, x + nd, i, j).data;
+    for (int j = 0; j < nr; j++) gr->tin[st->loc[2][j]].data = x[nd + ns + j].data;
+    for (int h = 0; h < nout; h++) {
+      int pos = gr->ograd_pos[h];
+      if (pos >= 0) gr->tin[pos].data = h < nod ? row_of(&og[h], i).data : gs[h - nod].data;
+    }
+    if (grad_run(gr, tape + (size_t)i * gr->step_bytes, gr->split, gr->p->nn, c->is_train) != 0) goto done;
+    for (int j = 0; j < nd; j++) {
+      mxw_tensor r = row_of(&c->outputs[j], i), g = grad_head_value(gr, gr->nh + (int)st->loc[0][j]);
+      put_grad(&r, &g, 0);
+    }
+    for (int j = 0; j < nr; j++) {
+      mxw_tensor g = grad_head_value(gr, gr->nh + (int)st->loc[2][j]);
+      put_grad(&c->outputs[nd + ns + j], &g, 1);
+    }
+    for (int j = 0; j < ns; j++) {
+      mxw_tensor g = grad_head_value(gr, gr->nh + (int)st->loc[1][j]);
+      if (g.data != gs[j].data) memmove(gs[j].data, g.data, tensor_bytes(&gs[j]));
+    }
+  }
+  for (int j = 0; j < ns; j++) put_grad(&c->outputs[nd + j], &gs[j], 0);
+  rc = 0;
+done:
+  stape_free(&stt);
+  free(tape);
+  free(gmem);
+  free(sin);
+  return rc;
+}
+
+static int while_backward(const mxw_op_call *c) {
+  cf_state *st = ((const cf_param *)c->param)->st;
+  if (!st) return no_state("_backward_while_loop");
+  int nv = st->nloc[2], nod = (int)st->num_out_data, nout = (int)st->num_outputs;
+  int ncin = st->nloc[0], nfin = st->nloc[1];
+  const mxw_tensor *og = c->inputs, *x = c->inputs + nout;
+  zero_grads(c);
+  sg_plan *pc = get_plan(st, 0);
+  if (!pc) return -1;
+  mxw_tensor *cin = (mxw_tensor *)calloc((size_t)ncin + (size_t)nfin + 2 * (size_t)nv + 1, sizeof(mxw_tensor));
+  if (!cin) return mxw_fail("out of memory");
+  mxw_tensor *fin = cin + ncin, *init = fin + nfin, *gv = init + nv;
+  for (int k = 0; k < ncin; k++) cin[k] = x[st->loc[0][k]];
+  for (int k = 0; k < nfin; k++) fin[k] = x[st->loc[1][k]];
+  for (int v = 0; v < nv; v++) init[v] = fin[st->loc[2][v]];
+  state_tape vt = {0, 0, NULL, NULL};
+  uint8_t *tape = NULL, *gmem = NULL;
+  int rc = -1;
+  int64_t n = 0;
+  sg_grad *gr = grad_get(st, 1, fin);
+  if (!gr || check_replayable(pc, "_while_loop", c->is_train) != 0 ||
+      check_replayable(gr->p, "_while_loop", c->is_train) != 0 || stape_init(&vt, nv, init, st->max_iterations) != 0 ||
+      !(tape = tape_alloc(st->max_iterations, gr->step_bytes)) || !(gmem = tape_alloc(1, vt.bytes)))
+    goto done;
+  for (int v = 0; v < nv; v++) {
+    mxw_tensor s0 = stape_at(&vt, init, 0, v);
+    memcpy(s0.data, init[v].data, tensor_bytes(&s0));
+  }
+  /* the forward again (the condition decides the number of steps), keeping every step's values */
+  for (; n < st->max_iterations; n++) {
+    for (int v = 0; v < nv; v++) {
+      int64_t pos = st->loc[1][st->loc[2][v]];
+      fin[st->loc[2][v]] = stape_at(&vt, init, n, v);
+      for (int k = 0; k < ncin; k++)
+        if (st->loc[0][k] == pos) cin[k] = fin[st->loc[2][v]];
+    }
+    int go = 0;
+    if (cond_eval(pc, cin, c->is_train, &go) != 0) goto done;
+    if (!go) break;
+    for (int k = 0; k < nfin; k++) gr->tin[k].data = fin[k].data;
+    if (grad_run(gr, tape + (size_t)n * gr->step_bytes, 0, gr->split, c->is_train) != 0) goto done;
+    for (int v = 0; v < nv; v++) {
+      mxw_tensor h = grad_head_value(gr, nod + v), s = stape_at(&vt, init, n + 1, v);
+      put_grad(&s, &h, 0);
+    }
+  }
+  /* backward over the steps taken (the padding rows' gradients are not used) */
+  for (int v = 0; v < nv; v++) {
+    gv[v] = init[v];
+    gv[v].data = gmem + vt.off[v];
+    put_grad(&gv[v], &og[nod + v], 0);
+  }
+  for (int64_t i = n - 1; i >= 0; i--) {
+    for (int k = 0; k < nfin; k++) gr->tin[k].data = fin[k].data;
+    for (int v = 0; v < nv; v++) gr->tin[st->loc[2][v]].data = stape_at(&vt, init, i, v).data;
+    for (int h = 0; h < nout; h++) {
+      int pos = gr->ograd_pos[h];
+      if (pos >= 0) gr->tin[pos].data = h < nod ? row_of(&og[h], i).data : gv[h - nod].data;
+    }
+    if (grad_run(gr, tape + (size_t)i * gr->step_bytes, gr->split, gr->p->nn, c->is_train) != 0) goto done;
+    for (int k = 0; k < nfin; k++) {
+      int v = -1;
+      for (int u = 0; u < nv; u++)
+        if (st->loc[2][u] == k) v = u;
+      mxw_tensor g = grad_head_value(gr, gr->nh + k);
+      if (v < 0)
+        put_grad(&c->outputs[st->loc[1][k]], &g, 1);
+      else if (g.data != gv[v].data)
+        memmove(gv[v].data, g.data, tensor_bytes(&gv[v]));
+    }
+  }
+  for (int v = 0; v < nv; v++) put_grad(&c->outputs[st->loc[1][st->loc[2][v]]], &gv[v], 0);
+  rc = 0;
+done:
+  stape_free(&vt);
+  free(tape);
+  free(gmem);
+  free(cin);
+  return rc;
+}
+
+static int cond_backward(const mxw_op_call *c) {
+  cf_state *st = ((const cf_param *)c->param)->st;
+  if (!st) return no_state("_backward_cond");
+  int nout = (int)st->num_outputs;
+  const mxw_tensor *og = c->inputs, *x = c->inputs + nout;
+  zero_grads(c);
+  sg_plan *pc = get_plan(st, 0);
+  if (!pc) return -1;
+  int nmax = st->nloc[0] > st->nloc[1] ? st->nloc[0] : st->nloc[1];
+  if (st->nloc[2] > nmax) nmax = st->nloc[2];
+  mxw_tensor *in = (mxw_tensor *)calloc((size_t)nmax + 1, sizeof(mxw_tensor));
+  if (!in) return mxw_fail("out of memory");
+  uint8_t *tape = NULL;
+  int go = 0, rc = -1;
+  for (int k = 0; k < st->nloc[0]; k++) in[k] = x[st->loc[0][k]];
+  if (check_replayable(pc, "_cond", c->is_train) != 0 || cond_eval(pc, in, c->is_train, &go) != 0) goto done;
+  /* the branch that ran gets the gradients; the inputs it does not read get zeros */
+  int b = go ? 1 : 2;
+  for (int k = 0; k < st->nloc[b]; k++) in[k] = x[st->loc[b][k]];
+  sg_grad *gr = grad_get(st, b, in);
+  if (!gr || check_replayable(gr->p, "_cond", c->is_train) != 0 || !(tape = tape_alloc(1, gr->step_bytes))) goto done;
+  for (int k = 0; k < st->nloc[b]; k++) gr->tin[k].data = in[k].data;
+  for (int h = 0; h < nout; h++)
+    if (gr->ograd_pos[h] >= 0) gr->tin[gr->ograd_pos[h]].data = og[h].data;
+  if (grad_run(gr, tape, 0, gr->p->nn, c->is_train) != 0) goto done;
+  for (int k = 0; k < st->nloc[b]; k++) {
+    mxw_tensor g = grad_head_value(gr, gr->nh + k);
+    put_grad(&c->outputs[st->loc[b][k]], &g, 0);
+  }
+  rc = 0;
+done:
+  free(tape);
+  free(in);
+  return rc;
+}
+
+/* FGradient of all three: _backward_<op>(output gradients..., inputs...) -> every input's
+ * gradient (MXNet's ElemwiseGradUseInOut without the outputs, which the backward does not read);
+ * integer inputs (counters, indices) get none. */
+static const char *const k_cf_backward[] = {"_backward_foreach", "_backward_while_loop", "_backward_cond"};
+static int cf_gradient(mxw_grad_ctx *g) {
+  const cf_state *st = ((const cf_param *)mxw_grad_param(g))->st;
+  if (!st) return no_state("a control-flow operator");
+  int nout = mxw_grad_num_outputs(g), nin = mxw_grad_num_inputs(g);
+  mxw_gid *in = (mxw_gid *)malloc(sizeof(mxw_gid) * (size_t)(nout + 2 * nin + 1)), *out = in ? in + nout + nin : NULL;
+  MXW_CHECK(in != NULL, "out of memory");
+  for (int h = 0; h < nout; h++) in[h] = mxw_grad_ograd(g, h);
+  for (int i = 0; i < nin; i++) in[nout + i] = mxw_grad_in(g, i);
+  int rc = mxw_grad_op_fwd(g, k_cf_backward[st->kind], in, nout + nin, out, nin);
+  for (int i = 0; i < nin && rc == 0; i++)
+    if (mxw_dtype_is_float(mxw_grad_in_dtype(g, i))) rc = mxw_grad_set(g, i, out[i]);
+  free(in);
+  return rc;
+}
+
+/* The backward ops: inputs [output gradients (num_outputs), forward inputs], outputs the forward
+ * inputs' gradients, each of its input's shape and dtype. */
+static int cfb_num_inputs(const void *param) {
+  const cf_state *st = ((const cf_param *)param)->st;
+  return st ? (int)st->num_outputs + (int)st->num_args - k_cf_graph_args[st->kind] : 0;
+}
+static int cfb_num_outputs(const void *param) { return cf_num_inputs(param) > 0 ? cf_num_inputs(param) : 1; }
+static int cfb_infer_shape(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const cf_state *st = ((const cf_param *)param)->st;
+  if (!st) return no_state("a control-flow backward operator");
+  int no = (int)st->num_outputs;
+  MXW_CHECK(nin == no + nout, "%d inputs for %d outputs", nin, nout);
+  for (int i = 0; i < nout; i++) {
+    MXW_TRY(mxw_shape_assign(&out[i], &in[no + i], "input gradient"));
+    MXW_TRY(mxw_shape_assign(&in[no + i], &out[i], "input"));
+  }
+  return 0;
+}
+static int cfb_infer_type(const void *param, int nin, int *in, int nout, int *out) {
+  const cf_state *st = ((const cf_param *)param)->st;
+  if (!st) return no_state("a control-flow backward operator");
+  int no = (int)st->num_outputs;
+  MXW_CHECK(nin == no + nout, "%d inputs for %d outputs", nin, nout);
+  for (int i = 0; i < nout; i++) {
+    if (out[i] < 0) out[i] = in[no + i];
+    if (in[no + i] < 0) in[no + i] = out[i];
+    MXW_CHECK(out[i] == in[no + i], "input %d's gradient has dtype %s, the input %s", i, mxw_dtype_name(out[i]),
+              mxw_dtype_name(in[no + i]));
+  }
+  return 0;
 }
 
 static const char *data_name(const void *param, int index) {
@@ -1005,6 +1535,7 @@ static const char *data_name(const void *param, int index) {
                           .infer_shape = cf_infer_shape,    \
                           .infer_type = cf_infer_type,      \
                           .forward = fwd,                   \
+                          .gradient = cf_gradient,          \
                           .input_name_fn = data_name,       \
                           .param_retain = cf_retain,        \
                           .param_release = cf_release}
@@ -1013,6 +1544,27 @@ CF_OP(mxw_op_foreach, "_foreach", foreach_forward,
 CF_OP(mxw_op_while_loop, "_while_loop", while_forward,
       "Run a while loop with user-defined condition and computation (subgraphs), outputs padded to max_iterations");
 CF_OP(mxw_op_cond, "_cond", cond_forward, "Run an if-then-else using user-defined condition and computation");
+
+#define CF_BACKWARD_OP(var, nm, fwd, dc)                     \
+  const mxw_op_def var = {.name = nm,                        \
+                          .doc = dc,                         \
+                          .param_size = sizeof(cf_param),    \
+                          .num_inputs = MXW_VARIADIC,        \
+                          .num_inputs_fn = cfb_num_inputs,   \
+                          .num_outputs = 1,                  \
+                          .num_outputs_fn = cfb_num_outputs, \
+                          .infer_shape = cfb_infer_shape,    \
+                          .infer_type = cfb_infer_type,      \
+                          .forward = fwd,                    \
+                          .input_name_fn = data_name,        \
+                          .param_retain = cf_retain,         \
+                          .param_release = cf_release}
+CF_BACKWARD_OP(mxw_op_backward_foreach, "_backward_foreach", foreach_backward,
+               "the gradient of _foreach: the body's forward again, then its backward per step in reverse order");
+CF_BACKWARD_OP(mxw_op_backward_while_loop, "_backward_while_loop", while_backward,
+               "the gradient of _while_loop: the loop again, then func's backward per step taken in reverse order");
+CF_BACKWARD_OP(mxw_op_backward_cond, "_backward_cond", cond_backward,
+               "the gradient of _cond: the backward of the branch the condition selects");
 
 /* ---- composing a control-flow node (mx.sym.contrib.*) ------------------------------------------ */
 /* A node of op (_foreach, _while_loop, _cond) named name, with attributes, subgraphs subs[0..nsub)

@@ -26,22 +26,12 @@ const checkedNames = new Set([
 // hybridized call and of autograd.Function (hybridized-vs-imperative and Function tests), and
 // the `_backward_*` ops, which are gradients themselves (first-order autograd, as MXNet's).
 const OWN_TESTS = { _CachedOp: 'hybrid_backward.test.mjs', _CustomFunction: 'autograd_semantics.test.mjs' };
-// Known gaps, listed so that they stay visible: MXNet differentiates its control-flow operators
-// (subgraph backward); here they run forward only, and a backward pass reaching one raises
-// MXNetError naming it (control_flow.test.mjs checks the refusal). nd.contrib.foreach /
-// while_loop / cond differentiate, being JS loops of ops on the tape.
-const FORWARD_ONLY = ['_foreach', '_while_loop', '_cond'];
-
 test('every op has a gradient with a finite-difference test, or MXNet\'s non-differentiable mark', () => {
   const missingTest = [], unmarked = [];
   for (const op of registry.ops) {
     if (op.name.startsWith('_backward_')) continue;
     if (op.name in OWN_TESTS) {
       assert.ok(op.gradient, `${op.name} has a gradient`);
-      continue;
-    }
-    if (FORWARD_ONLY.includes(op.name)) {
-      assert.ok(!op.gradient && !op.no_grad, `${op.name} has a gradient or a mark now: take it off FORWARD_ONLY`);
       continue;
     }
     if (op.gradient) {

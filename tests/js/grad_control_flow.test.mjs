@@ -1,0 +1,356 @@
+// Gradients through the control-flow operators in graphs: a hybridized block calling
+// F.contrib.foreach / while_loop / cond records one _foreach / _while_loop / _cond node, whose
+// FGradient is a _backward_<op> node differentiating the subgraph (csrc/graph/subgraph.c). Checked
+// against the imperative block (nd.contrib.* are JS loops of ops on the tape, an independent path),
+// against central finite differences in float64 (checkGrad), and against hand-worked values.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as mx from 'mxnet-wasm';
+import { registry } from '../../dist/core.mjs';
+import { rng, assertClose } from './oracle.mjs';
+import { checkGrad } from './grad_check.mjs';
+
+const { nd, sym, gluon, autograd } = mx;
+const isErr = (re) => (e) => e instanceof mx.MXNetError && re.test(e.message);
+const vals = (a) => Array.from(a.toTypedArray(), Number);
+const r = rng(11);
+const uniform = (n, lo = -1, hi = 1) => Array.from(r.uniform(n, lo, hi), Number);
+const arr = (shape, lo, hi) => nd.array(uniform(shape.reduce((a, b) => a * b, 1), lo, hi)).reshape(shape);
+
+test('the registry: the three ops have a gradient now, their backward ops none (first-order, as MXNet)', () => {
+  for (const name of ['_foreach', '_while_loop', '_cond']) {
+    const op = registry.ops.find((o) => o.name === name);
+    assert.equal(op.gradient, true, name);
+    const bw = registry.ops.find((o) => o.name === `_backward${name}`);
+    assert.ok(bw && !bw.gradient, `_backward${name}`);
+  }
+});
+
+// Gradients of every parameter and of the inputs that attached one, for a block built by make(),
+// hybridized or not; loss(outputs) gives the scalar to differentiate.
+function blockGrads(make, inputs, loss, hybrid) {
+  const net = make();
+  if (hybrid) net.hybridize();
+  const xs = inputs.map((x) => x.copy());
+  for (const x of xs) if (x.dtype.startsWith('float')) x.attachGrad();
+  let outs;
+  autograd.record(() => {
+    outs = net.forward(...xs);
+    loss(outs).backward();
+  });
+  const params = [...net.collectParams().values()];
+  return {
+    outs: outs.flat(2).map(vals),
+    grads: [...xs.filter((x) => x.dtype.startsWith('float')).map((x) => vals(x.grad)), ...params.map((p) => vals(p.grad()))],
+  };
+}
+// Hybridized equals imperative within 1e-5 relative.
+function sameAsImperative(make, inputs, loss) {
+  const a = blockGrads(make, inputs, loss, false);
+  const b = blockGrads(make, inputs, loss, true);
+  assert.equal(b.grads.length, a.grads.length);
+  a.outs.forEach((o, k) => assertClose(b.outs[k], o, { rtol: 1e-5, atol: 1e-6, msg: `output ${k}` }));
+  a.grads.forEach((g, k) => assertClose(b.grads[k], g, { rtol: 1e-5, atol: 1e-6, msg: `gradient ${k}` }));
+  return b;
+}
+
+// ---- foreach -----------------------------------------------------------------------------------------
+// An RNN-like recurrence: h_t = tanh(x_t + h_{t-1} W + b); outputs 2 h_t per step and the last h.
+class Recur extends gluon.HybridBlock {
+  constructor(W, B) {
+    super();
+    this.w = this.params.get('w', { shape: [3, 3] });
+    this.b = this.params.get('b', { shape: [3] });
+    this.initialize();
+    if (W) this.w.setData(nd.array(W));
+    if (B) this.b.setData(nd.array(B));
+  }
+  hybridForward(F, x, s, params) {
+    const [out, [last]] = F.contrib.foreach((row, [h]) => {
+      const y = F.tanh(F.broadcast_add(F.broadcast_add(row, F.dot(h, params.w)), params.b));
+      return [y.mul(2), [y]];
+    }, x, [s]);
+    return [out, last];
+  }
+}
+const W3 = [[0.1, -0.2, 0.3], [0.4, 0.5, -0.6], [0.7, -0.8, 0.9]];
+const B3 = [0.05, -0.1, 0.2];
+
+test('foreach: an RNN-like recurrence with parameters, hybridized gradients equal the imperative ones', () => {
+  const heads = arr([5, 3]);
+  const loss = ([out, last]) => out.mul(heads).sum().add(last.mul(last).sum());
+  sameAsImperative(() => new Recur(W3, B3), [arr([5, 3]), arr([3])], loss);
+  // another sequence length (a new gradient plan) and a second call (the cached one)
+  const heads2 = arr([2, 3]);
+  const loss2 = ([out, last]) => out.mul(heads2).sum().add(last.sum());
+  sameAsImperative(() => new Recur(W3, B3), [arr([2, 3]), arr([3])], loss2);
+  const net = new Recur(W3, B3);
+  net.hybridize();
+  const x = arr([4, 3]);
+  const g = [];
+  for (let k = 0; k < 2; k++) {
+    autograd.record(() => net.forward(x, nd.zeros([3]))[0].sum().backward());
+    g.push(vals(net.w.grad()));
+  }
+  assert.deepEqual(g[1], g[0]);
+});
+
+test('foreach: finite differences in float64 (the weights as inputs of the hybridized graph)', () => {
+  class RecurIn extends gluon.HybridBlock {
+    hybridForward(F, x, s, w, b) {
+      const [out, [last]] = F.contrib.foreach((row, [h]) => {
+        const y = F.tanh(F.broadcast_add(F.broadcast_add(row, F.dot(h, w)), b));
+        return [y.mul(2), [y]];
+      }, x, [s]);
+      return [out, last];
+    }
+  }
+  const net = new RecurIn();
+  net.hybridize();
+  checkGrad((x, s, w, b) => net.forward(x, s, w, b), [{ shape: [4, 3] }, { shape: [3] }, { shape: [3, 3] }, { shape: [3] }]);
+  // two data inputs, two states (one only carried), a remaining input
+  class Two extends gluon.HybridBlock {
+    hybridForward(F, x, y, s, t, c) {
+      const [outs, st] = F.contrib.foreach(([a, d], [u, v]) => {
+        const z = a.mul(u).add(d.mul(c)).sin();
+        return [[z, d.mul(v)], [z.add(v), v.mul(c)]];
+      }, [x, y], [s, t]);
+      return [...outs, ...st];
+    }
+  }
+  const two = new Two();
+  two.hybridize();
+  checkGrad((...a) => two.forward(...a), [{ shape: [3, 2] }, { shape: [3, 2] }, { shape: [2] }, { shape: [2] }, { shape: [2] }]);
+});
+
+test('foreach: hand-worked gradients, and a loaded graph (SymbolBlock over the JSON fixture) trains its captured input', () => {
+  // out_t = x_t w + s_{t-1}, s_t = out_t: d sum(out) / dx_t = (T - t) w, dw = sum_t (T - t) x_t
+  class Scan extends gluon.HybridBlock {
+    constructor() {
+      super();
+      this.w = this.params.get('w', { shape: [2] });
+      this.initialize();
+      this.w.setData(nd.array([1, -2]));
+    }
+    hybridForward(F, x, s, params) {
+      return F.contrib.foreach((d, [st]) => { const y = F.broadcast_add(F.broadcast_mul(d, params.w), st); return [y, [y]]; }, x, [s])[0];
+    }
+  }
+  const net = new Scan();
+  net.hybridize();
+  const x = nd.array([[1, 2], [3, 4], [5, 6]]);
+  const s = nd.array([0, 0]);
+  x.attachGrad();
+  s.attachGrad();
+  autograd.record(() => net.forward(x, s).sum().backward());
+  assert.deepEqual(x.grad.toArray(), [[3, -6], [2, -4], [1, -2]]);
+  assert.deepEqual(vals(s.grad), [3, 3]);
+  assert.deepEqual(vals(net.w.grad()), [3 + 6 + 5, 6 + 8 + 6]);
+  // fixture: out_t = x_t + s; s <- out_t + bias (3 steps): d sum(out) / d bias = 0 + 1 + 2 = 3 per element,
+  // d final state / d bias = 3; d sum(out) / d init = 3
+  const fixture = readFileSync(new URL('./fixtures/control_flow/foreach.json', import.meta.url), 'utf8');
+  const blk = new gluon.SymbolBlock(sym.fromJSON(fixture), [sym.var('data'), sym.var('init')]);
+  blk.initialize();
+  blk.collectParams().get('bias').setData(nd.array([1, -1]));
+  blk.hybridize();
+  const init = nd.array([10, 20]);
+  init.attachGrad();
+  autograd.record(() => {
+    const [o, st] = blk.forward(nd.array([[1, 2], [3, 4], [5, 6]]), init);
+    o.sum().add(st.sum()).backward();
+  });
+  assert.deepEqual(vals(blk.collectParams().get('bias').grad()), [6, 6]);
+  assert.deepEqual(vals(init.grad), [4, 4]);
+});
+
+// ---- while_loop --------------------------------------------------------------------------------------
+class Decay extends gluon.HybridBlock {
+  constructor() {
+    super();
+    this.g = this.params.get('g', { shape: [2] });
+    this.initialize();
+    this.g.setData(nd.array([0.9, -1.3]));
+  }
+  hybridForward(F, x, n, params) {
+    const [outs, [last]] = F.contrib.while_loop((v, k) => k.lt(n).sum(), (v, k) => {
+      const y = F.broadcast_mul(v, params.g).tanh();
+      return [[y, y.sum()], [y, k.add(1)]];
+    }, [x, F.zeros_like(n)], 6);
+    return [outs[0], outs[1], last];
+  }
+}
+
+test('while_loop: hybridized gradients equal the imperative ones (steps below and at max_iterations)', () => {
+  for (const steps of [4, 6, 20]) {
+    const taken = Math.min(steps, 6);
+    const h = arr([taken, 2]);
+    // the hybridized step outputs have max_iterations rows (zero padding), the imperative ones `taken`
+    const loss = ([ys, sums, last]) => ys.slice({ begin: [0, 0], end: [taken, 2] }).mul(h).sum()
+      .add(sums.slice({ begin: [0], end: [taken] }).mul(2).sum()).add(last.sum());
+    sameAsImperative(() => new Decay(), [nd.array([0.7, 0.2]), nd.array([steps])], loss);
+  }
+});
+
+test('while_loop: finite differences in float64, zero steps, an integer counter, padding rows ignored', () => {
+  class Pow extends gluon.HybridBlock {
+    hybridForward(F, x, a, n) {
+      const [outs, vars] = F.contrib.while_loop((i) => i.lt(n).sum(), (i, v) => [[v.mul(a).sum(), v.sin()], [i.add(1), v.mul(a).sin()]],
+        [F.zeros_like(n), x], 5);
+      return [...outs, vars[1]];
+    }
+  }
+  const net = new Pow();
+  net.hybridize();
+  for (const steps of [3, 5]) {
+    const n = nd.array([steps], { dtype: 'float64' });
+    checkGrad((x, a) => net.forward(x, a, n), [{ shape: [2] }, { shape: [2] }]);
+  }
+  // no step: the final loop variables are the initial ones (gradient 1), the parameter gets none
+  const d = new Decay();
+  d.hybridize();
+  const x = nd.array([0.7, 0.2]);
+  x.attachGrad();
+  autograd.record(() => {
+    const [ys, sums, last] = d.forward(x, nd.array([0]));
+    ys.sum().add(sums.sum()).add(last.mul(3).sum()).backward();
+  });
+  assert.deepEqual([vals(x.grad), vals(d.g.grad())], [[3, 3], [0, 0]]);
+  // rows past the last step do not contribute: s <- s * a while i < 3 (int64 counter), out_t = s_t
+  class Geo extends gluon.HybridBlock {
+    constructor() { super(); this.a = this.params.get('a', { shape: [1] }); this.initialize(); this.a.setData(nd.array([2])); }
+    hybridForward(F, i, s, params) {
+      const [[o], [, last]] = F.contrib.while_loop((k) => k.lt(3), (k, v) => [[v], [k.add(1), F.broadcast_mul(v, params.a)]], [i, s], 5);
+      return [o, last];
+    }
+  }
+  const geo = new Geo();
+  geo.hybridize();
+  const s0 = nd.array([1.5]);
+  s0.attachGrad();
+  autograd.record(() => {
+    const [o, last] = geo.forward(nd.array([0], { dtype: 'int64' }), s0);
+    assert.deepEqual(vals(o), [1.5, 3, 6, 0, 0]);
+    // weights 1 on every row (padding rows included) and on the last value (s0 a^3)
+    o.sum().add(last.sum()).backward();
+  });
+  // d/da (s0 + s0 a + s0 a^2 + s0 a^3) = s0 (1 + 2a + 3a^2) = 1.5 * 17; d/ds0 = 1 + a + a^2 + a^3 = 15
+  assert.deepEqual([vals(geo.a.grad()), vals(s0.grad)], [[25.5], [15]]);
+});
+
+// ---- cond --------------------------------------------------------------------------------------------
+class Branch extends gluon.HybridBlock {
+  constructor() {
+    super();
+    this.g = this.params.get('g', { shape: [2] });
+    this.initialize();
+    this.g.setData(nd.array([0.5, 2]));
+  }
+  hybridForward(F, p, a, b, params) {
+    return F.contrib.cond(p.sum().gt(0), () => [F.broadcast_mul(a.mul(b), params.g), [b.sub(a).exp()]],
+      () => [F.broadcast_mul(b.sub(a), params.g), [a.mul(b).mul(-1)]]);
+  }
+}
+
+test('cond: the branch that ran gets the gradients; hybridized equals imperative and hand-worked values', () => {
+  const h = nd.array([3, 4]);
+  const loss = ([x, [y]]) => x.sum().add(y.mul(h).sum());
+  for (const p of [[1, 0.5], [-1, 0.5]]) sameAsImperative(() => new Branch(), [nd.array(p), nd.array([2, -3]), nd.array([5, 7])], loss);
+  // else branch by hand: x = (b - a) g, y = -a b: dL/da = -g - 3 b... per element: -g - h b
+  const { grads } = blockGrads(() => new Branch(), [nd.array([-1, 0.5]), nd.array([2, -3]), nd.array([5, 7])], loss, true);
+  const [gp, ga, gb, gg] = grads;
+  assert.deepEqual(gp, [0, 0]); // the predicate gets none
+  assert.deepEqual(ga, [-0.5 - 3 * 5, -2 - 4 * 7]);
+  assert.deepEqual(gb, [0.5 - 3 * 2, 2 + 4 * 3]);
+  assert.deepEqual(gg, [5 - 2, 7 + 3]);
+});
+
+test('cond: finite differences in float64 on both branches', () => {
+  class C extends gluon.HybridBlock {
+    hybridForward(F, p, a, b) {
+      return F.contrib.cond(p.sum().gt(0), () => [a.mul(b).sin(), a.exp()], () => [b.sub(a).square(), b.tanh()]);
+    }
+  }
+  const net = new C();
+  net.hybridize();
+  for (const p of [1, -1]) {
+    const pred = nd.array([p], { dtype: 'float64' });
+    checkGrad((a, b) => net.forward(pred, a, b), [{ shape: [3] }, { shape: [3] }]);
+  }
+});
+
+// ---- nesting and errors ------------------------------------------------------------------------------
+test('cond nested in a foreach body, with a parameter: hybridized equals imperative', () => {
+  class Clip extends gluon.HybridBlock {
+    constructor() { super(); this.k = this.params.get('k', { shape: [2] }); this.initialize(); this.k.setData(nd.array([1.5, -0.5])); }
+    hybridForward(F, x, s, params) {
+      const [out, [tot]] = F.contrib.foreach((row, [acc]) => {
+        const y = F.contrib.cond(row.sum().gt(0), () => F.broadcast_mul(row, params.k).mul(acc), () => row.mul(-1).add(acc));
+        return [y, [acc.add(y).tanh()]];
+      }, x, [s]);
+      return [out, tot];
+    }
+  }
+  const X = nd.array([[1, 2], [-3, 1], [0.5, -0.25], [-1, -1], [0.3, 0.4]]);
+  const h = arr([5, 2]);
+  sameAsImperative(() => new Clip(), [X, nd.array([0.2, -0.4])], ([out, tot]) => out.mul(h).sum().add(tot.sum()));
+});
+
+test('a body drawing random numbers: the backward refuses with an MXNetError naming the op and the node', () => {
+  class Drop extends gluon.HybridBlock {
+    constructor() { super(); this.w = this.params.get('w', { shape: [2] }); this.initialize(); }
+    hybridForward(F, x, s, params) {
+      return F.contrib.foreach((row, [st]) => {
+        const y = F.Dropout(F.broadcast_mul(row, params.w), { p: 0.5 }).add(st);
+        return [y, [y]];
+      }, x, [s])[0];
+    }
+  }
+  const net = new Drop();
+  net.hybridize();
+  const x = nd.ones([3, 2]);
+  assert.throws(() => autograd.record(() => net.forward(x, nd.zeros([2])).sum().backward()),
+    isErr(/_foreach's gradient is not supported with node '.*dropout.*' \(Dropout\)/));
+  // outside training the dropout is an identity: the gradient runs (the backward replays the body in
+  // the backward pass's mode, so that one is the predict mode too)
+  autograd.record(() => net.forward(x, nd.zeros([2])).sum().backward(undefined, { trainMode: false }), false);
+  assert.deepEqual(vals(net.w.grad()), [6, 6]);
+});
+
+test('a body with BatchNorm refuses the backward when training (its running statistics would update twice)', () => {
+  class BN extends gluon.HybridBlock {
+    constructor() {
+      super();
+      this.nameScope(() => { this.bn = new gluon.nn.BatchNorm({ inChannels: 2 }); });
+      this.registerChild(this.bn);
+      this.initialize();
+    }
+    hybridForward(F, x, s) {
+      return F.contrib.foreach((row, [st]) => { const y = this.bn.forward(row.expandDims(0)).reshape([2]).add(st); return [y, [y]]; }, x, [s])[0];
+    }
+  }
+  const net = new BN();
+  net.hybridize();
+  const x = arr([3, 2]);
+  x.attachGrad();
+  assert.throws(() => autograd.record(() => net.forward(x, nd.zeros([2])).sum().backward()),
+    isErr(/_foreach's gradient is not supported with node '.*batchnorm.*' \(BatchNorm\) in a subgraph when training/));
+});
+
+test('foreach nested in a foreach body (test_foreach_nested\'s shape), with a parameter: hybridized equals imperative', () => {
+  class Nest extends gluon.HybridBlock {
+    constructor() { super(); this.w = this.params.get('w', { shape: [2] }); this.initialize(); this.w.setData(nd.array([0.8, -0.6])); }
+    hybridForward(F, x, s, params) {
+      const [out, [last]] = F.contrib.foreach((block, [st]) => {
+        const [inner, [acc]] = F.contrib.foreach((row, [a]) => {
+          const y = F.broadcast_mul(row, params.w).add(a).sin();
+          return [y, [y.add(a)]];
+        }, block, [st]);
+        return [inner.sum({ axis: 0 }), [acc.tanh()]];
+      }, x, [s]);
+      return [out, last];
+    }
+  }
+  const h = arr([3, 2]);
+  sameAsImperative(() => new Nest(), [arr([3, 4, 2]), arr([2])], ([out, last]) => out.mul(h).sum().add(last.sum()));
+});
