@@ -155,8 +155,9 @@ const LOADERS = {
 
 // Workers the threaded tiers start with (they cannot start more later without yielding to the
 // event loop): the default thread count minus the caller, or MXW_NUM_THREADS - 1 in Node.
-// Returns the default thread count; the pool is that minus one, and at least one worker (the
-// module's start waits for its pool, and an empty pool never reports loaded).
+// Returns the default thread count; the pool is that minus one, and at least one worker. The
+// module does not wait for its workers to load (scripts/patch-glue.mjs): they load on their own
+// threads, and the kernels use each from when it runs, the calls before on the caller.
 async function defaultThreads() {
   let cores = globalThis.navigator?.hardwareConcurrency ?? 1;
   if (isNode) {

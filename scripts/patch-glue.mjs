@@ -1,21 +1,56 @@
-// Post-link fix of a threaded tier's emscripten glue (run by CMakeLists.txt after each link):
-// emcc 3.1.6 writes `new Worker(new URL("mxcore.worker.js", import.meta.url))`, the pattern that
+// Post-link fixes of a threaded tier's emscripten glue (run by CMakeLists.txt after each link).
+//
+// 1. emcc 3.1.6 writes `new Worker(new URL("mxcore.worker.js", import.meta.url))`, the pattern that
 // bundlers (Vite, webpack) take for a module worker to bundle. That fails (Vite: "UMD and IIFE
 // output formats are not supported for code-splitting builds"): this worker is a classic script
 // that loads the main module itself. As `new Worker((0, new URL(...)))` the bundlers copy the file
 // as an asset (the `new URL(..., import.meta.url)` rule) and leave the Worker call alone: Vite's
 // rule matches `new Worker(new URL(` whatever follows, so the URL object goes through a comma
 // expression (Node's Worker needs the URL object: it refuses a file: URL string).
-//   node scripts/patch-glue.mjs dist/threads/mxcore.mjs
-import { readFileSync, writeFileSync } from 'node:fs';
+//
+// 2. The module does not wait for its pool's workers to load it before it resolves (it waited,
+// ~25 ms of the threads tier's import in Node): the workers load on their own threads meanwhile,
+// and the kernels' pool (csrc/core/parallel.c) counts a worker from when its thread runs, the
+// first calls running on the caller (results are the same for any thread count). For that, a
+// thread started on a worker still loading is posted at once (the glue held it until the main
+// thread had seen the worker's "loaded" message: never, while the caller runs synchronously),
+// and the worker (mxcore.worker.js) keeps the messages that come before its module is ready and
+// handles them in order once it is.
+//   node scripts/patch-glue.mjs dist/threads/mxcore.mjs   (mxcore.worker.js beside it)
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+// Replaces each [from, to] in a file: `from` must be there once, or else (a file already
+// patched) `to`; anything else means emcc changed its output: an error naming the file.
+function patch(file, pairs) {
+  let text = readFileSync(file, 'utf8');
+  for (const [from, to] of pairs) {
+    const n = typeof from === 'string' ? text.split(from).length - 1 : (text.match(new RegExp(from, 'g')) ?? []).length;
+    if (n === 0 && text.includes(to)) continue;
+    if (n !== 1) {
+      console.error(`patch-glue: ${file}: ${n} places match ${from} (emscripten changed?)`);
+      process.exit(1);
+    }
+    text = text.replace(from, () => to);
+  }
+  writeFileSync(file, text);
+}
 
 const file = process.argv[2];
-const text = readFileSync(file, 'utf8');
-const from = /new Worker\(new URL\("mxcore\.worker\.js",\s*import\.meta\.url\)\)/g;
-const to = 'new Worker((0,new URL("mxcore.worker.js",import.meta.url)))';
-const n = (text.match(from) ?? []).length;
-if (n === 0 && !text.includes(to)) {
-  console.error(`patch-glue: ${file}: the worker creation emcc writes was not found (emscripten changed?)`);
-  process.exit(1);
+patch(file, [
+  [/new Worker\(new URL\("mxcore\.worker\.js",\s*import\.meta\.url\)\)/, 'new Worker((0,new URL("mxcore.worker.js",import.meta.url)))'],
+  ['var numWorkersToLoad=PThread.unusedWorkers.length;PThread.unusedWorkers.forEach(function(w){PThread.loadWasmModuleToWorker(w,'
+    + 'function(){if(!--numWorkersToLoad)removeRunDependency("wasm-instantiate")})})',
+  'PThread.unusedWorkers.forEach(function(w){PThread.loadWasmModuleToWorker(w)});removeRunDependency("wasm-instantiate")'],
+  ['if(worker.loaded){worker.runPthread();delete worker.runPthread}', 'worker.runPthread();delete worker.runPthread;'],
+]);
+const worker = path.join(path.dirname(file), 'mxcore.worker.js');
+if (existsSync(worker)) {
+  patch(worker, [
+    ['self.onmessage=(e=>{try{if(e.data.cmd==="load"){',
+      'var mxwReady=false,mxwEarly=[];self.onmessage=(e=>{if(!mxwReady&&e.data.cmd!=="load"){mxwEarly.push(e);return}'
+      + 'try{if(e.data.cmd==="load"){'],
+    ['.then(function(instance){Module=instance})',
+      '.then(function(instance){Module=instance;mxwReady=true;mxwEarly.splice(0).forEach(function(m){self.onmessage(m)})})'],
+  ]);
 }
-if (n > 0) writeFileSync(file, text.replace(from, to));

@@ -18,7 +18,9 @@
  * ops under ~1 ms pay nothing at 2 threads (measured by helper "threads": relu/add 1M 0.9x
  * without spinning, 1.9-2.0x with it, in the threaded wasm tier and natively). In Emscripten's pthreads build the
  * workers are Web Workers taken from the module's prewarmed pool (PTHREAD_POOL_SIZE), so at most that many can be
- * started; the main thread waits with the futex-based condition wait. */
+ * started; the main thread waits with the futex-based condition wait. A created worker takes part in
+ * jobs once it runs (g_live): the threaded wasm tiers' workers load the module on their own while
+ * the first calls run on the caller (js/tiers.mjs does not wait for them; results are the same). */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
@@ -56,6 +58,7 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_work = PTHREAD_COND_INITIALIZER, g_done = PTHREAD_COND_INITIALIZER;
 static pthread_t g_workers[MXW_MAX_THREADS];
 static int g_started;   /* workers created */
+static int g_live;      /* workers that have entered their loop: the ones a job counts on */
 static unsigned g_gen;  /* bumped for each job (atomically: workers spin on it unlocked) */
 static unsigned g_busy; /* workers still in the current job (likewise) */
 static job g_job;
@@ -112,8 +115,11 @@ static void run_chunks(job *j) {
 
 static void *worker(void *arg) {
   (void)arg;
-  unsigned seen = 0;
   pthread_mutex_lock(&g_lock);
+  /* live from now on: the next job counts on this worker, a job already published does not */
+  unsigned seen = __atomic_load_n(&g_gen, __ATOMIC_ACQUIRE);
+  g_live++;
+  pthread_cond_broadcast(&g_done); /* start_workers may be waiting for it (natively) */
   for (;;) {
     if (__atomic_load_n(&g_gen, __ATOMIC_ACQUIRE) == seen) {
       pthread_mutex_unlock(&g_lock);
@@ -133,12 +139,18 @@ static void *worker(void *arg) {
   return NULL;
 }
 
-/* Starts workers up to want - 1 (the caller is the other thread); returns how many run. */
+/* Starts workers up to want - 1 (the caller is the other thread); returns how many were created.
+ * Natively it returns once they run (a thread starts at once); in wasm a worker may still be
+ * loading the module, and takes part in jobs from when it runs (g_live): waiting here would make
+ * the caller wait for the load, which the JS side does not (scripts/patch-glue.mjs). g_lock held. */
 static int start_workers(int want) {
   while (g_started < want - 1 && g_started < MXW_MAX_THREADS - 1) {
     if (pthread_create(&g_workers[g_started], NULL, worker, NULL) != 0) break; /* e.g. no pooled worker left */
     g_started++;
   }
+#ifndef __EMSCRIPTEN__
+  while (g_live < g_started) pthread_cond_wait(&g_done, &g_lock);
+#endif
   return g_started;
 }
 #endif
@@ -174,7 +186,8 @@ void mxw_parallel_for(int64_t n, int64_t align, mxw_task_fn fn, void *ctx) {
   int chunks = g_num_threads < units ? g_num_threads : (int)units;
   if (chunks > 1 && !t_inside) {
     pthread_mutex_lock(&g_lock);
-    int workers = start_workers(chunks);
+    start_workers(chunks);
+    const int workers = g_live; /* created workers not running yet take no part */
     if (workers + 1 < chunks) chunks = workers + 1;
     if (chunks > 1) {
       g_job.each = NULL;
@@ -197,9 +210,9 @@ void mxw_parallel_each(void (*fn)(void)) {
 #if MXW_THREADS
   if (!t_inside) {
     pthread_mutex_lock(&g_lock);
-    if (g_started > 0) {
+    if (g_live > 0) {
       g_job.each = fn;
-      run_job(g_started);
+      run_job(g_live);
       return;
     }
     pthread_mutex_unlock(&g_lock);

@@ -212,6 +212,28 @@ test('a threaded process ends by itself when its work is done (the pool holds no
   assert.ok(Date.now() - t0 < 30000);
 });
 
+test('threaded tier: the pool\'s worker joins the kernels while the caller runs synchronously after the import', () => {
+  // The module does not wait for its workers to load (scripts/patch-glue.mjs); a worker takes
+  // part once it runs, without the caller yielding to the event loop. Observed through the
+  // kernels' retained buffers: a split GEMM packs panels on each thread, so memory().scratchBytes
+  // is larger once the worker takes part than at one thread.
+  const body = (threads) => `mx.setNumThreads(${threads});
+    const a = mx.nd.ones([512, 512]);
+    const t0 = Date.now();
+    let scratch = 0, calls = 0, v = 0;
+    do { const y = mx.nd.dot(a, a); v = y.sum().asscalar(); y.dispose(); scratch = mx.memory().scratchBytes; calls++; }
+    while (${threads} > 1 && scratch <= Number(process.env.ONE_THREAD_SCRATCH) && Date.now() - t0 < 10000);
+    console.log(JSON.stringify({ scratch, calls, v }));`;
+  const one = child('mxnet-wasm/threads', body(1), { env: { MXW_NUM_THREADS: '2' } });
+  assert.equal(one.status, 0, one.stderr);
+  const two = child('mxnet-wasm/threads', body(2),
+    { env: { MXW_NUM_THREADS: '2', ONE_THREAD_SCRATCH: String(one.json.scratch) } });
+  assert.equal(two.status, 0, two.stderr);
+  assert.ok(two.json.scratch > one.json.scratch, `2 threads: ${two.json.scratch} bytes after ${two.json.calls} calls, 1 thread: ${one.json.scratch}`);
+  assert.equal(one.json.v, 512 ** 3);
+  assert.equal(two.json.v, 512 ** 3);
+});
+
 test('threaded tier: memory growth leaves the views valid (arrays written before and after a growth read back)', () => {
   const body = `${LCG}
     const before = mx.memory().wasmHeapBytes;
