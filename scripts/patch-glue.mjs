@@ -20,15 +20,26 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-// Replaces each [from, to] in a file: `from` must be there once, or else (a file already
-// patched) `to`; anything else means emcc changed its output: an error naming the file.
+// A pattern matching the minified code `code` whatever the whitespace around its punctuation and
+// a `;` before a `}` (the relaxed tiers link at -O1: their glue is not minified).
+const loose = (code) => new RegExp([...code].map((c) => {
+  if (c === ' ') return '\\s+';
+  if (c === '}') return '\\s*;?\\s*\\}\\s*'; // (a statement's `;` before a brace is left out when minified)
+  const e = c.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
+  return /[\w"]/.test(c) ? e : `\\s*${e}\\s*`;
+}).join(''));
+
+// Replaces each [from, to] in a file (`from` a minified snippet of the glue, whitespace aside, or
+// a RegExp): `from` must be there once, or else (a file already patched) `to`; anything else
+// means emcc changed its output: an error naming the file.
 function patch(file, pairs) {
   let text = readFileSync(file, 'utf8');
-  for (const [from, to] of pairs) {
-    const n = typeof from === 'string' ? text.split(from).length - 1 : (text.match(new RegExp(from, 'g')) ?? []).length;
+  for (const [snippet, to] of pairs) {
+    const from = typeof snippet === 'string' ? loose(snippet) : snippet;
+    const n = (text.match(new RegExp(from.source, 'g')) ?? []).length;
     if (n === 0 && text.includes(to)) continue;
     if (n !== 1) {
-      console.error(`patch-glue: ${file}: ${n} places match ${from} (emscripten changed?)`);
+      console.error(`patch-glue: ${file}: ${n} places match ${snippet} (emscripten changed?)`);
       process.exit(1);
     }
     text = text.replace(from, () => to);
