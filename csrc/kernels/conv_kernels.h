@@ -33,16 +33,18 @@ void mxw_f32_dwconv_nhwc(const mxw_dw_nhwc *g, size_t y0, size_t y1, const float
 
 /* Winograd F(2x2, 3x3) transforms (winograd.c); xi = 0..15 indexes the 4x4 transformed cells.
  * filter: U[xi][f][c] (xi stride ldxi >= F * C) from w (F, C, 3, 3).
- * input:  V[xi][c][t] (xi stride C * ldv, c stride ldv) for the tiles t = r * tw + tx of tile rows
+ * input:  V[xi][c][t] (xi stride ldxi >= C * ldv, c stride ldv) for the tiles t = r * tw + tx of tile rows
  *         ty0 .. ty0 + nty - 1, from `pad` (C planes of ph rows of pw, the input zero-padded so that
  *         tile (ty, tx) reads rows 2ty .. 2ty + 3 and columns 2tx .. 2tx + 3; pw >= 2 * (tw rounded
  *         up to 4) + 4, ph >= 2 * (ty0 + nty) + 2, cells past the image zero).
  * output: y[f] rows 2ty, 2ty + 1 (those < Ho) of (F, Ho, Wo) = A^T M[.][f][t] A + bias[f], from
- *         M[xi][f][t] (xi stride F * ldm, f stride ldm), with 3 readable floats past M's end. */
+ *         M[xi][f][t] (xi stride ldxi >= F * ldm, f stride ldm), with 3 readable floats past M's end.
+ * A caller may transform a range of channels (filters) of a larger V (M) by passing its first
+ * channel's (filter's) planes and the whole array's ldxi. */
 void mxw_f32_winograd2x3_filter(size_t F, size_t C, const float *w, float *U, size_t ldxi);
 void mxw_f32_winograd2x3_input(size_t C, const float *pad, size_t ph, size_t pw, size_t ty0, size_t nty, size_t tw,
-                               float *V, size_t ldv);
-void mxw_f32_winograd2x3_output(size_t F, const float *M, size_t ldm, size_t ty0, size_t nty, size_t tw,
+                               float *V, size_t ldv, size_t ldxi);
+void mxw_f32_winograd2x3_output(size_t F, const float *M, size_t ldm, size_t ldxi, size_t ty0, size_t nty, size_t tw,
                                 const float *bias, float *y, size_t Ho, size_t Wo);
 
 #endif /* MXW_KERNELS_CONV_KERNELS_H_ */

@@ -82,8 +82,7 @@ static inline void store_lanes(float *p, v128_t v, size_t n) {
 }
 
 void mxw_f32_winograd2x3_input(size_t C, const float *pad, size_t ph, size_t pw, size_t ty0, size_t nty, size_t tw,
-                               float *V, size_t ldv) {
-  const size_t T = nty * tw; /* tiles of this block, V[xi][c][t] with xi stride C * ldv */
+                               float *V, size_t ldv, size_t ldxi) {
   for (size_t c = 0; c < C; c++) {
     const float *plane = pad + c * ph * pw;
     for (size_t r = 0; r < nty; r++) {
@@ -110,26 +109,25 @@ void mxw_f32_winograd2x3_input(size_t C, const float *pad, size_t ph, size_t pw,
         for (int i = 0; i < 4; i++) { /* (B^T d) B */
           const v128_t v0 = wasm_f32x4_sub(t[i][0], t[i][2]), v1 = wasm_f32x4_add(t[i][1], t[i][2]);
           const v128_t v2 = wasm_f32x4_sub(t[i][2], t[i][1]), v3 = wasm_f32x4_sub(t[i][1], t[i][3]);
-          float *o = v + (size_t)(i * 4) * C * ldv;
+          float *o = v + (size_t)(i * 4) * ldxi;
           if (n == 4) {
             wasm_v128_store(o, v0);
-            wasm_v128_store(o + C * ldv, v1);
-            wasm_v128_store(o + 2 * C * ldv, v2);
-            wasm_v128_store(o + 3 * C * ldv, v3);
+            wasm_v128_store(o + ldxi, v1);
+            wasm_v128_store(o + 2 * ldxi, v2);
+            wasm_v128_store(o + 3 * ldxi, v3);
           } else {
             store_lanes(o, v0, n);
-            store_lanes(o + C * ldv, v1, n);
-            store_lanes(o + 2 * C * ldv, v2, n);
-            store_lanes(o + 3 * C * ldv, v3, n);
+            store_lanes(o + ldxi, v1, n);
+            store_lanes(o + 2 * ldxi, v2, n);
+            store_lanes(o + 3 * ldxi, v3, n);
           }
         }
       }
     }
   }
-  (void)T;
 }
 
-void mxw_f32_winograd2x3_output(size_t F, const float *M, size_t ldm, size_t ty0, size_t nty, size_t tw,
+void mxw_f32_winograd2x3_output(size_t F, const float *M, size_t ldm, size_t ldxi, size_t ty0, size_t nty, size_t tw,
                                 const float *bias, float *y, size_t Ho, size_t Wo) {
   for (size_t f = 0; f < F; f++) {
     const v128_t vb = wasm_f32x4_splat(bias ? bias[f] : 0.f);
@@ -138,7 +136,7 @@ void mxw_f32_winograd2x3_output(size_t F, const float *M, size_t ldm, size_t ty0
       const size_t oy = 2 * (ty0 + r);
       for (size_t tx = 0; tx < tw; tx += 4) {
         const float *m = M + f * ldm + r * tw + tx;
-        const size_t xi = F * ldm; /* stride between the 16 products */
+        const size_t xi = ldxi; /* stride between the 16 products */
         v128_t s0[4], s1[4];
         for (int j = 0; j < 4; j++) { /* A^T m */
           const v128_t m0 = wasm_v128_load(m + (size_t)j * xi), m1 = wasm_v128_load(m + (size_t)(4 + j) * xi);

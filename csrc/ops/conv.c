@@ -936,8 +936,10 @@ static void conv_gemm_units(void *ctx, int64_t begin, int64_t end) {
  * Per image and group, blocks of whole tile rows (about WINO_TILES tiles, fixed by the shape) are
  * the units: a unit copies the input rows its tiles read into a zero-padded buffer, transforms
  * them (V), runs the 16 products M[xi] = U[xi] V[xi] (mxw_sgemm) and transforms M into its output
- * rows. The filter transform U is computed once per call. Every output is computed the same way
- * whatever unit or thread holds it. */
+ * rows. The filter transform U is computed once per call. Units go to the pool as units when there
+ * are enough of them; otherwise (one 14x14 image: a single unit) each unit's three phases are split
+ * instead: the input transform by channels, the products by xi, the output transform by filters.
+ * Every output is computed the same way whatever unit, phase split or thread holds it. */
 enum { WINO_TILES = 128, WINO_MIN_TILES = 32 };
 
 static int is_wino3x3(const window *w) {
@@ -953,44 +955,91 @@ typedef struct {
   atomic_int failed;
 } wino_job;
 
-static void wino_units(void *ctx, int64_t begin, int64_t end) {
-  wino_job *j = (wino_job *)ctx;
+/* One unit: its buffers (the calling thread's scratch) and where its tiles are. */
+typedef struct {
+  wino_job *j;
+  float *pad, *V, *M;
+  int64_t n, g, ty0, nty, nrow, T;
+} wino_unit;
+
+/* Channels [c0, c1): zero-padded input rows, then their V[.][c]. */
+static void wino_in(void *ctx, int64_t c0, int64_t c1) {
+  const wino_unit *u = (const wino_unit *)ctx;
+  const wino_job *j = u->j;
   const window *w = j->w;
-  const int64_t H = w->img[1], W = w->img[2], Ho = w->grid[1], Wo = w->grid[2], ph = w->p[1], pw = w->p[2];
+  const int64_t H = w->img[1], W = w->img[2], ph = w->p[1], pw = w->p[2], nrow = u->nrow;
+  const float *x = j->data + (u->n * j->C + u->g * j->Cg) * H * W;
+  float *pad = u->pad + c0 * nrow * j->pw;
+  /* padded rows 2 ty0 .. 2 (ty0 + nty) + 1 = input rows 2 ty0 - ph + i, columns shifted by pw */
+  memset(pad, 0, (size_t)((c1 - c0) * nrow * j->pw) * sizeof(float));
+  for (int64_t c = c0; c < c1; c++)
+    for (int64_t i = 0; i < nrow; i++) {
+      const int64_t iy = 2 * u->ty0 - ph + i;
+      if (iy < 0 || iy >= H) continue;
+      memcpy(u->pad + (c * nrow + i) * j->pw + pw, x + (c * H + iy) * W, (size_t)W * sizeof(float));
+    }
+  mxw_f32_winograd2x3_input((size_t)(c1 - c0), pad, (size_t)nrow, (size_t)j->pw, 0, (size_t)u->nty, (size_t)j->tw,
+                            u->V + c0 * u->T, (size_t)u->T, (size_t)(j->Cg * u->T));
+}
+
+/* Products xi in [x0, x1): M[xi] = U[g][xi] V[xi]. */
+static void wino_mul(void *ctx, int64_t x0, int64_t x1) {
+  const wino_unit *u = (const wino_unit *)ctx;
+  wino_job *j = u->j;
+  for (int64_t xi = x0; xi < x1; xi++)
+    if (mxw_sgemm(0, 0, j->Fg, u->T, j->Cg, 1.f, j->U + (u->g * 16 + xi) * j->Fg * j->Cg, j->Cg,
+                  u->V + xi * j->Cg * u->T, u->T, 0.f, u->M + xi * j->Fg * u->T, u->T) != 0)
+      atomic_store(&j->failed, 1);
+}
+
+/* Filters [f0, f1): their output rows from M. */
+static void wino_out(void *ctx, int64_t f0, int64_t f1) {
+  const wino_unit *u = (const wino_unit *)ctx;
+  const wino_job *j = u->j;
+  const int64_t Ho = j->w->grid[1], Wo = j->w->grid[2], f = u->g * j->Fg + f0;
+  mxw_f32_winograd2x3_output((size_t)(f1 - f0), u->M + f0 * u->T, (size_t)u->T, (size_t)(j->Fg * u->T), (size_t)u->ty0,
+                             (size_t)u->nty, (size_t)j->tw, j->bias ? j->bias + f : NULL,
+                             j->out + (u->n * j->F + f) * Ho * Wo, (size_t)Ho, (size_t)Wo);
+}
+
+/* Units [begin, end), each whole on this thread, or (split) each with its phases across the pool. */
+static void wino_run(wino_job *j, int64_t begin, int64_t end, int split) {
   const int64_t Tmax = j->rows * j->tw, prow = 2 * j->rows + 2;
-  float *pad = (float *)mxw_scratch(3, (size_t)(j->Cg * prow * j->pw) * sizeof(float));
-  float *V = (float *)mxw_scratch(0, (size_t)(16 * j->Cg * Tmax + 4) * sizeof(float));
-  float *M = (float *)mxw_scratch(2, (size_t)(16 * j->Fg * Tmax + 4) * sizeof(float));
-  if (!pad || !V || !M) {
+  wino_unit u = {j,
+                 (float *)mxw_scratch(3, (size_t)(j->Cg * prow * j->pw) * sizeof(float)),
+                 (float *)mxw_scratch(0, (size_t)(16 * j->Cg * Tmax + 4) * sizeof(float)),
+                 (float *)mxw_scratch(2, (size_t)(16 * j->Fg * Tmax + 4) * sizeof(float)),
+                 0,
+                 0,
+                 0,
+                 0,
+                 0,
+                 0};
+  if (!u.pad || !u.V || !u.M) {
     atomic_store(&j->failed, 1);
     return;
   }
-  for (int64_t u = begin; u < end; u++) {
-    const int64_t blk = u % j->nblk, ng = u / j->nblk, g = ng % j->G, n = ng / j->G;
-    const int64_t ty0 = blk * j->rows, nty = j->rows < j->th - ty0 ? j->rows : j->th - ty0, T = nty * j->tw;
-    /* padded rows 2 ty0 .. 2 (ty0 + nty) + 1 = input rows 2 ty0 - ph + i, columns shifted by pw */
-    const float *x = j->data + (n * j->C + g * j->Cg) * H * W;
-    const int64_t nrow = 2 * nty + 2;
-    memset(pad, 0, (size_t)(j->Cg * nrow * j->pw) * sizeof(float));
-    for (int64_t c = 0; c < j->Cg; c++)
-      for (int64_t i = 0; i < nrow; i++) {
-        const int64_t iy = 2 * ty0 - ph + i;
-        if (iy < 0 || iy >= H) continue;
-        memcpy(pad + (c * nrow + i) * j->pw + pw, x + (c * H + iy) * W, (size_t)W * sizeof(float));
-      }
-    mxw_f32_winograd2x3_input((size_t)j->Cg, pad, (size_t)nrow, (size_t)j->pw, 0, (size_t)nty, (size_t)j->tw, V,
-                              (size_t)T);
-    for (int xi = 0; xi < 16; xi++)
-      if (mxw_sgemm(0, 0, j->Fg, T, j->Cg, 1.f, j->U + (g * 16 + xi) * j->Fg * j->Cg, j->Cg, V + xi * j->Cg * T, T, 0.f,
-                    M + xi * j->Fg * T, T) != 0) {
-        atomic_store(&j->failed, 1);
-        return;
-      }
-    mxw_f32_winograd2x3_output((size_t)j->Fg, M, (size_t)T, (size_t)ty0, (size_t)nty, (size_t)j->tw,
-                               j->bias ? j->bias + g * j->Fg : NULL, j->out + (n * j->F + g * j->Fg) * Ho * Wo,
-                               (size_t)Ho, (size_t)Wo);
+  for (int64_t k = begin; k < end && !atomic_load(&j->failed); k++) {
+    const int64_t blk = k % j->nblk, ng = k / j->nblk;
+    u.g = ng % j->G;
+    u.n = ng / j->G;
+    u.ty0 = blk * j->rows;
+    u.nty = j->rows < j->th - u.ty0 ? j->rows : j->th - u.ty0;
+    u.T = u.nty * j->tw;
+    u.nrow = 2 * u.nty + 2;
+    if (split) {
+      mxw_parallel_for(j->Cg, 1, wino_in, &u);
+      mxw_parallel_for(16, 1, wino_mul, &u);
+      mxw_parallel_for(j->Fg, 1, wino_out, &u);
+    } else {
+      wino_in(&u, 0, j->Cg);
+      wino_mul(&u, 0, 16);
+      wino_out(&u, 0, j->Fg);
+    }
   }
 }
+
+static void wino_units(void *ctx, int64_t begin, int64_t end) { wino_run((wino_job *)ctx, begin, end, 0); }
 
 /* The filter transform, one unit per filter (group g's U at g * 16 * Fg * Cg). */
 typedef struct {
@@ -1036,8 +1085,8 @@ static int winograd_f32(const window *w, const float *data, const float *weight,
   const double work = (double)(N * F) * (double)Cg * (double)(th * tw) * 16.0;
   if (split_units(units, work))
     mxw_parallel_for(units, 1, wino_units, &j);
-  else
-    wino_units(&j, 0, units);
+  else /* too few units for the pool: their phases split instead, if the work pays for it */
+    wino_run(&j, 0, units, mxw_get_num_threads() > 1 && work >= (double)mxw_conv_parallel_min_work);
   return atomic_load(&j.failed) ? -1 : 0;
 }
 
