@@ -32,6 +32,14 @@
  * at batch 64, 256^3) and 45-48 (the convolution GEMMs). 3x12, 2x16 and pairwise-summed 4x8
  * tiles, pre-splatted A panels, and B blocks of 8..256 columns were not faster. For reference,
  * register-only f32x4 multiply+add peaks at ~59 with 12 independent accumulators and ~44 with 8.
+ * The relaxed-SIMD tiers keep the 4x8 tile too (measured 2026-11-25, Node 20, x64 with FMA3):
+ * TurboFan allocates 15 XMM registers and issues a step's loads before its multiply-adds, so a tile
+ * fits only when accumulators + B vectors + A broadcasts <= 15 even with the fused multiply-add's
+ * free temporary. 6x8 (12 + 2 + 6) spilled 4 accumulators per step and ran 20% slower; 3x12
+ * (9 + 3 + 3) fits and ran 5% faster on L1-resident panels, but the partial tiles it leaves on
+ * power-of-two shapes (N = 1024 = 85 * 12 + 4, M = 341 * 3 + 1) took that back on whole products
+ * (bench/gemm.mjs: 0.96-1.01x). 4x8's 8 accumulator chains just cover the FMA latency (4 cycles,
+ * 2 per cycle), which is where its ~83% of the relaxed_madd peak on L1-resident panels comes from.
  */
 #include "gemm.h"
 
