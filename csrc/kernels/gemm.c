@@ -40,6 +40,9 @@
  * power-of-two shapes (N = 1024 = 85 * 12 + 4, M = 341 * 3 + 1) took that back on whole products
  * (bench/gemm.mjs: 0.96-1.01x). 4x8's 8 accumulator chains just cover the FMA latency (4 cycles,
  * 2 per cycle), which is where its ~83% of the relaxed_madd peak on L1-resident panels comes from.
+ * Threads: a column split of a large product has every chunk pack all of op(A) for itself; packing
+ * it once across the pool for all chunks to share measured slower (1024^3, 2 threads: 83-84 vs
+ * 86-88 GFLOP/s on the simd tier, relaxed alike): a chunk's own packed copy sits in its core's L2.
  */
 #include "gemm.h"
 
