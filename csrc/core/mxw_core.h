@@ -308,6 +308,11 @@ typedef struct mxw_op_def {
   /* Optional: drops what a recorded node's params keep for its backward (a hybridized call's
    * arena), called when a backward pass without retain_graph releases the node's values. */
   void (*drop_saved)(void *param);
+  /* Optional: the index of a hidden output that is the op's record of its forward for its backward
+   * node (the control-flow ops' per-step values, subgraph.c), or -1. An executor gives that output
+   * a buffer only when a node reads it (the op's backward, in a graph that will be differentiated);
+   * otherwise its data is NULL and the forward keeps nothing. */
+  int (*tape_output)(const void *param);
 } mxw_op_def;
 
 /* ---- gradients (MXNet's FGradient) ----------------------------------------------------------

@@ -629,9 +629,11 @@ static int plan_memory(mxw_executor *ex) {
         }
       }
     }
+    const int tape = mxw_node_tape_output(n);
     for (int k = 0; k < nout; k++) {
       int e = g->entry_base[i] + k;
       if (ex->offset[e] >= 0) continue;                            /* placed in place above */
+      if (k == tape && ex->last_use[e] < 0) continue;              /* no backward reads it: no tape kept (NULL data) */
       if (ex->ext_head && ex->ext_head[e] >= 0) continue;          /* the caller's buffer */
       if (ex->last_use[e] == g->num_nodes && !ex->train) continue; /* a graph output: lives in the caller's array */
       size_t bytes = (size_t)mxw_shape_size(&ex->shapes[e]) * (size_t)mxw_dtype_size(ex->types[e]);
@@ -808,6 +810,7 @@ const char *mxw_exec_monitor_info(mxw_executor *ex) {
     for (int pass = 0; pass < 2; pass++) {
       int cnt = pass == 0 ? n->num_inputs : mxw_node_num_outputs(n);
       for (int k = 0; k < cnt; k++) {
+        if (pass == 1 && k == mxw_node_tape_output(n)) continue; /* internal, and without a value at inference */
         char part[64], name[600];
         if (pass == 0 && !mxw_op_lists_input_names(n->op))
           snprintf(part, sizeof part, "input%d", k);
@@ -1091,7 +1094,8 @@ int mxw_exec_train_run(mxw_executor *ex, uint8_t *arena, void *const *input_data
     for (int k = 0; k < nout; k++) {
       int e = g->entry_base[i] + k;
       ex->tout[k] = (mxw_tensor){ex->entry_data[e], ex->types[e], ex->shapes[e]};
-      MXW_CHECK(ex->tout[k].data != NULL, "internal error: no buffer for output %d of node '%s'", k, n->name);
+      MXW_CHECK(ex->tout[k].data != NULL || k == mxw_node_tape_output(n),
+                "internal error: no buffer for output %d of node '%s'", k, n->name);
     }
     mxw_op_call call = {n->op, n->params->param, nin, ex->tin, nout, ex->tout, is_train, ex->fused_act[i]};
     if (n->op->forward(&call) != 0) {

@@ -64,6 +64,8 @@ void mxw_node_release(mxw_node *n);
 int mxw_node_set_op(mxw_node *n, int op_id); /* parses n->attrs into n->params */
 int mxw_node_num_outputs(const mxw_node *n);
 int mxw_node_num_visible_outputs(const mxw_node *n);
+/* The index of n's tape output (mxw_op_def.tape_output), or -1. */
+int mxw_node_tape_output(const mxw_node *n);
 /* The i-th input / output name of a node ("data", "arg3", "output", "output1", ...). */
 void mxw_node_input_name(const mxw_node *n, int i, char *buf, size_t len);
 void mxw_node_output_name(const mxw_node *n, int i, char *buf, size_t len);

@@ -661,7 +661,8 @@ static int write_graph(jw *w, const mxw_symbol *s, int base, int top) {
   row_ptr[0] = 0;
   for (int i = 0; i < nn; i++) {
     if (!nodes[i]->op) arg_nodes[na++] = (uint32_t)i;
-    row_ptr[i + 1] = row_ptr[i] + (uint32_t)mxw_node_num_outputs(nodes[i]);
+    /* a control-flow node's tape output is ours, not MXNet's: not counted */
+    row_ptr[i + 1] = row_ptr[i] + (uint32_t)(mxw_node_num_outputs(nodes[i]) - (mxw_node_tape_output(nodes[i]) >= 0));
   }
   puts_(w, "{");
   newline(w, base + 1);

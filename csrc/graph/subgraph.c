@@ -38,10 +38,13 @@ typedef struct sg_plan {
   int *head_entry;   /* nh */
   mxw_shape *shapes; /* ne: the last inference */
   int *types;
-  void **data; /* ne: where each entry's values are during a run */
-  void **buf;  /* ne: owned buffers of operator outputs */
-  size_t *cap; /* their sizes */
-  int bound;   /* the shapes and dtypes below were inferred and the buffers allocated */
+  void **data;      /* ne: where each entry's values are during a run */
+  void **buf;       /* ne: owned buffers of operator outputs */
+  size_t *cap;      /* their sizes */
+  uint8_t *noalloc; /* ne: entries that get no buffer (a tape output nothing here reads) */
+  int64_t *off;     /* ne: an operator entry's offset in one step's tape, in tape units */
+  int64_t step_units;
+  int bound; /* the shapes and dtypes below were inferred and the buffers allocated */
   mxw_shape *bound_shapes;
   int *bound_types;
   mxw_tensor *tin, *tout;
@@ -61,6 +64,8 @@ static void plan_free(sg_plan *p) {
   free(p->data);
   free(p->buf);
   free(p->cap);
+  free(p->noalloc);
+  free(p->off);
   free(p->bound_shapes);
   free(p->bound_types);
   free(p->tin);
@@ -105,12 +110,14 @@ static sg_plan *plan_new(const mxw_symbol *s) {
   p->data = (void **)calloc(ne, sizeof(void *));
   p->buf = (void **)calloc(ne, sizeof(void *));
   p->cap = (size_t *)calloc(ne, sizeof(size_t));
+  p->noalloc = (uint8_t *)calloc(ne, 1);
+  p->off = (int64_t *)calloc(ne, sizeof(int64_t));
   p->bound_shapes = (mxw_shape *)malloc(sizeof(mxw_shape) * (size_t)(p->nin ? p->nin : 1));
   p->bound_types = (int *)malloc(sizeof(int) * (size_t)(p->nin ? p->nin : 1));
   p->tin = (mxw_tensor *)malloc(sizeof(mxw_tensor) * (size_t)p->maxio);
   p->tout = (mxw_tensor *)malloc(sizeof(mxw_tensor) * (size_t)p->maxio);
   if (!p->in_entries || !p->input_node || !p->head_entry || !p->shapes || !p->types || !p->data || !p->buf || !p->cap ||
-      !p->bound_shapes || !p->bound_types || !p->tin || !p->tout)
+      !p->noalloc || !p->off || !p->bound_shapes || !p->bound_types || !p->tin || !p->tout)
     goto oom;
   /* node->index was set by this DFS: turn every reference into an entry id now */
   int v = 0;
@@ -122,6 +129,13 @@ static sg_plan *plan_new(const mxw_symbol *s) {
   }
   for (int h = 0; h < p->nh; h++)
     p->head_entry[h] = p->entry_base[s->outputs[h].node->index] + (int)s->outputs[h].index;
+  /* a nested control-flow node's tape output that no node of this plan reads gets no buffer */
+  for (int i = 0; i < nn; i++) {
+    int t = mxw_node_tape_output(p->nodes[i]);
+    if (t >= 0) p->noalloc[p->entry_base[i] + t] = 1;
+  }
+  for (int k = 0; k < nedges; k++) p->noalloc[p->in_entries[k]] = 0;
+  for (int h = 0; h < p->nh; h++) p->noalloc[p->head_entry[h]] = 0;
   return p;
 oom:
   plan_free(p);
@@ -239,6 +253,39 @@ static int plan_infer(sg_plan *p, mxw_shape *in_s, int *in_t, mxw_shape *out_s, 
   return 0;
 }
 
+/* ---- tapes: what a recording forward keeps for its backward -----------------------------------
+ * A tape is one uint8 .. float64 array (the tape output of the op, see "gradients" below) whose
+ * element size, the "unit", is the widest dtype of the subgraph's entries: every value is laid
+ * out at a multiple of 16 units, so the layout depends on shapes only (shape inference sizes the
+ * tape without dtypes) and each value is aligned for its own dtype. One step's values are the
+ * forward operators' entries of a plan, in DFS order. */
+#define TAPE_ROUND(n) (((n) + 15) & ~(int64_t)15)
+#define TAPE_HEAD 16 /* units: the magic and the steps taken (or the branch), two int64 */
+#define TAPE_MAGIC 0x6570617446434d58LL
+
+/* The units of one step of nodes [0, upto) (each operator entry's offset into off when not
+ * NULL), or -1 while a shape is unknown. */
+static int64_t step_units(const sg_plan *p, int upto, int64_t *off) {
+  int64_t u = 0;
+  for (int i = 0; i < upto; i++) {
+    if (!p->nodes[i]->op) continue;
+    for (int e = p->entry_base[i]; e < p->entry_base[i + 1]; e++) {
+      if (!mxw_shape_known(&p->shapes[e])) return -1;
+      if (off) off[e] = u;
+      u += TAPE_ROUND(mxw_shape_size(&p->shapes[e]));
+    }
+  }
+  return u;
+}
+/* The widest dtype size among the plan's entries (at least w), or -1 while a dtype is unknown. */
+static int widest_dtype(const sg_plan *p, int w) {
+  for (int e = 0; e < p->ne && w > 0; e++) {
+    if (p->types[e] < 0) return -1;
+    if (mxw_dtype_size(p->types[e]) > w) w = mxw_dtype_size(p->types[e]);
+  }
+  return w;
+}
+
 /* Binds the plan to known input shapes and dtypes: infers every entry (all must be known) and
  * sizes the buffers of the operators' outputs. Done again only when an input changes. */
 static int plan_bind(sg_plan *p, const mxw_tensor *in) {
@@ -275,6 +322,7 @@ static int plan_bind(sg_plan *p, const mxw_tensor *in) {
         return mxw_fail("node '%s' (%s): output %d's shape or dtype could not be inferred", p->nodes[i]->name,
                         p->nodes[i]->op->name, e - p->entry_base[i]);
       size_t bytes = (size_t)mxw_shape_size(&p->shapes[e]) * (size_t)mxw_dtype_size(p->types[e]);
+      if (p->noalloc[e]) continue;
       if (bytes > p->cap[e]) {
         void *q = realloc(p->buf[e], bytes);
         if (!q) return mxw_fail_oom("a control-flow subgraph's buffer", (double)bytes);
@@ -283,6 +331,7 @@ static int plan_bind(sg_plan *p, const mxw_tensor *in) {
       }
     }
   }
+  p->step_units = step_units(p, p->nn, p->off);
   for (int k = 0; k < p->nin; k++) {
     p->bound_shapes[k] = in[k].shape;
     p->bound_types[k] = in[k].dtype;
@@ -314,10 +363,14 @@ static int plan_exec(sg_plan *p, int from, int to, int is_train) {
   return 0;
 }
 
-/* One run: in (nin, list_inputs order) -> out (nh heads; their data written by copy). */
-static int plan_run(sg_plan *p, const mxw_tensor *in, const mxw_tensor *out, int is_train) {
+/* One run: in (nin, list_inputs order) -> out (nh heads; their data written by copy). With a
+ * tape (one step's, of `unit`-byte elements) the operators' values are written there instead of
+ * into the plan's buffers, for the backward to read. */
+static int plan_run(sg_plan *p, const mxw_tensor *in, const mxw_tensor *out, uint8_t *tape, int unit, int is_train) {
   MXW_TRY(plan_bind(p, in));
-  for (int e = 0; e < p->ne; e++) p->data[e] = p->buf[e];
+  for (int i = 0; i < p->nn; i++)
+    for (int e = p->entry_base[i]; e < p->entry_base[i + 1]; e++)
+      p->data[e] = tape && p->nodes[i]->op ? (void *)(tape + (size_t)p->off[e] * (size_t)unit) : p->buf[e];
   for (int k = 0; k < p->nin; k++) p->data[p->entry_base[p->input_node[k]]] = in[k].data;
   MXW_TRY(plan_exec(p, 0, p->nn, is_train));
   for (int h = 0; h < p->nh; h++) {
@@ -571,9 +624,18 @@ static int cf_num_inputs(const void *param) {
   const cf_state *st = ((const cf_param *)param)->st;
   return st ? (int)st->num_args - k_cf_graph_args[st->kind] : 0;
 }
+/* num_outputs visible outputs, then the tape (see "gradients" below) */
 static int cf_num_outputs(const void *param) {
   const cf_state *st = ((const cf_param *)param)->st;
+  return st ? (int)st->num_outputs + 1 : 1;
+}
+static int cf_num_visible_outputs(const void *param) {
+  const cf_state *st = ((const cf_param *)param)->st;
   return st ? (int)st->num_outputs : 1;
+}
+static int cf_tape_output(const void *param) {
+  const cf_state *st = ((const cf_param *)param)->st;
+  return st ? (int)st->num_outputs : -1;
 }
 static int no_state(const char *op) {
   return mxw_fail("%s runs only in a graph whose node carries its subgraphs (use mx.nd.contrib / mx.sym.contrib)", op);
@@ -789,14 +851,54 @@ static int all_known(int n, const mxw_shape *s, const int *t, int shapes) {
   return 1;
 }
 
+/* The tape's layout: `slots` steps of step_units each, after slots + 1 copies of the loop states
+ * (state_units each, each state at a multiple of 16 units) and the head. */
+static int cf_nstates(const cf_state *st) {
+  return st->kind == CF_FOREACH ? st->nloc[1] : st->kind == CF_WHILE ? st->nloc[2] : 0;
+}
+static int cf_state_input(const cf_state *st, int j) { /* the op input holding loop state j's initial value */
+  return st->kind == CF_FOREACH ? st->nloc[0] + j : (int)st->loc[1][st->loc[2][j]];
+}
+static int64_t cf_slots(const cf_state *st, const mxw_shape *in) {
+  if (st->kind == CF_WHILE) return st->max_iterations;
+  if (st->kind == CF_COND) return 1;
+  return in && in[0].ndim >= 1 ? in[0].dims[0] : -1;
+}
+static int64_t cf_state_units(const cf_state *st, const mxw_shape *in, int upto) {
+  int64_t u = 0;
+  for (int j = 0; j < upto; j++) {
+    const mxw_shape *s = &in[cf_state_input(st, j)];
+    if (!mxw_shape_known(s)) return -1;
+    u += TAPE_ROUND(mxw_shape_size(s));
+  }
+  return u;
+}
+/* The subgraphs whose steps the tape keeps: foreach's body, while_loop's func, cond's branches. */
+static int cf_first_taped(const cf_state *st) { return st->kind == CF_FOREACH ? 0 : 1; }
+/* The tape's size in units from the plans' last inference (-1: unknown yet). */
+static int64_t cf_tape_units(cf_state *st, const mxw_shape *in) {
+  int64_t slots = cf_slots(st, in), su = cf_state_units(st, in, cf_nstates(st)), stepu = 0;
+  if (slots < 0 || su < 0) return -1;
+  for (int g = cf_first_taped(st); g < st->nsub; g++) {
+    int64_t u = st->plan[g] ? step_units(st->plan[g], st->plan[g]->nn, NULL) : -1;
+    if (u < 0) return -1;
+    if (u > stepu) stepu = u;
+  }
+  return TAPE_HEAD + (st->kind == CF_COND ? 0 : (slots + 1) * su) + slots * stepu;
+}
+
 static int cf_infer_shape(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
   cf_state *st = ((const cf_param *)param)->st;
   if (!st) return no_state("a control-flow operator");
+  MXW_CHECK(nout == st->num_outputs + 1, "%d outputs, the operator has %lld and its tape", nout,
+            (long long)st->num_outputs);
   io_info t;
   MXW_TRY(alloc_io(nin + nout, &t));
-  int rc = cf_infer(st, nin, in, t.t, nout, out, t.t + nin);
+  int rc = cf_infer(st, nin, in, t.t, --nout, out, t.t + nin);
   free_io(&t);
   MXW_TRY(rc);
+  int64_t units = cf_tape_units(st, in);
+  if (units >= 0) out[nout] = (mxw_shape){1, {units}};
   /* unknown outputs are an error only once every input is known */
   MXW_CHECK(all_known(nout, out, NULL, 1) || !all_known(nin, in, NULL, 1),
             "%s: the output shapes could not be inferred from the subgraphs", k_cf_names[st->kind]);
@@ -805,11 +907,21 @@ static int cf_infer_shape(const void *param, int nin, mxw_shape *in, int nout, m
 static int cf_infer_type(const void *param, int nin, int *in, int nout, int *out) {
   cf_state *st = ((const cf_param *)param)->st;
   if (!st) return no_state("a control-flow operator");
+  MXW_CHECK(nout == st->num_outputs + 1, "%d outputs, the operator has %lld and its tape", nout,
+            (long long)st->num_outputs);
   io_info s;
   MXW_TRY(alloc_io(nin + nout, &s));
-  int rc = cf_infer(st, nin, s.s, in, nout, s.s + nin, out);
+  int rc = cf_infer(st, nin, s.s, in, --nout, s.s + nin, out);
   free_io(&s);
   MXW_TRY(rc);
+  int w = 1; /* the tape's unit: the widest dtype it keeps */
+  for (int j = 0; j < cf_nstates(st) && w > 0; j++) {
+    int t = in[cf_state_input(st, j)];
+    w = t < 0 ? -1 : mxw_dtype_size(t) > w ? mxw_dtype_size(t) : w;
+  }
+  for (int g = cf_first_taped(st); g < st->nsub && w > 0; g++) w = st->plan[g] ? widest_dtype(st->plan[g], w) : -1;
+  if (w > 0) out[nout] = w == 1 ? MXW_UINT8 : w == 2 ? MXW_FLOAT16 : w == 4 ? MXW_FLOAT32 : MXW_FLOAT64;
+  MXW_CHECK(w <= 8, "a subgraph dtype of %d bytes", w);
   MXW_CHECK(all_known(nout, NULL, out, 0) || !all_known(nin, NULL, in, 0),
             "%s: the output dtypes could not be inferred from the subgraphs", k_cf_names[st->kind]);
   return 0;
@@ -864,11 +976,62 @@ static void bufs_free(loop_bufs *b) {
   free(b->cur);
 }
 
+/* A tape being written (forward) or read (backward): the op's tape array, its unit, and the
+ * layout of its parts (see cf_tape_units). */
+typedef struct tape_view {
+  uint8_t *base;
+  int unit;
+  int64_t slots, state_units, step_units;
+} tape_view;
+/* The view of tape t for inputs x (the op's), with step_units of the bound plan. */
+static int tape_open(cf_state *st, const mxw_tensor *t, const mxw_tensor *x, int64_t step_u, tape_view *v) {
+  v->base = (uint8_t *)t->data;
+  v->unit = mxw_dtype_size(t->dtype);
+  v->slots = st->kind == CF_FOREACH ? cf_slots(st, &x[0].shape) : cf_slots(st, NULL);
+  v->state_units = 0;
+  for (int j = 0; j < cf_nstates(st); j++) v->state_units += TAPE_ROUND(mxw_tensor_size(&x[cf_state_input(st, j)]));
+  v->step_units = step_u;
+  int64_t need = TAPE_HEAD + (st->kind == CF_COND ? 0 : (v->slots + 1) * v->state_units) + v->slots * step_u;
+  MXW_CHECK(t->shape.ndim == 1 && t->shape.dims[0] >= need,
+            "internal error: %s's tape has %lld units, its steps need %lld", k_cf_names[st->kind],
+            (long long)mxw_tensor_size(t), (long long)need);
+  return 0;
+}
+/* Loop state j's copy at step i (laid out like op input cf_state_input(j) of x). */
+static mxw_tensor tape_state(const tape_view *v, const cf_state *st, const mxw_tensor *x, int64_t i, int j) {
+  int64_t u = TAPE_HEAD + i * v->state_units;
+  for (int k = 0; k < j; k++) u += TAPE_ROUND(mxw_tensor_size(&x[cf_state_input(st, k)]));
+  mxw_tensor r = x[cf_state_input(st, j)];
+  r.data = v->base + (size_t)u * (size_t)v->unit;
+  return r;
+}
+/* Step i's values. */
+static uint8_t *tape_step(const tape_view *v, const cf_state *st, int64_t i) {
+  int64_t u = TAPE_HEAD + (st->kind == CF_COND ? 0 : (v->slots + 1) * v->state_units) + i * v->step_units;
+  return v->base + (size_t)u * (size_t)v->unit;
+}
+static void tape_close(const tape_view *v, int64_t steps) {
+  int64_t head[2] = {TAPE_MAGIC, steps};
+  memcpy(v->base, head, sizeof head);
+}
+/* The steps (or branch) a tape's forward recorded; an error when the forward kept none. */
+static int tape_steps(const tape_view *v, const cf_state *st, int64_t *steps) {
+  int64_t head[2];
+  memcpy(head, v->base, sizeof head);
+  MXW_CHECK(head[0] == TAPE_MAGIC && head[1] >= 0 && head[1] <= v->slots + (st->kind == CF_COND),
+            "%s's backward found no record of its forward's steps (the forward ran without keeping them)",
+            k_cf_names[st->kind]);
+  *steps = head[1];
+  return 0;
+}
+
+static int foreach_forward_tape(const mxw_op_call *c, cf_state *st, sg_plan *p);
 static int foreach_forward(const mxw_op_call *c) {
   cf_state *st = ((const cf_param *)c->param)->st;
   if (!st) return no_state("_foreach");
   sg_plan *p = get_plan(st, 0);
   if (!p) return -1;
+  if (c->outputs[st->num_outputs].data) return foreach_forward_tape(c, st, p);
   int nd = st->nloc[0], ns = st->nloc[1], nod = (int)st->num_out_data;
   int64_t len = c->inputs[0].shape.dims[0];
   mxw_tensor *sin = (mxw_tensor *)calloc((size_t)p->nin + (size_t)p->nh + 1, sizeof(mxw_tensor));
@@ -882,11 +1045,46 @@ static int foreach_forward(const mxw_op_call *c) {
     for (int j = 0; j < ns; j++) sin[st->loc[1][j]] = b.cur[j];
     for (int h = 0; h < nod; h++) sout[h] = row_of(&c->outputs[h], i);
     for (int j = 0; j < ns; j++) sout[nod + j] = b.next[j];
-    rc = plan_run(p, sin, sout, c->is_train);
+    rc = plan_run(p, sin, sout, NULL, 0, c->is_train);
     bufs_swap(&b);
   }
   for (int j = 0; j < ns && rc == 0; j++) memcpy(c->outputs[nod + j].data, b.cur[j].data, tensor_bytes(&b.cur[j]));
   bufs_free(&b);
+  free(sin);
+  return rc;
+}
+
+/* The forward of a graph that will be differentiated: each step's states and values on the tape. */
+static int foreach_forward_tape(const mxw_op_call *c, cf_state *st, sg_plan *p) {
+  int nd = st->nloc[0], ns = st->nloc[1], nod = (int)st->num_out_data;
+  const mxw_tensor *x = c->inputs;
+  int64_t len = x[0].shape.dims[0];
+  mxw_tensor *sin = (mxw_tensor *)calloc((size_t)p->nin + (size_t)p->nh + 1, sizeof(mxw_tensor));
+  if (!sin) return mxw_fail("out of memory");
+  mxw_tensor *sout = sin + p->nin;
+  tape_view v;
+  int rc = 0;
+  for (int j = 0; j < nd; j++) sin[st->loc[0][j]] = row_of(&x[j], 0);
+  for (int j = 0; j < ns; j++) sin[st->loc[1][j]] = x[nd + j];
+  for (int j = 0; j < st->nloc[2]; j++) sin[st->loc[2][j]] = x[nd + ns + j];
+  if (len > 0) rc = plan_bind(p, sin);
+  if (rc == 0) rc = tape_open(st, &c->outputs[st->num_outputs], x, p->step_units, &v);
+  for (int j = 0; j < ns && rc == 0; j++) {
+    mxw_tensor s0 = tape_state(&v, st, x, 0, j);
+    memcpy(s0.data, x[nd + j].data, tensor_bytes(&s0));
+  }
+  for (int64_t i = 0; i < len && rc == 0; i++) {
+    for (int j = 0; j < nd; j++) sin[st->loc[0][j]] = row_of(&x[j], i);
+    for (int j = 0; j < ns; j++) sin[st->loc[1][j]] = tape_state(&v, st, x, i, j);
+    for (int h = 0; h < nod; h++) sout[h] = row_of(&c->outputs[h], i);
+    for (int j = 0; j < ns; j++) sout[nod + j] = tape_state(&v, st, x, i + 1, j);
+    rc = plan_run(p, sin, sout, tape_step(&v, st, i), v.unit, c->is_train);
+  }
+  for (int j = 0; j < ns && rc == 0; j++) {
+    mxw_tensor last = tape_state(&v, st, x, len, j);
+    memcpy(c->outputs[nod + j].data, last.data, tensor_bytes(&last));
+  }
+  if (rc == 0) tape_close(&v, len);
   free(sin);
   return rc;
 }
@@ -929,23 +1127,32 @@ static int while_forward(const mxw_op_call *c) {
   for (int k = 0; k < ncin; k++) cin[k] = c->inputs[st->loc[0][k]];
   for (int k = 0; k < nfin; k++) fin[k] = c->inputs[st->loc[1][k]];
   for (int v = 0; v < nv; v++) init[v] = fin[st->loc[2][v]];
+  /* with a tape (a graph that will be differentiated): the variables of every step and each
+   * step's values kept there; else double-buffered */
+  const mxw_tensor *tape = &c->outputs[st->num_outputs];
+  tape_view tv = {NULL, 0, 0, 0, 0};
   loop_bufs b = {0, NULL, NULL, NULL};
-  int rc = bufs_init(&b, nv, init);
+  int rc = tape->data ? plan_bind(pf, fin) : bufs_init(&b, nv, init);
+  if (rc == 0 && tape->data) rc = tape_open(st, tape, c->inputs, pf->step_units, &tv);
+  for (int v = 0; v < nv && rc == 0 && tape->data; v++) {
+    mxw_tensor s0 = tape_state(&tv, st, c->inputs, 0, v);
+    memcpy(s0.data, init[v].data, tensor_bytes(&s0));
+  }
   int64_t step = 0;
   while (rc == 0 && step < st->max_iterations) {
     /* the loop variables, wherever cond and func read them */
     for (int v = 0; v < nv; v++) {
       int64_t pos = st->loc[1][st->loc[2][v]];
-      fin[st->loc[2][v]] = b.cur[v];
+      fin[st->loc[2][v]] = tape->data ? tape_state(&tv, st, c->inputs, step, v) : b.cur[v];
       for (int k = 0; k < ncin; k++)
-        if (st->loc[0][k] == pos) cin[k] = b.cur[v];
+        if (st->loc[0][k] == pos) cin[k] = fin[st->loc[2][v]];
     }
     int go = 0;
     if ((rc = cond_eval(pc, cin, c->is_train, &go)) != 0 || !go) break;
     for (int h = 0; h < nod; h++) fout[h] = row_of(&c->outputs[h], step);
-    for (int v = 0; v < nv; v++) fout[nod + v] = b.next[v];
-    if ((rc = plan_run(pf, fin, fout, c->is_train)) != 0) break;
-    bufs_swap(&b);
+    for (int v = 0; v < nv; v++) fout[nod + v] = tape->data ? tape_state(&tv, st, c->inputs, step + 1, v) : b.next[v];
+    if ((rc = plan_run(pf, fin, fout, tape->data ? tape_step(&tv, st, step) : NULL, tv.unit, c->is_train)) != 0) break;
+    if (!tape->data) bufs_swap(&b);
     step++;
   }
   if (rc == 0) {
@@ -956,7 +1163,11 @@ static int while_forward(const mxw_op_call *c) {
       size_t row = tensor_bytes(&r);
       memset((char *)c->outputs[h].data + (size_t)step * row, 0, (size_t)(st->max_iterations - step) * row);
     }
-    for (int v = 0; v < nv; v++) memcpy(c->outputs[nod + v].data, b.cur[v].data, tensor_bytes(&b.cur[v]));
+    for (int v = 0; v < nv; v++) {
+      const mxw_tensor last = tape->data ? tape_state(&tv, st, c->inputs, step, v) : b.cur[v];
+      memcpy(c->outputs[nod + v].data, last.data, tensor_bytes(&last));
+    }
+    if (tape->data) tape_close(&tv, step);
   }
   bufs_free(&b);
   free(cin);
@@ -980,30 +1191,55 @@ static int cond_forward(const mxw_op_call *c) {
     sg_plan *p = get_plan(st, g);
     if (!p) rc = -1;
     for (int k = 0; rc == 0 && k < st->nloc[g]; k++) in[k] = c->inputs[st->loc[g][k]];
-    if (rc == 0) rc = plan_run(p, in, c->outputs, c->is_train);
+    /* with a tape: the branch taken and its values */
+    const mxw_tensor *tape = &c->outputs[st->num_outputs];
+    tape_view tv = {NULL, 0, 0, 0, 0};
+    if (rc == 0 && tape->data && (rc = plan_bind(p, in)) == 0) rc = tape_open(st, tape, c->inputs, p->step_units, &tv);
+    if (rc == 0) rc = plan_run(p, in, c->outputs, tape->data ? tape_step(&tv, st, 0) : NULL, tv.unit, c->is_train);
+    if (rc == 0 && tape->data) tape_close(&tv, g);
   }
   free(in);
   return rc;
 }
 
 /* ---- gradients (MXNet's ForeachGradient, WhileLoopGradient, CondGradient) ----------------------
- * Each op's FGradient is one _backward_<op> node taking the outputs' gradients then the op's
- * inputs, and giving every input's gradient. Its kernel differentiates a subgraph with the
- * gradient pass the rest of the graph uses (mxw_gradient_build from the subgraph's heads to all
- * of its inputs, so each body op's own FGradient), planned once per input signature: a plan of
- * [heads, input gradients] whose first `split` nodes are the subgraph's own. MXNet's stateful
- * ops keep each iteration's values from the forward call; here the forward and backward nodes
- * share no per-call state, so the backward runs the loop's forward again keeping every step's
- * values (a tape), then the steps' backward halves in reverse order. A body drawing random
- * numbers would draw other ones the second time: its backward is refused. */
+ * Each op's FGradient is one _backward_<op> node taking the outputs' gradients, the op's inputs
+ * and the op's tape, and giving every input's gradient. Its kernel differentiates a subgraph with
+ * the gradient pass the rest of the graph uses (mxw_gradient_build from the subgraph's heads to
+ * all of its inputs, so each body op's own FGradient), planned once per input signature: a plan
+ * of [heads, input gradients] whose first `split` nodes are the subgraph's own.
+ *
+ * What the backward reads is what the forward kept (MXNet's stateful ops keep each iteration's
+ * values from the forward call in their OpStatePtr): the forward never runs again, so a body
+ * drawing random numbers (Dropout, _random_*) gets the gradient of the numbers it drew, and an op
+ * updating its state inputs (BatchNorm's running statistics) updates them once. Where the values
+ * live -- the design, chosen over the alternatives this executor offers:
+ *   - the tape is a hidden last output of the op (as Dropout's mask is Dropout's), of the shape
+ *     and dtype inference gives it: the loop states at every step, then every step's forward
+ *     operator values (one step's layout is the subgraph plan's, sg_plan.off), then a head with
+ *     the steps taken (while_loop) or the branch (cond); see cf_tape_units;
+ *   - the _backward_ node reads it as an input, so the executor's liveness keeps it from the
+ *     forward to the backward: in a hybridized training graph it lives in the recorded call's
+ *     arena, which the call owns until its backward without retain_graph returns it to the plan's
+ *     pool (cached_op.c) -- two calls before one backward keep two tapes, a retained graph's
+ *     second backward reads the same one, a third without retain_graph fails as for any graph,
+ *     and 200 training steps reuse the pooled arenas (memory flat);
+ *   - mxw_op_def.tape_output names it: an executor gives it no buffer when no node reads it (an
+ *     inference graph, a training graph whose loop needs no gradient), and the forward keeps
+ *     nothing when its data is NULL, so inference runs as before, in the same memory;
+ *   - a nested control-flow node's tape is one of its body's forward values: it sits inside the
+ *     outer tape's step, and the outer backward's per-step plan hands it to the inner backward.
+ * The per-call state (OpStatePtr) of MXNet would need the executor to pair a backward node with
+ * its forward node's state per arena; a hidden output is that pairing, through an edge the
+ * executor and its memory planner already handle. The tape's size depends on shapes only (16
+ * "units" per value, the unit the widest dtype among the kept values), since shape inference runs
+ * without dtypes; while_loop's is sized for max_iterations steps, as its outputs are. */
 typedef struct sg_grad {
   mxw_symbol *sym; /* [heads..., input gradients...] */
   sg_plan *p;
-  int split;      /* nodes [0, split) are the subgraph's forward */
-  int nin, nh;    /* the subgraph's inputs and heads */
-  int *ograd_pos; /* per head: its gradient variable's position among p's inputs, -1 if unused */
-  size_t *off;    /* per entry of a forward operator: its offset in a step's tape */
-  size_t step_bytes;
+  int split;       /* nodes [0, split) are the subgraph's forward */
+  int nin, nh;     /* the subgraph's inputs and heads */
+  int *ograd_pos;  /* per head: its gradient variable's position among p's inputs, -1 if unused */
   mxw_tensor *tin; /* p->nin: the plan's inputs (shapes and dtypes bound; data set per run) */
   mxw_shape *sig_s;
   int *sig_t;
@@ -1014,7 +1250,6 @@ static void grad_free(sg_grad *gr) {
   plan_free(gr->p);
   mxw_sym_free(gr->sym);
   free(gr->ograd_pos);
-  free(gr->off);
   free(gr->tin);
   free(gr->sig_s);
   free(gr->sig_t);
@@ -1100,8 +1335,7 @@ static sg_grad *grad_build(sg_plan *fp, const mxw_symbol *sub, const mxw_tensor 
     goto done;
   }
   gr->tin = (mxw_tensor *)calloc((size_t)(p->nin ? p->nin : 1), sizeof(mxw_tensor));
-  gr->off = (size_t *)calloc((size_t)(p->ne ? p->ne : 1), sizeof(size_t));
-  if (!gr->tin || !gr->off) {
+  if (!gr->tin) {
     mxw_fail("out of memory");
     goto done;
   }
@@ -1111,14 +1345,13 @@ static sg_grad *grad_build(sg_plan *fp, const mxw_symbol *sub, const mxw_tensor 
       int e = fp->head_entry[h];
       gr->tin[gr->ograd_pos[h]] = (mxw_tensor){NULL, fp->types[e], fp->shapes[e]};
     }
+  /* the forward operators' values are read from the tape: no buffers for them */
+  for (int e = 0; e < p->entry_base[gr->split]; e++) p->noalloc[e] = 1;
   if (plan_bind(p, gr->tin) != 0) goto done;
-  for (int i = 0; i < gr->split; i++) {
-    if (!p->nodes[i]->op) continue;
-    for (int e = p->entry_base[i]; e < p->entry_base[i + 1]; e++) {
-      gr->off[e] = gr->step_bytes;
-      size_t bytes = (size_t)mxw_shape_size(&p->shapes[e]) * (size_t)mxw_dtype_size(p->types[e]);
-      gr->step_bytes += (bytes + 63) & ~(size_t)63;
-    }
+  /* their offsets in a step's tape: the forward plan's (same nodes, same shapes) */
+  if (step_units(p, gr->split, NULL) != fp->step_units) {
+    mxw_fail("internal error: the gradient graph's forward half does not match the subgraph's");
+    goto done;
   }
   ok = 1;
 done:
@@ -1162,40 +1395,14 @@ static sg_grad *grad_get(cf_state *st, int k, const mxw_tensor *in) {
   return gr;
 }
 
-/* The backward runs a subgraph's forward again (in the backward pass's train mode): refused when
- * that draws random numbers, or updates an op's state (BatchNorm's running statistics) twice. */
-static int check_replayable(const sg_plan *p, const char *op, int is_train) {
-  for (int i = 0; i < p->nn; i++) {
-    const mxw_node *n = p->nodes[i];
-    if (!n->op) continue;
-    const char *nm = n->op->name;
-    int r = strncmp(nm, "_random_", 8) == 0 || strncmp(nm, "_sample_", 8) == 0 ||
-            strncmp(nm, "_image_random_", 14) == 0 || strcmp(nm, "_shuffle") == 0;
-    if (!r && (strcmp(nm, "Dropout") == 0 || strcmp(nm, "RNN") == 0)) {
-      const char *pv = mxw_attrs_get(&n->attrs, "p"), *mode = mxw_attrs_get(&n->attrs, "mode");
-      double prob = pv ? strtod(pv, NULL) : nm[0] == 'D' ? 0.5 : 0.0;
-      r = prob > 0 && (is_train || (mode && strcmp(mode, "always") == 0));
-    }
-    MXW_CHECK(!r,
-              "%s's gradient is not supported with node '%s' (%s) in a subgraph: the backward runs the subgraph's "
-              "forward again, which would draw other random numbers than the forward did",
-              op, n->name, nm);
-    MXW_CHECK(!is_train || n->op->num_mutate_inputs == 0,
-              "%s's gradient is not supported with node '%s' (%s) in a subgraph when training: the backward runs the "
-              "subgraph's forward again, which would update the node's state inputs a second time",
-              op, n->name, nm);
-  }
-  return 0;
-}
-
 /* Runs nodes [from, to) of the gradient plan: its inputs from gr->tin, the forward operators'
- * values in one step's tape. */
-static int grad_run(sg_grad *gr, uint8_t *tape, int from, int to, int is_train) {
+ * values in one step's tape (of `unit`-byte elements, at the offsets of the forward plan fp). */
+static int grad_run(sg_grad *gr, const sg_plan *fp, uint8_t *tape, int unit, int from, int to, int is_train) {
   sg_plan *p = gr->p;
   for (int i = 0; i < p->nn; i++) {
     int fwd = i < gr->split;
     for (int e = p->entry_base[i]; e < p->entry_base[i + 1]; e++)
-      p->data[e] = !p->nodes[i]->op ? NULL : fwd ? (void *)(tape + gr->off[e]) : p->buf[e];
+      p->data[e] = !p->nodes[i]->op ? NULL : fwd ? (void *)(tape + (size_t)fp->off[e] * (size_t)unit) : p->buf[e];
   }
   for (int k = 0; k < p->nin; k++) p->data[p->entry_base[p->input_node[k]]] = gr->tin[k].data;
   return plan_exec(p, from, to, is_train);
@@ -1230,50 +1437,13 @@ static void zero_grads(const mxw_op_call *c) {
   for (int i = 0; i < c->num_outputs; i++) memset(c->outputs[i].data, 0, tensor_bytes(&c->outputs[i]));
 }
 
-/* A tape of n steps of `bytes` each (at least one byte). */
-static uint8_t *tape_alloc(int64_t n, size_t bytes) {
-  size_t total = (size_t)(n > 0 ? n : 1) * (bytes ? bytes : 1);
-  uint8_t *t = (uint8_t *)malloc(total);
-  if (!t) mxw_fail_oom("a control-flow backward's saved steps", (double)total);
-  return t;
-}
-
-/* Loop states kept per step: n + 1 copies of the states' values, laid out like `like`. */
-typedef struct state_tape {
-  int ns;
-  size_t bytes; /* one step's */
-  size_t *off;
-  uint8_t *mem;
-} state_tape;
-static int stape_init(state_tape *t, int ns, const mxw_tensor *like, int64_t steps) {
-  t->ns = ns;
-  t->bytes = 0;
-  t->mem = NULL;
-  t->off = (size_t *)malloc(sizeof(size_t) * (size_t)(ns ? ns : 1));
-  MXW_CHECK(t->off != NULL, "out of memory");
-  for (int j = 0; j < ns; j++) {
-    t->off[j] = t->bytes;
-    t->bytes += (tensor_bytes(&like[j]) + 15) & ~(size_t)15;
-  }
-  t->mem = tape_alloc(steps + 1, t->bytes);
-  return t->mem ? 0 : -1;
-}
-static mxw_tensor stape_at(const state_tape *t, const mxw_tensor *like, int64_t step, int j) {
-  mxw_tensor r = like[j];
-  r.data = t->mem + (size_t)step * t->bytes + t->off[j];
-  return r;
-}
-static void stape_free(state_tape *t) {
-  free(t->off);
-  free(t->mem);
-}
-
+/* The backward kernels' inputs: [output gradients (num_outputs), the op's inputs, its tape]. */
 static int foreach_backward(const mxw_op_call *c) {
   cf_state *st = ((const cf_param *)c->param)->st;
   if (!st) return no_state("_backward_foreach");
   int nd = st->nloc[0], ns = st->nloc[1], nr = st->nloc[2], nod = (int)st->num_out_data, nout = (int)st->num_outputs;
-  const mxw_tensor *og = c->inputs, *x = c->inputs + nout;
-  int64_t len = x[0].shape.dims[0];
+  const mxw_tensor *og = c->inputs, *x = c->inputs + nout, *tape = &c->inputs[c->num_inputs - 1];
+  int64_t len = x[0].shape.dims[0], steps = 0;
   zero_grads(c);
   if (len == 0) { /* the final states are the initial ones */
     for (int j = 0; j < ns; j++) put_grad(&c->outputs[nd + j], &og[nod + j], 0);
@@ -1284,47 +1454,42 @@ static int foreach_backward(const mxw_op_call *c) {
   mxw_tensor *sin = (mxw_tensor *)calloc((size_t)fp->nin + (size_t)ns + 1, sizeof(mxw_tensor));
   if (!sin) return mxw_fail("out of memory");
   mxw_tensor *gs = sin + fp->nin; /* the states' gradients, carried backwards */
-  state_tape stt = {0, 0, NULL, NULL};
-  uint8_t *tape = NULL, *gmem = NULL;
+  uint8_t *gmem = NULL;
+  size_t gbytes = 0;
   int rc = -1;
+  tape_view v;
   for (int j = 0; j < nd; j++) sin[st->loc[0][j]] = row_of(&x[j], 0);
   for (int j = 0; j < ns; j++) sin[st->loc[1][j]] = x[nd + j];
   for (int j = 0; j < nr; j++) sin[st->loc[2][j]] = x[nd + ns + j];
   sg_grad *gr = grad_get(st, 0, sin);
-  if (!gr || check_replayable(gr->p, "_foreach", c->is_train) != 0 || stape_init(&stt, ns, x + nd, len) != 0 ||
-      !(tape = tape_alloc(len, gr->step_bytes)) || !(gmem = tape_alloc(1, stt.bytes)))
+  if (!gr || tape_open(st, tape, c->inputs + nout, fp->step_units, &v) != 0 || tape_steps(&v, st, &steps) != 0)
     goto done;
-  for (int j = 0; j < ns; j++) {
-    mxw_tensor s0 = stape_at(&stt, x + nd, 0, j);
-    memcpy(s0.data, x[nd + j].data, tensor_bytes(&s0));
+  if (steps != len) {
+    mxw_fail("_foreach's tape recorded %lld steps for %lld rows", (long long)steps, (long long)len);
+    goto done;
   }
-  /* the forward again, keeping every step's values */
-  for (int64_t i = 0; i < len; i++) {
-    for (int j = 0; j < nd; j++) gr->tin[st->loc[0][j]].data = row_of(&x[j], i).data;
-    for (int j = 0; j < ns; j++) gr->tin[st->loc[1][j]].data = stape_at(&stt, x + nd, i, j).data;
-    for (int j = 0; j < nr; j++) gr->tin[st->loc[2][j]].data = x[nd + ns + j].data;
-    if (grad_run(gr, tape + (size_t)i * gr->step_bytes, 0, gr->split, c->is_train) != 0) goto done;
-    for (int j = 0; j < ns; j++) {
-      mxw_tensor h = grad_head_value(gr, nod + j), s = stape_at(&stt, x + nd, i + 1, j);
-      put_grad(&s, &h, 0);
-    }
+  for (int j = 0; j < ns; j++) gbytes += (tensor_bytes(&x[nd + j]) + 15) & ~(size_t)15;
+  if (!(gmem = (uint8_t *)malloc(gbytes ? gbytes : 1))) {
+    mxw_fail_oom("a control-flow backward's state gradients", (double)gbytes);
+    goto done;
   }
-  /* the steps' backward in reverse order: data rows get their step's gradient, the states' carry
-   * to the step before, the remaining inputs' add up */
-  for (int j = 0; j < ns; j++) {
+  /* the steps' backward in reverse order, on the values the forward kept: data rows get their
+   * step's gradient, the states' carry to the step before, the remaining inputs' add up */
+  for (size_t j = 0, o = 0; j < (size_t)ns; j++) {
     gs[j] = x[nd + j];
-    gs[j].data = gmem + stt.off[j];
+    gs[j].data = gmem + o;
+    o += (tensor_bytes(&x[nd + j]) + 15) & ~(size_t)15;
     put_grad(&gs[j], &og[nod + j], 0);
   }
   for (int64_t i = len - 1; i >= 0; i--) {
     for (int j = 0; j < nd; j++) gr->tin[st->loc[0][j]].data = row_of(&x[j], i).data;
-    for (int j = 0; j < ns; j++) gr->tin[st->loc[1][j]].data = stape_at(&stt, x + nd, i, j).data;
+    for (int j = 0; j < ns; j++) gr->tin[st->loc[1][j]].data = tape_state(&v, st, x, i, j).data;
     for (int j = 0; j < nr; j++) gr->tin[st->loc[2][j]].data = x[nd + ns + j].data;
     for (int h = 0; h < nout; h++) {
       int pos = gr->ograd_pos[h];
       if (pos >= 0) gr->tin[pos].data = h < nod ? row_of(&og[h], i).data : gs[h - nod].data;
     }
-    if (grad_run(gr, tape + (size_t)i * gr->step_bytes, gr->split, gr->p->nn, c->is_train) != 0) goto done;
+    if (grad_run(gr, fp, tape_step(&v, st, i), v.unit, gr->split, gr->p->nn, c->is_train) != 0) goto done;
     for (int j = 0; j < nd; j++) {
       mxw_tensor r = row_of(&c->outputs[j], i), g = grad_head_value(gr, gr->nh + (int)st->loc[0][j]);
       put_grad(&r, &g, 0);
@@ -1341,8 +1506,6 @@ static int foreach_backward(const mxw_op_call *c) {
   for (int j = 0; j < ns; j++) put_grad(&c->outputs[nd + j], &gs[j], 0);
   rc = 0;
 done:
-  stape_free(&stt);
-  free(tape);
   free(gmem);
   free(sin);
   return rc;
@@ -1352,62 +1515,41 @@ static int while_backward(const mxw_op_call *c) {
   cf_state *st = ((const cf_param *)c->param)->st;
   if (!st) return no_state("_backward_while_loop");
   int nv = st->nloc[2], nod = (int)st->num_out_data, nout = (int)st->num_outputs;
-  int ncin = st->nloc[0], nfin = st->nloc[1];
-  const mxw_tensor *og = c->inputs, *x = c->inputs + nout;
+  int nfin = st->nloc[1];
+  const mxw_tensor *og = c->inputs, *x = c->inputs + nout, *tape = &c->inputs[c->num_inputs - 1];
   zero_grads(c);
-  sg_plan *pc = get_plan(st, 0);
-  if (!pc) return -1;
-  mxw_tensor *cin = (mxw_tensor *)calloc((size_t)ncin + (size_t)nfin + 2 * (size_t)nv + 1, sizeof(mxw_tensor));
-  if (!cin) return mxw_fail("out of memory");
-  mxw_tensor *fin = cin + ncin, *init = fin + nfin, *gv = init + nv;
-  for (int k = 0; k < ncin; k++) cin[k] = x[st->loc[0][k]];
+  mxw_tensor *fin = (mxw_tensor *)calloc((size_t)nfin + (size_t)nv + 1, sizeof(mxw_tensor));
+  if (!fin) return mxw_fail("out of memory");
+  mxw_tensor *gv = fin + nfin;
   for (int k = 0; k < nfin; k++) fin[k] = x[st->loc[1][k]];
-  for (int v = 0; v < nv; v++) init[v] = fin[st->loc[2][v]];
-  state_tape vt = {0, 0, NULL, NULL};
-  uint8_t *tape = NULL, *gmem = NULL;
+  uint8_t *gmem = NULL;
+  size_t gbytes = 0;
   int rc = -1;
   int64_t n = 0;
+  tape_view tv;
   sg_grad *gr = grad_get(st, 1, fin);
-  if (!gr || check_replayable(pc, "_while_loop", c->is_train) != 0 ||
-      check_replayable(gr->p, "_while_loop", c->is_train) != 0 || stape_init(&vt, nv, init, st->max_iterations) != 0 ||
-      !(tape = tape_alloc(st->max_iterations, gr->step_bytes)) || !(gmem = tape_alloc(1, vt.bytes)))
+  if (!gr || tape_open(st, tape, x, st->plan[1]->step_units, &tv) != 0 || tape_steps(&tv, st, &n) != 0) goto done;
+  for (int v = 0; v < nv; v++) gbytes += (tensor_bytes(&fin[st->loc[2][v]]) + 15) & ~(size_t)15;
+  if (!(gmem = (uint8_t *)malloc(gbytes ? gbytes : 1))) {
+    mxw_fail_oom("a control-flow backward's state gradients", (double)gbytes);
     goto done;
-  for (int v = 0; v < nv; v++) {
-    mxw_tensor s0 = stape_at(&vt, init, 0, v);
-    memcpy(s0.data, init[v].data, tensor_bytes(&s0));
   }
-  /* the forward again (the condition decides the number of steps), keeping every step's values */
-  for (; n < st->max_iterations; n++) {
-    for (int v = 0; v < nv; v++) {
-      int64_t pos = st->loc[1][st->loc[2][v]];
-      fin[st->loc[2][v]] = stape_at(&vt, init, n, v);
-      for (int k = 0; k < ncin; k++)
-        if (st->loc[0][k] == pos) cin[k] = fin[st->loc[2][v]];
-    }
-    int go = 0;
-    if (cond_eval(pc, cin, c->is_train, &go) != 0) goto done;
-    if (!go) break;
-    for (int k = 0; k < nfin; k++) gr->tin[k].data = fin[k].data;
-    if (grad_run(gr, tape + (size_t)n * gr->step_bytes, 0, gr->split, c->is_train) != 0) goto done;
-    for (int v = 0; v < nv; v++) {
-      mxw_tensor h = grad_head_value(gr, nod + v), s = stape_at(&vt, init, n + 1, v);
-      put_grad(&s, &h, 0);
-    }
-  }
-  /* backward over the steps taken (the padding rows' gradients are not used) */
-  for (int v = 0; v < nv; v++) {
-    gv[v] = init[v];
-    gv[v].data = gmem + vt.off[v];
+  /* backward over the steps the forward took, on the values it kept (the padding rows'
+   * gradients are not used) */
+  for (size_t v = 0, o = 0; v < (size_t)nv; v++) {
+    gv[v] = fin[st->loc[2][v]];
+    gv[v].data = gmem + o;
+    o += (tensor_bytes(&gv[v]) + 15) & ~(size_t)15;
     put_grad(&gv[v], &og[nod + v], 0);
   }
   for (int64_t i = n - 1; i >= 0; i--) {
     for (int k = 0; k < nfin; k++) gr->tin[k].data = fin[k].data;
-    for (int v = 0; v < nv; v++) gr->tin[st->loc[2][v]].data = stape_at(&vt, init, i, v).data;
+    for (int v = 0; v < nv; v++) gr->tin[st->loc[2][v]].data = tape_state(&tv, st, x, i, v).data;
     for (int h = 0; h < nout; h++) {
       int pos = gr->ograd_pos[h];
       if (pos >= 0) gr->tin[pos].data = h < nod ? row_of(&og[h], i).data : gv[h - nod].data;
     }
-    if (grad_run(gr, tape + (size_t)i * gr->step_bytes, gr->split, gr->p->nn, c->is_train) != 0) goto done;
+    if (grad_run(gr, st->plan[1], tape_step(&tv, st, i), tv.unit, gr->split, gr->p->nn, c->is_train) != 0) goto done;
     for (int k = 0; k < nfin; k++) {
       int v = -1;
       for (int u = 0; u < nv; u++)
@@ -1422,10 +1564,8 @@ static int while_backward(const mxw_op_call *c) {
   for (int v = 0; v < nv; v++) put_grad(&c->outputs[st->loc[1][st->loc[2][v]]], &gv[v], 0);
   rc = 0;
 done:
-  stape_free(&vt);
-  free(tape);
   free(gmem);
-  free(cin);
+  free(fin);
   return rc;
 }
 
@@ -1433,34 +1573,34 @@ static int cond_backward(const mxw_op_call *c) {
   cf_state *st = ((const cf_param *)c->param)->st;
   if (!st) return no_state("_backward_cond");
   int nout = (int)st->num_outputs;
-  const mxw_tensor *og = c->inputs, *x = c->inputs + nout;
+  const mxw_tensor *og = c->inputs, *x = c->inputs + nout, *tape = &c->inputs[c->num_inputs - 1];
   zero_grads(c);
-  sg_plan *pc = get_plan(st, 0);
-  if (!pc) return -1;
-  int nmax = st->nloc[0] > st->nloc[1] ? st->nloc[0] : st->nloc[1];
-  if (st->nloc[2] > nmax) nmax = st->nloc[2];
+  int nmax = st->nloc[1] > st->nloc[2] ? st->nloc[1] : st->nloc[2];
   mxw_tensor *in = (mxw_tensor *)calloc((size_t)nmax + 1, sizeof(mxw_tensor));
   if (!in) return mxw_fail("out of memory");
-  uint8_t *tape = NULL;
-  int go = 0, rc = -1;
-  for (int k = 0; k < st->nloc[0]; k++) in[k] = x[st->loc[0][k]];
-  if (check_replayable(pc, "_cond", c->is_train) != 0 || cond_eval(pc, in, c->is_train, &go) != 0) goto done;
-  /* the branch that ran gets the gradients; the inputs it does not read get zeros */
-  int b = go ? 1 : 2;
+  int rc = -1;
+  int64_t b = 0;
+  tape_view tv;
+  /* the branch that ran (as the forward recorded it) gets the gradients; the inputs it does not
+   * read get zeros */
+  if (tape_open(st, tape, x, 0, &tv) != 0 || tape_steps(&tv, st, &b) != 0) goto done;
+  if (b != 1 && b != 2) {
+    mxw_fail("_cond's backward found no record of the branch its forward took");
+    goto done;
+  }
   for (int k = 0; k < st->nloc[b]; k++) in[k] = x[st->loc[b][k]];
-  sg_grad *gr = grad_get(st, b, in);
-  if (!gr || check_replayable(gr->p, "_cond", c->is_train) != 0 || !(tape = tape_alloc(1, gr->step_bytes))) goto done;
+  sg_grad *gr = grad_get(st, (int)b, in);
+  if (!gr) goto done;
   for (int k = 0; k < st->nloc[b]; k++) gr->tin[k].data = in[k].data;
   for (int h = 0; h < nout; h++)
     if (gr->ograd_pos[h] >= 0) gr->tin[gr->ograd_pos[h]].data = og[h].data;
-  if (grad_run(gr, tape, 0, gr->p->nn, c->is_train) != 0) goto done;
+  if (grad_run(gr, st->plan[b], tape_step(&tv, st, 0), tv.unit, gr->split, gr->p->nn, c->is_train) != 0) goto done;
   for (int k = 0; k < st->nloc[b]; k++) {
     mxw_tensor g = grad_head_value(gr, gr->nh + k);
     put_grad(&c->outputs[st->loc[b][k]], &g, 0);
   }
   rc = 0;
 done:
-  free(tape);
   free(in);
   return rc;
 }
@@ -1472,30 +1612,32 @@ static const char *const k_cf_backward[] = {"_backward_foreach", "_backward_whil
 static int cf_gradient(mxw_grad_ctx *g) {
   const cf_state *st = ((const cf_param *)mxw_grad_param(g))->st;
   if (!st) return no_state("a control-flow operator");
-  int nout = mxw_grad_num_outputs(g), nin = mxw_grad_num_inputs(g);
-  mxw_gid *in = (mxw_gid *)malloc(sizeof(mxw_gid) * (size_t)(nout + 2 * nin + 1)), *out = in ? in + nout + nin : NULL;
+  int nout = (int)st->num_outputs, nin = mxw_grad_num_inputs(g);
+  mxw_gid *in = (mxw_gid *)malloc(sizeof(mxw_gid) * (size_t)(nout + 2 * nin + 2)),
+          *out = in ? in + nout + nin + 1 : NULL;
   MXW_CHECK(in != NULL, "out of memory");
   for (int h = 0; h < nout; h++) in[h] = mxw_grad_ograd(g, h);
   for (int i = 0; i < nin; i++) in[nout + i] = mxw_grad_in(g, i);
-  int rc = mxw_grad_op_fwd(g, k_cf_backward[st->kind], in, nout + nin, out, nin);
+  in[nout + nin] = mxw_grad_out(g, nout); /* the tape */
+  int rc = mxw_grad_op_fwd(g, k_cf_backward[st->kind], in, nout + nin + 1, out, nin);
   for (int i = 0; i < nin && rc == 0; i++)
     if (mxw_dtype_is_float(mxw_grad_in_dtype(g, i))) rc = mxw_grad_set(g, i, out[i]);
   free(in);
   return rc;
 }
 
-/* The backward ops: inputs [output gradients (num_outputs), forward inputs], outputs the forward
- * inputs' gradients, each of its input's shape and dtype. */
+/* The backward ops: inputs [output gradients (num_outputs), forward inputs, the forward's tape],
+ * outputs the forward inputs' gradients, each of its input's shape and dtype. */
 static int cfb_num_inputs(const void *param) {
   const cf_state *st = ((const cf_param *)param)->st;
-  return st ? (int)st->num_outputs + (int)st->num_args - k_cf_graph_args[st->kind] : 0;
+  return st ? (int)st->num_outputs + (int)st->num_args - k_cf_graph_args[st->kind] + 1 : 0;
 }
 static int cfb_num_outputs(const void *param) { return cf_num_inputs(param) > 0 ? cf_num_inputs(param) : 1; }
 static int cfb_infer_shape(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
   const cf_state *st = ((const cf_param *)param)->st;
   if (!st) return no_state("a control-flow backward operator");
   int no = (int)st->num_outputs;
-  MXW_CHECK(nin == no + nout, "%d inputs for %d outputs", nin, nout);
+  MXW_CHECK(nin == no + nout + 1, "%d inputs for %d outputs", nin, nout);
   for (int i = 0; i < nout; i++) {
     MXW_TRY(mxw_shape_assign(&out[i], &in[no + i], "input gradient"));
     MXW_TRY(mxw_shape_assign(&in[no + i], &out[i], "input"));
@@ -1506,7 +1648,7 @@ static int cfb_infer_type(const void *param, int nin, int *in, int nout, int *ou
   const cf_state *st = ((const cf_param *)param)->st;
   if (!st) return no_state("a control-flow backward operator");
   int no = (int)st->num_outputs;
-  MXW_CHECK(nin == no + nout, "%d inputs for %d outputs", nin, nout);
+  MXW_CHECK(nin == no + nout + 1, "%d inputs for %d outputs", nin, nout);
   for (int i = 0; i < nout; i++) {
     if (out[i] < 0) out[i] = in[no + i];
     if (in[no + i] < 0) in[no + i] = out[i];
@@ -1524,20 +1666,22 @@ static const char *data_name(const void *param, int index) {
   return names[index];
 }
 
-#define CF_OP(var, nm, fwd, dc)                             \
-  const mxw_op_def var = {.name = nm,                       \
-                          .doc = dc,                        \
-                          .param_size = sizeof(cf_param),   \
-                          .num_inputs = MXW_VARIADIC,       \
-                          .num_inputs_fn = cf_num_inputs,   \
-                          .num_outputs = 1,                 \
-                          .num_outputs_fn = cf_num_outputs, \
-                          .infer_shape = cf_infer_shape,    \
-                          .infer_type = cf_infer_type,      \
-                          .forward = fwd,                   \
-                          .gradient = cf_gradient,          \
-                          .input_name_fn = data_name,       \
-                          .param_retain = cf_retain,        \
+#define CF_OP(var, nm, fwd, dc)                                             \
+  const mxw_op_def var = {.name = nm,                                       \
+                          .doc = dc,                                        \
+                          .param_size = sizeof(cf_param),                   \
+                          .num_inputs = MXW_VARIADIC,                       \
+                          .num_inputs_fn = cf_num_inputs,                   \
+                          .num_outputs = 1,                                 \
+                          .num_outputs_fn = cf_num_outputs,                 \
+                          .num_visible_outputs_fn = cf_num_visible_outputs, \
+                          .tape_output = cf_tape_output,                    \
+                          .infer_shape = cf_infer_shape,                    \
+                          .infer_type = cf_infer_type,                      \
+                          .forward = fwd,                                   \
+                          .gradient = cf_gradient,                          \
+                          .input_name_fn = data_name,                       \
+                          .param_retain = cf_retain,                        \
                           .param_release = cf_release}
 CF_OP(mxw_op_foreach, "_foreach", foreach_forward,
       "Run a for loop over an NDArray with user-defined computation (a subgraph run per slice along axis 0)");
@@ -1559,12 +1703,13 @@ CF_OP(mxw_op_cond, "_cond", cond_forward, "Run an if-then-else using user-define
                           .input_name_fn = data_name,        \
                           .param_retain = cf_retain,         \
                           .param_release = cf_release}
-CF_BACKWARD_OP(mxw_op_backward_foreach, "_backward_foreach", foreach_backward,
-               "the gradient of _foreach: the body's forward again, then its backward per step in reverse order");
+CF_BACKWARD_OP(
+    mxw_op_backward_foreach, "_backward_foreach", foreach_backward,
+    "the gradient of _foreach: the body's backward per step in reverse order, on the values its forward kept");
 CF_BACKWARD_OP(mxw_op_backward_while_loop, "_backward_while_loop", while_backward,
-               "the gradient of _while_loop: the loop again, then func's backward per step taken in reverse order");
+               "the gradient of _while_loop: func's backward per step taken in reverse order, on the values kept");
 CF_BACKWARD_OP(mxw_op_backward_cond, "_backward_cond", cond_backward,
-               "the gradient of _cond: the backward of the branch the condition selects");
+               "the gradient of _cond: the backward of the branch the forward took, on the values it kept");
 
 /* ---- composing a control-flow node (mx.sym.contrib.*) ------------------------------------------ */
 /* A node of op (_foreach, _while_loop, _cond) named name, with attributes, subgraphs subs[0..nsub)
@@ -1614,7 +1759,7 @@ MXW_API int mxw_sym_compose_subgraphs(int op_id, const char *name, int nattr, co
     mxw_node_retain(n->inputs[i].node);
     n->num_inputs++;
   }
-  if (!(s = mxw_symbol_of_node(n, mxw_node_num_outputs(n)))) goto fail;
+  if (!(s = mxw_symbol_of_node(n, mxw_node_num_visible_outputs(n)))) goto fail;
   *out = s;
   return 0;
 fail:

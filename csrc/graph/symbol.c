@@ -274,6 +274,9 @@ int mxw_node_set_op(mxw_node *n, int op_id) {
 
 int mxw_node_num_outputs(const mxw_node *n) { return n->op ? mxw_params_num_outputs(n->params) : 1; }
 int mxw_node_num_visible_outputs(const mxw_node *n) { return n->op ? mxw_params_num_visible_outputs(n->params) : 1; }
+int mxw_node_tape_output(const mxw_node *n) {
+  return n->op && n->op->tape_output ? n->op->tape_output(n->params->param) : -1;
+}
 
 void mxw_node_input_name(const mxw_node *n, int i, char *buf, size_t len) {
   const mxw_op_def *op = n->op;
@@ -305,7 +308,8 @@ void mxw_node_output_name(const mxw_node *n, int i, char *buf, size_t len) {
       return;
     }
   }
-  if (mxw_node_num_outputs(n) == 1)
+  /* a tape output is not counted: a one-output _foreach's output is "output", as in MXNet */
+  if (mxw_node_num_outputs(n) - (mxw_node_tape_output(n) >= 0) == 1)
     snprintf(buf, len, "output");
   else
     snprintf(buf, len, "output%d", i);

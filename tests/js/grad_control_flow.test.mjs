@@ -296,28 +296,136 @@ test('cond nested in a foreach body, with a parameter: hybridized equals imperat
   sameAsImperative(() => new Clip(), [X, nd.array([0.2, -0.4])], ([out, tot]) => out.mul(h).sum().add(tot.sum()));
 });
 
-test('a body drawing random numbers: the backward refuses with an MXNetError naming the op and the node', () => {
-  class Drop extends gluon.HybridBlock {
-    constructor() { super(); this.w = this.params.get('w', { shape: [2] }); this.initialize(); }
-    hybridForward(F, x, s, params) {
-      return F.contrib.foreach((row, [st]) => {
-        const y = F.Dropout(F.broadcast_mul(row, params.w), { p: 0.5 }).add(st);
-        return [y, [y]];
-      }, x, [s])[0];
-    }
+// ---- the backward reads the values the forward kept (it does not run the forward again) ----------------
+// A Dropout(p = 0.5) in training keeps an element with probability 1/2 and scales it by 1 / (1 - p) = 2.
+// Its mask is read back from the forward's own output (where the output is 0 the element was dropped:
+// the inputs are nonzero), so the hand-worked gradient uses the numbers the forward drew. A backward
+// that ran the forward again would draw other masks and miss these values.
+const P = 0.5, SCALE = 1 / (1 - P);
+class DropRecur extends gluon.HybridBlock {
+  constructor() { super(); this.w = this.params.get('w', { shape: [4] }); this.initialize(); this.w.setData(nd.array([0.5, -1.5, 2, 0.75])); }
+  hybridForward(F, x, s, params) {
+    // d_t = Dropout(x_t * w); s_t = s_{t-1} + d_t; outputs [d_t], the last s
+    const [d, [last]] = F.contrib.foreach((row, [st]) => {
+      const y = F.Dropout(F.broadcast_mul(row, params.w), { p: P });
+      return [y, [st.add(y)]];
+    }, x, [s]);
+    return [d, last];
   }
-  const net = new Drop();
+}
+// L = sum(d * h) + sum(last): dL/dd_t = h_t + 1, so dL/dw_i = sum_t (h_ti + 1) x_ti SCALE m_ti,
+// dL/dx_ti = (h_ti + 1) w_i SCALE m_ti, dL/ds = 1.
+function dropRecurExpected(X, W, H, D) {
+  const T = X.length, n = W.length, gw = new Array(n).fill(0), gx = X.map((r) => r.map(() => 0));
+  for (let t = 0; t < T; t++)
+    for (let i = 0; i < n; i++) {
+      const m = D[t][i] !== 0 ? 1 : 0;
+      gw[i] += (H[t][i] + 1) * X[t][i] * SCALE * m;
+      gx[t][i] = (H[t][i] + 1) * W[i] * SCALE * m;
+    }
+  return { gw, gx: gx.flat() };
+}
+
+test('foreach: a body with Dropout(p=0.5) in training trains hybridized, with the gradients of the masks its forward drew', () => {
+  mx.random.seed(7);
+  const X = [[1, 2, -1, 0.5], [-2, 1.5, 3, -1], [0.25, -0.5, 1, 2], [1, 1, -1, -1], [2, -3, 0.5, 1.5], [-1, 0.75, 2, 1]];
+  const H = X.map((r) => r.map(() => Math.round(uniform(1)[0] * 100) / 100));
+  const net = new DropRecur();
   net.hybridize();
-  const x = nd.ones([3, 2]);
-  assert.throws(() => autograd.record(() => net.forward(x, nd.zeros([2])).sum().backward()),
-    isErr(/_foreach's gradient is not supported with node '.*dropout.*' \(Dropout\)/));
-  // outside training the dropout is an identity: the gradient runs (the backward replays the body in
-  // the backward pass's mode, so that one is the predict mode too)
-  autograd.record(() => net.forward(x, nd.zeros([2])).sum().backward(undefined, { trainMode: false }), false);
-  assert.deepEqual(vals(net.w.grad()), [6, 6]);
+  const x = nd.array(X), s = nd.zeros([4]);
+  x.attachGrad();
+  s.attachGrad();
+  let d, loss;
+  autograd.record(() => {
+    const [d1, last] = net.forward(x, s);
+    const [d2] = net.forward(x, s); // a second call before the backward keeps its own values
+    d = d1;
+    loss = d1.mul(nd.array(H)).sum().add(last.sum()).add(d2.mul(0).sum());
+  });
+  loss.backward({ retainGraph: true });
+  const D = d.toArray(), W = vals(net.w.data());
+  const dropped = D.flat().filter((v) => v === 0).length;
+  assert.ok(dropped > 0 && dropped < 24, `a mask that drops some elements (${dropped} of 24)`);
+  D.flat().forEach((v, k) => { if (v !== 0) assertClose([v], [X.flat()[k] * W[k % 4] * SCALE], { rtol: 1e-6 }); });
+  const want = dropRecurExpected(X, W, H, D);
+  assertClose(vals(net.w.grad()), want.gw, { rtol: 1e-5, atol: 1e-6, msg: 'w' });
+  assertClose(vals(x.grad), want.gx, { rtol: 1e-5, atol: 1e-6, msg: 'x' });
+  assert.deepEqual(vals(s.grad), [1, 1, 1, 1]);
+  // retain_graph: the second backward reads the same kept values; a third after one without it fails
+  loss.backward();
+  assertClose(vals(net.w.grad()), want.gw, { rtol: 1e-5, atol: 1e-6, msg: 'w, second backward' });
+  assert.throws(() => loss.backward(), isErr(/retain_graph|freed/));
 });
 
-test('a body with BatchNorm refuses the backward when training (its running statistics would update twice)', () => {
+test('foreach with Dropout: the state path and the last state, hand-worked from the masks', () => {
+  mx.random.seed(3);
+  const X = [[1, 2, -1, 0.5], [-2, 1.5, 3, -1], [0.25, -0.5, 1, 2]];
+  const H = [[0.5, -1, 2, 0.25], [1, 0, -0.5, 3], [-2, 1, 1, -1]];
+  const net = new DropRecur();
+  net.hybridize();
+  const x = nd.array(X), s = nd.array([1, 2, 3, 4]);
+  s.attachGrad();
+  let d, last;
+  autograd.record(() => {
+    [d, last] = net.forward(x, s);
+    d.mul(nd.array(H)).sum().add(last.sum()).backward();
+  });
+  const D = d.toArray(), W = vals(net.w.data());
+  // last = s + sum_t d_t
+  assertClose(vals(last), [0, 1, 2, 3].map((i) => 1 + i + D.reduce((a, r) => a + r[i], 0)), { rtol: 1e-6 });
+  assertClose(vals(net.w.grad()), dropRecurExpected(X, W, H, D).gw, { rtol: 1e-5, atol: 1e-6 });
+  assert.deepEqual(vals(s.grad), [1, 1, 1, 1]);
+});
+
+test('while_loop and cond with Dropout in training: gradients of the masks the forward drew', () => {
+  mx.random.seed(5);
+  const xv = [1.5, -2, 0.5, 3, -1, 2];
+  class DropWhile extends gluon.HybridBlock {
+    constructor() { super(); this.w = this.params.get('w', { shape: [6] }); this.initialize(); this.w.setData(nd.array([1, -0.5, 2, 0.25, -1, 0.5])); }
+    hybridForward(F, x, i, params) {
+      // 4 steps of out_t = Dropout(x * w), each drawing its own mask (max_iterations 6: 2 padding rows)
+      const [outs] = F.contrib.while_loop((k) => k.lt(4), (k) => [F.Dropout(x.mul(params.w), { p: P }), [k.add(1)]], [i], { max_iterations: 6 });
+      return outs;
+    }
+  }
+  const H = Array.from({ length: 6 }, (_, t) => xv.map((_, i) => ((t * 7 + i * 3) % 5) - 2));
+  const net = new DropWhile();
+  net.hybridize();
+  let out;
+  autograd.record(() => {
+    out = net.forward(nd.array(xv), nd.array([0]));
+    out.mul(nd.array(H)).sum().backward();
+  });
+  const O = out.toArray(), W = vals(net.w.data());
+  assert.deepEqual(O.slice(4).flat(), new Array(12).fill(0), 'padding rows');
+  const gw = xv.map((xi, i) => O.slice(0, 4).reduce((a, r, t) => a + (r[i] !== 0 ? H[t][i] * xi * SCALE : 0), 0));
+  const dropped = O.slice(0, 4).flat().filter((v) => v === 0).length;
+  assert.ok(dropped > 0 && dropped < 24, `masks that drop some elements (${dropped} of 24)`);
+  assertClose(vals(net.w.grad()), gw, { rtol: 1e-5, atol: 1e-6, msg: 'while_loop' });
+  void W;
+
+  class DropCond extends gluon.HybridBlock {
+    constructor() { super(); this.w = this.params.get('w', { shape: [6] }); this.initialize(); this.w.setData(nd.array([1, -0.5, 2, 0.25, -1, 0.5])); }
+    hybridForward(F, x, p, params) {
+      return F.contrib.cond(p.sum().gt(0), () => F.Dropout(x.mul(params.w), { p: P }), () => x.mul(params.w).mul(-1));
+    }
+  }
+  for (const [pv, taken] of [[1, 'then'], [-1, 'else']]) {
+    const c = new DropCond();
+    c.hybridize();
+    const h = [0.5, 1, -2, 1.5, 3, -1];
+    let y;
+    autograd.record(() => {
+      y = c.forward(nd.array(xv), nd.array([pv]));
+      y.mul(nd.array(h)).sum().backward();
+    });
+    const Y = vals(y);
+    const want = taken === 'then' ? xv.map((xi, i) => (Y[i] !== 0 ? h[i] * xi * SCALE : 0)) : xv.map((xi, i) => -h[i] * xi);
+    assertClose(vals(c.w.grad()), want, { rtol: 1e-5, atol: 1e-6, msg: `cond, ${taken}` });
+  }
+});
+
+test('a body with BatchNorm trains hybridized: running statistics updated once per step, as imperatively', () => {
   class BN extends gluon.HybridBlock {
     constructor() {
       super();
@@ -326,15 +434,58 @@ test('a body with BatchNorm refuses the backward when training (its running stat
       this.initialize();
     }
     hybridForward(F, x, s) {
-      return F.contrib.foreach((row, [st]) => { const y = this.bn.forward(row.expandDims(0)).reshape([2]).add(st); return [y, [y]]; }, x, [s])[0];
+      return F.contrib.foreach((row, [st]) => { const y = this.bn.forward(row).add(st); return [y, [y]]; }, x, [s])[0];
     }
   }
-  const net = new BN();
+  const X = arr([3, 4, 2]);
+  const h = arr([3, 4, 2]);
+  const run = (hybrid) => {
+    const net = new BN();
+    if (hybrid) net.hybridize();
+    const x = X.copy();
+    x.attachGrad();
+    autograd.record(() => net.forward(x, nd.zeros([4, 2])).mul(h).sum().backward());
+    return { gx: vals(x.grad), gamma: vals(net.bn.gamma.grad()), mean: vals(net.bn.running_mean.data()), v: vals(net.bn.running_var.data()) };
+  };
+  const a = run(false), b = run(true);
+  // three steps: mean_3 = 0.9^3 * 0 + sum_t 0.1 * 0.9^(2-t) * batchmean_t, not six updates
+  const Xa = X.toArray();
+  const bm = (t) => [0, 1].map((c) => Xa[t].reduce((acc, r) => acc + r[c], 0) / 4);
+  const want = [0, 1].map((c) => [0, 1, 2].reduce((acc, t) => acc * 0.9 + 0.1 * bm(t)[c], 0));
+  assertClose(a.mean, want, { rtol: 1e-5, atol: 1e-6, msg: 'imperative running mean' });
+  assertClose(b.mean, want, { rtol: 1e-5, atol: 1e-6, msg: 'hybridized running mean' });
+  assertClose(b.v, a.v, { rtol: 1e-5, atol: 1e-6, msg: 'running var' });
+  assertClose(b.gx, a.gx, { rtol: 1e-4, atol: 1e-5, msg: 'x gradient' });
+  assertClose(b.gamma, a.gamma, { rtol: 1e-4, atol: 1e-5, msg: 'gamma gradient' });
+});
+
+test('200 hybridized training steps of a foreach with Dropout: the kept values are reused (memory flat)', () => {
+  mx.random.seed(1);
+  const net = new DropRecur();
   net.hybridize();
-  const x = arr([3, 2]);
-  x.attachGrad();
-  assert.throws(() => autograd.record(() => net.forward(x, nd.zeros([2])).sum().backward()),
-    isErr(/_foreach's gradient is not supported with node '.*batchnorm.*' \(BatchNorm\) in a subgraph when training/));
+  const x = mx.keep(arr([16, 4])), s = mx.keep(nd.zeros([4]));
+  const trainer = new gluon.Trainer(net.collectParams(), 'sgd', { learning_rate: 0.001 });
+  const step = () => mx.tidy(() => {
+    autograd.record(() => {
+      const [d, last] = net.forward(x, s);
+      d.sum().add(last.sum()).backward();
+    });
+    trainer.step(1);
+  });
+  for (let i = 0; i < 10; i++) step();
+  const m0 = mx.memory();
+  for (let i = 0; i < 190; i++) step();
+  const m1 = mx.memory();
+  assert.equal(m1.numArrays, m0.numArrays, 'arrays');
+  assert.equal(m1.bytes, m0.bytes, 'bytes');
+  // inference (not recording) keeps no tape: its executor's arena (allocated by the first call) is far
+  // below one tape of 16 steps (each step keeps 4 values of 4 float32 in 16-element slots: 4 KiB),
+  // and stays flat
+  mx.tidy(() => { net.forward(x, s); });
+  const m2 = mx.memory();
+  assert.ok(m2.bytes - m1.bytes < 1024, `the inference arena: ${m2.bytes - m1.bytes} bytes`);
+  for (let i = 0; i < 20; i++) mx.tidy(() => { net.forward(x, s); });
+  assert.equal(mx.memory().bytes, m2.bytes, 'bytes after inference calls');
 });
 
 test('foreach nested in a foreach body (test_foreach_nested\'s shape), with a parameter: hybridized equals imperative', () => {
