@@ -414,8 +414,9 @@ struct mxw_params {
 int mxw_runtime_is_training(void);
 /* Random numbers for random ops and initializers (one global seeded stream, as mx.random). */
 uint64_t mxw_rand_u64(void);
-double mxw_rand_uniform(void); /* [0, 1) */
-double mxw_rand_normal(void);  /* N(0, 1) */
+void mxw_rand_u64_fill(uint64_t *out, int64_t n); /* n successive mxw_rand_u64() values */
+double mxw_rand_uniform(void);                    /* [0, 1) */
+double mxw_rand_normal(void);                     /* N(0, 1) */
 
 /* Memory accounting: array storage and executor arenas report their bytes here. */
 void mxw_memory_account(double delta_bytes);

@@ -37,6 +37,25 @@ uint64_t mxw_rand_u64(void) {
   return result;
 }
 
+/* n successive values of mxw_rand_u64 (the same stream), the state kept in locals meanwhile. */
+void mxw_rand_u64_fill(uint64_t *out, int64_t n) {
+  uint64_t s0 = g_state[0], s1 = g_state[1], s2 = g_state[2], s3 = g_state[3];
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t t = s1 << 17;
+    out[i] = rotl(s1 * 5, 7) * 9;
+    s2 ^= s0;
+    s3 ^= s1;
+    s1 ^= s2;
+    s0 ^= s3;
+    s2 ^= t;
+    s3 = rotl(s3, 45);
+  }
+  g_state[0] = s0;
+  g_state[1] = s1;
+  g_state[2] = s2;
+  g_state[3] = s3;
+}
+
 double mxw_rand_uniform(void) { return (double)(mxw_rand_u64() >> 11) * 0x1.0p-53; }
 
 /* Box-Muller, keeping the second value of each pair. */

@@ -148,13 +148,31 @@ MATH_ANY_TYPE(logical_xor, (a != 0) != (b != 0))
 #define SIMD_maximum wasm_v128_bitselect(va, wasm_f32x4_pmax(vb, va), wasm_f32x4_ne(va, va))
 #define SIMD_minimum wasm_v128_bitselect(va, wasm_f32x4_pmin(vb, va), wasm_f32x4_ne(va, va))
 
-#define BINARY_MATH_SIMD(X) X(add) X(sub) X(mul) X(div) X(maximum) X(minimum)
-#define BINARY_MATH_SCALAR(X) \
-  X(mod)                      \
-  X(power)                    \
-  X(hypot)                    \
-  X(equal)                    \
+/* Comparisons and logic: a lane mask and'ed with 1.0f (a NaN compares as C compares it). As scalar
+ * code they would be float selects, which V8 compiles to branches: ~4.5 ns per element on random
+ * data against ~0.3. */
+#define F32X4_ONE wasm_f32x4_splat(1.f)
+#define F32X4_NZ(v) wasm_f32x4_ne((v), wasm_f32x4_splat(0.f))
+#define SIMD_equal wasm_v128_and(wasm_f32x4_eq(va, vb), F32X4_ONE)
+#define SIMD_not_equal wasm_v128_and(wasm_f32x4_ne(va, vb), F32X4_ONE)
+#define SIMD_greater wasm_v128_and(wasm_f32x4_gt(va, vb), F32X4_ONE)
+#define SIMD_greater_equal wasm_v128_and(wasm_f32x4_ge(va, vb), F32X4_ONE)
+#define SIMD_lesser wasm_v128_and(wasm_f32x4_lt(va, vb), F32X4_ONE)
+#define SIMD_lesser_equal wasm_v128_and(wasm_f32x4_le(va, vb), F32X4_ONE)
+#define SIMD_logical_and wasm_v128_and(wasm_v128_and(F32X4_NZ(va), F32X4_NZ(vb)), F32X4_ONE)
+#define SIMD_logical_or wasm_v128_and(wasm_v128_or(F32X4_NZ(va), F32X4_NZ(vb)), F32X4_ONE)
+#define SIMD_logical_xor wasm_v128_and(wasm_v128_xor(F32X4_NZ(va), F32X4_NZ(vb)), F32X4_ONE)
+
+#define BINARY_MATH_SIMD(X) \
+  X(add)                    \
+  X(sub)                    \
+  X(mul)                    \
+  X(div)                    \
+  X(maximum)                \
+  X(minimum)                \
+  X(equal)                  \
   X(not_equal) X(greater) X(greater_equal) X(lesser) X(lesser_equal) X(logical_and) X(logical_or) X(logical_xor)
+#define BINARY_MATH_SCALAR(X) X(mod) X(power) X(hypot)
 
 /* ---- 2. row kernels --------------------------------------------------------------------------- */
 /* o[i] = f(a[i*sa], b[i*sb]) for i < n, sa and sb in {0, 1}. Four loops so that each one is a

@@ -7,8 +7,10 @@
  * slopes in training) stay on the calling thread, in order, so they are the 1-thread ones. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "../core/mxw_parallel.h"
+#include "../core/simd.h"
 
 #define ALIASES(...) ((const char *const[]){__VA_ARGS__, NULL})
 #define SHAPE_STR(s, buf) mxw_shape_str((s), (buf), sizeof(buf))
@@ -102,15 +104,38 @@ static int fwd_Dropout(const mxw_op_call *c) {
   int active = p->p > 0 && (c->is_train || p->mode == DROPOUT_ALWAYS);
   if (!active) { /* identity; the mask holds the scale factor 1 */
     memcpy(out->data, in->data, (size_t)n * (size_t)mxw_dtype_size(in->dtype));
-    for (int64_t i = 0; i < nm; i++) mxw_store_f64(mask->data, mask->dtype, i, 1.0);
+    if (mask->dtype == MXW_FLOAT32) {
+      for (int64_t i = 0; i < nm; i++) ((float *)mask->data)[i] = 1.f;
+    } else {
+      for (int64_t i = 0; i < nm; i++) mxw_store_f64(mask->data, mask->dtype, i, 1.0);
+    }
     return 0;
   }
   /* mask = Bernoulli(1 - p) / (1 - p), the scale computed in float as MXNet does; p == 1 drops
    * everything (mask 0) instead of producing 0 * inf. */
   float pkeep = 1.0f - (float)p->p;
   double scale = pkeep > 0 ? (double)(1.0f / pkeep) : 0.0;
-  for (int64_t i = 0; i < nm; i++)
-    mxw_store_f64(mask->data, mask->dtype, i, mxw_rand_uniform() < (double)pkeep ? scale : 0.0);
+  if (mask->dtype == MXW_FLOAT32) {
+    /* the same draws and values, without a call per element or a float select (which V8 makes a
+     * branch that p = 0.5 mispredicts half the time): keep (0 or 1) times the scale */
+    uint32_t *m = (uint32_t *)mask->data;
+    const float sf = (float)scale;
+    uint32_t sbits;
+    memcpy(&sbits, &sf, sizeof sbits);
+    /* uniform < pkeep, i.e. (u >> 11) 2^-53 < pkeep, is (u >> 11) < ceil(pkeep 2^53) (exact: a
+     * power-of-two scale, and pkeep 2^53 <= 2^53): an integer comparison whose 0 / all-ones mask
+     * picks the scale's bits */
+    const uint64_t thresh = (uint64_t)ceil((double)pkeep * 0x1.0p53);
+    uint64_t u[256];
+    for (int64_t i0 = 0; i0 < nm; i0 += 256) {
+      const int64_t len = nm - i0 < 256 ? nm - i0 : 256;
+      mxw_rand_u64_fill(u, len);
+      for (int64_t k = 0; k < len; k++) m[i0 + k] = sbits & (0u - (uint32_t)((u[k] >> 11) < thresh));
+    }
+  } else {
+    for (int64_t i = 0; i < nm; i++)
+      mxw_store_f64(mask->data, mask->dtype, i, mxw_rand_uniform() < (double)pkeep ? scale : 0.0);
+  }
   /* output = data * mask, the mask broadcast along the shared axes */
   if (nm == n) {
     mxw_parallel_run(n, 16, MXW_COST_CHEAP * mxw_par_dtype_factor(in->dtype), dropout_mul_chunk, (void *)c);
@@ -324,7 +349,15 @@ static int kern_leaky(const mxw_op_call *c) {
     const float *x = (const float *)in->data;
     float *y = (float *)out->data;
     float a = (float)p->slope;
-    for (int64_t i = 0; i < n; i++) y[i] = leaky_apply_f(act, x[i], a);
+    int64_t i = 0;
+    if (act == ACT_LEAKY) { /* x > 0 ? x : a x, by a lane mask (a scalar float select is a branch in V8) */
+      const v128_t va = wasm_f32x4_splat(a), zero = wasm_f32x4_splat(0.f);
+      for (; i + 4 <= n; i += 4) {
+        v128_t v = wasm_v128_load(x + i);
+        wasm_v128_store(y + i, wasm_v128_bitselect(v, wasm_f32x4_mul(v, va), wasm_f32x4_gt(v, zero)));
+      }
+    }
+    for (; i < n; i++) y[i] = leaky_apply_f(act, x[i], a);
   } else {
     double a = (double)(float)p->slope; /* MXNet's slope is a float */
     for (int64_t i = 0; i < n; i++)
@@ -438,7 +471,15 @@ static int kern_backward_leaky(const mxw_op_call *c) {
     const float *m = mask ? (const float *)mask->data : NULL;
     float *d = (float *)dx->data;
     const float a = (float)p->slope;
-    for (int64_t i = 0; i < n; i++) d[i] = g[i] * leaky_grad_scale_f(act, x[i], y[i], m ? m[i] : a);
+    int64_t i = 0;
+    if (act == ACT_LEAKY) { /* g * (y > 0 ? 1 : a) */
+      const v128_t va = wasm_f32x4_splat(a), one = wasm_f32x4_splat(1.f), zero = wasm_f32x4_splat(0.f);
+      for (; i + 4 <= n; i += 4) {
+        v128_t s = wasm_v128_bitselect(one, va, wasm_f32x4_gt(wasm_v128_load(y + i), zero));
+        wasm_v128_store(d + i, wasm_f32x4_mul(wasm_v128_load(g + i), s));
+      }
+    }
+    for (; i < n; i++) d[i] = g[i] * leaky_grad_scale_f(act, x[i], y[i], m ? m[i] : a);
   } else {
     const double a = (double)(float)p->slope;
     for (int64_t i = 0; i < n; i++) {

@@ -399,3 +399,23 @@ test('mismatched broadcast shapes throw MXNetError naming the op and both shapes
   const ok = nd.broadcast_add(a, nd.array([1, 2, 3]));
   assert.deepEqual(Array.from(ok.toTypedArray()), [2, 3, 4, 2, 3, 4]);
 });
+
+test('comparisons and logic ops give 1 or 0 as IEEE comparisons do (NaN, signed zeros), in lanes and the tail', () => {
+  // 11 elements: two 4-lane blocks and a 3-element tail; the expected values are JS's own comparisons
+  const a = [NaN, 1, 2, 0, -0, 3, NaN, -1, 5, 0, NaN];
+  const b = [1, NaN, 2, -0, 0, 1, NaN, -2, 6, 0, 0];
+  const rules = {
+    equal: (x, y) => x === y, not_equal: (x, y) => x !== y, greater: (x, y) => x > y, greater_equal: (x, y) => x >= y,
+    lesser: (x, y) => x < y, lesser_equal: (x, y) => x <= y, logical_and: (x, y) => x !== 0 && y !== 0,
+    logical_or: (x, y) => x !== 0 || y !== 0, logical_xor: (x, y) => (x !== 0) !== (y !== 0),
+  };
+  const A = nd.array(a), B = nd.array(b);
+  for (const [name, f] of Object.entries(rules)) {
+    const want = a.map((x, i) => (f(x, b[i]) ? 1 : 0));
+    assert.deepEqual(Array.from(nd[`broadcast_${name}`](A, B).toTypedArray()), want, `broadcast_${name}`);
+    // against a scalar (the row kernel's splat path): data OP 0
+    const ws = a.map((x) => (f(x, 0) ? 1 : 0));
+    assert.deepEqual(Array.from(nd[`broadcast_${name}`](A, nd.array([0])).toTypedArray()), ws, `broadcast_${name} with 0`);
+  }
+  assert.deepEqual(Array.from(nd._greater_scalar(A, { scalar: 0.5 }).toTypedArray()), a.map((x) => (x > 0.5 ? 1 : 0)));
+});

@@ -117,3 +117,21 @@ test('a bad act_type throws MXNetError naming op and value; the next call works'
   assert.deepEqual(Array.from(nd.relu(nd.array([-2, 3]), { alpha: 1 }).toTypedArray()), [0, 3]);
   assert.deepEqual(Array.from(nd.relu(nd.array([-1, 1])).toTypedArray()), [0, 1]);
 });
+
+test("relu's gradient (_backward_relu, _backward_Activation relu): ograd where y > 0, 0 elsewhere, NaN kept; lanes and tail", () => {
+  // hand-worked: 11 elements (two 4-lane blocks and a 3-element tail), NaN in a lane and in the tail
+  const y = [NaN, -1, 0, -0, 2, 0.5, -3, Infinity, 1e-40, NaN, 7];
+  const g = [1, 2, 3, -4, 5, 6, -7, 8, 9, 10, -11];
+  const want = [NaN, 0, 0, -0, 5, 6, -0, 8, 9, NaN, -11];
+  const ya = nd.array(y), ga = nd.array(g);
+  for (const d of [nd._backward_relu(ga, ya), nd._backward_Activation(ga, ya, { act_type: 'relu' })]) {
+    assert.deepEqual(Array.from(d.toTypedArray()), want);
+  }
+});
+
+test("abs's gradient is ograd * sign(x) (0 at 0 and NaN), in lanes and the tail", () => {
+  const x = [NaN, -1, 0, -0, 2, 0.5, -3, Infinity, -Infinity, NaN, 7];
+  const g = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, -11];
+  const d = nd._backward_abs(nd.array(g), nd.array(x));
+  assert.deepEqual(Array.from(d.toTypedArray()), [0, -2, 0, 0, 5, 6, -7, 8, -9, 0, -11]);
+});

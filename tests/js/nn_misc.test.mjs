@@ -144,3 +144,32 @@ test('Crop: h_w at an offset, centered, and to the size of crop_like (hand-worke
   assert.throws(() => nd.Crop(nd.zeros([2, 3]), { num_args: 1, h_w: [1, 1] }), /Crop.*4-D/);
   assert.deepEqual(nd.Crop(x, { num_args: 1, h_w: [1, 1] }).shape, [1, 2, 1, 1]);
 });
+
+test('LeakyReLU leaky and its gradient, hand-worked: x > 0 ? x : slope x; ograd * (y > 0 ? 1 : slope); lanes and tail', () => {
+  const x = [NaN, -1, 0, -0, 2, 0.5, -3, Infinity, -Infinity, -2, 7];
+  const wantY = [NaN, -0.25, 0, -0, 2, 0.5, -0.75, Infinity, -Infinity, -0.5, 7];
+  const y = nd.LeakyReLU(nd.array(x), { act_type: 'leaky', slope: 0.25 });
+  assert.deepEqual(Array.from(y.toTypedArray()), wantY);
+  const g = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
+  const d = nd._backward_LeakyReLU(nd.array(g), nd.array(x), y, { act_type: 'leaky', slope: 0.25 });
+  assert.deepEqual(Array.from(d.toTypedArray()), [0.25, 0.5, 0.75, 1, 5, 6, 1.75, 8, 2.25, 2.5, 11]);
+});
+
+test("Dropout's training mask keeps element i when the seeded stream's i-th uniform draw is below 1 - p", () => {
+  // the mask is Bernoulli(1 - p) / (1 - p) from mx.random's stream, one draw per element: the same
+  // draws nd.random.uniform makes after the same seed (float64, so that no draw is rounded)
+  const n = 1003, p = 0.3;
+  mx.random.seed(11);
+  const m = mx.autograd.trainMode(() => nd.Dropout(nd.ones([n]), { p })).toTypedArray(); // ones * mask
+  mx.random.seed(11);
+  const u = nd.random.uniform({ low: 0, high: 1, shape: [n], dtype: 'float64' }).toTypedArray();
+  const keep = Math.fround(1 - Math.fround(p)), scale = Math.fround(1 / keep);
+  let kept = 0;
+  for (let i = 0; i < n; i++) {
+    assert.equal(m[i], u[i] < keep ? scale : 0, `element ${i} (draw ${u[i]})`);
+    kept += m[i] !== 0;
+  }
+  assert.ok(Math.abs(kept / n - 0.7) < 0.05, `kept ${kept / n}`);
+  // at inference the mask is all ones (the output is the input)
+  assert.deepEqual(Array.from(nd.Dropout(nd.array([1, 2, 3, 4, 5]), { p }).toTypedArray()), [1, 2, 3, 4, 5]);
+});

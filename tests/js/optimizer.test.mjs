@@ -649,3 +649,59 @@ test('states in the subnormal range are flushed to zero (WebAssembly has no FTZ 
   assert.equal(values(mean)[0], 0);
   assertClose(values(vr), [Math.fround(0.999) * 0.25], { rtol: 1e-6 });
 });
+
+// The float32 SGD, SGD-with-momentum and Adam kernels run four lanes at a time plus a scalar tail.
+// Each element must be MXNet's expression evaluated in float32, operation by operation as C does
+// (Math.fround after each one): checked exactly, in place and with a fresh output, with and without
+// clip_gradient, on 4k + 3 elements (lanes and tail), with subnormal states flushed in both.
+test('float32 sgd / sgd_mom / adam updates: every element is the float32 evaluation of the rule, bit for bit', () => {
+  const f = Math.fround;
+  const clipF = (x, c) => (x > c ? c : x < -c ? -c : x); // mshadow_op::clip (NaN passes)
+  const ftz = (x) => (Math.abs(x) < 2 ** -126 ? 0 : x);
+  const n = 43, r = rng(5);
+  const w0 = Float32Array.from(r.uniform(n, -1, 1)), g0 = Float32Array.from(r.uniform(n, -3, 3));
+  const m0 = Float32Array.from(r.uniform(n, -0.5, 0.5)), v0 = Float32Array.from(r.uniform(n, 0, 0.5));
+  // states that decay into the subnormal range (zero gradient and weight), in lanes and in the tail
+  for (const k of [1, 6, 41]) { m0[k] = k === 6 ? -1.2e-38 : 1.2e-38; v0[k] = 1.2e-38; g0[k] = 0; w0[k] = 0; }
+  const A = { lr: f(0.1), wd: f(0.01), rs: f(0.5), mu: f(0.9), b1: f(0.9), b2: f(0.999), eps: f(1e-8) };
+  const rules = {
+    sgd_update: (c) => (i) => {
+      const step = c >= 0 ? f(A.lr * clipF(f(A.rs * g0[i]), c)) : f(f(A.lr * A.rs) * g0[i]);
+      return [f(f(f(1 - f(A.lr * A.wd)) * w0[i]) - step)];
+    },
+    sgd_mom_update: (c) => (i) => {
+      const step = c >= 0 ? f(A.lr * clipF(f(A.rs * g0[i]), c)) : f(f(A.lr * A.rs) * g0[i]);
+      const m = ftz(f(f(f(A.mu * m0[i]) - f(f(A.lr * A.wd) * w0[i])) - step));
+      return [f(w0[i] + m), m];
+    },
+    adam_update: (c) => (i) => {
+      let gr = f(f(g0[i] * A.rs) + f(w0[i] * A.wd));
+      if (c >= 0) gr = clipF(gr, c);
+      const m = ftz(f(f(A.b1 * m0[i]) + f(f(1 - A.b1) * gr)));
+      const v = ftz(f(f(A.b2 * v0[i]) + f(f(f(1 - A.b2) * gr) * gr)));
+      return [f(w0[i] - f(f(A.lr * m) / f(f(Math.sqrt(v)) + A.eps))), m, v];
+    },
+  };
+  const attrs = {
+    sgd_update: { lr: 0.1, wd: 0.01, rescale_grad: 0.5 },
+    sgd_mom_update: { lr: 0.1, wd: 0.01, rescale_grad: 0.5, momentum: 0.9 },
+    adam_update: { lr: 0.1, wd: 0.01, rescale_grad: 0.5, beta1: 0.9, beta2: 0.999, epsilon: 1e-8 },
+  };
+  for (const name of Object.keys(rules)) {
+    for (const c of [-1, 0.75]) {
+      const rule = rules[name](c === -1 ? -1 : f(c));
+      const want = Array.from({ length: n }, (_, i) => rule(i));
+      if (name !== 'sgd_update') assert.equal(want[41][1], 0, 'the rule flushes a decayed state');
+      for (const inPlace of [true, false]) {
+        const w = nd.array(w0), states = [nd.array(m0), nd.array(v0)].slice(0, name === 'sgd_update' ? 0 : name === 'adam_update' ? 2 : 1);
+        const opts = { ...attrs[name], clip_gradient: c, ...(inPlace ? { out: w } : {}) };
+        const out = nd[name](w, nd.array(g0), ...states, opts);
+        const got = [out, ...states].map((x) => x.toTypedArray());
+        for (let i = 0; i < n; i++) {
+          want[i].forEach((x, k) => assert.equal(got[k][i], x, `${name} clip ${c} ${inPlace ? 'in place' : 'fresh'}: element ${i} of output ${k}`));
+        }
+        if (!inPlace) assert.deepEqual(w.toTypedArray(), w0, `${name} leaves the weight`);
+      }
+    }
+  }
+});
