@@ -26,3 +26,18 @@ VMATH_ARRAY(mxw_vexp_f32, mxw_exp_f32x4)
 VMATH_ARRAY(mxw_vsigmoid_f32, mxw_sigmoid_f32x4)
 VMATH_ARRAY(mxw_vtanh_f32, mxw_tanh_f32x4)
 VMATH_ARRAY(mxw_vrelu_f32, mxw_relu_f32x4)
+VMATH_ARRAY(mxw_verf_f32, mxw_erf_f32x4)
+VMATH_ARRAY(mxw_vgelu_f32, mxw_gelu_f32x4)
+
+void mxw_vgelu_grad_f32(const float *g, const float *x, float *d, int64_t n) {
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4)
+    wasm_v128_store(d + i, wasm_f32x4_mul(wasm_v128_load(g + i), mxw_gelu_grad_f32x4(wasm_v128_load(x + i))));
+  if (i < n) {
+    float tg[4] = {0.f, 0.f, 0.f, 0.f}, tx[4] = {0.f, 0.f, 0.f, 0.f};
+    memcpy(tg, g + i, (size_t)(n - i) * sizeof(float));
+    memcpy(tx, x + i, (size_t)(n - i) * sizeof(float));
+    wasm_v128_store(tg, wasm_f32x4_mul(wasm_v128_load(tg), mxw_gelu_grad_f32x4(wasm_v128_load(tx))));
+    memcpy(d + i, tg, (size_t)(n - i) * sizeof(float));
+  }
+}

@@ -1,4 +1,4 @@
-/* vmath.h -- float32 exp, sigmoid, tanh and relu, four lanes at a time.
+/* vmath.h -- float32 exp, sigmoid, tanh, relu, erf and GELU, four lanes at a time.
  *
  *   float x[5] = {-1, 0, 0.5f, 2, 90}, y[5];
  *   mxw_vexp_f32(x, y, 5);        // y = {0.36787945, 1, 1.6487212, 7.389056, inf}
@@ -12,7 +12,7 @@
  * sweeps it): exp <= 1 ulp, including the subnormal results of x in (-103.97, -87.34) and inf
  * above 88.7228; sigmoid = 1 / (1 + exp(-x)) <= 2.5 ulp; tanh <= 1.5 ulp (an odd polynomial below
  * |x| = 0.55, 1 - 2 / (exp(2|x|) + 1) above, +-1 past 9.01). NaN in gives NaN out; relu keeps
- * NaN and maps -0 to +0 as MXNet's relu (x > 0 || x != x ? x : 0).
+ * NaN and maps -0 to +0 as MXNet's relu (x > 0 || x != x ? x : 0); erf <= 1.5 ulp (erf(-0) = -0).
  * libm's expf/tanhf are scalar calls (15 ns per tanh in V8); these run 4 lanes without calls.
  * In the relaxed-SIMD tiers the polynomials use relaxed_madd (simd.h).
  */
@@ -82,10 +82,55 @@ static inline v128_t mxw_tanh_f32x4(v128_t x) {
 /* x > 0 or NaN ? x : +0 */
 static inline v128_t mxw_relu_f32x4(v128_t x) { return wasm_v128_andnot(x, wasm_f32x4_le(x, wasm_f32x4_splat(0.f))); }
 
+/* erf(x), two fits made for this file (mpmath's chebyfit: 1.2e-9 and 4.7e-9 absolute):
+ *   |x| <= 1:  x + x R(x^2),            R(t) = erf(sqrt t) / sqrt t - 1, degree 7 in t
+ *   |x| >  1:  1 - exp(-x^2) Q(1 / x),  Q(x) = erfc(x) exp(x^2), degree 9 in 1/x over [1, 4]
+ * |x| is clamped at 4 (erf rounds to 1 in float32 from 3.92). Both halves run in every lane and
+ * a mask picks one; the sign is put back last, so NaN and -0 pass through. libm's erff is a
+ * scalar call (~16 ns per element in V8); GELU (BERT, GPT-2) computes one per activation. */
+static inline v128_t mxw_erf_f32x4(v128_t x) {
+  static const float kr[8] = {-9.667044651e-06f, 1.126595889e-04f, -8.484080317e-04f, 5.221031606e-03f,
+                              -2.686543018e-02f, 1.128378212e-01f, -3.761263788e-01f, 1.283791661e-01f};
+  static const float kq[10] = {2.503254265e-02f, -1.478984505e-01f, 3.608618677e-01f,  -4.298337400e-01f,
+                               1.454773545e-01f, 2.825897932e-01f,  -3.948595822e-01f, 2.484752052e-02f,
+                               5.612146258e-01f, 1.516556804e-04f};
+  const v128_t sign = wasm_v128_and(x, wasm_i32x4_splat((int32_t)0x80000000u));
+  const v128_t ax = wasm_f32x4_abs(x), one = wasm_f32x4_splat(1.f);
+  const v128_t t = wasm_f32x4_mul(ax, ax);
+  v128_t r = wasm_f32x4_splat(kr[0]);
+  for (int k = 1; k < 8; k++) r = MXW_F32X4_MADD(wasm_f32x4_splat(kr[k]), r, t);
+  const v128_t small = wasm_f32x4_add(ax, wasm_f32x4_mul(ax, r));
+  const v128_t xc = wasm_f32x4_pmin(ax, wasm_f32x4_splat(4.f)); /* NaN stays NaN */
+  const v128_t u = wasm_f32x4_div(one, xc);
+  v128_t q = wasm_f32x4_splat(kq[0]);
+  for (int k = 1; k < 10; k++) q = MXW_F32X4_MADD(wasm_f32x4_splat(kq[k]), q, u);
+  const v128_t e = mxw_exp_f32x4(wasm_f32x4_neg(wasm_f32x4_mul(xc, xc)));
+  const v128_t big = wasm_f32x4_sub(one, wasm_f32x4_mul(e, q));
+  return wasm_v128_or(wasm_v128_bitselect(small, big, wasm_f32x4_le(ax, one)), sign);
+}
+
+/* GELU as MXNet's LeakyReLU(act_type='gelu'), in its operation order: 0.5 x (1 + erf(x / sqrt 2)) */
+static inline v128_t mxw_gelu_f32x4(v128_t x) {
+  const v128_t e = mxw_erf_f32x4(wasm_f32x4_div(x, wasm_f32x4_splat(1.41421356237309505f)));
+  return wasm_f32x4_mul(wasm_f32x4_mul(wasm_f32x4_splat(0.5f), x), wasm_f32x4_add(wasm_f32x4_splat(1.f), e));
+}
+
+/* GELU's derivative: 0.5 (1 + erf(x / sqrt 2) + x sqrt(2 / pi) exp(-x^2 / 2)) */
+static inline v128_t mxw_gelu_grad_f32x4(v128_t x) {
+  const v128_t e = mxw_erf_f32x4(wasm_f32x4_div(x, wasm_f32x4_splat(1.41421356237309505f)));
+  const v128_t d = wasm_f32x4_mul(wasm_f32x4_mul(x, wasm_f32x4_splat(0.797884560802865356f)),
+                                  mxw_exp_f32x4(wasm_f32x4_mul(wasm_f32x4_mul(wasm_f32x4_splat(-0.5f), x), x)));
+  return wasm_f32x4_mul(wasm_f32x4_splat(0.5f), wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_splat(1.f), e), d));
+}
+
 /* y[i] = f(x[i]) for i < n; x may equal y. */
 void mxw_vexp_f32(const float *x, float *y, int64_t n);
 void mxw_vsigmoid_f32(const float *x, float *y, int64_t n);
 void mxw_vtanh_f32(const float *x, float *y, int64_t n);
 void mxw_vrelu_f32(const float *x, float *y, int64_t n);
+void mxw_verf_f32(const float *x, float *y, int64_t n);
+void mxw_vgelu_f32(const float *x, float *y, int64_t n);
+/* d[i] = g[i] * gelu'(x[i]); d may equal g or x */
+void mxw_vgelu_grad_f32(const float *g, const float *x, float *d, int64_t n);
 
 #endif /* MXW_KERNELS_VMATH_H_ */

@@ -366,7 +366,7 @@ UNARY_OP(round, NULL, roundf(x), round(x), "round half away from zero", NO_GRAD,
 UNARY_OP(rint, ALIASES("_npi_rint"), rintf(x), rint(x), "round half to even", NO_GRAD, MXW_COST_CHEAP)
 UNARY_OP(fix, ALIASES("_npi_fix"), truncf(x), trunc(x), "round toward zero", NO_GRAD, MXW_COST_CHEAP)
 UNARY_OP(trunc, ALIASES("_npi_trunc"), truncf(x), trunc(x), "round toward zero", NO_GRAD, MXW_COST_CHEAP)
-UNARY_OP(erf, ALIASES("_npx_erf"), erff(x), erf(x), "error function", GRAD(grad_erf), MXW_COST_SPECIAL)
+UNARY_OP_V(erf, ALIASES("_npx_erf"), mxw_verf_f32, erf(x), "error function", GRAD(grad_erf), MXW_COST_MATH)
 ACT_UNARY_OP(softsign, NULL, softsign_f(x), softsign_d(x), "x / (1 + |x|)", MXW_ACT_SOFTSIGN, GRAD(grad_softsign),
              MXW_COST_DIV)
 UNARY_OP(sin, ALIASES("_npi_sin"), sinf(x), sin(x), "sine", GRAD(grad_sin), MXW_COST_MATH)

@@ -11,6 +11,7 @@
 
 #include "../core/mxw_parallel.h"
 #include "../core/simd.h"
+#include "../kernels/vmath.h"
 
 #define ALIASES(...) ((const char *const[]){__VA_ARGS__, NULL})
 #define SHAPE_STR(s, buf) mxw_shape_str((s), (buf), sizeof(buf))
@@ -349,6 +350,10 @@ static int kern_leaky(const mxw_op_call *c) {
     const float *x = (const float *)in->data;
     float *y = (float *)out->data;
     float a = (float)p->slope;
+    if (act == ACT_GELU) { /* vmath: erf in lanes, every element through the same path */
+      mxw_vgelu_f32(x, y, n);
+      return 0;
+    }
     int64_t i = 0;
     if (act == ACT_LEAKY) { /* x > 0 ? x : a x, by a lane mask (a scalar float select is a branch in V8) */
       const v128_t va = wasm_f32x4_splat(a), zero = wasm_f32x4_splat(0.f);
@@ -367,7 +372,7 @@ static int kern_leaky(const mxw_op_call *c) {
 }
 
 static double leaky_cost(int act) {
-  return act == ACT_GELU ? MXW_COST_SPECIAL : (act == ACT_ELU || act == ACT_SELU) ? MXW_COST_MATH : MXW_COST_CHEAP;
+  return act == ACT_GELU || act == ACT_ELU || act == ACT_SELU ? MXW_COST_MATH : MXW_COST_CHEAP;
 }
 
 static int fwd_LeakyReLU(const mxw_op_call *c) {
@@ -471,6 +476,10 @@ static int kern_backward_leaky(const mxw_op_call *c) {
     const float *m = mask ? (const float *)mask->data : NULL;
     float *d = (float *)dx->data;
     const float a = (float)p->slope;
+    if (act == ACT_GELU) {
+      mxw_vgelu_grad_f32(g, x, d, n);
+      return 0;
+    }
     int64_t i = 0;
     if (act == ACT_LEAKY) { /* g * (y > 0 ? 1 : a) */
       const v128_t va = wasm_f32x4_splat(a), one = wasm_f32x4_splat(1.f), zero = wasm_f32x4_splat(0.f);
@@ -496,7 +505,7 @@ static int fwd_backward_LeakyReLU(const mxw_op_call *c) {
   const mxw_tensor *og = &c->inputs[0], *in = &c->inputs[1];
   const int64_t n = mxw_tensor_size(in);
   if (p->act_type != ACT_PRELU) {
-    const double cost = p->act_type == ACT_GELU ? MXW_COST_SPECIAL : MXW_COST_CHEAP;
+    const double cost = p->act_type == ACT_GELU ? MXW_COST_MATH : MXW_COST_CHEAP;
     return mxw_parallel_elemwise(c, n, cost, kern_backward_leaky);
   }
   const mxw_tensor *gamma = &c->inputs[3];

@@ -1,4 +1,4 @@
-/* vmath (exp, sigmoid, tanh, relu on float32 lanes) against libm's double-precision functions
+/* vmath (exp, sigmoid, tanh, relu, erf and GELU on float32 lanes) against libm's double-precision functions
  * rounded to float: the error in units in the last place over a sweep of every 997th float bit
  * pattern (both signs, subnormals, the overflow and underflow edges), the special values, and
  * the array forms (odd lengths, in place, a result independent of where a call starts). */
@@ -36,6 +36,7 @@ static double ref_sigmoid(double x) {
   return e > FLT_MAX ? 0.0 : 1.0 / (1.0 + e);
 }
 static double ref_tanh(double x) { return tanh(x); }
+static double ref_erf(double x) { return erf(x); }
 
 typedef v128_t (*lane_fn)(v128_t);
 
@@ -79,6 +80,53 @@ static void test_tanh_ulp(void **state) {
   if (w > 1.5) fail_msg("tanh: %.2f ulp at x = %.9g", w, wx);
 }
 
+static void test_erf_ulp(void **state) {
+  (void)state;
+  float wx = 0.f;
+  double w = sweep(mxw_erf_f32x4, ref_erf, &wx);
+  if (w > 1.5) fail_msg("erf: %.2f ulp at x = %.9g", w, wx);
+  /* every float in [0.5, 4.5), where both fits and their seam at 1 lie, and their negatives */
+  w = 0.0;
+  float lanes[4], out[4];
+  for (uint32_t u = f_to_bits(0.5f); u < f_to_bits(4.5f); u += 4) {
+    for (int j = 0; j < 4; j++) lanes[j] = bits_to_f(u + (uint32_t)j) * (j & 1 ? -1.f : 1.f);
+    wasm_v128_store(out, mxw_erf_f32x4(wasm_v128_load(lanes)));
+    for (int j = 0; j < 4; j++) {
+      double e = ulp_error(out[j], erf((double)lanes[j]));
+      if (e > w) {
+        w = e;
+        wx = lanes[j];
+      }
+    }
+  }
+  if (w > 1.5) fail_msg("erf: %.2f ulp at x = %.9g", w, wx);
+}
+
+/* GELU and its derivative against the double formulas: 0.5 x (1 + erf(x / sqrt 2)) loses the
+ * relative precision of 1 + erf for x well below 0 in float (as MXNet's erff form does), so the
+ * bound is absolute, a few float32 ulps of max(1, |x|). */
+static void test_gelu(void **state) {
+  (void)state;
+  enum { N = 4001 };
+  static float x[N], y[N], d[N], g[N];
+  for (int i = 0; i < N; i++) {
+    x[i] = (float)(i - 2000) * 0.005f; /* [-10, 10] */
+    g[i] = 1.f;
+  }
+  mxw_vgelu_f32(x, y, N);
+  mxw_vgelu_grad_f32(g, x, d, N);
+  for (int i = 0; i < N; i++) {
+    const double xv = x[i], tol = 4.0 * FLT_EPSILON * (fabs(xv) > 1.0 ? fabs(xv) : 1.0);
+    const double ry = 0.5 * xv * (1.0 + erf(xv / sqrt(2.0)));
+    const double rd = 0.5 * (1.0 + erf(xv / sqrt(2.0)) + xv * sqrt(2.0 / M_PI) * exp(-0.5 * xv * xv));
+    if (fabs(y[i] - ry) > tol) fail_msg("gelu(%.9g) = %.9g, want %.9g", xv, (double)y[i], ry);
+    if (fabs(d[i] - rd) > tol) fail_msg("gelu'(%.9g) = %.9g, want %.9g", xv, (double)d[i], rd);
+  }
+  /* hand-worked: gelu(0) = 0, gelu(1) = 0.5 (1 + erf(0.70710678)) = 0.8413447; gelu'(0) = 0.5 */
+  assert_true(y[2000] == 0.f && d[2000] == 0.5f);
+  assert_true(fabsf(y[2200] - 0.8413447f) < 2e-7f);
+}
+
 /* Hand-checked values at the edges. */
 static void test_specials(void **state) {
   (void)state;
@@ -98,6 +146,11 @@ static void test_specials(void **state) {
   mxw_vsigmoid_f32(x, y, 8);
   assert_true(isnan(y[0]));
   assert_true(y[1] == 1.f && y[2] == 0.f && y[3] == 0.5f);
+  mxw_verf_f32(x, y, 8);
+  assert_true(isnan(y[0]));
+  assert_true(y[1] == 1.f && y[2] == -1.f);
+  assert_true(y[3] == 0.f && !signbit(y[3]) && y[4] == 0.f && signbit(y[4])); /* erf(-0) = -0 */
+  assert_true(y[5] == 1.f && y[7] == -1.f);
   float r[6] = {NAN, -0.f, -2.f, 3.f, INFINITY, -INFINITY}, ry[6];
   mxw_vrelu_f32(r, ry, 6);
   assert_true(isnan(ry[0]));
@@ -111,9 +164,10 @@ static void test_arrays(void **state) {
   enum { N = 23 };
   float x[N], whole[N], part[N], inplace[N];
   for (int i = 0; i < N; i++) x[i] = (float)(i - 11) * 0.37f;
-  void (*fns[4])(const float *, float *, int64_t) = {mxw_vexp_f32, mxw_vsigmoid_f32, mxw_vtanh_f32, mxw_vrelu_f32};
-  double (*refs[4])(double) = {ref_exp, ref_sigmoid, ref_tanh, NULL};
-  for (int f = 0; f < 4; f++) {
+  void (*fns[5])(const float *, float *, int64_t) = {mxw_vexp_f32, mxw_vsigmoid_f32, mxw_vtanh_f32, mxw_vrelu_f32,
+                                                     mxw_verf_f32};
+  double (*refs[5])(double) = {ref_exp, ref_sigmoid, ref_tanh, NULL, ref_erf};
+  for (int f = 0; f < 5; f++) {
     fns[f](x, whole, N);
     for (int start = 1; start < 4; start++) { /* the same elements from another offset */
       fns[f](x + start, part + start, N - start);
@@ -132,7 +186,8 @@ static void test_arrays(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_specials),    cmocka_unit_test(test_arrays),   cmocka_unit_test(test_exp_ulp),
-      cmocka_unit_test(test_sigmoid_ulp), cmocka_unit_test(test_tanh_ulp),
+      cmocka_unit_test(test_sigmoid_ulp), cmocka_unit_test(test_tanh_ulp), cmocka_unit_test(test_erf_ulp),
+      cmocka_unit_test(test_gelu),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
