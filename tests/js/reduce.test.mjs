@@ -279,3 +279,13 @@ test('bad axes and attributes throw MXNetError naming the op; the next call work
   assert.throws(() => nd.pick(x, nd.array([1, 2]), { axis: null }), isErr('pick', /axis=None/));
   assert.deepEqual(values(nd.sum(x, { axis: 1 })), [6, 15]);
 });
+
+test('argmax / argmin over channels (lanes of adjacent positions and a tail): ties take the first, a NaN wins at its first place', () => {
+  // shape (1, 3, 6): each of the 6 positions takes the arg over 3 channels; hand-worked
+  const c0 = [1, 5, NaN, 2, 0, 7];
+  const c1 = [4, 5, 1, NaN, 0, 9];
+  const c2 = [4, 6, NaN, NaN, -1, 9];
+  const x = nd.array([c0, c1, c2].flat(), { shape: [1, 3, 6] });
+  assert.deepEqual(values(nd.argmax(x, { axis: 1 })), [1, 2, 0, 1, 0, 1]);
+  assert.deepEqual(values(nd.argmin(x, { axis: 1 })), [0, 0, 0, 1, 2, 0]);
+});
