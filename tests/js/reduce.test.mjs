@@ -289,3 +289,10 @@ test('argmax / argmin over channels (lanes of adjacent positions and a tail): ti
   assert.deepEqual(values(nd.argmax(x, { axis: 1 })), [1, 2, 0, 1, 0, 1]);
   assert.deepEqual(values(nd.argmin(x, { axis: 1 })), [0, 0, 0, 1, 2, 0]);
 });
+
+test('max / min / prod over channels (lanes of adjacent positions and a tail), NaN propagating: hand-worked', () => {
+  const x = nd.array([[1, 5, NaN, 2, 0, 7], [4, 5, 1, NaN, 0, 9], [4, 6, NaN, NaN, -1, 9]].flat(), { shape: [1, 3, 6] });
+  assert.deepEqual(values(nd.max(x, { axis: 1 })), [4, 6, NaN, NaN, 0, 9]);
+  assert.deepEqual(values(nd.min(x, { axis: 1 })), [1, 5, NaN, NaN, -1, 7]);
+  assert.deepEqual(values(nd.prod(x, { axis: 1 })), [16, 150, NaN, NaN, -0, 567]);
+});
