@@ -419,3 +419,11 @@ test('comparisons and logic ops give 1 or 0 as IEEE comparisons do (NaN, signed 
   }
   assert.deepEqual(Array.from(nd._greater_scalar(A, { scalar: 0.5 }).toTypedArray()), a.map((x) => (x > 0.5 ? 1 : 0)));
 });
+
+test('x ** 2 (_power_scalar 2, x.pow(2)) is the correctly rounded square: signed zero, NaN, infinities, underflow, overflow', () => {
+  const x = [0, -0, 1.5, -2.5, NaN, Infinity, -Infinity, 3e-20, 1e20, 7, 0.1];
+  // hand-worked in float32: 3e-20^2 is a subnormal (8.9999935e-40), 1e20^2 overflows, 0.1f^2 rounds to 0.010000001
+  const want = [0, 0, 2.25, 6.25, NaN, Infinity, Infinity, 8.999993529957213e-40, Infinity, 49, 0.010000000707805157];
+  assert.deepEqual(Array.from(nd._power_scalar(nd.array(x), { scalar: 2 }).toTypedArray()), want);
+  assert.deepEqual(Array.from(nd.array(x).pow(2).toTypedArray()), want);
+});
