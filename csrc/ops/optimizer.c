@@ -455,7 +455,7 @@ DEFINE_KERNEL(nag_mom, {
     mom[i] = FTZ(m - lr * (gr + wd * wi));
   }
 })
-static int fwd_nag_mom(const mxw_op_call *c) { return run_same(c, nag_mom_f32, nag_mom_f64); }
+static int fwd_nag_mom(const mxw_op_call *c);
 
 static const mxw_op_def op_nag_mom_update = {
     .name = "nag_mom_update",
@@ -680,10 +680,6 @@ static void adam_f32x4(int64_t n, void *const *in, void *out, const void *vp) {
   if (i < n) adam_f32(n - i, (void *const[]){(void *)(w + i), (void *)(g + i), mean + i, var + i}, o + i, vp);
 }
 
-static int is_lane_kernel(kern_fn f) { return f == sgd_f32x4 || f == sgd_mom_f32x4 || f == adam_f32x4; }
-static int fwd_sgd(const mxw_op_call *c) { return run_same(c, sgd_f32x4, sgd_f64); }
-static int fwd_sgd_mom(const mxw_op_call *c) { return run_same(c, sgd_mom_f32x4, sgd_mom_f64); }
-
 static int fwd_adam(const mxw_op_call *c) { return run_same(c, adam_f32x4, adam_f64); }
 
 static const mxw_op_def op_adam_update = {
@@ -737,7 +733,7 @@ DEFINE_KERNEL(rmspropalex, {
       o[i] = w[i] + delta[i];
   }
 })
-static int fwd_rmspropalex(const mxw_op_call *c) { return run_same(c, rmspropalex_f32, rmspropalex_f64); }
+static int fwd_rmspropalex(const mxw_op_call *c);
 
 static const mxw_op_def op_rmspropalex_update = {
     .name = "rmspropalex_update",
@@ -785,7 +781,95 @@ DEFINE_KERNEL(rmsprop, {
     o[i] = wn;
   }
 })
-static int fwd_rmsprop(const mxw_op_call *c) { return run_same(c, rmsprop_f32, rmsprop_f64); }
+
+/* NAG, RMSProp and RMSPropAlex (centered) in f32x4 lanes, as sgd_f32x4 and the others above */
+static void nag_mom_f32x4(int64_t n, void *const *in, void *out, const void *vp) {
+  const NAGMomParam *p = (const NAGMomParam *)vp;
+  float *o = (float *)out, *mom = (float *)in[2];
+  const float *w = (const float *)in[0], *g = (const float *)in[1];
+  const float clip = (float)p->clip_gradient, mu = (float)p->momentum, lr = (float)p->lr, wd = (float)p->wd,
+              rs = (float)p->rescale_grad;
+  const v128_t vrs = wasm_f32x4_splat(rs), vmu = wasm_f32x4_splat(mu), vmu1 = wasm_f32x4_splat(mu + 1),
+               vlr = wasm_f32x4_splat(lr), vwd = wasm_f32x4_splat(wd), vb = wasm_f32x4_splat(clip),
+               vnb = wasm_f32x4_splat(-clip);
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    v128_t gr = wasm_f32x4_mul(vrs, wasm_v128_load(g + i));
+    if (clip >= 0.0f) gr = clip_f32x4(gr, vb, vnb);
+    const v128_t wi = wasm_v128_load(w + i), m = wasm_f32x4_mul(vmu, wasm_v128_load(mom + i));
+    const v128_t step = wasm_f32x4_sub(m, wasm_f32x4_mul(vlr, wasm_f32x4_add(gr, wasm_f32x4_mul(vwd, wi))));
+    wasm_v128_store(o + i, wasm_f32x4_add(wasm_f32x4_sub(wi, m), wasm_f32x4_mul(vmu1, step)));
+    wasm_v128_store(mom + i, ftz_f32x4(step));
+  }
+  if (i < n) nag_mom_f32(n - i, (void *const[]){(void *)(w + i), (void *)(g + i), mom + i}, o + i, vp);
+}
+
+static void rmsprop_f32x4(int64_t n, void *const *in, void *out, const void *vp) {
+  const RMSPropParam *p = (const RMSPropParam *)vp;
+  float *o = (float *)out, *sn = (float *)in[2];
+  const float *w = (const float *)in[0], *g = (const float *)in[1];
+  const float clip = (float)p->clip_gradient, rs = (float)p->rescale_grad, g1 = (float)p->gamma1;
+  const float lr = (float)p->lr, wd = (float)p->wd, cw = (float)p->clip_weights, eps = (float)p->epsilon;
+  const v128_t vrs = wasm_f32x4_splat(rs), vwd = wasm_f32x4_splat(wd), vb = wasm_f32x4_splat(clip),
+               vnb = wasm_f32x4_splat(-clip), vc1 = wasm_f32x4_splat(1.f - g1), vg1 = wasm_f32x4_splat(g1),
+               vlr = wasm_f32x4_splat(lr), veps = wasm_f32x4_splat(eps), vcw = wasm_f32x4_splat(cw),
+               vncw = wasm_f32x4_splat(-cw);
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const v128_t wv = wasm_v128_load(w + i);
+    v128_t gr = wasm_f32x4_add(wasm_f32x4_mul(vrs, wasm_v128_load(g + i)), wasm_f32x4_mul(vwd, wv));
+    if (clip >= 0.0f) gr = clip_f32x4(gr, vb, vnb);
+    const v128_t s = ftz_f32x4(
+        wasm_f32x4_add(wasm_f32x4_mul(vc1, wasm_f32x4_mul(gr, gr)), wasm_f32x4_mul(vg1, wasm_v128_load(sn + i))));
+    wasm_v128_store(sn + i, s);
+    v128_t wn = wasm_f32x4_sub(wv, wasm_f32x4_mul(vlr, wasm_f32x4_div(gr, wasm_f32x4_sqrt(wasm_f32x4_add(s, veps)))));
+    if (cw >= 0.0f) wn = clip_f32x4(wn, vcw, vncw);
+    wasm_v128_store(o + i, wn);
+  }
+  if (i < n) rmsprop_f32(n - i, (void *const[]){(void *)(w + i), (void *)(g + i), sn + i}, o + i, vp);
+}
+
+static void rmspropalex_f32x4(int64_t n, void *const *in, void *out, const void *vp) {
+  const RMSPropAlexParam *p = (const RMSPropAlexParam *)vp;
+  float *o = (float *)out, *sn = (float *)in[2], *sg = (float *)in[3], *delta = (float *)in[4];
+  const float *w = (const float *)in[0], *g = (const float *)in[1];
+  const float clip = (float)p->clip_gradient, rs = (float)p->rescale_grad, g1 = (float)p->gamma1, g2 = (float)p->gamma2;
+  const float lr = (float)p->lr, wd = (float)p->wd, cw = (float)p->clip_weights, eps = (float)p->epsilon;
+  const v128_t vrs = wasm_f32x4_splat(rs), vwd = wasm_f32x4_splat(wd), vb = wasm_f32x4_splat(clip),
+               vnb = wasm_f32x4_splat(-clip), vc1 = wasm_f32x4_splat(1.f - g1), vg1 = wasm_f32x4_splat(g1),
+               vg2 = wasm_f32x4_splat(g2), vlr = wasm_f32x4_splat(lr), veps = wasm_f32x4_splat(eps),
+               vcw = wasm_f32x4_splat(cw), vncw = wasm_f32x4_splat(-cw);
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const v128_t wv = wasm_v128_load(w + i);
+    v128_t gr = wasm_f32x4_add(wasm_f32x4_mul(vrs, wasm_v128_load(g + i)), wasm_f32x4_mul(vwd, wv));
+    if (clip >= 0.0f) gr = clip_f32x4(gr, vb, vnb);
+    const v128_t a = ftz_f32x4(
+        wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_mul(vc1, gr), gr), wasm_f32x4_mul(vg1, wasm_v128_load(sn + i))));
+    const v128_t b = ftz_f32x4(wasm_f32x4_add(wasm_f32x4_mul(vc1, gr), wasm_f32x4_mul(vg1, wasm_v128_load(sg + i))));
+    const v128_t den = wasm_f32x4_sqrt(wasm_f32x4_add(wasm_f32x4_sub(a, wasm_f32x4_mul(b, b)), veps));
+    const v128_t d = ftz_f32x4(
+        wasm_f32x4_sub(wasm_f32x4_mul(vg2, wasm_v128_load(delta + i)), wasm_f32x4_div(wasm_f32x4_mul(vlr, gr), den)));
+    wasm_v128_store(sn + i, a);
+    wasm_v128_store(sg + i, b);
+    wasm_v128_store(delta + i, d);
+    v128_t wn = wasm_f32x4_add(wv, d);
+    if (cw >= 0.0f) wn = clip_f32x4(wn, vcw, vncw);
+    wasm_v128_store(o + i, wn);
+  }
+  if (i < n)
+    rmspropalex_f32(n - i, (void *const[]){(void *)(w + i), (void *)(g + i), sn + i, sg + i, delta + i}, o + i, vp);
+}
+
+static int is_lane_kernel(kern_fn f) {
+  return f == sgd_f32x4 || f == sgd_mom_f32x4 || f == adam_f32x4 || f == nag_mom_f32x4 || f == rmsprop_f32x4 ||
+         f == rmspropalex_f32x4;
+}
+static int fwd_sgd(const mxw_op_call *c) { return run_same(c, sgd_f32x4, sgd_f64); }
+static int fwd_sgd_mom(const mxw_op_call *c) { return run_same(c, sgd_mom_f32x4, sgd_mom_f64); }
+static int fwd_nag_mom(const mxw_op_call *c) { return run_same(c, nag_mom_f32x4, nag_mom_f64); }
+static int fwd_rmsprop(const mxw_op_call *c) { return run_same(c, rmsprop_f32x4, rmsprop_f64); }
+static int fwd_rmspropalex(const mxw_op_call *c) { return run_same(c, rmspropalex_f32x4, rmspropalex_f64); }
 
 static const mxw_op_def op_rmsprop_update = {
     .name = "rmsprop_update",

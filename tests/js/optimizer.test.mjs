@@ -654,7 +654,7 @@ test('states in the subnormal range are flushed to zero (WebAssembly has no FTZ 
 // Each element must be MXNet's expression evaluated in float32, operation by operation as C does
 // (Math.fround after each one): checked exactly, in place and with a fresh output, with and without
 // clip_gradient, on 4k + 3 elements (lanes and tail), with subnormal states flushed in both.
-test('float32 sgd / sgd_mom / adam updates: every element is the float32 evaluation of the rule, bit for bit', () => {
+test('float32 sgd / sgd_mom / nag / adam / rmsprop / rmspropalex updates: every element is the float32 evaluation of the rule, bit for bit', () => {
   const f = Math.fround;
   const clipF = (x, c) => (x > c ? c : x < -c ? -c : x); // mshadow_op::clip (NaN passes)
   const ftz = (x) => (Math.abs(x) < 2 ** -126 ? 0 : x);
@@ -662,8 +662,11 @@ test('float32 sgd / sgd_mom / adam updates: every element is the float32 evaluat
   const w0 = Float32Array.from(r.uniform(n, -1, 1)), g0 = Float32Array.from(r.uniform(n, -3, 3));
   const m0 = Float32Array.from(r.uniform(n, -0.5, 0.5)), v0 = Float32Array.from(r.uniform(n, 0, 0.5));
   // states that decay into the subnormal range (zero gradient and weight), in lanes and in the tail
-  for (const k of [1, 6, 41]) { m0[k] = k === 6 ? -1.2e-38 : 1.2e-38; v0[k] = 1.2e-38; g0[k] = 0; w0[k] = 0; }
-  const A = { lr: f(0.1), wd: f(0.01), rs: f(0.5), mu: f(0.9), b1: f(0.9), b2: f(0.999), eps: f(1e-8) };
+  const d0 = Float32Array.from(r.uniform(n, -0.1, 0.1));
+  for (const k of [1, 6, 41]) { m0[k] = k === 6 ? -1.2e-38 : 1.2e-38; v0[k] = 1.2e-38; d0[k] = 1.2e-38; g0[k] = 0; w0[k] = 0; }
+  const A = { lr: f(0.1), wd: f(0.01), rs: f(0.5), mu: f(0.9), b1: f(0.9), b2: f(0.999), eps: f(1e-8), g2: f(0.8), cw: f(0.6) };
+  const grad = (i, c) => { const gr = f(f(A.rs * g0[i]) + f(A.wd * w0[i])); return c >= 0 ? clipF(gr, c) : gr; };
+  const clipW = (x) => clipF(x, A.cw);
   const rules = {
     sgd_update: (c) => (i) => {
       const step = c >= 0 ? f(A.lr * clipF(f(A.rs * g0[i]), c)) : f(f(A.lr * A.rs) * g0[i]);
@@ -673,6 +676,24 @@ test('float32 sgd / sgd_mom / adam updates: every element is the float32 evaluat
       const step = c >= 0 ? f(A.lr * clipF(f(A.rs * g0[i]), c)) : f(f(A.lr * A.rs) * g0[i]);
       const m = ftz(f(f(f(A.mu * m0[i]) - f(f(A.lr * A.wd) * w0[i])) - step));
       return [f(w0[i] + m), m];
+    },
+    nag_mom_update: (c) => (i) => {
+      const gr = c >= 0 ? clipF(f(A.rs * g0[i]), c) : f(A.rs * g0[i]);
+      const m = f(A.mu * m0[i]), step = f(m - f(A.lr * f(gr + f(A.wd * w0[i]))));
+      return [f(f(w0[i] - m) + f(f(A.mu + 1) * step)), ftz(step)];
+    },
+    rmsprop_update: (c) => (i) => {
+      const gr = grad(i, c);
+      const sn = ftz(f(f(f(1 - A.b1) * f(gr * gr)) + f(A.b1 * v0[i])));
+      return [clipW(f(w0[i] - f(A.lr * f(gr / f(Math.sqrt(f(sn + A.eps))))))), sn];
+    },
+    rmspropalex_update: (c) => (i) => {
+      const gr = grad(i, c);
+      const sn = ftz(f(f(f(f(1 - A.b1) * gr) * gr) + f(A.b1 * v0[i])));
+      const sg = ftz(f(f(f(1 - A.b1) * gr) + f(A.b1 * m0[i])));
+      const den = f(Math.sqrt(f(f(sn - f(sg * sg)) + A.eps)));
+      const d = ftz(f(f(A.g2 * d0[i]) - f(f(A.lr * gr) / den)));
+      return [clipW(f(w0[i] + d)), sn, sg, d];
     },
     adam_update: (c) => (i) => {
       let gr = f(f(g0[i] * A.rs) + f(w0[i] * A.wd));
@@ -686,14 +707,19 @@ test('float32 sgd / sgd_mom / adam updates: every element is the float32 evaluat
     sgd_update: { lr: 0.1, wd: 0.01, rescale_grad: 0.5 },
     sgd_mom_update: { lr: 0.1, wd: 0.01, rescale_grad: 0.5, momentum: 0.9 },
     adam_update: { lr: 0.1, wd: 0.01, rescale_grad: 0.5, beta1: 0.9, beta2: 0.999, epsilon: 1e-8 },
+    nag_mom_update: { lr: 0.1, wd: 0.01, rescale_grad: 0.5, momentum: 0.9 },
+    rmsprop_update: { lr: 0.1, wd: 0.01, rescale_grad: 0.5, gamma1: 0.9, epsilon: 1e-8, clip_weights: 0.6 },
+    rmspropalex_update: { lr: 0.1, wd: 0.01, rescale_grad: 0.5, gamma1: 0.9, gamma2: 0.8, epsilon: 1e-8, clip_weights: 0.6 },
   };
+  const init = { sgd_update: [], sgd_mom_update: [m0], nag_mom_update: [m0], adam_update: [m0, v0], rmsprop_update: [v0],
+    rmspropalex_update: [v0, m0, d0] };
   for (const name of Object.keys(rules)) {
     for (const c of [-1, 0.75]) {
       const rule = rules[name](c === -1 ? -1 : f(c));
       const want = Array.from({ length: n }, (_, i) => rule(i));
       if (name !== 'sgd_update') assert.equal(want[41][1], 0, 'the rule flushes a decayed state');
       for (const inPlace of [true, false]) {
-        const w = nd.array(w0), states = [nd.array(m0), nd.array(v0)].slice(0, name === 'sgd_update' ? 0 : name === 'adam_update' ? 2 : 1);
+        const w = nd.array(w0), states = init[name].map((a) => nd.array(a));
         const opts = { ...attrs[name], clip_gradient: c, ...(inPlace ? { out: w } : {}) };
         const out = nd[name](w, nd.array(g0), ...states, opts);
         const got = [out, ...states].map((x) => x.toTypedArray());
