@@ -27,6 +27,9 @@ VMATH_ARRAY(mxw_vsigmoid_f32, mxw_sigmoid_f32x4)
 VMATH_ARRAY(mxw_vtanh_f32, mxw_tanh_f32x4)
 VMATH_ARRAY(mxw_vrelu_f32, mxw_relu_f32x4)
 VMATH_ARRAY(mxw_verf_f32, mxw_erf_f32x4)
+VMATH_ARRAY(mxw_vlog_f32, mxw_log_f32x4)
+VMATH_ARRAY(mxw_vlog1p_f32, mxw_log1p_f32x4)
+VMATH_ARRAY(mxw_vsoftrelu_f32, mxw_softrelu_f32x4)
 VMATH_ARRAY(mxw_vgelu_f32, mxw_gelu_f32x4)
 
 void mxw_vgelu_grad_f32(const float *g, const float *x, float *d, int64_t n) {

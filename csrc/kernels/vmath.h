@@ -1,4 +1,4 @@
-/* vmath.h -- float32 exp, sigmoid, tanh, relu, erf and GELU, four lanes at a time.
+/* vmath.h -- float32 exp, log, log1p, sigmoid, tanh, softrelu, relu, erf and GELU, four lanes at a time.
  *
  *   float x[5] = {-1, 0, 0.5f, 2, 90}, y[5];
  *   mxw_vexp_f32(x, y, 5);        // y = {0.36787945, 1, 1.6487212, 7.389056, inf}
@@ -12,13 +12,14 @@
  * sweeps it): exp <= 1 ulp, including the subnormal results of x in (-103.97, -87.34) and inf
  * above 88.7228; sigmoid = 1 / (1 + exp(-x)) <= 2.5 ulp; tanh <= 1.5 ulp (an odd polynomial below
  * |x| = 0.55, 1 - 2 / (exp(2|x|) + 1) above, +-1 past 9.01). NaN in gives NaN out; relu keeps
- * NaN and maps -0 to +0 as MXNet's relu (x > 0 || x != x ? x : 0); erf <= 1.5 ulp (erf(-0) = -0).
- * libm's expf/tanhf are scalar calls (15 ns per tanh in V8); these run 4 lanes without calls.
- * In the relaxed-SIMD tiers the polynomials use relaxed_madd (simd.h).
+ * NaN and maps -0 to +0 as MXNet's relu (x > 0 || x != x ? x : 0); erf <= 1.5 ulp (erf(-0) = -0); log <= 1.5 ulp
+ * (log(0) = -inf, log(x < 0) = NaN); log1p <= 2.5 ulp. libm's expf/tanhf are scalar calls (15 ns per tanh in V8); these
+ * run 4 lanes without calls. In the relaxed-SIMD tiers the polynomials use relaxed_madd (simd.h).
  */
 #ifndef MXW_KERNELS_VMATH_H_
 #define MXW_KERNELS_VMATH_H_
 
+#include <math.h>
 #include <stdint.h>
 
 #include "../core/simd.h"
@@ -109,6 +110,52 @@ static inline v128_t mxw_erf_f32x4(v128_t x) {
   return wasm_v128_or(wasm_v128_bitselect(small, big, wasm_f32x4_le(ax, one)), sign);
 }
 
+/* log(x): x = m 2^e with m in [sqrt(1/2), sqrt(2)) (subnormals scaled by 2^23 first), f = m - 1,
+ * log(1 + f) = f - f^2 / 2 + f^3 P(f) with P a degree-7 fit made for this file (mpmath's chebyfit,
+ * 1.8e-7 absolute on P), and e ln 2 added in two parts (Cody-Waite) */
+static inline v128_t mxw_log_f32x4(v128_t x) {
+  static const float kp[8] = {-7.902743667e-02f, 1.262231916e-01f, -1.299818307e-01f, 1.421449631e-01f,
+                              -1.664128155e-01f, 2.000104487e-01f, -2.500030696e-01f, 3.333333135e-01f};
+  const v128_t one = wasm_f32x4_splat(1.f);
+  const v128_t sub = wasm_f32x4_lt(x, wasm_f32x4_splat(1.17549435e-38f)); /* and zero, negatives */
+  const v128_t xs = wasm_v128_bitselect(wasm_f32x4_mul(x, wasm_f32x4_splat(8388608.f)), x, sub);
+  v128_t e = wasm_i32x4_sub(wasm_i32x4_sub(wasm_u32x4_shr(xs, 23), wasm_i32x4_splat(126)),
+                            wasm_v128_and(sub, wasm_i32x4_splat(23)));
+  v128_t m = wasm_v128_or(wasm_v128_and(xs, wasm_i32x4_splat(0x007fffff)), wasm_i32x4_splat(0x3f000000));
+  const v128_t lo = wasm_f32x4_lt(m, wasm_f32x4_splat(0.707106829f)); /* m < sqrt(1/2), rounded up */
+  m = wasm_v128_bitselect(wasm_f32x4_add(m, m), m, lo);
+  e = wasm_i32x4_add(e, lo); /* the mask is -1 */
+  const v128_t f = wasm_f32x4_sub(m, one), f2 = wasm_f32x4_mul(f, f);
+  v128_t p = wasm_f32x4_splat(kp[0]);
+  for (int k = 1; k < 8; k++) p = MXW_F32X4_MADD(wasm_f32x4_splat(kp[k]), p, f);
+  const v128_t ef = wasm_f32x4_convert_i32x4(e);
+  v128_t r = wasm_f32x4_mul(wasm_f32x4_mul(f2, f), p);
+  r = wasm_f32x4_sub(r, wasm_f32x4_mul(wasm_f32x4_splat(0.5f), f2));
+  r = wasm_f32x4_add(r, wasm_f32x4_mul(ef, wasm_f32x4_splat(-2.12194440e-4f)));
+  r = wasm_f32x4_add(f, r);
+  r = wasm_f32x4_add(r, wasm_f32x4_mul(ef, wasm_f32x4_splat(0.693359375f)));
+  /* x = 0: -inf; x < 0: NaN; x = inf or NaN: x */
+  r = wasm_v128_bitselect(wasm_f32x4_splat(-INFINITY), r, wasm_f32x4_eq(x, wasm_f32x4_splat(0.f)));
+  r = wasm_v128_bitselect(wasm_f32x4_splat(NAN), r, wasm_f32x4_lt(x, wasm_f32x4_splat(0.f)));
+  return wasm_v128_bitselect(x, r, wasm_v128_or(wasm_f32x4_ne(x, x), wasm_f32x4_eq(x, wasm_f32x4_splat(INFINITY))));
+}
+
+/* log1p(x) = log(w) x / (w - 1) with w = 1 + x rounded (the ratio corrects w's rounding), and x
+ * where w is 1 */
+static inline v128_t mxw_log1p_f32x4(v128_t x) {
+  const v128_t one = wasm_f32x4_splat(1.f), w = wasm_f32x4_add(one, x), d = wasm_f32x4_sub(w, one);
+  const v128_t r = wasm_f32x4_mul(mxw_log_f32x4(w), wasm_f32x4_div(x, d));
+  /* w = 1: x; w = inf: log(w) (the ratio would be inf / inf); w = 0 (x = -1): -inf */
+  const v128_t plain =
+      wasm_v128_or(wasm_f32x4_eq(w, wasm_f32x4_splat(INFINITY)), wasm_f32x4_eq(w, wasm_f32x4_splat(0.f)));
+  return wasm_v128_bitselect(x, wasm_v128_bitselect(mxw_log_f32x4(w), r, plain), wasm_f32x4_eq(w, one));
+}
+
+/* softrelu as MXNet's: x > 20 ? x : log1p(exp(x)) */
+static inline v128_t mxw_softrelu_f32x4(v128_t x) {
+  return wasm_v128_bitselect(x, mxw_log1p_f32x4(mxw_exp_f32x4(x)), wasm_f32x4_gt(x, wasm_f32x4_splat(20.f)));
+}
+
 /* GELU as MXNet's LeakyReLU(act_type='gelu'), in its operation order: 0.5 x (1 + erf(x / sqrt 2)) */
 static inline v128_t mxw_gelu_f32x4(v128_t x) {
   const v128_t e = mxw_erf_f32x4(wasm_f32x4_div(x, wasm_f32x4_splat(1.41421356237309505f)));
@@ -129,6 +176,9 @@ void mxw_vsigmoid_f32(const float *x, float *y, int64_t n);
 void mxw_vtanh_f32(const float *x, float *y, int64_t n);
 void mxw_vrelu_f32(const float *x, float *y, int64_t n);
 void mxw_verf_f32(const float *x, float *y, int64_t n);
+void mxw_vlog_f32(const float *x, float *y, int64_t n);
+void mxw_vlog1p_f32(const float *x, float *y, int64_t n);
+void mxw_vsoftrelu_f32(const float *x, float *y, int64_t n);
 void mxw_vgelu_f32(const float *x, float *y, int64_t n);
 /* d[i] = g[i] * gelu'(x[i]); d may equal g or x */
 void mxw_vgelu_grad_f32(const float *g, const float *x, float *d, int64_t n);

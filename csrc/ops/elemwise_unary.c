@@ -17,7 +17,6 @@ static const char *const k_data[] = {"data", NULL};
 /* The scalar definitions, shared by the unary ops and Activation. */
 static inline double relu_d(double x) { return (x > 0.0 || x != x) ? x : 0.0; }
 static inline double sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
-static inline float softrelu_f(float x) { return x > 20.f ? x : log1pf(expf(x)); }
 static inline double softrelu_d(double x) { return x > 20.0 ? x : log1p(exp(x)); }
 static inline float softsign_f(float x) { return x / (1.f + fabsf(x)); }
 static inline double softsign_d(double x) { return x / (1.0 + fabs(x)); }
@@ -348,8 +347,8 @@ ACT_UNARY_OP_V(tanh, ALIASES("_npi_tanh"), mxw_vtanh_f32, tanh(x), "hyperbolic t
                MXW_COST_MATH)
 UNARY_OP_V(exp, ALIASES("_npi_exp"), mxw_vexp_f32, exp(x), "e^x", GRAD(grad_exp), MXW_COST_MATH)
 UNARY_OP(expm1, ALIASES("_npi_expm1"), expm1f(x), expm1(x), "e^x - 1", GRAD(grad_expm1), MXW_COST_MATH)
-UNARY_OP(log, ALIASES("_npi_log"), logf(x), log(x), "natural logarithm", GRAD(grad_log), MXW_COST_MATH)
-UNARY_OP(log1p, ALIASES("_npi_log1p"), log1pf(x), log1p(x), "log(1 + x)", GRAD(grad_log1p), MXW_COST_MATH)
+UNARY_OP_V(log, ALIASES("_npi_log"), mxw_vlog_f32, log(x), "natural logarithm", GRAD(grad_log), MXW_COST_MATH)
+UNARY_OP_V(log1p, ALIASES("_npi_log1p"), mxw_vlog1p_f32, log1p(x), "log(1 + x)", GRAD(grad_log1p), MXW_COST_MATH)
 UNARY_OP(log2, ALIASES("_npi_log2"), log2f(x), log2(x), "base-2 logarithm", GRAD(grad_log2), MXW_COST_MATH)
 UNARY_OP(log10, ALIASES("_npi_log10"), log10f(x), log10(x), "base-10 logarithm", GRAD(grad_log10), MXW_COST_MATH)
 UNARY_OP(sqrt, ALIASES("_npi_sqrt"), sqrtf(x), sqrt(x), "square root", GRAD(grad_sqrt), MXW_COST_DIV)
@@ -494,9 +493,7 @@ static void apply_act_range(void *data, int dtype, int64_t n, int act) {
       case MXW_ACT_RELU: mxw_vrelu_f32(x, x, n); break;
       case MXW_ACT_SIGMOID: mxw_vsigmoid_f32(x, x, n); break;
       case MXW_ACT_TANH: mxw_vtanh_f32(x, x, n); break;
-      case MXW_ACT_SOFTRELU:
-        for (int64_t i = 0; i < n; i++) x[i] = softrelu_f(x[i]);
-        break;
+      case MXW_ACT_SOFTRELU: mxw_vsoftrelu_f32(x, x, n); break;
       case MXW_ACT_SOFTSIGN:
         for (int64_t i = 0; i < n; i++) x[i] = softsign_f(x[i]);
         break;
@@ -618,7 +615,7 @@ static int kern_softrelu(const mxw_op_call *c) {
   if (in->dtype == MXW_FLOAT32) {
     const float *src = (const float *)in->data;
     float *dst = (float *)out->data;
-    for (int64_t i = 0; i < n; i++) dst[i] = softrelu_f(src[i]);
+    mxw_vsoftrelu_f32(src, dst, n);
   } else {
     for (int64_t i = 0; i < n; i++)
       mxw_store_f64(out->data, out->dtype, i, softrelu_d(mxw_load_f64(in->data, in->dtype, i)));

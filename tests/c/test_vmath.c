@@ -1,7 +1,7 @@
-/* vmath (exp, sigmoid, tanh, relu, erf and GELU on float32 lanes) against libm's double-precision functions
- * rounded to float: the error in units in the last place over a sweep of every 997th float bit
- * pattern (both signs, subnormals, the overflow and underflow edges), the special values, and
- * the array forms (odd lengths, in place, a result independent of where a call starts). */
+/* vmath (exp, log, log1p, sigmoid, tanh, softrelu, relu, erf and GELU on float32 lanes) against libm's double-precision
+ * functions rounded to float: the error in units in the last place over a sweep of every 997th float bit pattern (both
+ * signs, subnormals, the overflow and underflow edges), the special values, and the array forms (odd lengths, in place,
+ * a result independent of where a call starts). */
 #include "kernels/vmath.h"
 #include "mxw_test.h"
 
@@ -37,6 +37,10 @@ static double ref_sigmoid(double x) {
 }
 static double ref_tanh(double x) { return tanh(x); }
 static double ref_erf(double x) { return erf(x); }
+static double ref_log(double x) { return log(x); }
+static double ref_log1p(double x) { return log1p(x); }
+/* MXNet's softrelu: x past 20 is returned as is */
+static double ref_softrelu(double x) { return x > 20.0 ? x : log1p(exp(x)); }
 
 typedef v128_t (*lane_fn)(v128_t);
 
@@ -102,6 +106,32 @@ static void test_erf_ulp(void **state) {
   if (w > 1.5) fail_msg("erf: %.2f ulp at x = %.9g", w, wx);
 }
 
+static void test_log_ulp(void **state) {
+  (void)state;
+  float wx = 0.f;
+  double w = sweep(mxw_log_f32x4, ref_log, &wx);
+  if (w > 1.5) fail_msg("log: %.2f ulp at x = %.9g", w, wx);
+  w = sweep(mxw_log1p_f32x4, ref_log1p, &wx);
+  if (w > 2.5) fail_msg("log1p: %.2f ulp at x = %.9g", w, wx);
+  w = sweep(mxw_softrelu_f32x4, ref_softrelu, &wx);
+  if (w > 2.5) fail_msg("softrelu: %.2f ulp at x = %.9g", w, wx);
+  /* every float in [0.5, 2), both sides of the seams at sqrt(1/2), 1 and sqrt(2) */
+  w = 0.0;
+  float lanes[4], out[4];
+  for (uint32_t u = f_to_bits(0.5f); u < f_to_bits(2.f); u += 4) {
+    for (int j = 0; j < 4; j++) lanes[j] = bits_to_f(u + (uint32_t)j);
+    wasm_v128_store(out, mxw_log_f32x4(wasm_v128_load(lanes)));
+    for (int j = 0; j < 4; j++) {
+      double e = ulp_error(out[j], log((double)lanes[j]));
+      if (e > w) {
+        w = e;
+        wx = lanes[j];
+      }
+    }
+  }
+  if (w > 1.5) fail_msg("log: %.2f ulp at x = %.9g", w, wx);
+}
+
 /* GELU and its derivative against the double formulas: 0.5 x (1 + erf(x / sqrt 2)) loses the
  * relative precision of 1 + erf for x well below 0 in float (as MXNet's erff form does), so the
  * bound is absolute, a few float32 ulps of max(1, |x|). */
@@ -146,6 +176,16 @@ static void test_specials(void **state) {
   mxw_vsigmoid_f32(x, y, 8);
   assert_true(isnan(y[0]));
   assert_true(y[1] == 1.f && y[2] == 0.f && y[3] == 0.5f);
+  mxw_vlog_f32(x, y, 8); /* NaN, inf, -inf, 0, -0, ... */
+  assert_true(isnan(y[0]) && isinf(y[1]) && y[1] > 0 && isnan(y[2]));
+  assert_true(isinf(y[3]) && y[3] < 0 && isinf(y[4]) && y[4] < 0);
+  float lx[4] = {1.f, 1.4e-45f, 2.f, -1.f}, ly[4];
+  mxw_vlog_f32(lx, ly, 4);
+  assert_true(ly[0] == 0.f && fabsf(ly[1] - -103.27893f) < 1e-4f && ly[2] == 0.69314718f && isnan(ly[3]));
+  mxw_vlog1p_f32(lx, ly, 4);
+  assert_true(ly[0] == 0.69314718f && ly[1] == 1.4e-45f && ly[2] == 1.09861229f && isinf(ly[3]) && ly[3] < 0);
+  mxw_vsoftrelu_f32(x, y, 8);
+  assert_true(isnan(y[0]) && isinf(y[1]) && y[2] == 0.f && y[3] == 0.69314718f && y[5] == 88.7228f);
   mxw_verf_f32(x, y, 8);
   assert_true(isnan(y[0]));
   assert_true(y[1] == 1.f && y[2] == -1.f);
@@ -164,10 +204,10 @@ static void test_arrays(void **state) {
   enum { N = 23 };
   float x[N], whole[N], part[N], inplace[N];
   for (int i = 0; i < N; i++) x[i] = (float)(i - 11) * 0.37f;
-  void (*fns[5])(const float *, float *, int64_t) = {mxw_vexp_f32, mxw_vsigmoid_f32, mxw_vtanh_f32, mxw_vrelu_f32,
-                                                     mxw_verf_f32};
-  double (*refs[5])(double) = {ref_exp, ref_sigmoid, ref_tanh, NULL, ref_erf};
-  for (int f = 0; f < 5; f++) {
+  void (*fns[8])(const float *, float *, int64_t) = {mxw_vexp_f32, mxw_vsigmoid_f32, mxw_vtanh_f32,  mxw_vrelu_f32,
+                                                     mxw_verf_f32, mxw_vlog_f32,     mxw_vlog1p_f32, mxw_vsoftrelu_f32};
+  double (*refs[8])(double) = {ref_exp, ref_sigmoid, ref_tanh, NULL, ref_erf, ref_log, ref_log1p, ref_softrelu};
+  for (int f = 0; f < 8; f++) {
     fns[f](x, whole, N);
     for (int start = 1; start < 4; start++) { /* the same elements from another offset */
       fns[f](x + start, part + start, N - start);
@@ -187,7 +227,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_specials),    cmocka_unit_test(test_arrays),   cmocka_unit_test(test_exp_ulp),
       cmocka_unit_test(test_sigmoid_ulp), cmocka_unit_test(test_tanh_ulp), cmocka_unit_test(test_erf_ulp),
-      cmocka_unit_test(test_gelu),
+      cmocka_unit_test(test_gelu),        cmocka_unit_test(test_log_ulp),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
