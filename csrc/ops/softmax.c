@@ -145,9 +145,15 @@ static void softmax_cols_f32(const float *x, float *y, int64_t n, int64_t inner,
       m[l] = xb[l];
       s[l] = 0.f;
     }
-    for (int64_t j = 1; j < n; j++)
-      for (int l = 0; l < w; l++)
-        if (xb[j * inner + l] > m[l]) m[l] = xb[j * inner + l];
+    /* the running max, four lanes by pmax (`v > m ? v : m` exactly; as a scalar float select it
+     * would be a branch in V8), the rest as written */
+    for (int64_t j = 1; j < n; j++) {
+      const float *xr = xb + j * inner;
+      int l = 0;
+      for (; l + 4 <= w; l += 4) wasm_v128_store(m + l, wasm_f32x4_pmax(wasm_v128_load(m + l), wasm_v128_load(xr + l)));
+      for (; l < w; l++)
+        if (xr[l] > m[l]) m[l] = xr[l];
+    }
     for (int64_t j = 0; j < n; j++) {
       const float *xr = xb + j * inner;
       float *yr = yb + j * inner;
@@ -167,8 +173,15 @@ static void softmax_cols_f32(const float *x, float *y, int64_t n, int64_t inner,
       }
     }
     for (int l = 0; l < w; l++) s[l] = log ? logf(s[l]) : s[l];
-    for (int64_t j = 0; j < n; j++)
-      for (int l = 0; l < w; l++) yb[j * inner + l] = log ? yb[j * inner + l] - s[l] : yb[j * inner + l] / s[l];
+    for (int64_t j = 0; j < n; j++) {
+      float *yr = yb + j * inner;
+      int l = 0;
+      for (; l + 4 <= w; l += 4) {
+        const v128_t v = wasm_v128_load(yr + l), d = wasm_v128_load(s + l);
+        wasm_v128_store(yr + l, log ? wasm_f32x4_sub(v, d) : wasm_f32x4_div(v, d));
+      }
+      for (; l < w; l++) yr[l] = log ? yr[l] - s[l] : yr[l] / s[l];
+    }
   }
 }
 

@@ -171,3 +171,21 @@ test('errors name the op and the problem; the next call works', () => {
   assert.throws(() => nd.softmax(x, { dtype: 'int32' }), (e) => e instanceof mx.MXNetError && /dtype/.test(e.message));
   assertClose(nd.softmax(x, { axis: 0 }).toTypedArray(), ref(tf.softmax, [1, 2, 3, 4, 5, 6], [2, 3], 0));
 });
+
+test('softmax / log_softmax over channels (axis 1): hand-worked probabilities in lanes and the tail, large logits', () => {
+  // 6 positions (a 4-lane block and a tail of 2); channel values (b, b + ln 2, b + ln 3) give (1, 2, 3) / 6
+  const base = [0, 1000, -1000, 5, 0.5, -80];
+  const x = [base, base.map((b) => b + Math.LN2), base.map((b) => b + Math.log(3))].flat();
+  const p = nd.softmax(nd.array(x, { shape: [1, 3, 6] }), { axis: 1 }).toTypedArray();
+  const lp = nd.log_softmax(nd.array(x, { shape: [1, 3, 6] }), { axis: 1 }).toTypedArray();
+  for (let i = 0; i < 6; i++) {
+    // the exact softmax of the float32 inputs (near (1, 2, 3) / 6; 1000 + ln 2 is rounded in float32)
+    const xf = [0, 1, 2].map((c) => Math.fround(x[c * 6 + i]));
+    const e = xf.map((v) => Math.exp(v - Math.max(...xf))), sum = e[0] + e[1] + e[2];
+    for (let c = 0; c < 3; c++) {
+      assertClose([p[c * 6 + i]], [e[c] / sum], { rtol: 2e-6, atol: 0, msg: `p position ${i} channel ${c}` });
+      assertClose([p[c * 6 + i]], [(c + 1) / 6], { rtol: 1e-4, atol: 0, msg: `p position ${i} channel ${c} (hand-worked)` });
+      assertClose([lp[c * 6 + i]], [Math.log(e[c] / sum)], { rtol: 2e-6, atol: 2e-6, msg: `log p position ${i} channel ${c}` });
+    }
+  }
+});
