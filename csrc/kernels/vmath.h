@@ -1,4 +1,4 @@
-/* vmath.h -- float32 exp, log, log1p, sigmoid, tanh, softrelu, relu, erf and GELU, four lanes at a time.
+/* vmath.h -- float32 exp, expm1, log, log1p, sigmoid, tanh, softrelu, relu, erf and GELU, four lanes at a time.
  *
  *   float x[5] = {-1, 0, 0.5f, 2, 90}, y[5];
  *   mxw_vexp_f32(x, y, 5);        // y = {0.36787945, 1, 1.6487212, 7.389056, inf}
@@ -13,8 +13,9 @@
  * above 88.7228; sigmoid = 1 / (1 + exp(-x)) <= 2.5 ulp; tanh <= 1.5 ulp (an odd polynomial below
  * |x| = 0.55, 1 - 2 / (exp(2|x|) + 1) above, +-1 past 9.01). NaN in gives NaN out; relu keeps
  * NaN and maps -0 to +0 as MXNet's relu (x > 0 || x != x ? x : 0); erf <= 1.5 ulp (erf(-0) = -0); log <= 1.5 ulp
- * (log(0) = -inf, log(x < 0) = NaN); log1p <= 2.5 ulp. libm's expf/tanhf are scalar calls (15 ns per tanh in V8); these
- * run 4 lanes without calls. In the relaxed-SIMD tiers the polynomials use relaxed_madd (simd.h).
+ * (log(0) = -inf, log(x < 0) = NaN); log1p <= 2.5 ulp; expm1 <= 2 ulp (expm1(-0) = -0). libm's expf/tanhf are scalar
+ * calls (15 ns per tanh in V8); these run 4 lanes without calls. In the relaxed-SIMD tiers the polynomials use
+ * relaxed_madd (simd.h).
  */
 #ifndef MXW_KERNELS_VMATH_H_
 #define MXW_KERNELS_VMATH_H_
@@ -110,6 +111,21 @@ static inline v128_t mxw_erf_f32x4(v128_t x) {
   return wasm_v128_or(wasm_v128_bitselect(small, big, wasm_f32x4_le(ax, one)), sign);
 }
 
+/* expm1(x): |x| <= 0.7: x + (x^2 / 2 + x^3 Q(x)) with Q a degree-6 fit made for this file
+ * (mpmath's chebyfit, 3.8e-10 absolute), else exp(x) - 1 (no cancellation past 0.7); +-0 as is */
+static inline v128_t mxw_expm1_f32x4(v128_t x) {
+  static const float kq[7] = {2.777298732e-06f, 2.503899123e-05f, 1.984074042e-04f, 1.388830598e-03f,
+                              8.333333768e-03f, 4.166667163e-02f, 1.666666716e-01f};
+  const v128_t x2 = wasm_f32x4_mul(x, x);
+  v128_t q = wasm_f32x4_splat(kq[0]);
+  for (int k = 1; k < 7; k++) q = MXW_F32X4_MADD(wasm_f32x4_splat(kq[k]), q, x);
+  const v128_t small = wasm_f32x4_add(
+      x, wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_splat(0.5f), x2), wasm_f32x4_mul(wasm_f32x4_mul(x2, x), q)));
+  const v128_t big = wasm_f32x4_sub(mxw_exp_f32x4(x), wasm_f32x4_splat(1.f));
+  const v128_t r = wasm_v128_bitselect(small, big, wasm_f32x4_le(wasm_f32x4_abs(x), wasm_f32x4_splat(0.7f)));
+  return wasm_v128_bitselect(x, r, wasm_f32x4_eq(x, wasm_f32x4_splat(0.f)));
+}
+
 /* log(x): x = m 2^e with m in [sqrt(1/2), sqrt(2)) (subnormals scaled by 2^23 first), f = m - 1,
  * log(1 + f) = f - f^2 / 2 + f^3 P(f) with P a degree-7 fit made for this file (mpmath's chebyfit,
  * 1.8e-7 absolute on P), and e ln 2 added in two parts (Cody-Waite) */
@@ -177,6 +193,10 @@ void mxw_vtanh_f32(const float *x, float *y, int64_t n);
 void mxw_vrelu_f32(const float *x, float *y, int64_t n);
 void mxw_verf_f32(const float *x, float *y, int64_t n);
 void mxw_vlog_f32(const float *x, float *y, int64_t n);
+void mxw_vexpm1_f32(const float *x, float *y, int64_t n);
+/* LeakyReLU elu (x > 0 ? x : a expm1(x)) and selu (lambda (x > 0 ? x : alpha expm1(x))) */
+void mxw_velu_f32(const float *x, float *y, int64_t n, float a);
+void mxw_vselu_f32(const float *x, float *y, int64_t n, float lambda, float alpha);
 void mxw_vlog1p_f32(const float *x, float *y, int64_t n);
 void mxw_vsoftrelu_f32(const float *x, float *y, int64_t n);
 void mxw_vgelu_f32(const float *x, float *y, int64_t n);

@@ -346,7 +346,7 @@ ACT_UNARY_OP_V(sigmoid, ALIASES("_npx_sigmoid"), mxw_vsigmoid_f32, sigmoid_d(x),
 ACT_UNARY_OP_V(tanh, ALIASES("_npi_tanh"), mxw_vtanh_f32, tanh(x), "hyperbolic tangent", MXW_ACT_TANH, GRAD(grad_tanh),
                MXW_COST_MATH)
 UNARY_OP_V(exp, ALIASES("_npi_exp"), mxw_vexp_f32, exp(x), "e^x", GRAD(grad_exp), MXW_COST_MATH)
-UNARY_OP(expm1, ALIASES("_npi_expm1"), expm1f(x), expm1(x), "e^x - 1", GRAD(grad_expm1), MXW_COST_MATH)
+UNARY_OP_V(expm1, ALIASES("_npi_expm1"), mxw_vexpm1_f32, expm1(x), "e^x - 1", GRAD(grad_expm1), MXW_COST_MATH)
 UNARY_OP_V(log, ALIASES("_npi_log"), mxw_vlog_f32, log(x), "natural logarithm", GRAD(grad_log), MXW_COST_MATH)
 UNARY_OP_V(log1p, ALIASES("_npi_log1p"), mxw_vlog1p_f32, log1p(x), "log(1 + x)", GRAD(grad_log1p), MXW_COST_MATH)
 UNARY_OP(log2, ALIASES("_npi_log2"), log2f(x), log2(x), "base-2 logarithm", GRAD(grad_log2), MXW_COST_MATH)

@@ -354,6 +354,14 @@ static int kern_leaky(const mxw_op_call *c) {
       mxw_vgelu_f32(x, y, n);
       return 0;
     }
+    if (act == ACT_ELU) { /* vmath: expm1 in lanes */
+      mxw_velu_f32(x, y, n, a);
+      return 0;
+    }
+    if (act == ACT_SELU) {
+      mxw_vselu_f32(x, y, n, k_selu_lambda, k_selu_alpha);
+      return 0;
+    }
     int64_t i = 0;
     if (act == ACT_LEAKY) { /* x > 0 ? x : a x, by a lane mask (a scalar float select is a branch in V8) */
       const v128_t va = wasm_f32x4_splat(a), zero = wasm_f32x4_splat(0.f);
@@ -481,10 +489,15 @@ static int kern_backward_leaky(const mxw_op_call *c) {
       return 0;
     }
     int64_t i = 0;
-    if (act == ACT_LEAKY) { /* g * (y > 0 ? 1 : a) */
-      const v128_t va = wasm_f32x4_splat(a), one = wasm_f32x4_splat(1.f), zero = wasm_f32x4_splat(0.f);
+    if (act == ACT_LEAKY || act == ACT_ELU || act == ACT_SELU) {
+      /* g * (y > 0 ? 1 : a), elu: g * (y > 0 ? 1 : y + a), selu: g * (y > 0 ? lambda : y + lambda alpha) */
+      const v128_t zero = wasm_f32x4_splat(0.f);
+      const v128_t pos = wasm_f32x4_splat(act == ACT_SELU ? k_selu_lambda : 1.f);
+      const v128_t off = wasm_f32x4_splat(act == ACT_SELU ? k_selu_lambda * k_selu_alpha : a);
       for (; i + 4 <= n; i += 4) {
-        v128_t s = wasm_v128_bitselect(one, va, wasm_f32x4_gt(wasm_v128_load(y + i), zero));
+        const v128_t yv = wasm_v128_load(y + i);
+        const v128_t neg = act == ACT_LEAKY ? off : wasm_f32x4_add(yv, off);
+        const v128_t s = wasm_v128_bitselect(pos, neg, wasm_f32x4_gt(yv, zero));
         wasm_v128_store(d + i, wasm_f32x4_mul(wasm_v128_load(g + i), s));
       }
     }

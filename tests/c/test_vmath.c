@@ -38,6 +38,7 @@ static double ref_sigmoid(double x) {
 static double ref_tanh(double x) { return tanh(x); }
 static double ref_erf(double x) { return erf(x); }
 static double ref_log(double x) { return log(x); }
+static double ref_expm1(double x) { return expm1(x); }
 static double ref_log1p(double x) { return log1p(x); }
 /* MXNet's softrelu: x past 20 is returned as is */
 static double ref_softrelu(double x) { return x > 20.0 ? x : log1p(exp(x)); }
@@ -113,6 +114,8 @@ static void test_log_ulp(void **state) {
   if (w > 1.5) fail_msg("log: %.2f ulp at x = %.9g", w, wx);
   w = sweep(mxw_log1p_f32x4, ref_log1p, &wx);
   if (w > 2.5) fail_msg("log1p: %.2f ulp at x = %.9g", w, wx);
+  w = sweep(mxw_expm1_f32x4, ref_expm1, &wx);
+  if (w > 2.0) fail_msg("expm1: %.2f ulp at x = %.9g", w, wx);
   w = sweep(mxw_softrelu_f32x4, ref_softrelu, &wx);
   if (w > 2.5) fail_msg("softrelu: %.2f ulp at x = %.9g", w, wx);
   /* every float in [0.5, 2), both sides of the seams at sqrt(1/2), 1 and sqrt(2) */
@@ -151,6 +154,16 @@ static void test_gelu(void **state) {
     const double rd = 0.5 * (1.0 + erf(xv / sqrt(2.0)) + xv * sqrt(2.0 / M_PI) * exp(-0.5 * xv * xv));
     if (fabs(y[i] - ry) > tol) fail_msg("gelu(%.9g) = %.9g, want %.9g", xv, (double)y[i], ry);
     if (fabs(d[i] - rd) > tol) fail_msg("gelu'(%.9g) = %.9g, want %.9g", xv, (double)d[i], rd);
+  }
+  /* elu (a = 0.5) and selu against the double formulas, relative (expm1 keeps it near 0) */
+  static float e[N], se[N];
+  const double lam = 1.0507009873554804934, alp = 1.6732632423543772848;
+  mxw_velu_f32(x, e, N, 0.5f);
+  mxw_vselu_f32(x, se, N, (float)lam, (float)alp);
+  for (int i = 0; i < N; i++) {
+    const double xv = x[i], re = xv > 0 ? xv : 0.5 * expm1(xv), rs = lam * (xv > 0 ? xv : alp * expm1(xv));
+    if (ulp_error(e[i], re) > 3.0) fail_msg("elu(%.9g) = %.9g, want %.9g", xv, (double)e[i], re);
+    if (ulp_error(se[i], rs) > 4.0) fail_msg("selu(%.9g) = %.9g, want %.9g", xv, (double)se[i], rs);
   }
   /* hand-worked: gelu(0) = 0, gelu(1) = 0.5 (1 + erf(0.70710678)) = 0.8413447; gelu'(0) = 0.5 */
   assert_true(y[2000] == 0.f && d[2000] == 0.5f);
@@ -204,10 +217,12 @@ static void test_arrays(void **state) {
   enum { N = 23 };
   float x[N], whole[N], part[N], inplace[N];
   for (int i = 0; i < N; i++) x[i] = (float)(i - 11) * 0.37f;
-  void (*fns[8])(const float *, float *, int64_t) = {mxw_vexp_f32, mxw_vsigmoid_f32, mxw_vtanh_f32,  mxw_vrelu_f32,
-                                                     mxw_verf_f32, mxw_vlog_f32,     mxw_vlog1p_f32, mxw_vsoftrelu_f32};
-  double (*refs[8])(double) = {ref_exp, ref_sigmoid, ref_tanh, NULL, ref_erf, ref_log, ref_log1p, ref_softrelu};
-  for (int f = 0; f < 8; f++) {
+  void (*fns[9])(const float *, float *, int64_t) = {mxw_vexp_f32,   mxw_vsigmoid_f32,  mxw_vtanh_f32,
+                                                     mxw_vrelu_f32,  mxw_verf_f32,      mxw_vlog_f32,
+                                                     mxw_vlog1p_f32, mxw_vsoftrelu_f32, mxw_vexpm1_f32};
+  double (*refs[9])(double) = {ref_exp, ref_sigmoid, ref_tanh,     NULL,     ref_erf,
+                               ref_log, ref_log1p,   ref_softrelu, ref_expm1};
+  for (int f = 0; f < 9; f++) {
     fns[f](x, whole, N);
     for (int start = 1; start < 4; start++) { /* the same elements from another offset */
       fns[f](x + start, part + start, N - start);
