@@ -141,60 +141,76 @@ const measurePeaks = () => new Promise((resolve) => {
 });
 const peakBefore = await measurePeaks();
 
-// 3. engines
+// 3-4. engines and models, one host at a time: Node's configurations are measured while no
+// Chromium runs, then Chromium's. Chromium's processes (browser, GPU, the pages and their workers)
+// take CPU even between runs: with both hosts' engines alive, Node's 2-thread runs were up to 8%
+// slower (ResNet-18, relaxed-simd-threads, 2 threads: 33.4 ms against 31.7 with Node's engines
+// alone), which skews every engine's 2-thread time and the 2-thread speedups.
 const engines = []; // { config, ch, label, detail, letter }
 const unavailable = [];
-for (const config of selected) {
-  log(`starting ${config.id} ...`);
-  const isMx = config.engine === 'mx';
-  const opts = config.host === 'node' && isMx ? {
-    env: { MXW_TIER: config.tier, MXW_NUM_THREADS: String(Math.max(...THREADS)) },
-    execArgv: config.tier.includes('relaxed') ? relaxedArgv : [],
-  } : {};
-  const ch = startChild(config.host === 'node' ? 'peers_child.mjs' : 'peers_browser.mjs', { ...config, data }, opts);
-  const r = await ch.first();
-  if (r.ready) engines.push({ config, ch, label: r.label, detail: r.detail, checks: [] });
-  else { unavailable.push({ config, reason: r.reason }); await ch.stop(); }
-}
-engines.forEach((e, i) => { e.letter = String.fromCharCode(65 + i); });
-
-// 4. models
 const rows = []; // { model, batch, ms: Map(engine -> ms), bad: Map(engine -> text) }
 let failed = false;
-for (const model of models) {
-  for (const batch of model.batches) {
-    log(`${model.key} batch ${batch}: check and warm-up ...`);
-    const row = { model, batch, ms: new Map(), bad: new Map() };
-    const live = [];
-    for (const e of engines) {
-      const r = await e.ch.call({ cmd: 'prepare', model: model.key, batch, warmMs: WARM_MS, runMs: RUN_MS });
-      if (r.ok) { e.checks.push(r.rel); live.push(e); continue; }
-      failed = true;
-      row.bad.set(e, r.rel !== undefined ? 'MISMATCH' : 'ERROR');
-      log(`${e.letter} ${e.config.id} on ${model.key} b${batch}: ${r.error}`);
+const rowFor = (model, batch) => {
+  let row = rows.find((r) => r.model === model && r.batch === batch);
+  if (!row) rows.push(row = { model, batch, ms: new Map(), bad: new Map() });
+  return row;
+};
+for (const host of ['node', 'chromium']) {
+  const hostEngines = [];
+  for (const config of selected.filter((c) => c.host === host)) {
+    log(`starting ${config.id} ...`);
+    const isMx = config.engine === 'mx';
+    const opts = config.host === 'node' && isMx ? {
+      env: { MXW_TIER: config.tier, MXW_NUM_THREADS: String(Math.max(...THREADS)) },
+      execArgv: config.tier.includes('relaxed') ? relaxedArgv : [],
+    } : {};
+    const ch = startChild(config.host === 'node' ? 'peers_child.mjs' : 'peers_browser.mjs', { ...config, data }, opts);
+    const r = await ch.first();
+    if (r.ready) {
+      const letter = String.fromCharCode(65 + engines.length);
+      const e = { config, ch, label: r.label, detail: r.detail, checks: [], letter };
+      engines.push(e);
+      hostEngines.push(e);
+    } else {
+      unavailable.push({ config, reason: r.reason });
+      await ch.stop();
     }
-    log(`${model.key} batch ${batch}: ${RUNS} rounds over ${live.length} engines ...`);
-    const times = new Map(live.map((e) => [e, []]));
-    for (let round = 0; round < RUNS; round++) {
-      const order = live.map((_, i) => live[(i + round) % live.length]);
-      for (const e of order) {
-        const r = await e.ch.call({ cmd: 'run' });
-        if (r.ms !== undefined) times.get(e).push(r.ms);
-        await sleep(20); // let the previous engine's spinning threads settle
-      }
-    }
-    for (const [e, t] of times) if (t.length) row.ms.set(e, median(t));
-    if (model.key === 'gemm') {
-      for (const e of live.filter((x) => x.config.engine === 'mx')) {
-        const k = await e.ch.call({ cmd: 'kernel', runs: Math.max(3, RUNS), runMs: RUN_MS });
-        e.kernel = k.gflops;
-      }
-    }
-    rows.push(row);
   }
-  for (const e of engines) await e.ch.call({ cmd: 'release', model: model.key });
+  if (!hostEngines.length) continue;
+  for (const model of models) {
+    for (const batch of model.batches) {
+      log(`${model.key} batch ${batch} (${host}): check and warm-up ...`);
+      const row = rowFor(model, batch);
+      const live = [];
+      for (const e of hostEngines) {
+        const r = await e.ch.call({ cmd: 'prepare', model: model.key, batch, warmMs: WARM_MS, runMs: RUN_MS });
+        if (r.ok) { e.checks.push(r.rel); live.push(e); continue; }
+        failed = true;
+        row.bad.set(e, r.rel !== undefined ? 'MISMATCH' : 'ERROR');
+        log(`${e.letter} ${e.config.id} on ${model.key} b${batch}: ${r.error}`);
+      }
+      log(`${model.key} batch ${batch} (${host}): ${RUNS} rounds over ${live.length} engines ...`);
+      const times = new Map(live.map((e) => [e, []]));
+      for (let round = 0; round < RUNS; round++) {
+        const order = live.map((_, i) => live[(i + round) % live.length]);
+        for (const e of order) {
+          const r = await e.ch.call({ cmd: 'run' });
+          if (r.ms !== undefined) times.get(e).push(r.ms);
+          await sleep(20); // let the previous engine's spinning threads settle
+        }
+      }
+      for (const [e, t] of times) if (t.length) row.ms.set(e, median(t));
+      if (model.key === 'gemm') {
+        for (const e of live.filter((x) => x.config.engine === 'mx')) {
+          const k = await e.ch.call({ cmd: 'kernel', runs: Math.max(3, RUNS), runMs: RUN_MS });
+          e.kernel = k.gflops;
+        }
+      }
+    }
+    for (const e of hostEngines) await e.ch.call({ cmd: 'release', model: model.key });
+  }
+  for (const e of hostEngines) await e.ch.stop();
 }
-for (const e of engines) await e.ch.stop();
 const loadEnd = os.loadavg();
 const peakAfter = await measurePeaks();
 const peak = peakBefore ?? peakAfter;
@@ -262,7 +278,7 @@ console.log(`load average ${load(loadStart)} at the start, ${load(loadEnd)} at t
   '(a shared machine: other processes may have run)');
 console.log('one inference = input copied in, forward, output copied out; ' +
   `median of ${RUNS} runs of ~${RUN_MS} ms per engine, after ${WARM_MS} ms of warm-up; the runs visit the engines ` +
-  'in turn');
+  'of one host in turn (Node\'s engines first, then Chromium\'s, never both at once)');
 console.log(`reference: ${refInfo.label}; every output is compared with it first (max |diff| / max |ref| within the ` +
   'model\'s tolerance, 1e-4, 1e-3 for ResNet and MobileNet; otherwise the engine is not timed)');
 if (refInfo.arch) console.log(refInfo.arch);
