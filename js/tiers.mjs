@@ -81,6 +81,37 @@ async function locateOptions(tier) {
   return { locateFile: url };
 }
 
+// Node: the tier's .wasm read and compiled as soon as the tier is chosen, before its glue module is
+// imported. The glue's import waits in the ESM loader behind the API bundle's parse, and the glue
+// compiled the binary only when called: now V8 compiles it on its background threads while the
+// bundle is parsed, and the glue instantiates the compiled module (instantiateWasm).
+// { options for the glue, failed: a promise rejected with the compile's error }, or null (a
+// browser, or files at a URL: the glue fetches them).
+async function earlyCompile(tier) {
+  if (!isNode) return null;
+  const folder = wasmFolder(tier);
+  if (folder !== null && /^(https?|data|blob):/.test(folder)) return null;
+  const fs = await nodeBuiltin('fs');
+  let wasm;
+  if (folder === null) {
+    wasm = new URL(tier === 'simd' ? './mxcore.wasm' : `./${tier}/mxcore.wasm`, import.meta.url);
+  } else {
+    const { pathToFileURL } = await nodeBuiltin('url');
+    wasm = new URL('mxcore.wasm', folder.startsWith('file:') ? folder : pathToFileURL(folder));
+  }
+  const compiled = WebAssembly.compile(fs.readFileSync(wasm));
+  let fail;
+  const failed = new Promise((_, reject) => { fail = reject; });
+  failed.catch(() => {}); // seen by loadCore's race; not an unhandled rejection before it
+  compiled.catch(fail);
+  const instantiateWasm = (imports, receive) => {
+    compiled.then((module) => WebAssembly.instantiate(module, imports).then((instance) => receive(instance, module)))
+      .catch(fail);
+    return {};
+  };
+  return { options: { instantiateWasm, locateFile: (file) => new URL(file, wasm).pathname }, failed };
+}
+
 export function requestTier(tier) {
   if (!TIERS.includes(tier)) throw new Error(`mxnet-wasm: unknown tier '${tier}' (tiers: ${TIERS.join(', ')})`);
   if (state.loaded && state.loaded !== tier) {
@@ -207,8 +238,9 @@ export async function loadCore(wrapError) {
     });
   }
   for (const tier of order) {
-    let factory;
+    let factory, early;
     try {
+      early = await earlyCompile(tier); // throws when the tier's .wasm is missing: as not built
       factory = (await LOADERS[tier]()).default;
     } catch (e) {
       // a tier not built here (the simd tier always is)
@@ -219,8 +251,9 @@ export async function loadCore(wrapError) {
     const threads = tier.includes('threads') ? await defaultThreads() : 1;
     const poolSize = tier.includes('threads') ? Math.max(1, threads - 1) : 0;
     try {
-      const module = await factory({ ...(await locateOptions(tier)), ...memoryOption(tier),
-        ...(tier.includes('threads') ? { mxwPoolSize: poolSize } : {}) });
+      const opts = { ...(early ? early.options : await locateOptions(tier)), ...memoryOption(tier),
+        ...(tier.includes('threads') ? { mxwPoolSize: poolSize } : {}) };
+      const module = await (early ? Promise.race([factory(opts), early.failed]) : factory(opts));
       state.loaded = tier;
       return { module, tier, requested: requested ?? null, fallbacks, poolSize, defaultThreads: threads };
     } catch (e) {
