@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as mx from 'mxnet-wasm';
 import { rng, assertClose } from './oracle.mjs';
+import { DecayLoop } from './control_flow_blocks.mjs';
 
 const { nd, sym, gluon, autograd } = mx;
 const fixture = (n) => readFileSync(new URL(`./fixtures/control_flow/${n}.json`, import.meta.url), 'utf8');
@@ -215,20 +216,10 @@ test('while_loop: test_while_loop_simple_forward cases, imperative and hybridize
 });
 
 test('while_loop: float data with a captured parameter; hybridized equals float64 JS', () => {
-  class Decay extends gluon.HybridBlock {
-    constructor() { super(); this.g = this.params.get('g', { shape: [2], init: 'ones' }); }
-    hybridForward(F, x, n, params) {
-      const [outs, [last]] = F.contrib.while_loop((v, k) => k.lt(n).sum(), (v, k) => {
-        const y = F.broadcast_mul(v, params.g).tanh();
-        return [[y, y.sum()], [y, k.add(1)]];
-      }, [x, F.zeros_like(n)], 6);
-      return [outs[0], outs[1], last];
-    }
-  }
   const G = [0.9, -1.3];
   const X = [0.7, 0.2];
   for (const hybrid of [false, true]) {
-    const net = new Decay();
+    const net = new DecayLoop({ gOptions: { init: 'ones' } });
     net.initialize();
     net.g.setData(nd.array(G));
     if (hybrid) net.hybridize();

@@ -10,6 +10,7 @@ import * as mx from 'mxnet-wasm';
 import { registry } from '../../dist/core.mjs';
 import { rng, assertClose } from './oracle.mjs';
 import { checkGrad } from './grad_check.mjs';
+import { DecayLoop } from './control_flow_blocks.mjs';
 
 const { nd, sym, gluon, autograd } = mx;
 const isErr = (re) => (e) => e instanceof mx.MXNetError && re.test(e.message);
@@ -165,21 +166,7 @@ test('foreach: hand-worked gradients, and a loaded graph (SymbolBlock over the J
 });
 
 // ---- while_loop --------------------------------------------------------------------------------------
-class Decay extends gluon.HybridBlock {
-  constructor() {
-    super();
-    this.g = this.params.get('g', { shape: [2] });
-    this.initialize();
-    this.g.setData(nd.array([0.9, -1.3]));
-  }
-  hybridForward(F, x, n, params) {
-    const [outs, [last]] = F.contrib.while_loop((v, k) => k.lt(n).sum(), (v, k) => {
-      const y = F.broadcast_mul(v, params.g).tanh();
-      return [[y, y.sum()], [y, k.add(1)]];
-    }, [x, F.zeros_like(n)], 6);
-    return [outs[0], outs[1], last];
-  }
-}
+const newDecay = () => new DecayLoop({ g: [0.9, -1.3] });
 
 test('while_loop: hybridized gradients equal the imperative ones (steps below and at max_iterations)', () => {
   for (const steps of [4, 6, 20]) {
@@ -188,7 +175,7 @@ test('while_loop: hybridized gradients equal the imperative ones (steps below an
     // the hybridized step outputs have max_iterations rows (zero padding), the imperative ones `taken`
     const loss = ([ys, sums, last]) => ys.slice({ begin: [0, 0], end: [taken, 2] }).mul(h).sum()
       .add(sums.slice({ begin: [0], end: [taken] }).mul(2).sum()).add(last.sum());
-    sameAsImperative(() => new Decay(), [nd.array([0.7, 0.2]), nd.array([steps])], loss);
+    sameAsImperative(newDecay, [nd.array([0.7, 0.2]), nd.array([steps])], loss);
   }
 });
 
@@ -207,7 +194,7 @@ test('while_loop: finite differences in float64, zero steps, an integer counter,
     checkGrad((x, a) => net.forward(x, a, n), [{ shape: [2] }, { shape: [2] }]);
   }
   // no step: the final loop variables are the initial ones (gradient 1), the parameter gets none
-  const d = new Decay();
+  const d = newDecay();
   d.hybridize();
   const x = nd.array([0.7, 0.2]);
   x.attachGrad();
