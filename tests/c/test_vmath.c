@@ -45,23 +45,41 @@ static double ref_softrelu(double x) { return x > 20.0 ? x : log1p(exp(x)); }
 
 typedef v128_t (*lane_fn)(v128_t);
 
+/* f on four lanes, the largest ulp error against ref kept in *worst (at *worst_x). */
+static void check_lanes(lane_fn f, double (*ref)(double), const float *lanes, double *worst, float *worst_x) {
+  float out[4];
+  wasm_v128_store(out, f(wasm_v128_load(lanes)));
+  for (int j = 0; j < 4; j++) {
+    double e = ulp_error(out[j], ref((double)lanes[j]));
+    if (e > *worst) {
+      *worst = e;
+      *worst_x = lanes[j];
+    }
+  }
+}
+
 /* The largest ulp error of f against ref over the sweep. */
 static double sweep(lane_fn f, double (*ref)(double), float *worst_x) {
   double worst = 0.0;
-  float lanes[4], out[4];
+  float lanes[4];
   int k = 0;
   for (uint64_t u = 0; u <= 0xffffffffu; u += 997) {
     lanes[k++] = bits_to_f((uint32_t)u);
     if (k < 4) continue;
     k = 0;
-    wasm_v128_store(out, f(wasm_v128_load(lanes)));
-    for (int j = 0; j < 4; j++) {
-      double e = ulp_error(out[j], ref((double)lanes[j]));
-      if (e > worst) {
-        worst = e;
-        *worst_x = lanes[j];
-      }
-    }
+    check_lanes(f, ref, lanes, &worst, worst_x);
+  }
+  return worst;
+}
+
+/* The largest ulp error of f against ref over every float in [lo, hi); with `negatives`, every
+ * other one negated (both signs of the range, half the floats each). */
+static double sweep_range(lane_fn f, double (*ref)(double), float lo, float hi, int negatives, float *worst_x) {
+  double worst = 0.0;
+  float lanes[4];
+  for (uint32_t u = f_to_bits(lo); u < f_to_bits(hi); u += 4) {
+    for (int j = 0; j < 4; j++) lanes[j] = bits_to_f(u + (uint32_t)j) * (negatives && (j & 1) ? -1.f : 1.f);
+    check_lanes(f, ref, lanes, &worst, worst_x);
   }
   return worst;
 }
@@ -91,19 +109,7 @@ static void test_erf_ulp(void **state) {
   double w = sweep(mxw_erf_f32x4, ref_erf, &wx);
   if (w > 1.5) fail_msg("erf: %.2f ulp at x = %.9g", w, wx);
   /* every float in [0.5, 4.5), where both fits and their seam at 1 lie, and their negatives */
-  w = 0.0;
-  float lanes[4], out[4];
-  for (uint32_t u = f_to_bits(0.5f); u < f_to_bits(4.5f); u += 4) {
-    for (int j = 0; j < 4; j++) lanes[j] = bits_to_f(u + (uint32_t)j) * (j & 1 ? -1.f : 1.f);
-    wasm_v128_store(out, mxw_erf_f32x4(wasm_v128_load(lanes)));
-    for (int j = 0; j < 4; j++) {
-      double e = ulp_error(out[j], erf((double)lanes[j]));
-      if (e > w) {
-        w = e;
-        wx = lanes[j];
-      }
-    }
-  }
+  w = sweep_range(mxw_erf_f32x4, ref_erf, 0.5f, 4.5f, 1, &wx);
   if (w > 1.5) fail_msg("erf: %.2f ulp at x = %.9g", w, wx);
 }
 
@@ -119,19 +125,7 @@ static void test_log_ulp(void **state) {
   w = sweep(mxw_softrelu_f32x4, ref_softrelu, &wx);
   if (w > 2.5) fail_msg("softrelu: %.2f ulp at x = %.9g", w, wx);
   /* every float in [0.5, 2), both sides of the seams at sqrt(1/2), 1 and sqrt(2) */
-  w = 0.0;
-  float lanes[4], out[4];
-  for (uint32_t u = f_to_bits(0.5f); u < f_to_bits(2.f); u += 4) {
-    for (int j = 0; j < 4; j++) lanes[j] = bits_to_f(u + (uint32_t)j);
-    wasm_v128_store(out, mxw_log_f32x4(wasm_v128_load(lanes)));
-    for (int j = 0; j < 4; j++) {
-      double e = ulp_error(out[j], log((double)lanes[j]));
-      if (e > w) {
-        w = e;
-        wx = lanes[j];
-      }
-    }
-  }
+  w = sweep_range(mxw_log_f32x4, ref_log, 0.5f, 2.f, 0, &wx);
   if (w > 1.5) fail_msg("log: %.2f ulp at x = %.9g", w, wx);
 }
 
