@@ -380,6 +380,9 @@ typedef struct mxw_op_family {
 /* ---- shared inference helpers -------------------------------------------------------------- */
 /* Unifies a (possibly partial) shape into *dst; error naming `what` on a conflict. */
 int mxw_shape_assign(mxw_shape *dst, const mxw_shape *src, const char *what);
+/* The same, naming it by a printf format with one int (what_fmt, n: "input %d", i), formatted only
+ * when there is a conflict to report: inference runs on every eager call. */
+int mxw_shape_assign_nth(mxw_shape *dst, const mxw_shape *src, const char *what_fmt, int n);
 /* Unifies `have` with the shape an op requires (-1 dims are free on both sides, filled in both
  * directions); a conflict reads "<name> has shape (..), expected (..)<rule>". */
 int mxw_shape_unify(mxw_shape *have, const mxw_shape *want, const char *name, const char *rule);

@@ -56,26 +56,36 @@ char *mxw_shape_str(const mxw_shape *s, char *buf, size_t len) {
   return buf;
 }
 
-int mxw_shape_assign(mxw_shape *dst, const mxw_shape *src, const char *what) {
+/* The name is `what`, or the format `what` with n (n >= 0): formatted only for an error, as shape
+ * inference runs on every eager call. */
+static int assign_mismatch(const mxw_shape *dst, const mxw_shape *src, const char *what, int n) {
+  char name[96], a[128], b[128];
+  if (n >= 0) snprintf(name, sizeof name, what, n);
+  return mxw_fail("shape mismatch for %s: expected %s, got %s", n >= 0 ? name : what, mxw_shape_str(dst, a, sizeof a),
+                  mxw_shape_str(src, b, sizeof b));
+}
+
+static int assign(mxw_shape *dst, const mxw_shape *src, const char *what, int n) {
   if (src->ndim < 0) return 0;
   if (dst->ndim < 0) {
     *dst = *src;
     return 0;
   }
-  char a[128], b[128];
-  if (dst->ndim != src->ndim)
-    return mxw_fail("shape mismatch for %s: expected %s, got %s", what, mxw_shape_str(dst, a, sizeof a),
-                    mxw_shape_str(src, b, sizeof b));
+  if (dst->ndim != src->ndim) return assign_mismatch(dst, src, what, n);
   for (int i = 0; i < dst->ndim; i++) {
     if (src->dims[i] < 0) continue;
-    if (dst->dims[i] < 0) {
+    if (dst->dims[i] < 0)
       dst->dims[i] = src->dims[i];
-    } else if (dst->dims[i] != src->dims[i]) {
-      return mxw_fail("shape mismatch for %s: expected %s, got %s", what, mxw_shape_str(dst, a, sizeof a),
-                      mxw_shape_str(src, b, sizeof b));
-    }
+    else if (dst->dims[i] != src->dims[i])
+      return assign_mismatch(dst, src, what, n);
   }
   return 0;
+}
+
+int mxw_shape_assign(mxw_shape *dst, const mxw_shape *src, const char *what) { return assign(dst, src, what, -1); }
+
+int mxw_shape_assign_nth(mxw_shape *dst, const mxw_shape *src, const char *what_fmt, int n) {
+  return assign(dst, src, what_fmt, n < 0 ? 0 : n);
 }
 
 int mxw_shape_unify(mxw_shape *have, const mxw_shape *want, const char *name, const char *rule) {
@@ -101,15 +111,8 @@ int mxw_infer_shape_same(const void *param, int nin, mxw_shape *in, int nout, mx
   (void)param;
   mxw_shape s;
   s.ndim = -1;
-  char what[32];
-  for (int i = 0; i < nin; i++) {
-    snprintf(what, sizeof what, "input %d", i);
-    MXW_TRY(mxw_shape_assign(&s, &in[i], what));
-  }
-  for (int i = 0; i < nout; i++) {
-    snprintf(what, sizeof what, "output %d", i);
-    MXW_TRY(mxw_shape_assign(&s, &out[i], what));
-  }
+  for (int i = 0; i < nin; i++) MXW_TRY(mxw_shape_assign_nth(&s, &in[i], "input %d", i));
+  for (int i = 0; i < nout; i++) MXW_TRY(mxw_shape_assign_nth(&s, &out[i], "output %d", i));
   for (int i = 0; i < nin; i++) MXW_TRY(mxw_shape_assign(&in[i], &s, "input"));
   for (int i = 0; i < nout; i++) MXW_TRY(mxw_shape_assign(&out[i], &s, "output"));
   return 0;

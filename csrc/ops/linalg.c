@@ -149,11 +149,13 @@ static int fc_infer_shape(const void *param, int nin, mxw_shape *in, int nout, m
       data->dims[data->ndim - 1] = in_dim;
   }
 
-  char rule[200];
-  snprintf(rule, sizeof rule, " = (num_hidden, input size) for data %s", mxw_shape_str(data, a, sizeof a));
   const int64_t w_dims[2] = {nh, in_dim};
   mxw_shape w_want = mxw_shape_make(2, w_dims);
-  MXW_TRY(mxw_shape_unify(weight, &w_want, "weight", rule));
+  if (mxw_shape_unify(weight, &w_want, "weight", NULL) != 0) { /* the message is formatted only on a conflict */
+    char rule[200];
+    snprintf(rule, sizeof rule, " = (num_hidden, input size) for data %s", mxw_shape_str(data, a, sizeof a));
+    return mxw_shape_unify(weight, &w_want, "weight", rule);
+  }
 
   if (!p->no_bias) {
     mxw_shape *bias = &in[2];

@@ -325,6 +325,14 @@ static int unify_vec(mxw_shape *have, int64_t len, const char *name, const char 
   const mxw_shape want = mxw_shape_make(1, &len);
   return mxw_shape_unify(have, &want, name, rule);
 }
+/* A vector of data.shape[axis] elements; the rule naming the axis is formatted only on a conflict
+ * (mxw_shape_unify changes nothing when it fails). */
+static int unify_axis_vec(mxw_shape *have, int64_t len, const char *name, int axis) {
+  if (unify_vec(have, len, name, NULL) == 0) return 0;
+  char rule[64];
+  snprintf(rule, sizeof rule, " = (data.shape[%d],)", axis);
+  return unify_vec(have, len, name, rule);
+}
 static int unify2(mxw_shape *have, int64_t d0, int64_t d1, const char *name, const char *rule) {
   const int64_t dims[2] = {d0, d1};
   const mxw_shape want = mxw_shape_make(2, dims);
@@ -443,11 +451,9 @@ static int bn_infer_shape(const void *param, int nin, mxw_shape *in, int nout, m
     MXW_TRY(same_shape(data, &out[0], "output"));
   }
   const int64_t C = data->dims[axis];
-  char rule[64];
-  snprintf(rule, sizeof rule, " = (data.shape[%d],)", axis);
-  for (int i = 1; i < nin; i++) MXW_TRY(unify_vec(&in[i], C, k_bn_inputs[i], rule));
-  MXW_TRY(unify_vec(&out[1], C, "mean output", rule));
-  MXW_TRY(unify_vec(&out[2], C, "var output", rule));
+  for (int i = 1; i < nin; i++) MXW_TRY(unify_axis_vec(&in[i], C, k_bn_inputs[i], axis));
+  MXW_TRY(unify_axis_vec(&out[1], C, "mean output", axis));
+  MXW_TRY(unify_axis_vec(&out[2], C, "var output", axis));
   if (nout > 3) MXW_TRY(same_shape(data, &out[3], "workspace output"));
   return 0;
 }
@@ -725,15 +731,17 @@ static int ln_infer_shape(const void *param, int nin, mxw_shape *in, int nout, m
     fill_dim_from_vectors(data, axis, &in[1], nin - 1);
     MXW_TRY(same_shape(data, &out[0], "output"));
   }
-  char rule[64];
-  snprintf(rule, sizeof rule, " = (data.shape[%d],)", axis);
-  MXW_TRY(unify_vec(&in[1], data->dims[axis], "gamma", rule));
-  MXW_TRY(unify_vec(&in[2], data->dims[axis], "beta", rule));
+  MXW_TRY(unify_axis_vec(&in[1], data->dims[axis], "gamma", axis));
+  MXW_TRY(unify_axis_vec(&in[2], data->dims[axis], "beta", axis));
   mxw_shape moments = *data;
   moments.dims[axis] = 1;
-  snprintf(rule, sizeof rule, " (the data's shape with axis %d set to 1)", axis);
-  MXW_TRY(mxw_shape_unify(&out[1], &moments, "mean output", rule));
-  MXW_TRY(mxw_shape_unify(&out[2], &moments, "std output", rule));
+  for (int k = 1; k <= 2; k++) {
+    const char *name = k == 1 ? "mean output" : "std output";
+    if (mxw_shape_unify(&out[k], &moments, name, NULL) == 0) continue;
+    char rule[64];
+    snprintf(rule, sizeof rule, " (the data's shape with axis %d set to 1)", axis);
+    return mxw_shape_unify(&out[k], &moments, name, rule);
+  }
   return 0;
 }
 

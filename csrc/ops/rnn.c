@@ -355,9 +355,11 @@ static int rnn_infer_shape(const void *param, int nin, mxw_shape *in, int nout, 
   if (I >= 0) {
     const int64_t pd[1] = {rnn_param_size(p, I)};
     want = mxw_shape_make(1, pd);
-    char rule[128];
-    snprintf(rule, sizeof rule, " (GetRnnParamSize for input size %lld)", (long long)I);
-    MXW_TRY(mxw_shape_unify(&in[1], &want, "parameters", rule));
+    if (mxw_shape_unify(&in[1], &want, "parameters", NULL) != 0) { /* formatted only on a conflict */
+      char rule[128];
+      snprintf(rule, sizeof rule, " (GetRnnParamSize for input size %lld)", (long long)I);
+      return mxw_shape_unify(&in[1], &want, "parameters", rule);
+    }
   } else {
     const int64_t pd[1] = {-1};
     want = mxw_shape_make(1, pd);

@@ -976,11 +976,7 @@ static int stack_axis(const StackParam *p, int out_nd, int *axis) {
 static int infer_stack(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
   const StackParam *p = (const StackParam *)param;
   mxw_shape common = unknown_shape(-1);
-  char what[32];
-  for (int i = 0; i < nin; i++) {
-    snprintf(what, sizeof what, "input arg%d", i);
-    MXW_TRY(mxw_shape_assign(&common, &in[i], what));
-  }
+  for (int i = 0; i < nin; i++) MXW_TRY(mxw_shape_assign_nth(&common, &in[i], "input arg%d", i));
   int axis;
   if (out[0].ndim >= 0) { /* the inputs' shape is the output's without the new axis */
     shape_buf a;
@@ -1091,10 +1087,8 @@ static int infer_SliceChannel(const void *param, int nin, mxw_shape *in, int nou
     for (int d = axis; d + 1 < o.ndim; d++) o.dims[d] = o.dims[d + 1];
     o.ndim--;
   }
-  char what[32];
   for (int i = 0; i < nout; i++) {
-    snprintf(what, sizeof what, "output%d", i);
-    MXW_TRY(mxw_shape_assign(&out[i], &o, what));
+    MXW_TRY(mxw_shape_assign_nth(&out[i], &o, "output%d", i));
     /* each output pins down the input's other dims */
     mxw_shape b = unknown_shape(x->ndim);
     for (int d = 0; d < x->ndim; d++) {
