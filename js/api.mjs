@@ -163,14 +163,17 @@ export const metric = metricModule.default ?? Object.freeze({ ...metricModule })
 // single-thread tier runs one thread whatever is asked; a threaded tier clamps to the workers
 // its pool started with (the default count, or MXW_NUM_THREADS in Node).
 const threaded = M._mxw_threads_supported() === 1;
-// features(): {tier, simd, relaxedSimd, threads, numThreads, maxThreads, requested, fallbacks}:
-// `requested` is the tier a subpath import or MXW_TIER asked for (null when chosen
-// automatically), `fallbacks` the better tiers passed over and why.
+// features(): {tier, simd, relaxedSimd, threads, numThreads, maxThreads, requested, fallbacks,
+// codeCache}: `requested` is the tier a subpath import or MXW_TIER asked for (null when chosen
+// automatically), `fallbacks` the better tiers passed over and why, `codeCache` whether the API
+// was compiled from V8's code cache ('used', 'rejected', 'stale', 'absent', or 'off' where the
+// ES module bundle was imported: api_script.mjs, which records it under this symbol).
 export function features() {
   return {
     tier: core.tier, simd: true, relaxedSimd: core.tier.includes('relaxed'), threads: threaded,
     numThreads: M._mxw_get_num_threads(), maxThreads: threaded ? core.poolSize + 1 : 1,
     requested: core.requested, fallbacks: core.fallbacks.map((f) => ({ ...f })),
+    codeCache: globalThis[globalThis.Symbol.for('mxnet-wasm.apiScript')]?.codeCache ?? 'off', // (Symbol is mx.Symbol here)
   };
 }
 // setNumThreads(n): the threads the kernels use from now on (the caller included); returns the

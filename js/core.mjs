@@ -1,7 +1,7 @@
 // core.mjs -- the thin typed FFI over the wasm exports (TVM web runtime style): instantiates the
 // module once (top-level await), marshals arguments through one preallocated scratch block, and
 // turns every failing status into an MXNetError carrying the C core's message.
-import { preloadCore } from './tiers.mjs';
+import { loaded } from './core_load.mjs';
 import { REGISTRY_CHECKSUM, REGISTRY_TEXT } from './registry.mjs';
 
 export class MXNetError extends Error {
@@ -12,11 +12,13 @@ export class MXNetError extends Error {
 }
 
 // The build of the C core this realm runs (tiers.mjs): {module, tier, requested, fallbacks}.
-// The load the entry started (tiers.mjs preloadCore), or one started here: every copy of this
-// module (the entry's bundle, dist/core.mjs imported alone) shares the one load.
-const wrapError = (msg) => new MXNetError(`mxnet-wasm: ${msg}`);
-export const core = await preloadCore()
-  .catch((e) => { throw e && e.mxwMessage !== undefined ? wrapError(e.mxwMessage) : e; });
+// The load the entry started (tiers.mjs preloadCore), or one core_load.mjs starts, awaited there:
+// every copy of this module (the entry's bundle, dist/core.mjs imported alone) shares the one load.
+if (loaded.error) {
+  const e = loaded.error;
+  throw e && e.mxwMessage !== undefined ? new MXNetError(`mxnet-wasm: ${e.mxwMessage}`) : e;
+}
+export const core = loaded.core;
 export const M = core.module;
 
 // Never cache a typed view of wasm memory across a call that may grow it: these getters always

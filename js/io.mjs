@@ -3,7 +3,7 @@
 // in Node; nd.save / nd.load through the C reader and writer of MXNet's NDArray-list format.
 import { M, MXNetError, args, check, heap32, heapU8, oomMessage } from './core.mjs';
 import { NDArray } from './ndarray.mjs';
-import { isNode, nodeBuiltin } from './platform.mjs';
+import { isNode, nodeBuiltin, nodeBuiltinSync } from './platform.mjs';
 
 let nodeFs = null;
 async function fs() {
@@ -248,13 +248,12 @@ export async function readAll(sources, opts = {}) {
 
 export function writeFileSync(path, data) {
   if (!isNode) throw new MXNetError('writing files needs Node; use the in-memory form (it returns the bytes)');
-  // node:fs is loaded lazily; after any read it is cached. A first write loads it synchronously
-  // through process.getBuiltinModule where available, else through the cached import.
-  const mod = nodeFs ?? (typeof process.getBuiltinModule === 'function' ? process.getBuiltinModule('node:fs') : null);
+  // node:fs, as the module's evaluation found it (platform.mjs nodeBuiltinSync)
+  const mod = nodeFs ?? nodeBuiltinSync('fs');
   if (!mod) throw new MXNetError('node:fs is not loaded yet');
   mod.writeFileSync(path, data);
 }
-if (isNode) nodeFs = await nodeBuiltin('fs');
+if (isNode) nodeFs = nodeBuiltinSync('fs');
 
 // Copies bytes into wasm memory, runs fn(ptr, len), frees the copy.
 export function withBytes(bytes, fn) {

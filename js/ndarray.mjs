@@ -1,6 +1,6 @@
 // ndarray.mjs -- NDArray: a handle to a C array, its creation and read-back, arithmetic methods
 // with MXNet's broadcasting rules, memory scopes (tidy), and the eager operator call.
-import { isNode, nodeBuiltin } from './platform.mjs';
+import { nodeBuiltinSync } from './platform.mjs';
 import { M, MXNetError, args, check, lastError, heap32, heapU8, heapF64, registry, shapeBuf, DTYPE_FLAGS, DTYPE_NAMES } from './core.mjs';
 import { attrString, formatValues } from './format.mjs';
 
@@ -60,12 +60,13 @@ export const cpu = (id = 0) => new Context('cpu', id);
 // collections free dropped arrays. Finalizers run as tasks after the collection, never inside a
 // synchronous loop: a loop that drops arrays without yielding to the event loop keeps them until
 // it yields; within it only dispose() and tidy() free memory.
-const nodeGcModules = isNode ? await Promise.all([nodeBuiltin('v8'), nodeBuiltin('vm')]).catch(() => null) : null;
+// node:v8 and node:vm are loaded when first needed (loading node:v8 at import took ~2 ms of it).
 let forceGc; // undefined until first needed, then a function or null (unavailable)
 function findGc() {
   if (typeof globalThis.gc === 'function') return globalThis.gc;
-  if (!nodeGcModules) return null;
-  const [v8, vm] = nodeGcModules.map((m) => m.default ?? m);
+  const mods = [nodeBuiltinSync('v8'), nodeBuiltinSync('vm')];
+  if (!mods[0] || !mods[1]) return null;
+  const [v8, vm] = mods.map((m) => m.default ?? m);
   try {
     v8.setFlagsFromString('--expose-gc');
     const fn = vm.runInNewContext('gc');

@@ -6,15 +6,15 @@
 // `root` is where the user put the files, with MXNet's names (`resnet18_v1-a0666292.params`):
 // a directory path (Node) or a URL (a directory URL ends with '/' or is taken as one unless it
 // names a .params file), or the .params file itself (a path or a URL).
-import { isNode, nodeBuiltin } from '../platform.mjs';
+import { isNode, nodeBuiltinSync } from '../platform.mjs';
 import { MXNetError } from '../core.mjs';
 import { readBytes } from '../io.mjs';
 import { check_sha1 as checkSha1 } from '../gluon_utils.mjs';
 import { bindArgs, defineSignature, REQUIRED as R } from '../signature.mjs';
 
-const nodeFs = await nodeBuiltin('fs');
-const nodePath = await nodeBuiltin('path');
-const nodeOs = await nodeBuiltin('os');
+const nodeFs = nodeBuiltinSync('fs');
+const nodePath = nodeBuiltinSync('path');
+const nodeOs = nodeBuiltinSync('os');
 
 // model_store.py's _model_sha1 table: name -> full SHA-1 of the .params file.
 const MODEL_SHA1 = Object.freeze({

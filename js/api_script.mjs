@@ -1,0 +1,60 @@
+// api_script.mjs -- in Node >= 20.16 the package's entry runs the API's modules as one script,
+// dist/api.bundle.js (scripts/bundle-api.mjs), compiled by vm.Script with V8's code cache of it,
+// dist/api.bundle.cache (scripts/code-cache.mjs makes it at build time, after an import and a
+// first inference, so it holds the bytecode of the functions those run). Compiling the ES module
+// bundle and the first calls' lazy compiles were a third of the time from import to a first
+// LeNet inference: with the cache, the default tier's 59 -> 46 ms and the simd tier's 51 -> 38 ms
+// (medians of 11 fresh processes of bench/startup.mjs, 2026-11-25).
+//
+// The cache is used only when it was made from this very script (it holds the script's SHA-256)
+// and V8 accepts it: V8 rejects a cache made by another V8 version or with other V8 flags (a
+// package built on another Node release; --experimental-wasm-relaxed-simd), and the script then
+// compiles as the module would. features().codeCache tells which: 'used', 'rejected', 'stale'
+// (made from another script), 'absent', or 'off' where the ES module bundle was imported instead
+// (browsers and bundlers, Node < 20.16, MXW_API_SCRIPT=0, coverage: scripts/unbundled.mjs).
+import { isNode } from './platform.mjs';
+
+const STATE = Symbol.for('mxnet-wasm.apiScript');
+const MAGIC = 'MXWC'; // api.bundle.cache: MAGIC, the script's SHA-256 (32 bytes), V8's data
+
+// The API's exports, or null where the ES module bundle is to be imported.
+export async function loadApiScript() {
+  if (!isNode || typeof process.getBuiltinModule !== 'function' || process.env.MXW_API_SCRIPT === '0') return null;
+  const fs = process.getBuiltinModule('node:fs');
+  const vm = process.getBuiltinModule('node:vm');
+  const { createHash } = process.getBuiltinModule('node:crypto');
+  const { fileURLToPath } = process.getBuiltinModule('node:url');
+  const file = new URL('./api.bundle.js', import.meta.url);
+  let source;
+  try {
+    source = fs.readFileSync(file);
+  } catch {
+    return null; // a dist/ without the script form
+  }
+  let cachedData, codeCache = 'absent';
+  let cache = null;
+  try {
+    cache = fs.readFileSync(new URL('./api.bundle.cache', import.meta.url));
+  } catch { /* absent */ }
+  if (cache) {
+    const hash = createHash('sha256').update(source).digest();
+    if (cache.length > 36 && cache.toString('latin1', 0, 4) === MAGIC && hash.equals(cache.subarray(4, 36))) {
+      cachedData = cache.subarray(36);
+    } else {
+      codeCache = 'stale';
+    }
+  }
+  // compiled here, on the main thread, while V8 compiles the wasm module on its background threads
+  const script = new vm.Script(source.toString('utf8'), { filename: fileURLToPath(file), cachedData });
+  if (cachedData) codeCache = script.cachedDataRejected ? 'rejected' : 'used';
+  const modules = { './tiers.mjs': await import('./tiers.mjs'), './core_load.mjs': await import('./core_load.mjs') };
+  const require = (id) => {
+    if (!Object.hasOwn(modules, id)) throw new Error(`mxnet-wasm: api.bundle.js asks for '${id}'`);
+    return modules[id];
+  };
+  // the script is kept for scripts/code-cache.mjs (V8 keeps its source for lazy compiles anyway)
+  globalThis[STATE] = { codeCache, script };
+  const module = { exports: {} };
+  script.runInThisContext()(require, module, module.exports);
+  return module.exports;
+}

@@ -1,0 +1,52 @@
+// Makes dist/api.bundle.cache: V8's code cache of dist/api.bundle.js, the API's script form, which
+// the package's entry compiles with it in Node >= 20.16 (js/api_script.mjs says why and when it is
+// used). This process imports the package from distDir, so the script runs from its cache-less
+// compile, then runs what an application's start runs (a Gluon block built, initialized,
+// hybridized and run; eager calls; a Symbol traced, exported and imported back), and asks V8 for
+// the cache: it then holds the bytecode of every function those ran. The file is the script's
+// SHA-256 after a 4-byte magic, then V8's data: api_script.mjs uses it only for that script.
+// V8 accepts it only under the same V8 version and flags: the Node that builds the package.
+//   node scripts/code-cache.mjs [distDir]
+import { createHash } from 'node:crypto';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const dist = path.resolve(process.argv[2] ?? path.join(path.dirname(fileURLToPath(import.meta.url)), '../dist'));
+const out = path.join(dist, 'api.bundle.cache');
+rmSync(out, { force: true }); // compiled without one, as a first start would be
+if (typeof process.getBuiltinModule !== 'function') {
+  console.log('code-cache: this Node has no process.getBuiltinModule (< 20.16): the API loads as an ES module, no cache made');
+  process.exit(0);
+}
+const mx = await import(pathToFileURL(path.join(dist, 'index.mjs')).href);
+const state = globalThis[Symbol.for('mxnet-wasm.apiScript')];
+if (!state || !state.script) throw new Error('code-cache: the package did not load its script form (api.bundle.js)');
+
+// An application's first steps.
+const { nd, gluon, sym } = mx;
+const { nn } = gluon;
+const net = new nn.HybridSequential();
+net.add(new nn.Conv2D(4, 3, { activation: 'relu' }), new nn.MaxPool2D(2), new nn.BatchNorm(),
+  new nn.Flatten(), new nn.Dense(8, { activation: 'relu' }), new nn.Dropout(0.5), new nn.Dense(3));
+net.initialize(new mx.init.Xavier());
+const x = nd.random.uniform(0, 1, [2, 1, 8, 8]);
+net(x).asnumpy();
+net.hybridize();
+net(x).toTypedArray();
+const y = nd.softmax(nd.dot(x.reshape([2, -1]), nd.ones([64, 3])).add(1).mul(0.5));
+y.argmax({ axis: 1 }).asnumpy();
+String(y);
+const s = sym.FullyConnected(sym.var('data'), { num_hidden: 3, name: 'fc' });
+const block = new gluon.SymbolBlock(s, sym.var('data'));
+block.initialize();
+block(nd.ones([1, 4])).asnumpy();
+
+const source = readFileSync(path.join(dist, 'api.bundle.js'));
+const data = state.script.createCachedData();
+const file = Buffer.concat([Buffer.from('MXWC', 'latin1'), createHash('sha256').update(source).digest(), data]);
+const tmp = `${out}.${process.pid}.tmp`;
+writeFileSync(tmp, file);
+renameSync(tmp, out);
+console.log(`code-cache: ${path.relative(process.cwd(), out)} (${(file.length / 1024).toFixed(0)} KiB)`);
+// the threaded tiers' workers do not keep Node alive (js/tiers.mjs); nothing else is pending
