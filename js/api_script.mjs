@@ -2,17 +2,21 @@
 // dist/api.bundle.js (scripts/bundle-api.mjs), compiled by vm.Script with V8's code cache of it,
 // dist/api.bundle.cache (scripts/code-cache.mjs makes it at build time, after an import and a
 // first inference, so it holds the bytecode of the functions those run). Compiling the ES module
-// bundle and the first calls' lazy compiles were a third of the time from import to a first
-// LeNet inference: with the cache, the default tier's 59 -> 46 ms and the simd tier's 51 -> 38 ms
-// (medians of 11 fresh processes of bench/startup.mjs, 2026-11-25).
+// bundle and the first calls' lazy compiles were ~20 ms of the time from import to a first LeNet
+// inference. Before -> after (medians of 7-11 fresh processes of bench/startup.mjs, 2026-11-25,
+// with the session's other start-up changes): default (threads) 59 -> 51-53 ms, simd 51-55 -> 47,
+// relaxed-simd 56 -> 51, relaxed-simd-threads 68 -> 54.
 //
 // The cache is used only when it was made from this very script (it holds the script's SHA-256)
 // and V8 accepts it: V8 rejects a cache made by another V8 version or with other V8 flags (a
 // package built on another Node release; --experimental-wasm-relaxed-simd), and the script then
-// compiles as the module would. features().codeCache tells which: 'used', 'rejected', 'stale'
+// compiles as the module would. The build makes a second cache under Node 20's
+// --experimental-wasm-relaxed-simd (api.bundle.relaxed-simd.cache), used where relaxed SIMD is
+// on: the relaxed tiers' start-up then has one too. features().codeCache tells which: 'used', 'rejected', 'stale'
 // (made from another script), 'absent', or 'off' where the ES module bundle was imported instead
 // (browsers and bundlers, Node < 20.16, MXW_API_SCRIPT=0, coverage: scripts/unbundled.mjs).
 import { isNode } from './platform.mjs';
+import { hostSupport } from './tiers.mjs';
 
 const STATE = Symbol.for('mxnet-wasm.apiScript');
 const MAGIC = 'MXWC'; // api.bundle.cache: MAGIC, the script's SHA-256 (32 bytes), V8's data
@@ -32,9 +36,11 @@ export async function loadApiScript() {
     return null; // a dist/ without the script form
   }
   let cachedData, codeCache = 'absent';
+  // the cache made by a Node with relaxed SIMD on (Node 20's --experimental-wasm-relaxed-simd, the
+  // relaxed tiers' flag), where this Node has it on
   let cache = null;
   try {
-    cache = fs.readFileSync(new URL('./api.bundle.cache', import.meta.url));
+    cache = fs.readFileSync(new URL(hostSupport().relaxed ? './api.bundle.relaxed-simd.cache' : './api.bundle.cache', import.meta.url));
   } catch { /* absent */ }
   if (cache) {
     const hash = createHash('sha256').update(source).digest();

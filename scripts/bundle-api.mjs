@@ -53,9 +53,9 @@ const script = await build({
   footer: { js: '})' },
 });
 // through temporary files renamed into place: a process importing the package while the tree
-// builds sees complete bundles. A code cache made from an earlier script goes (api_script.mjs
-// would find it stale): scripts/code-cache.mjs makes the new one.
-rmSync(path.join(dist, 'api.bundle.cache'), { force: true });
+// builds sees complete bundles. The code caches made from an earlier script go (api_script.mjs
+// would find it stale): scripts/code-cache.mjs makes the new ones.
+for (const c of ['api.bundle.cache', 'api.bundle.relaxed-simd.cache']) rmSync(path.join(dist, c), { force: true });
 for (const f of [...esm.outputFiles, ...script.outputFiles]) {
   const tmp = path.join(path.dirname(f.path), `.${path.basename(f.path)}.${process.pid}.tmp`);
   writeFileSync(tmp, f.contents);

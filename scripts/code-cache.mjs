@@ -5,15 +5,24 @@
 // hybridized and run; eager calls; a Symbol traced, exported and imported back), and asks V8 for
 // the cache: it then holds the bytecode of every function those ran. The file is the script's
 // SHA-256 after a 4-byte magic, then V8's data: api_script.mjs uses it only for that script.
-// V8 accepts it only under the same V8 version and flags: the Node that builds the package.
+// V8 accepts it only under the same V8 version and flags: the Node that builds the package. A
+// second cache, dist/api.bundle.relaxed-simd.cache, is made the same way in a Node started with
+// --experimental-wasm-relaxed-simd (Node 20's flag for the relaxed tiers), where that flag turns
+// relaxed SIMD on.
 //   node scripts/code-cache.mjs [distDir]
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const dist = path.resolve(process.argv[2] ?? path.join(path.dirname(fileURLToPath(import.meta.url)), '../dist'));
-const out = path.join(dist, 'api.bundle.cache');
+// relaxed SIMD on: the cache api_script.mjs reads in such a Node (tiers.mjs's probe)
+const { hostSupport } = await import(pathToFileURL(path.join(dist, 'tiers.mjs')).href);
+const relaxedOn = hostSupport().relaxed;
+const relaxedChild = process.argv.includes('--relaxed-child');
+if (relaxedChild && !relaxedOn) process.exit(0); // the flag does not turn it on here: no second cache
+const out = path.join(dist, relaxedOn ? 'api.bundle.relaxed-simd.cache' : 'api.bundle.cache');
 rmSync(out, { force: true }); // compiled without one, as a first start would be
 if (typeof process.getBuiltinModule !== 'function') {
   console.log('code-cache: this Node has no process.getBuiltinModule (< 20.16): the API loads as an ES module, no cache made');
@@ -50,3 +59,14 @@ writeFileSync(tmp, file);
 renameSync(tmp, out);
 console.log(`code-cache: ${path.relative(process.cwd(), out)} (${(file.length / 1024).toFixed(0)} KiB)`);
 // the threaded tiers' workers do not keep Node alive (js/tiers.mjs); nothing else is pending
+
+// the relaxed-SIMD cache, from a Node started with the flag (where the flag is what turns it on)
+if (!relaxedOn) {
+  const r = spawnSync(process.execPath, ['--experimental-wasm-relaxed-simd', fileURLToPath(import.meta.url), dist, '--relaxed-child'],
+    { encoding: 'utf8' });
+  process.stdout.write(r.stdout ?? '');
+  if (r.status !== 0 && !/bad option/.test(r.stderr ?? '')) {
+    process.stderr.write(r.stderr ?? '');
+    process.exit(r.status ?? 1);
+  }
+}

@@ -66,6 +66,14 @@ test('the default import compiles the script form from the build\'s code cache',
   assertResults(r);
 });
 
+test('with relaxed SIMD on (Node 20\'s flag) the cache made under that flag is used', {
+  skip: why || (!existsSync(path.join(DIST, 'api.bundle.relaxed-simd.cache')) && 'dist/api.bundle.relaxed-simd.cache is not built (no relaxed SIMD flag in this Node)'),
+}, () => {
+  const r = run(DIST, { flags: ['--experimental-wasm-relaxed-simd'] });
+  assert.equal(r.codeCache, 'used');
+  assertResults(r);
+});
+
 test('MXW_API_SCRIPT=0 imports the ES module bundle, with the same results', { skip: why }, () => {
   const r = run(DIST, { env: { MXW_API_SCRIPT: '0' } });
   assert.equal(r.codeCache, 'off');

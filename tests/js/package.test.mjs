@@ -17,7 +17,7 @@ test('npm pack → npm install elsewhere → import computes nd.dot', { timeout:
       { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
     const files = packed[0].files.map((f) => f.path);
     for (const f of ['dist/index.mjs', 'dist/mxcore.mjs', 'dist/mxcore.wasm', 'dist/threads/mxcore.wasm', 'dist/threads/mxcore.worker.js',
-      'dist/threads.mjs', 'dist/simd.mjs', 'package.json', 'README.md']) {
+      'dist/threads.mjs', 'dist/simd.mjs', 'dist/api.bundle.mjs', 'dist/api.bundle.js', 'dist/api.bundle.cache', 'package.json', 'README.md']) {
       assert.ok(files.includes(f), `${f} is in the tarball`);
     }
     assert.ok(!files.some((f) => f.startsWith('csrc/') || f.startsWith('tests/')), 'no sources or tests shipped');
@@ -31,12 +31,14 @@ test('npm pack → npm install elsewhere → import computes nd.dot', { timeout:
       import * as mx from 'mxnet-wasm';
       const a = mx.nd.array([[1, 2], [3, 4]]);
       const b = mx.nd.array([[5, 6], [7, 8]]);
-      console.log(JSON.stringify({ dot: mx.nd.dot(a, b).toArray(), version: mx.version }));
+      console.log(JSON.stringify({ dot: mx.nd.dot(a, b).toArray(), version: mx.version, codeCache: mx.features().codeCache }));
     `);
     // run from another working directory: the .wasm is found next to the module, not via cwd
     const out = execFileSync(process.execPath, [path.join(app, 'main.mjs')], { cwd: tmpdir(), encoding: 'utf8' });
     const res = JSON.parse(out.trim().split('\n').pop());
     assert.deepEqual(res.dot, [[19, 22], [43, 50]]);
+    // the build's code cache serves the installed copy too (this Node made it; js/api_script.mjs)
+    assert.equal(res.codeCache, typeof process.getBuiltinModule === 'function' ? 'used' : 'off');
     // the subpath entries resolve in the installed package and load their tier
     for (const tier of ['simd', 'threads']) {
       writeFileSync(path.join(app, `${tier}.mjs`), `
