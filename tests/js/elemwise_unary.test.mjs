@@ -77,6 +77,37 @@ test('round, rint, gamma, gammaln: hand-worked values', () => {
   assertClose(nd.gammaln(nd.array([1, 3, 10])).toTypedArray(), [0, Math.log(2), Math.log(362880)]);
 });
 
+// sign, round and hard_sigmoid (and its gradient) run four float32 lanes at a time with masks:
+// every element, in the lanes and in the 1-3 left over, equals the scalar rule written here in JS
+// (Math.fround after each float32 operation; hard_sigmoid's forward in double, as MXNet's).
+test('sign, round, hard_sigmoid and its gradient: lanes and tails equal the scalar rules exactly', () => {
+  const f = Math.fround;
+  const edge = [0, -0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.49999997, -0.49999997, 8388607.5, -8388607.5, 8388609,
+    2 ** 24 + 2, 1e30, -1e30, Infinity, -Infinity, NaN, 1e-45, -1e-45, 2.4999998, -4, 4.5, -7.5];
+  const vals = Float32Array.from([...edge, ...rng(21).uniform(203, -12, 12)]); // 228 = 57 lanes; also sliced odd
+  const sameBits = (got, want, what) => {
+    for (let i = 0; i < want.length; i++) {
+      const g = got[i], w = f(want[i]);
+      assert.ok(Object.is(g, w) || (Number.isNaN(g) && Number.isNaN(w)), `${what}[${i}] (x = ${vals[i]}): ${g} vs ${w}`);
+    }
+  };
+  const signRef = (v) => (v > 0 ? 1 : v < 0 ? -1 : 0);
+  const roundRef = (v) => (!Number.isFinite(v) || Object.is(v, -0) ? v : Math.sign(v) * Math.floor(Math.abs(v) + 0.5) || (v < 0 ? -0 : 0));
+  const hs = (v, al, be) => { const r = al * v + be; return r < 0 ? 0 : r > 1 ? 1 : r; };
+  for (const n of [vals.length, 227, 226, 225, 3]) {
+    const xs = vals.subarray(0, n);
+    const a = nd.array(xs);
+    sameBits(nd.sign(a).toTypedArray(), Array.from(xs, signRef), 'sign');
+    sameBits(nd.round(a).toTypedArray(), Array.from(xs, roundRef), 'round');
+    sameBits(nd.hard_sigmoid(a).toTypedArray(), Array.from(xs, (v) => hs(v, 0.2, 0.5)), 'hard_sigmoid');
+    sameBits(nd.hard_sigmoid(a, { alpha: 0.3, beta: 0.25 }).toTypedArray(), Array.from(xs, (v) => hs(v, 0.3, 0.25)), 'hard_sigmoid(0.3, 0.25)');
+    const g = Float32Array.from(xs, (_, i) => f((i % 7) - 3.25));
+    const al = f(0.2), be = f(0.5);
+    const gradRef = Array.from(xs, (v, i) => { const r = f(f(al * v) + be); return r > 0 && r < 1 ? f(g[i] * al) : 0; });
+    sameBits(nd._backward_hard_sigmoid(nd.array(g), a).toTypedArray(), gradRef, '_backward_hard_sigmoid');
+  }
+});
+
 test('relu propagates NaN; hard_sigmoid clips', () => {
   const y = nd.relu(nd.array([NaN, -1, 2])).toTypedArray();
   assert.ok(Number.isNaN(y[0]));
