@@ -9,7 +9,7 @@
 import { MXNetError } from './core.mjs';
 import { NDArray, tidy } from './ndarray.mjs';
 import { HybridBlock } from './block.mjs';
-import { REQUIRED as R, bindArgs, defineSignature } from './signature.mjs';
+import { REQUIRED as R, bindArgs, lazySignatures } from './signature.mjs';
 import { isRecording } from './autograd.mjs';
 import { pyFloat } from './format.mjs';
 
@@ -17,7 +17,7 @@ import { pyFloat } from './format.mjs';
 const BLOCK_KW = [['prefix', null, 'str'], ['params', null, 'params']];
 const W = (d = null) => ['weight', d, 'number'];
 const BA = ['batch_axis', 0, 'int'];
-const SIGNATURES = Object.fromEntries([
+const SIGNATURES = lazySignatures([
   ['Loss', [['weight', R, 'number?'], ['batch_axis', R, 'int']]],
   ['L2Loss', [W(1.0), BA]],
   ['L1Loss', [W(), BA]],
@@ -32,7 +32,7 @@ const SIGNATURES = Object.fromEntries([
   ['PoissonNLLLoss', [W(), ['from_logits', true, 'bool'], BA, ['compute_full', false, 'bool']]],
   ['CosineEmbeddingLoss', [W(), BA, ['margin', 0, 'number']]],
   ['SDMLLoss', [['smoothing_parameter', 0.3, 'number'], W(1.0), BA]],
-].map(([name, params]) => [name, defineSignature(`gluon.loss.${name}`, params, { kwargs: BLOCK_KW })]));
+], { prefix: 'gluon.loss.', common: { kwargs: BLOCK_KW } });
 
 const bind = (name, args) => bindArgs(SIGNATURES[name], args);
 const blockKw = (a) => ({ prefix: a.prefix, params: a.params });

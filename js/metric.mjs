@@ -10,12 +10,12 @@
 // with Python's snake_case names as aliases (getNameValue / get_name_value, ...).
 import { MXNetError } from './core.mjs';
 import { NDArray, invokeByName } from './ndarray.mjs';
-import { REQUIRED as R, bindArgs, defineSignature, isPlainObject } from './signature.mjs';
+import { REQUIRED as R, bindArgs, lazySignatures, isPlainObject } from './signature.mjs';
 import { pyFloat } from './format.mjs';
 
 // ---- signatures (Python's parameter order and defaults) -------------------------------------------
 const NAMES = [['output_names', null, 'array'], ['label_names', null, 'array']];
-const SIGNATURES = Object.fromEntries([
+const SIGNATURES = lazySignatures([
   ['EvalMetric', [['name', R, 'any'], ...NAMES], { kwargs: [['has_global_stats', false, 'bool']] }],
   ['CompositeEvalMetric', [['metrics', null, 'array'], ['name', 'composite', 'str'], ...NAMES]],
   ['Accuracy', [['axis', 1, 'int'], ['name', 'accuracy', 'str'], ...NAMES]],
@@ -35,7 +35,7 @@ const SIGNATURES = Object.fromEntries([
   ['Caffe', [['name', 'caffe', 'str'], ...NAMES]],
   ['CustomMetric', [['feval', R, 'function'], ['name', null, 'str'], ['allow_extra_outputs', false, 'bool'], ...NAMES]],
   ['np', [['numpy_feval', R, 'function'], ['name', null, 'str'], ['allow_extra_outputs', false, 'bool']]],
-].map(([name, params, opts]) => [name, defineSignature(`metric.${name}`, params, opts)]));
+], { prefix: 'metric.' });
 const bind = (name, args) => bindArgs(SIGNATURES[name], args);
 
 // ---- host copies -------------------------------------------------------------------------------------

@@ -75,8 +75,33 @@ function checkType(sig, p, v) {
 // [pythonName, default, type] with type names from TYPE_CHECKS joined by '|', optionally ending
 // in '?' (null allowed). `kwargs` are keyword-only parameters (Python's **kwargs passed on, e.g.
 // Block's prefix and params): they may be named in the options object, never given positionally.
-// Every signature defined, in order (scripts/gen-api.mjs writes the TypeScript types from them).
+// Every signature defined, in order (scripts/gen-api.mjs writes the TypeScript types from them,
+// after defineAllSignatures()).
 export const DEFINED_SIGNATURES = [];
+// A table {key: signature} of [key, params, opts?] entries whose signatures are defined when first
+// looked up (named prefix + key, with `common` options under each entry's own): the ~400 the
+// package's tables hold took ~2 ms of its import, defined at once. The table takes no new keys.
+const LAZY_TABLES = [];
+export function lazySignatures(entries, { prefix = '', common = {} } = {}) {
+  const table = {};
+  for (const [key, params, opts] of entries) {
+    Object.defineProperty(table, key, {
+      enumerable: true,
+      configurable: true,
+      get() {
+        const sig = defineSignature(prefix + key, params, { ...common, ...opts });
+        Object.defineProperty(table, key, { value: sig, enumerable: true, writable: false, configurable: false });
+        return sig;
+      },
+    });
+  }
+  LAZY_TABLES.push(table);
+  return Object.preventExtensions(table);
+}
+// Defines every signature of every lazy table (in table order).
+export function defineAllSignatures() {
+  for (const table of LAZY_TABLES) for (const key of Object.keys(table)) void table[key];
+}
 export function defineSignature(name, params, { kwargs = [], varargs = null, doc = '' } = {}) {
   const norm = (list, keywordOnly) => list.map(([pyName, def, type = 'any']) => {
     const optional = type.endsWith('?');

@@ -6,7 +6,7 @@
 //
 // Each entry: [python_name, default, type]; REQUIRED marks a parameter without a default;
 // types are signature.mjs's names joined by '|', '?' allows null.
-import { REQUIRED as R, defineSignature } from './signature.mjs';
+import { REQUIRED as R, lazySignatures } from './signature.mjs';
 
 // Python's **kwargs that every Block passes on to Block.__init__.
 const BLOCK_KW = [['prefix', null, 'str'], ['params', null, 'params']];
@@ -289,5 +289,4 @@ const ENTRIES = [
   ['Trainer.update', [['batch_size', R, 'number'], ['ignore_stale_grad', false, 'bool']]],
 ];
 
-export const SIGNATURES = Object.freeze(Object.fromEntries(
-  ENTRIES.map(([name, params, opts]) => [name, defineSignature(name, params, opts)])));
+export const SIGNATURES = lazySignatures(ENTRIES);

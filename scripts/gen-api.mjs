@@ -232,7 +232,8 @@ lines[lines.length - 1] = lines[lines.length - 1]
 // `export type <Name>Args` (the positional forms in Python's order, then one options object naming
 // any parameter in camelCase or snake_case), collected in `SignatureArgs` for `Args<'nn.Dense'>`.
 const mxModule = await import(pathToFileURL(path.join(dist, 'api.mjs')).href);
-const { DEFINED_SIGNATURES } = await import(pathToFileURL(path.join(dist, 'signature.mjs')).href);
+const { DEFINED_SIGNATURES, defineAllSignatures } = await import(pathToFileURL(path.join(dist, 'signature.mjs')).href);
+defineAllSignatures(); // (the tables define their signatures when first looked up)
 const SIG_TS = {
   any: 'unknown', int: 'number', number: 'number', bool: 'boolean', str: 'string', ints: 'number | number[]',
   shape: 'number | number[]', function: '((...args: any[]) => unknown)', dict: 'Record<string, unknown>', dtype: 'DType',
