@@ -2,8 +2,9 @@
  * Semantics: ../shared/spec/ops.md §1 FullyConnected and §4 dot / batch_dot.
  *
  * Every op reduces to (a batch of) C = op(A) * op(B) on row-major views, run by mxw_sgemm for
- * float32 and by the plain mxw_dgemm for float64, float16 and bfloat16 (the half types go
- * through double and back). Integer dtypes are rejected at type inference, as MXNet does.
+ * float32, float16 and bfloat16 (the half types through float32 copies, accumulating in float32
+ * as MXNet's CPU GEMM of half_t does) and by the plain mxw_dgemm for float64. Integer dtypes are
+ * rejected at type inference, as MXNet does.
  * Gradients (MXNet's _backward_FullyConnected, _backward_dot, _backward_batch_dot) are GEMMs of
  * the output gradient with the other operand over the same views; see "gradients" below.
  */
@@ -45,25 +46,43 @@ typedef struct {
   int64_t stride_a, stride_b, stride_c;
 } gemm_plan;
 
-/* A float64 copy of t (or t's own data when it is float64); *owned is what to free. */
-static double *as_f64(const mxw_tensor *t, int copy, double **owned) {
-  *owned = NULL;
-  if (t->dtype == MXW_FLOAT64) return (double *)t->data;
+/* A float32 copy of a float16 / bfloat16 t (copy: its values, else uninitialised), or NULL after
+ * mxw_fail. */
+static float *f32_copy(const mxw_tensor *t, int copy) {
   int64_t n = mxw_tensor_size(t);
-  double *d = (double *)malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+  float *d = (float *)malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
   if (!d) {
-    mxw_fail("out of memory for a float64 copy of %lld elements", (long long)n);
+    mxw_fail("out of memory for a float32 copy of %lld elements", (long long)n);
     return NULL;
   }
-  if (copy) mxw_convert(t->data, t->dtype, d, MXW_FLOAT64, n);
-  *owned = d;
+  if (copy) mxw_convert(t->data, t->dtype, d, MXW_FLOAT32, n);
   return d;
+}
+
+static int run_gemm(const gemm_plan *g, const mxw_tensor *a, const mxw_tensor *b, mxw_tensor *c, int accumulate);
+/* float16 / bfloat16: the float32 plan over float32 copies, C rounded back (FullyConnected at
+ * 64x512x512: 13.7 ms through float64 copies and the plain dgemm, against 0.8 for float32) */
+static int run_gemm_half(const gemm_plan *g, const mxw_tensor *a, const mxw_tensor *b, mxw_tensor *c, int accumulate) {
+  mxw_tensor a32 = *a, b32 = *b, c32 = *c;
+  float *fa = f32_copy(a, 1), *fb = fa ? f32_copy(b, 1) : NULL, *fc = fb ? f32_copy(c, accumulate) : NULL;
+  int rc = -1;
+  if (fc) {
+    a32.data = fa, b32.data = fb, c32.data = fc;
+    a32.dtype = b32.dtype = c32.dtype = MXW_FLOAT32;
+    rc = run_gemm(g, &a32, &b32, &c32, accumulate);
+    if (rc == 0) mxw_convert(fc, MXW_FLOAT32, c->data, c->dtype, mxw_tensor_size(c));
+  }
+  free(fa);
+  free(fb);
+  free(fc);
+  return rc;
 }
 
 /* Runs the plan in the operands' dtype. accumulate: C += product (C holds e.g. the bias);
  * otherwise C = product. */
 static int run_gemm(const gemm_plan *g, const mxw_tensor *a, const mxw_tensor *b, mxw_tensor *c, int accumulate) {
   if (g->batch == 0 || g->M == 0 || g->N == 0) return 0;
+  if (c->dtype == MXW_FLOAT16 || c->dtype == MXW_BFLOAT16) return run_gemm_half(g, a, b, c, accumulate);
   if (c->dtype == MXW_FLOAT32) {
     const float *A = (const float *)a->data, *B = (const float *)b->data;
     float *C = (float *)c->data;
@@ -73,24 +92,14 @@ static int run_gemm(const gemm_plan *g, const mxw_tensor *a, const mxw_tensor *b
     }
     return 0;
   }
-  /* float64 directly; float16 / bfloat16 through float64 copies */
-  double *own_a = NULL, *own_b = NULL, *own_c = NULL;
-  int rc = -1;
-  const double *A = as_f64(a, 1, &own_a);
-  const double *B = A ? as_f64(b, 1, &own_b) : NULL;
-  double *C = B ? as_f64(c, accumulate, &own_c) : NULL;
-  if (C) {
-    rc = 0;
-    for (int64_t i = 0; i < g->batch && rc == 0; i++) {
-      rc = mxw_dgemm(g->trans_a, g->trans_b, g->M, g->N, g->K, 1.0, A + i * g->stride_a, g->lda, B + i * g->stride_b,
-                     g->ldb, accumulate ? 1.0 : 0.0, C + i * g->stride_c, g->ldc);
-    }
-    if (rc == 0 && own_c) mxw_convert(own_c, MXW_FLOAT64, c->data, c->dtype, mxw_tensor_size(c));
+  /* float64 (type inference admits the four float dtypes only) */
+  const double *A = (const double *)a->data, *B = (const double *)b->data;
+  double *C = (double *)c->data;
+  for (int64_t i = 0; i < g->batch; i++) {
+    MXW_TRY(mxw_dgemm(g->trans_a, g->trans_b, g->M, g->N, g->K, 1.0, A + i * g->stride_a, g->lda, B + i * g->stride_b,
+                      g->ldb, accumulate ? 1.0 : 0.0, C + i * g->stride_c, g->ldc));
   }
-  free(own_a);
-  free(own_b);
-  free(own_c);
-  return rc;
+  return 0;
 }
 
 /* ---- FullyConnected ---------------------------------------------------------------------------- */

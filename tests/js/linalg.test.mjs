@@ -88,6 +88,41 @@ test('FullyConnected and batch_dot in float16 / bfloat16 keep the dtype (hand-wo
   }
 });
 
+// float16 / bfloat16 products run as float32 GEMMs of the half values (accumulating in float32, as
+// MXNet's CPU GEMM of half_t): each result is within one unit in the last place of the half type
+// of the exact product of the rounded operands (worked in float64 here).
+test('FullyConnected, dot and batch_dot in float16 / bfloat16 on larger shapes: within 1 ulp of the exact product', () => {
+  const mant = { float16: 10, bfloat16: 7 };
+  for (const dtype of ['float16', 'bfloat16']) {
+    const q = (a, shape) => nd.array(a, { shape }).astype(dtype);
+    const vals = (t) => Array.from(t.astype('float32').toTypedArray());
+    const check = (got, want, what) => {
+      for (let i = 0; i < want.length; i++) {
+        const ulp = want[i] === 0 ? 2 ** -24 : 2 ** (Math.floor(Math.log2(Math.abs(want[i]))) - mant[dtype]);
+        assert.ok(Math.abs(got[i] - want[i]) <= ulp, `${dtype} ${what}[${i}]: ${got[i]} vs ${want[i]}`);
+      }
+    };
+    const [M, K, N] = [33, 70, 17];
+    const x = q(rand([M, K]), [M, K]), w = q(rand([N, K]), [N, K]), b = q(rand([N]), [N]);
+    const xv = vals(x), wv = vals(w), bv = vals(b);
+    const fc = nd.FullyConnected(x, w, b, { num_hidden: N });
+    assert.equal(fc.dtype, dtype);
+    const want = [];
+    for (let i = 0; i < M; i++) {
+      for (let j = 0; j < N; j++) {
+        let s = bv[j];
+        for (let k = 0; k < K; k++) s += xv[i * K + k] * wv[j * K + k];
+        want.push(s);
+      }
+    }
+    check(vals(fc), want, 'FullyConnected');
+    const d = nd.dot(x, w, { transpose_b: true }); // the same product without the bias
+    check(vals(d), want.map((v, i) => v - bv[i % N]), 'dot');
+    const bd = nd.batch_dot(x.reshape([3, 11, K]), nd.broadcast_to(w.reshape([1, N, K]), { shape: [3, N, K] }), { transpose_b: true });
+    check(vals(bd), want.map((v, i) => v - bv[i % N]), 'batch_dot');
+  }
+});
+
 // ---- dot ----------------------------------------------------------------------------------------
 test('dot: 2-D, all transpose combinations, odd sizes, match tf.matMul', () => {
   for (const [m, k, n] of [[5, 7, 9], [1, 13, 6], [17, 33, 1], [65, 130, 33], [130, 300, 70]]) {
