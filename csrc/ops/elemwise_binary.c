@@ -283,6 +283,7 @@ DEFINE_WIDE_KERNELS(power)
 #define BLOCK 256
 
 typedef union block {
+  float f[BLOCK];
   double d[BLOCK];
   int64_t i[BLOCK];
   uint64_t u[BLOCK];
@@ -301,7 +302,9 @@ static int compute_class(int dtype) {
     case MXW_UINT32:
     case MXW_UINT64:
     case MXW_BOOL: return CLS_U64;
-    default: return CLS_F64; /* float64, float16, bfloat16 */
+    case MXW_FLOAT16:
+    case MXW_BFLOAT16: return CLS_F32; /* as MXNet's half_t arithmetic: in float */
+    default: return CLS_F64;
   }
 }
 
@@ -318,8 +321,8 @@ static void load_block(const void *src, int dtype, int64_t off, int64_t m, block
     case MXW_BOOL: LOAD(uint8_t, u)
     case MXW_UINT16: LOAD(uint16_t, u)
     case MXW_UINT32: LOAD(uint32_t, u)
-    default: /* float16, bfloat16 */
-      for (int64_t j = 0; j < m; j++) dst->d[j] = mxw_load_f64(src, dtype, off + j);
+    default: /* float16, bfloat16: widened to float32 (eight lanes at a time: mxw_convert) */
+      mxw_convert((const uint16_t *)src + off, dtype, dst->f, MXW_FLOAT32, m);
   }
 #undef LOAD
 }
@@ -340,8 +343,7 @@ static void store_block(void *dst, int dtype, int64_t off, int64_t m, const bloc
     case MXW_BOOL:
       for (int64_t j = 0; j < m; j++) ((uint8_t *)dst)[off + j] = src->u[j] != 0;
       break;
-    default:
-      for (int64_t j = 0; j < m; j++) mxw_store_f64(dst, dtype, off + j, src->d[j]);
+    default: /* float16, bfloat16 from float32 */ mxw_convert(src->f, MXW_FLOAT32, (uint16_t *)dst + off, dtype, m);
   }
 #undef STORE
 }
@@ -366,6 +368,8 @@ static void run_row(const binary_kernels *k, int dtype, const void *a, int sa, c
       k->i(ba.i, sa, bb.i, sb, bo.i, m);
     else if (cls == CLS_U64)
       k->u(ba.u, sa, bb.u, sb, bo.u, m);
+    else if (cls == CLS_F32)
+      k->f(ba.f, sa, bb.f, sb, bo.f, m);
     else
       k->d(ba.d, sa, bb.d, sb, bo.d, m);
     store_block(o, dtype, start, m, &bo);

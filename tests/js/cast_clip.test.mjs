@@ -3,7 +3,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import * as mx from 'mxnet-wasm';
-import { tf, rng, assertClose } from './oracle.mjs';
+import { tf, rng, assertClose, halfValue, roundToHalf } from './oracle.mjs';
 
 const { nd } = mx;
 const values = (a) => Array.from(a.toTypedArray(), Number);
@@ -30,26 +30,6 @@ test('int32 -> float32 and float32 -> bool match tf.cast', () => {
   assert.equal(b.dtype, 'bool');
   assert.deepEqual(values(b), Array.from(tf.tidy(() => tf.cast(tf.tensor(withZeros), 'bool').dataSync()), Number));
 });
-
-// IEEE binary16 worked in JS from its definition: the value of a bit pattern, and a number's
-// nearest binary16 value (ties to even; 65520 and beyond overflow to infinity).
-function halfValue(b) {
-  const s = b & 0x8000 ? -1 : 1, e = (b >> 10) & 31, m = b & 0x3ff;
-  if (e === 31) return m ? NaN : s * Infinity;
-  return s * (e === 0 ? m * 2 ** -24 : (1 + m / 1024) * 2 ** (e - 15));
-}
-function roundToHalf(v) {
-  if (Number.isNaN(v) || v === 0 || !Number.isFinite(v)) return v;
-  const a = Math.abs(v), s = Math.sign(v);
-  if (a >= 65520) return s * Infinity;
-  let e = Math.max(Math.floor(Math.log2(a)), -14);
-  if (e > -14 && 2 ** e > a) e--;
-  if (2 ** (e + 1) <= a) e++;
-  const q = a / 2 ** (e - 10); // the value in units of the last place (binade e, or subnormal)
-  const f = Math.floor(q), d = q - f;
-  const r = d > 0.5 || (d === 0.5 && f % 2 === 1) ? f + 1 : f;
-  return s * r * 2 ** (e - 10) || (s < 0 ? -0 : 0);
-}
 
 // float32 <-> float16 run eight lanes at a time: checked on every binary16 value (exact both
 // ways) and on a million float32 bit patterns (rounding, subnormals, overflow, NaN), with tails.

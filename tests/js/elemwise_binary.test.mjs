@@ -4,7 +4,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import * as mx from 'mxnet-wasm';
-import { tf, rng, assertClose, sizeOf } from './oracle.mjs';
+import { tf, rng, assertClose, sizeOf, roundToFormat, FLOAT16, BFLOAT16 } from './oracle.mjs';
 
 const { nd } = mx;
 
@@ -426,4 +426,38 @@ test('x ** 2 (_power_scalar 2, x.pow(2)) is the correctly rounded square: signed
   const want = [0, 0, 2.25, 6.25, NaN, Infinity, Infinity, 8.999993529957213e-40, Infinity, 49, 0.010000000707805157];
   assert.deepEqual(Array.from(nd._power_scalar(nd.array(x), { scalar: 2 }).toTypedArray()), want);
   assert.deepEqual(Array.from(nd.array(x).pow(2).toTypedArray()), want);
+});
+
+// float16 and bfloat16 compute as MXNet's half_t does: each operation in float32 on the widened
+// values, the result rounded to the half type (ties to even). Worked here with Math.fround and the
+// binary formats' rounding rule, on broadcast shapes with odd extents (blocks and tails).
+test('float16 / bfloat16 arithmetic: float32 operations on the half values, rounded back (exact)', () => {
+  const f = Math.fround;
+  const ops = {
+    broadcast_add: (x, y) => f(x + y), broadcast_sub: (x, y) => f(x - y), broadcast_mul: (x, y) => f(x * y),
+    broadcast_div: (x, y) => f(x / y), broadcast_maximum: (x, y) => Math.max(x, y), broadcast_minimum: (x, y) => Math.min(x, y),
+  };
+  for (const [dtype, fmt] of [['float16', FLOAT16], ['bfloat16', BFLOAT16]]) {
+    const q = (v) => roundToFormat(f(v), fmt);
+    const [ls, rs] = [[7, 1, 37], [1, 5, 37]];
+    const av = rng(31).uniform(sizeOf(ls), -300, 300).map(q), bv = rng(32).uniform(sizeOf(rs), 0.5, 40).map(q);
+    const a = nd.array(av, { shape: ls }).astype(dtype), b = nd.array(bv, { shape: rs }).astype(dtype);
+    for (const [op, rule] of Object.entries(ops)) {
+      const got = nd[op](a, b);
+      assert.equal(got.dtype, dtype);
+      const g = got.astype('float32').toTypedArray();
+      for (let i = 0; i < 7; i++) {
+        for (let j = 0; j < 5; j++) {
+          for (let k = 0; k < 37; k++) {
+            const want = roundToFormat(rule(av[i * 37 + k], bv[j * 37 + k]), fmt);
+            const at = (i * 5 + j) * 37 + k;
+            assert.ok(Object.is(g[at], want), `${dtype} ${op}[${i},${j},${k}]: ${g[at]} vs ${want}`);
+          }
+        }
+      }
+    }
+    const same = nd.elemwise_mul(a, a);
+    const sq = same.astype('float32').toTypedArray();
+    av.forEach((x, i) => assert.ok(Object.is(sq[i], roundToFormat(f(x * x), fmt)), `${dtype} elemwise_mul[${i}]`));
+  }
 });

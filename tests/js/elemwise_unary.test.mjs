@@ -3,7 +3,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import * as mx from 'mxnet-wasm';
-import { tf, rng, assertClose } from './oracle.mjs';
+import { tf, rng, assertClose, roundToFormat, FLOAT16, BFLOAT16 } from './oracle.mjs';
 
 const { nd } = mx;
 const shape = [3, 5, 7];
@@ -165,4 +165,31 @@ test("abs's gradient is ograd * sign(x) (0 at 0 and NaN), in lanes and the tail"
   const g = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, -11];
   const d = nd._backward_abs(nd.array(g), nd.array(x));
   assert.deepEqual(Array.from(d.toTypedArray()), [0, -2, 0, 0, 5, 6, -7, 8, -9, 0, -11]);
+});
+
+// float16 / bfloat16 run the float32 code on widened chunks and round back, as MXNet's half_t:
+// exact ops give the float32 result rounded to the half type; exp and sigmoid are within one unit
+// in the half type's last place of the exact value.
+test('float16 / bfloat16 unary ops: the float32 result rounded to the half type', () => {
+  const f = Math.fround;
+  for (const [dtype, fmt] of [['float16', FLOAT16], ['bfloat16', BFLOAT16]]) {
+    const q = (v) => roundToFormat(f(v), fmt);
+    const xs = rng(41).uniform(1029, -6, 6).map(q); // 2 chunks of 512 and a tail
+    const a = nd.array(xs).astype(dtype);
+    const exact = { relu: (x) => (x > 0 ? x : 0), square: (x) => f(x * x), abs: Math.abs, sign: (x) => (x > 0 ? 1 : x < 0 ? -1 : 0) };
+    for (const [op, rule] of Object.entries(exact)) {
+      const g = nd[op](a).astype('float32').toTypedArray();
+      xs.forEach((x, i) => assert.ok(Object.is(g[i], roundToFormat(rule(x), fmt)), `${dtype} ${op}(${x}): ${g[i]}`));
+    }
+    const pos = xs.map(Math.abs);
+    const sq = nd.sqrt(nd.array(pos).astype(dtype)).astype('float32').toTypedArray();
+    pos.forEach((x, i) => assert.equal(sq[i], roundToFormat(f(Math.sqrt(x)), fmt), `${dtype} sqrt(${x})`));
+    for (const [op, rule] of [['exp', Math.exp], ['sigmoid', (x) => 1 / (1 + Math.exp(-x))]]) {
+      const g = nd[op](a).astype('float32').toTypedArray();
+      xs.forEach((x, i) => {
+        const want = rule(x), ulp = 2 ** (Math.floor(Math.log2(Math.abs(want))) - fmt.mant);
+        assert.ok(Math.abs(g[i] - want) <= ulp, `${dtype} ${op}(${x}): ${g[i]} vs ${want}`);
+      });
+    }
+  }
 });

@@ -43,3 +43,28 @@ export function assertClose(actual, expected, { rtol = 1e-5, atol = 1e-6, msg = 
 export function oracle(fn) {
   return tf.tidy(() => fn(tf)).dataSync();
 }
+
+// IEEE binary16 and bfloat16 worked in JS from their definitions: a float16 bit pattern's value,
+// and a number rounded to the nearest value of a binary format with `mant` stored mantissa bits
+// and exponents down to `emin` (ties to even; past the largest finite value, infinity).
+export function halfValue(b) {
+  const s = b & 0x8000 ? -1 : 1, e = (b >> 10) & 31, m = b & 0x3ff;
+  if (e === 31) return m ? NaN : s * Infinity;
+  return s * (e === 0 ? m * 2 ** -24 : (1 + m / 1024) * 2 ** (e - 15));
+}
+export function roundToFormat(v, { mant, emin, emax }) {
+  if (Number.isNaN(v) || v === 0 || !Number.isFinite(v)) return v;
+  const a = Math.abs(v), s = Math.sign(v);
+  let e = Math.max(Math.floor(Math.log2(a)), emin);
+  if (e > emin && 2 ** e > a) e--;
+  if (2 ** (e + 1) <= a) e++;
+  const q = a / 2 ** (e - mant); // the value in units of the last place (binade e, or subnormal)
+  const f = Math.floor(q), d = q - f;
+  const r = d > 0.5 || (d === 0.5 && f % 2 === 1) ? f + 1 : f;
+  const out = r * 2 ** (e - mant);
+  if (out >= 2 ** (emax + 1)) return s * Infinity;
+  return s * out || (s < 0 ? -0 : 0);
+}
+export const FLOAT16 = { mant: 10, emin: -14, emax: 15 };
+export const BFLOAT16 = { mant: 7, emin: -126, emax: 127 };
+export const roundToHalf = (v) => roundToFormat(v, FLOAT16);
