@@ -237,6 +237,9 @@ typedef struct mxw_op_call {
 /* Runs `kernel` on float32 copies of the call's float16 / bfloat16 tensors (the others as they
  * are) and converts those outputs back: the 16-bit path of ops that compute in float32. */
 int mxw_run_as_f32(const mxw_op_call *c, int (*kernel)(const mxw_op_call *));
+/* Runs c->op's forward: through float32 copies when the op is half_as_f32 and a tensor of the call
+ * is float16 / bfloat16. Every executor and the eager path call ops through this. */
+int mxw_op_forward(const mxw_op_call *c);
 /* "(a, b, c)", "[a,b]", "(a,)", "()", "a" -> at most max floats (MXNet's Tuple<float>); -1 with an
  * error naming the attribute. */
 int mxw_parse_floats(const char *name, const char *text, float *v, int max, int *n);
@@ -281,6 +284,10 @@ typedef struct mxw_op_def {
   /* Output 0 may share input 0's buffer (elementwise ops whose kernels read each element before
    * writing it): the executor then computes in place when input 0 dies at this node. */
   int inplace;
+  /* float16 / bfloat16 tensors run through float32 copies (mxw_op_forward, mxw_run_as_f32): for
+   * ops whose 16-bit path would otherwise compute element by element through double. Not for ops
+   * that update a 16-bit input in place (only outputs are converted back). */
+  int half_as_f32;
   /* Fusion: the op applies call->fused_act to output 0 itself (e.g. per cache-hot band). */
   int fusable_act;
   /* For activation ops: the mxw_act they compute with these params (0: not fusable). */

@@ -321,7 +321,7 @@ static int invoke_impl(const mxw_params *p, int nin, int nout, mxw_ndarray *cons
   }
   if (mxw_autograd_check_outputs(nin, inputs, nout, outputs) != 0) goto fail_free;
   mxw_op_call call = {op, p->param, nin, in_t, nout, out_t, mxw_runtime_is_training()};
-  if (op->forward(&call) != 0) goto fail_free;
+  if (mxw_op_forward(&call) != 0) goto fail_free;
   for (int i = 0; i < nout; i++) {
     if (!fresh[i]) continue;
     if (outputs[i]) { /* aliasing case: copy back */
@@ -406,6 +406,17 @@ static int infer_shape_into(const mxw_params *p, int nin, int nout, const int32_
 }
 
 /* ---- float16 / bfloat16 through float32 ------------------------------------------------------ */
+static int is_half_dtype(int dtype) { return dtype == MXW_FLOAT16 || dtype == MXW_BFLOAT16; }
+int mxw_op_forward(const mxw_op_call *c) {
+  if (c->op->half_as_f32) {
+    for (int i = 0; i < c->num_inputs + c->num_outputs; i++) {
+      const mxw_tensor *t = i < c->num_inputs ? &c->inputs[i] : &c->outputs[i - c->num_inputs];
+      if (is_half_dtype(t->dtype)) return mxw_run_as_f32(c, c->op->forward);
+    }
+  }
+  return c->op->forward(c);
+}
+
 int mxw_run_as_f32(const mxw_op_call *c, int (*kernel)(const mxw_op_call *)) {
   const int nt = c->num_inputs + c->num_outputs;
   mxw_tensor *t32 = (mxw_tensor *)malloc(sizeof(mxw_tensor) * (size_t)(nt ? nt : 1));

@@ -1001,7 +1001,7 @@ static int exec_forward(mxw_executor *ex, int num_inputs, mxw_ndarray *const *in
     }
     mxw_op_call call = {n->op, n->params->param, nin, ex->tin, nout, ex->tout, is_train, ex->fused_act[i], NULL};
     if (ex->fold[i] >= 0 && !is_train && fold_affine(ex, i, &call) != 0) goto fail;
-    if (n->op->forward(&call) != 0) {
+    if (mxw_op_forward(&call) != 0) {
       mxw_error_prefix("node '%s' (%s): ", n->name, n->op->name);
       goto fail;
     }
@@ -1098,7 +1098,7 @@ int mxw_exec_train_run(mxw_executor *ex, uint8_t *arena, void *const *input_data
                 "internal error: no buffer for output %d of node '%s'", k, n->name);
     }
     mxw_op_call call = {n->op, n->params->param, nin, ex->tin, nout, ex->tout, is_train, ex->fused_act[i]};
-    if (n->op->forward(&call) != 0) {
+    if (mxw_op_forward(&call) != 0) {
       mxw_error_prefix("node '%s' (%s): ", n->name, n->op->name);
       return -1;
     }

@@ -355,7 +355,7 @@ static int plan_exec(sg_plan *p, int from, int to, int is_train) {
       p->tout[k] = (mxw_tensor){p->data[e], p->types[e], p->shapes[e]};
     }
     mxw_op_call call = {n->op, n->params->param, nin, p->tin, nout, p->tout, is_train, 0};
-    if (n->op->forward(&call) != 0) {
+    if (mxw_op_forward(&call) != 0) {
       mxw_error_prefix("node '%s' (%s): ", n->name, n->op->name);
       return -1;
     }

@@ -210,7 +210,7 @@ static int fwd_sbn(const mxw_op_call *c) {
   call.op = bn->op;
   call.param = bn->param;
   call.fused_act = 0;
-  const int rc = bn->op->forward(&call);
+  const int rc = mxw_op_forward(&call);
   mxw_params_free(bn);
   return rc;
 }

@@ -572,6 +572,7 @@ static const mxw_op_def op_backward_LeakyReLU = {
     .num_outputs_fn = leaky_grad_num_outputs,
     .output_names = k_backward_leaky_outputs,
     .infer_shape = infer_backward_leaky,
+    .half_as_f32 = 1,
     .forward = fwd_backward_LeakyReLU,
 };
 
@@ -592,6 +593,7 @@ static const mxw_op_def op_LeakyReLU = {
     .num_visible_outputs_fn = num_visible_one,
     .output_names = k_output_mask,
     .infer_shape = infer_leaky,
+    .half_as_f32 = 1,
     .forward = fwd_LeakyReLU,
     .input_var_init = leaky_input_var_init,
     .gradient = grad_LeakyReLU,

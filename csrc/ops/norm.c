@@ -673,6 +673,7 @@ static const mxw_op_def op_BatchNorm = {
     .num_mutate_inputs = 2,
     .infer_shape = bn_infer_shape,
     .infer_type = bn_infer_type,
+    .half_as_f32 = 1,
     .forward = bn_forward,
     .input_var_init = bn_input_var_init,
     .fusable_act = 1,
@@ -695,6 +696,7 @@ static const mxw_op_def op_BatchNormWithReLU = {
     .num_mutate_inputs = 2,
     .infer_shape = bn_infer_shape,
     .infer_type = bn_infer_type,
+    .half_as_f32 = 1,
     .forward = bn_relu_forward,
     .input_var_init = bn_input_var_init,
     .gradient = grad_bn_relu,
@@ -855,6 +857,7 @@ static const mxw_op_def op_LayerNorm = {
     .output_names = k_mean_std_outputs,
     .infer_shape = ln_infer_shape,
     .infer_type = infer_type_float,
+    .half_as_f32 = 1,
     .forward = ln_forward,
     .gradient = grad_ln,
 };
@@ -945,6 +948,7 @@ static const mxw_op_def op_InstanceNorm = {
     .output_names = k_mean_var_outputs,
     .infer_shape = in_infer_shape,
     .infer_type = infer_type_float,
+    .half_as_f32 = 1,
     .forward = in_forward,
     .gradient = grad_in,
 };
@@ -1049,6 +1053,7 @@ static const mxw_op_def op_GroupNorm = {
     .output_names = k_mean_std_outputs,
     .infer_shape = gn_infer_shape,
     .infer_type = infer_type_float,
+    .half_as_f32 = 1,
     .forward = gn_forward,
     .gradient = grad_gn,
 };
@@ -1180,6 +1185,7 @@ static const mxw_op_def op_L2Normalization = {
     .output_names = k_l2_outputs,
     .infer_shape = l2_infer_shape,
     .infer_type = infer_type_float,
+    .half_as_f32 = 1,
     .forward = l2_forward,
     .gradient = grad_l2,
 };
@@ -1288,6 +1294,7 @@ static const mxw_op_def op_LRN = {
     .output_names = k_lrn_outputs,
     .infer_shape = lrn_infer_shape,
     .infer_type = infer_type_float,
+    .half_as_f32 = 1,
     .forward = lrn_forward,
     .gradient = grad_lrn,
 };
@@ -1546,6 +1553,7 @@ static const mxw_op_def op_backward_BatchNorm = {
     .output_names = k_grad3_outputs,
     .infer_shape = bn_backward_infer_shape,
     .infer_type = bn_backward_infer_type,
+    .half_as_f32 = 1,
     .forward = bn_backward,
 };
 static const mxw_op_def op_backward_BatchNormWithReLU = {
@@ -1560,6 +1568,7 @@ static const mxw_op_def op_backward_BatchNormWithReLU = {
     .output_names = k_grad3_outputs,
     .infer_shape = bn_backward_infer_shape,
     .infer_type = bn_backward_infer_type,
+    .half_as_f32 = 1,
     .forward = bn_relu_backward,
 };
 
@@ -1782,6 +1791,7 @@ static const mxw_op_def op_backward_LayerNorm = {
     .output_names = k_grad3_outputs,
     .infer_shape = grad3_infer_shape,
     .infer_type = infer_type_float,
+    .half_as_f32 = 1,
     .forward = ln_backward,
 };
 
@@ -1868,6 +1878,7 @@ static const mxw_op_def op_backward_InstanceNorm = {
     .output_names = k_grad3_outputs,
     .infer_shape = grad3_infer_shape,
     .infer_type = infer_type_float,
+    .half_as_f32 = 1,
     .forward = in_backward,
 };
 static const mxw_op_def op_backward_GroupNorm = {
@@ -1883,6 +1894,7 @@ static const mxw_op_def op_backward_GroupNorm = {
     .output_names = k_grad3_outputs,
     .infer_shape = grad3_infer_shape,
     .infer_type = infer_type_float,
+    .half_as_f32 = 1,
     .forward = gn_backward,
 };
 
@@ -1970,6 +1982,7 @@ static const mxw_op_def op_backward_L2Normalization = {
     .num_outputs = 1,
     .infer_shape = l2_backward_infer_shape,
     .infer_type = infer_type_float,
+    .half_as_f32 = 1,
     .forward = l2_backward,
 };
 
@@ -2052,6 +2065,7 @@ static const mxw_op_def op_backward_LRN = {
     .num_outputs = 1,
     .infer_shape = l2_backward_infer_shape,
     .infer_type = infer_type_float,
+    .half_as_f32 = 1,
     .forward = lrn_backward,
 };
 

@@ -836,6 +836,7 @@ static int grad_reduce_with(mxw_grad_ctx *g, const char *op, int use_out) {
                                        .input_names = k_data,                                               \
                                        .num_outputs = 1,                                                    \
                                        .infer_shape = INFER,                                                \
+                                       .half_as_f32 = 1,                                                    \
                                        .forward = fwd_##NAME,                                               \
                                        .gradient = grad_##NAME};                                            \
   static const mxw_op_def op_backward_##NAME = {.name = "_backward_" #NAME,                                 \
@@ -848,6 +849,7 @@ static int grad_reduce_with(mxw_grad_ctx *g, const char *op, int use_out) {
                                                 .num_outputs = 1,                                           \
                                                 .infer_shape = infer_reduce_backward,                       \
                                                 .infer_type = infer_type_reduce_backward,                   \
+                                                .half_as_f32 = 1,                                           \
                                                 .forward = fwd_backward_##NAME};
 
 REDUCE_OP(sum, ALIASES("sum_axis"), COMB_SUM, MAP_ID, POST_NONE, infer_reduce, "sum over the given axes", BW_SUM, 0)
@@ -926,6 +928,7 @@ static const mxw_op_def op_norm = {.name = "norm",
                                    .num_outputs = 1,
                                    .infer_shape = infer_norm,
                                    .infer_type = infer_norm_type,
+                                   .half_as_f32 = 1,
                                    .forward = fwd_norm,
                                    .gradient = grad_norm};
 static const mxw_op_def op_backward_norm = {
@@ -939,6 +942,7 @@ static const mxw_op_def op_backward_norm = {
     .num_outputs = 1,
     .infer_shape = infer_reduce_backward,
     .infer_type = infer_type_reduce_backward,
+    .half_as_f32 = 1,
     .forward = fwd_backward_norm};
 
 /* ==== argmax, argmin ========================================================================== */
@@ -1130,6 +1134,7 @@ static const mxw_op_def op_argmax = {
     .input_names = k_data,
     .num_outputs = 1,
     .infer_shape = infer_argreduce,
+    .half_as_f32 = 1,
     .forward = fwd_argmax,
     .no_grad = 1};
 static const mxw_op_def op_argmin = {
@@ -1142,6 +1147,7 @@ static const mxw_op_def op_argmin = {
     .input_names = k_data,
     .num_outputs = 1,
     .infer_shape = infer_argreduce,
+    .half_as_f32 = 1,
     .forward = fwd_argmin,
     .no_grad = 1};
 

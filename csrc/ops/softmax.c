@@ -592,6 +592,7 @@ static const mxw_op_def op_softmax = {
     .num_outputs = 1,
     .infer_shape = infer_softmax,
     .infer_type = infer_softmax_type,
+    .half_as_f32 = 1,
     .forward = fwd_softmax,
     .gradient = grad_softmax};
 static const mxw_op_def op_log_softmax = {.name = "log_softmax",
@@ -606,6 +607,7 @@ static const mxw_op_def op_log_softmax = {.name = "log_softmax",
                                           .num_outputs = 1,
                                           .infer_shape = infer_softmax,
                                           .infer_type = infer_softmax_type,
+                                          .half_as_f32 = 1,
                                           .forward = fwd_log_softmax,
                                           .gradient = grad_log_softmax};
 
@@ -622,6 +624,7 @@ static const mxw_op_def op_log_softmax = {.name = "log_softmax",
                                  .num_outputs = 1,                             \
                                  .infer_shape = infer_softmax_backward,        \
                                  .infer_type = infer_softmax_backward_type,    \
+                                 .half_as_f32 = 1,                             \
                                  .forward = FWD};
 SOFTMAX_BACKWARD_OP(op_backward_softmax, "_backward_softmax", fwd_backward_softmax,
                     "the gradient of softmax: y (ograd - sum(ograd y)) / T along the axis")
@@ -683,6 +686,7 @@ static const mxw_op_def op_SoftmaxActivation = {
     .input_names = k_data,
     .num_outputs = 1,
     .infer_shape = infer_softmax_act,
+    .half_as_f32 = 1,
     .forward = fwd_softmax_act,
     .gradient = grad_softmax_act};
 static const mxw_op_def op_backward_SoftmaxActivation = {
@@ -695,6 +699,7 @@ static const mxw_op_def op_backward_SoftmaxActivation = {
     .input_names = k_ograd_output,
     .num_outputs = 1,
     .infer_shape = mxw_infer_shape_same,
+    .half_as_f32 = 1,
     .forward = fwd_backward_softmax_act,
     .inplace = 1};
 
@@ -923,6 +928,7 @@ static const mxw_op_def op_SoftmaxOutput = {
     .input_names = k_data_label,
     .num_outputs = 1,
     .infer_shape = infer_softmax_output,
+    .half_as_f32 = 1,
     .forward = fwd_softmax_output,
     .gradient = grad_softmax_output};
 static const mxw_op_def op_backward_SoftmaxOutput = {
@@ -937,6 +943,7 @@ static const mxw_op_def op_backward_SoftmaxOutput = {
     .num_outputs = 1,
     .infer_shape = infer_softmax_output_backward,
     .infer_type = infer_first_type,
+    .half_as_f32 = 1,
     .forward = fwd_backward_softmax_output};
 
 /* ==== regression outputs ============================================================================ */
