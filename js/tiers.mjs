@@ -11,7 +11,7 @@
 // plain SIMD. A requested tier the host cannot run is an MXNetError
 // saying why; the automatic choice falls back (features().tierFallbacks says from what).
 
-import { isNode, nodeBuiltin } from './platform.mjs';
+import { isNode, nodeBuiltin, nodeBuiltinSync } from './platform.mjs';
 
 const TIERS = ['relaxed-simd-threads', 'threads', 'relaxed-simd', 'simd'];
 
@@ -87,16 +87,23 @@ async function locateOptions(tier) {
 // bundle is parsed, and the glue instantiates the compiled module (instantiateWasm).
 // { options for the glue, failed: a promise rejected with the compile's error }, or null (a
 // browser, or files at a URL: the glue fetches them).
-async function earlyCompile(tier) {
+// Where Node gives its built-ins synchronously (>= 20.16) the compile starts within the caller's
+// turn, before anything the caller does next: the entry compiles the API script right after
+// preloadCore(), and a wasm compile started only after it (one `await` later) left the main thread
+// waiting ~8 ms for the module.
+function earlyCompile(tier) {
   if (!isNode) return null;
   const folder = wasmFolder(tier);
   if (folder !== null && /^(https?|data|blob):/.test(folder)) return null;
-  const fs = await nodeBuiltin('fs');
+  const fs = nodeBuiltinSync('fs'), url = nodeBuiltinSync('url');
+  if (!fs || !url) return Promise.all([nodeBuiltin('fs'), nodeBuiltin('url')]).then(([f, u]) => compileFrom(tier, folder, f, u));
+  return compileFrom(tier, folder, fs, url);
+}
+function compileFrom(tier, folder, fs, { pathToFileURL }) {
   let wasm;
   if (folder === null) {
     wasm = new URL(tier === 'simd' ? './mxcore.wasm' : `./${tier}/mxcore.wasm`, import.meta.url);
   } else {
-    const { pathToFileURL } = await nodeBuiltin('url');
     wasm = new URL('mxcore.wasm', folder.startsWith('file:') ? folder : pathToFileURL(folder));
   }
   const compiled = WebAssembly.compile(fs.readFileSync(wasm));
@@ -240,8 +247,12 @@ export async function loadCore(wrapError) {
   for (const tier of order) {
     let factory, early;
     try {
-      early = await earlyCompile(tier); // throws when the tier's .wasm is missing: as not built
-      factory = (await LOADERS[tier]()).default;
+      // the compile and the glue's import both start within this turn (see earlyCompile)
+      const compiling = earlyCompile(tier); // throws when the tier's .wasm is missing: as not built
+      const glue = LOADERS[tier]();
+      glue.catch(() => {}); // (its failure is seen below, or does not matter after a compile's)
+      early = await compiling;
+      factory = (await glue).default;
     } catch (e) {
       // a tier not built here (the simd tier always is)
       if (requested || tier === 'simd') throw wrapError(`the '${tier}' tier is not built (${e && e.message ? e.message : e}); is dist/ complete?`);
