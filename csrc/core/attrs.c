@@ -33,11 +33,68 @@ static int parse_int(const char *text, int64_t *out) {
   return 0;
 }
 
+/* strtod, with the common case done directly: up to 19 significant decimal digits whose value is
+ * at most 2^53, scaled by 10^e with |e| <= 22. Both are exact doubles then, so one IEEE
+ * multiplication or division rounds correctly (Clinger's fast path); everything else (more
+ * digits, larger exponents, inf/nan, hex) goes to strtod. Attributes arrive as decimal text
+ * ("0.5", "1e-05"): libc's strtod works in long double, which wasm emulates in software (a few
+ * microseconds per value in the first, unoptimised calls of a process). */
+double mxw_parse_double(const char *s, char **end) {
+  static const double k_pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  const char *p = s;
+  int neg = 0;
+  if (*p == '+' || *p == '-') neg = *p++ == '-';
+  if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) return strtod(s, end); /* hexadecimal */
+  uint64_t m = 0;
+  int digits = 0, any = 0, e10 = 0;
+  for (; *p >= '0' && *p <= '9'; p++, any = 1) {
+    if (m == 0 && *p == '0') continue; /* leading zeros */
+    if (++digits > 19) return strtod(s, end);
+    m = m * 10 + (uint64_t)(*p - '0');
+  }
+  if (*p == '.') {
+    for (p++; *p >= '0' && *p <= '9'; p++, any = 1) {
+      if (m == 0 && *p == '0') {
+        e10--;
+        continue;
+      }
+      if (++digits > 19) return strtod(s, end);
+      m = m * 10 + (uint64_t)(*p - '0');
+      e10--;
+    }
+  }
+  if (!any) return strtod(s, end); /* no digits: inf, nan, hex, or not a number */
+  if (*p == 'e' || *p == 'E') {
+    const char *q = p + 1;
+    int eneg = 0, ex = 0;
+    if (*q == '+' || *q == '-') eneg = *q++ == '-';
+    if (*q >= '0' && *q <= '9') { /* else the 'e' is not part of the number, as strtod reads it */
+      for (; *q >= '0' && *q <= '9'; q++) {
+        if (ex > 10000) return strtod(s, end);
+        ex = ex * 10 + (*q - '0');
+      }
+      e10 += eneg ? -ex : ex;
+      p = q;
+    }
+  }
+  double v;
+  if (m == 0) {
+    v = 0.0;
+  } else if (m <= ((uint64_t)1 << 53) && e10 >= -22 && e10 <= 22) {
+    v = e10 >= 0 ? (double)m * k_pow10[e10] : (double)m / k_pow10[-e10];
+  } else {
+    return strtod(s, end);
+  }
+  if (end) *end = (char *)p;
+  return neg ? -v : v;
+}
+
 static int parse_float(const char *text, double *out) {
   const char *s = skip_ws(text);
   if (!*s) return -1;
   char *end;
-  double v = strtod(s, &end);
+  double v = mxw_parse_double(s, &end);
   if (end == s || *skip_ws(end)) return -1;
   *out = v;
   return 0;
@@ -247,7 +304,7 @@ int mxw_parse_floats(const char *name, const char *text, float *v, int max, int 
     if (close && *p == close) break;
     if (!close && *p == '\0') break;
     char *end;
-    double d = strtod(p, &end);
+    double d = mxw_parse_double(p, &end);
     if (end == p || *n >= max) goto bad;
     v[(*n)++] = (float)d;
     p = end;

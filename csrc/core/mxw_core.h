@@ -243,6 +243,8 @@ int mxw_op_forward(const mxw_op_call *c);
 /* "(a, b, c)", "[a,b]", "(a,)", "()", "a" -> at most max floats (MXNet's Tuple<float>); -1 with an
  * error naming the attribute. */
 int mxw_parse_floats(const char *name, const char *text, float *v, int max, int *n);
+/* strtod (the same value and end), decimal text without long-double arithmetic where exact. */
+double mxw_parse_double(const char *s, char **end);
 
 #define MXW_VARIADIC (-1)
 

@@ -69,6 +69,107 @@ static void test_attr_forms(void **state) {
   assert_int_equal(p.dt, MXW_INT64);
 }
 
+/* mxw_parse_double against the C library's strtod (glibc natively: an independent, correctly
+ * rounding implementation) on the same text: the value bit for bit and where parsing stopped.
+ * Texts: hand-picked forms and edge cases, %.17g / %.9g / %g of random doubles over a wide
+ * exponent range, and random digit strings with a point and an exponent. */
+static void check_parse(const char *text) {
+  char *e1, *e2;
+  double a = mxw_parse_double(text, &e1), b = strtod(text, &e2);
+  uint64_t ba, bb; /* bit for bit: -0 and NaN payloads included */
+  memcpy(&ba, &a, sizeof ba);
+  memcpy(&bb, &b, sizeof bb);
+  if (ba != bb || e1 != e2)
+    fail_msg("'%s': %.17g (end %td) vs strtod %.17g (end %td)", text, a, e1 - text, b, e2 - text);
+}
+static void test_parse_double_matches_strtod(void **state) {
+  (void)state;
+  static const char *const forms[] = {
+      "0",
+      "-0",
+      "+0",
+      "0.0",
+      "-0.0",
+      "1",
+      "-1",
+      "0.5",
+      ".5",
+      "5.",
+      "-.5",
+      "1e5",
+      "1E-5",
+      "1e+22",
+      "1e22",
+      "1e23",
+      "1e-22",
+      "1e-23",
+      "9007199254740992",
+      "9007199254740993",
+      "9007199254740993e-3",
+      "123456789012345678901",
+      "0.1",
+      "0.2",
+      "0.30000000000000004",
+      "1.7976931348623157e308",
+      "2.2250738585072014e-308",
+      "4.9e-324",
+      "1e400",
+      "-1e400",
+      "1e-400",
+      "inf",
+      "-inf",
+      "nan",
+      "infinity",
+      "0x10",
+      "0X1p3",
+      "-0x1.8p1",
+      "1e",
+      "1e+",
+      "1e-",
+      "2.5e",
+      "e5",
+      ".",
+      "-",
+      "+",
+      "",
+      "abc",
+      "12abc",
+      "1.5.5",
+      "00012",
+      "000.000120",
+      "1_0",
+      "1e0005",
+      "1e99999999999",
+      "0e99999999999",
+      "7.0e-10",
+      "1.00000000000000000000001",
+      "0.0000000000000000000001e22",
+  };
+  for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) check_parse(forms[i]);
+  uint64_t x = 0x9e3779b97f4a7c15u;
+  char buf[64];
+  for (int i = 0; i < 300000; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
+    double mant = (double)(x >> 11) / 9007199254740992.0;
+    int ex = (int)((x >> 3) % 80) - 40;
+    double v = (i & 1 ? -1 : 1) * mant * pow(10.0, ex);
+    static const char *const fmts[] = {"%.17g", "%.9g", "%g", "%.3f", "%.15e"};
+    snprintf(buf, sizeof buf, fmts[i % 5], v);
+    check_parse(buf);
+    /* random digits: up to 21 of them, a point somewhere, maybe an exponent */
+    int nd = 1 + (int)(x % 21), point = (int)((x >> 8) % (uint64_t)(nd + 1)), k = 0;
+    uint64_t y = x;
+    for (int d = 0; d < nd; d++) {
+      if (d == point) buf[k++] = '.';
+      buf[k++] = (char)('0' + (y % 10));
+      y = y / 10 ? y / 10 : x >> 17;
+    }
+    if (x & 0x100) k += snprintf(buf + k, sizeof buf - (size_t)k, "e%d", (int)((x >> 20) % 60) - 30);
+    buf[k] = 0;
+    check_parse(buf);
+  }
+}
+
 static void test_half_conversion(void **state) {
   (void)state;
   /* binary16 bit patterns worked by hand */
@@ -152,8 +253,11 @@ static void test_registry_json(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_attr_forms),          cmocka_unit_test(test_half_conversion),
-      cmocka_unit_test(test_views_share_storage), cmocka_unit_test(test_invoke_errors_leave_runtime_usable),
+      cmocka_unit_test(test_attr_forms),
+      cmocka_unit_test(test_parse_double_matches_strtod),
+      cmocka_unit_test(test_half_conversion),
+      cmocka_unit_test(test_views_share_storage),
+      cmocka_unit_test(test_invoke_errors_leave_runtime_usable),
       cmocka_unit_test(test_registry_json),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
