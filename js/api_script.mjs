@@ -4,7 +4,7 @@
 // first inference, so it holds the bytecode of the functions those run). Compiling the ES module
 // bundle and the first calls' lazy compiles were ~20 ms of the time from import to a first LeNet
 // inference. Before -> after (medians of 7-11 fresh processes of bench/startup.mjs, 2026-11-25,
-// with the session's other start-up changes): default (threads) 59 -> 51-53 ms, simd 51-55 -> 47,
+// with the session's other start-up changes): default (threads) 59 -> 51-53 ms, simd 51-55 -> 43-47,
 // relaxed-simd 56 -> 51, relaxed-simd-threads 68 -> 54.
 //
 // The cache is used only when it was made from this very script (it holds the script's SHA-256)
