@@ -28,7 +28,11 @@ export async function loadApiScript() {
   const vm = process.getBuiltinModule('node:vm');
   const { createHash } = process.getBuiltinModule('node:crypto');
   const { fileURLToPath } = process.getBuiltinModule('node:url');
-  const file = new URL('./api.bundle.js', import.meta.url);
+  const path = process.getBuiltinModule('node:path');
+  // (paths joined here, not `new URL('./file', import.meta.url)`: bundlers would copy these
+  // Node-only files into a browser app as assets)
+  const dir = path.dirname(fileURLToPath(import.meta.url));
+  const file = path.join(dir, 'api.bundle.js');
   let source;
   try {
     source = fs.readFileSync(file);
@@ -40,7 +44,7 @@ export async function loadApiScript() {
   // relaxed tiers' flag), where this Node has it on
   let cache = null;
   try {
-    cache = fs.readFileSync(new URL(hostSupport().relaxed ? './api.bundle.relaxed-simd.cache' : './api.bundle.cache', import.meta.url));
+    cache = fs.readFileSync(path.join(dir, hostSupport().relaxed ? 'api.bundle.relaxed-simd.cache' : 'api.bundle.cache'));
   } catch { /* absent */ }
   if (cache) {
     const hash = createHash('sha256').update(source).digest();
@@ -51,7 +55,7 @@ export async function loadApiScript() {
     }
   }
   // compiled here, on the main thread, while V8 compiles the wasm module on its background threads
-  const script = new vm.Script(source.toString('utf8'), { filename: fileURLToPath(file), cachedData });
+  const script = new vm.Script(source.toString('utf8'), { filename: file, cachedData });
   if (cachedData) codeCache = script.cachedDataRejected ? 'rejected' : 'used';
   const modules = { './tiers.mjs': await import('./tiers.mjs'), './core_load.mjs': await import('./core_load.mjs') };
   const require = (id) => {

@@ -8,7 +8,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, copyFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -99,6 +99,11 @@ test('a Vite production build of an app importing mxnet-wasm runs in Chromium, n
     await build({ root: dir, logLevel: 'warn', customLogger: logger, build: { outDir: 'dist', target: 'es2022' } });
     const nodeWarnings = warnings.filter((w) => /node:|externalized|built-?in/i.test(w));
     assert.deepEqual(nodeWarnings, [], nodeWarnings.join('\n'));
+    // the API's script form and its code caches are Node's (js/api_script.mjs): not in a browser app
+    const emitted = readdirSync(path.join(dir, 'dist'), { recursive: true }).map(String);
+    // (one api.bundle chunk: the ES module bundle's; the script form would be a second, as an asset)
+    assert.equal(emitted.filter((f) => /api\.bundle/.test(f)).length, 1, emitted.join(', '));
+    assert.deepEqual(emitted.filter((f) => /\.cache$/.test(f)), [], emitted.join(', '));
 
     // the bundled page
     const { server, url } = await serve(path.join(dir, 'dist'));
