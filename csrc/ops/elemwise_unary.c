@@ -258,6 +258,7 @@ static void relu_grad_f32(const float *g, const float *y, float *d, int64_t n) {
                                                 .input_names = k_ograd_data,                         \
                                                 .num_outputs = 1,                                    \
                                                 .infer_shape = mxw_infer_shape_same,                 \
+                                                .half_as_f32 = 1,                                    \
                                                 .forward = fwd_backward_##NAME,                      \
                                                 .inplace = 1};
 

@@ -70,3 +70,21 @@ test('BatchNorm (inference) in float16 with float32 statistics, eager and hybrid
   assert.equal(z.dtype, 'float16');
   assert.deepEqual(Array.from(z.astype('float32').toTypedArray()), Array.from(y.astype('float32').toTypedArray()));
 });
+
+test('unary gradients in float16 (_backward_<op> through float32): the float64 derivative within 1 ulp', () => {
+  const fmt = FLOAT16;
+  const xs = Array.from(rng(53).uniform(301, -3, 3), (v) => roundToFormat(Math.fround(v), fmt));
+  const gs = Array.from(rng(54).uniform(301, -2, 2), (v) => roundToFormat(Math.fround(v), fmt));
+  const x = nd.array(xs).astype('float16'), g = nd.array(gs).astype('float16');
+  const cases = [
+    ['_backward_sigmoid', (y) => y * (1 - y), (t) => 1 / (1 + Math.exp(-t))], // input: the output y
+    ['_backward_tanh', (y) => 1 - y * y, Math.tanh],
+    ['_backward_log', (t) => 1 / t, null],
+  ];
+  for (const [op, d, fwd] of cases) {
+    const ins = xs.map((t) => roundToFormat(Math.fround(fwd ? fwd(t) : Math.abs(t) + 0.5), fmt));
+    const got = nd[op](g, nd.array(ins).astype('float16'));
+    assert.equal(got.dtype, 'float16');
+    within1ulp(got.astype('float32').toTypedArray(), ins.map((v, i) => gs[i] * d(v)), fmt, op);
+  }
+});
