@@ -75,7 +75,7 @@ test('unary gradients in float16 (_backward_<op> through float32): the float64 d
   const fmt = FLOAT16;
   const xs = Array.from(rng(53).uniform(301, -3, 3), (v) => roundToFormat(Math.fround(v), fmt));
   const gs = Array.from(rng(54).uniform(301, -2, 2), (v) => roundToFormat(Math.fround(v), fmt));
-  const x = nd.array(xs).astype('float16'), g = nd.array(gs).astype('float16');
+  const g = nd.array(gs).astype('float16');
   const cases = [
     ['_backward_sigmoid', (y) => y * (1 - y), (t) => 1 / (1 + Math.exp(-t))], // input: the output y
     ['_backward_tanh', (y) => 1 - y * y, Math.tanh],
