@@ -41,11 +41,14 @@ const MODELS = [
       for (const [i, o] of [[784, 256], [256, 128], [128, 10]]) {
         const x = R([B, i]), w = R([o, i]), b = R([o]), g = R([B, o]);
         k.push([`FullyConnected ${B}x${i} -> ${o}`, () => nd.FullyConnected(x, w, b, { num_hidden: o }), B * i * o, 'fwd']);
+        // the first layer's data needs no gradient: a step runs only its weight half
+        // (_backward_FullyConnected_weight), and only that counts in the kernel sum
         k.push([`_backward_FullyConnected ${i} -> ${o} (dX, dW, db)`, () => nd._backward_FullyConnected(g, x, w, { num_hidden: o }),
-          2 * B * i * o, 'bwd']);
+          2 * B * i * o, i === 784 ? 'part' : 'bwd']);
         if (i === 784) {
-          k.push([`  of which dX = G W (unused: the data needs no gradient)`, () => nd.dot(g, w), B * i * o, 'part']);
-          k.push([`  of which dW = G^T X`, () => nd.dot(g, x, { transpose_a: true }), B * i * o, 'part']);
+          k.push([`  of which dX = G W (not run: the data needs no gradient)`, () => nd.dot(g, w), B * i * o, 'part']);
+          k.push([`  of which dW, db (what the step runs)`, () => nd._backward_FullyConnected_weight(g, x, { num_hidden: o }),
+            B * i * o, 'bwd']);
         }
         if (o !== 10) {
           const h = R([B, o]);
