@@ -83,22 +83,21 @@ static int run_gemm_half(const gemm_plan *g, const mxw_tensor *a, const mxw_tens
 static int run_gemm(const gemm_plan *g, const mxw_tensor *a, const mxw_tensor *b, mxw_tensor *c, int accumulate) {
   if (g->batch == 0 || g->M == 0 || g->N == 0) return 0;
   if (c->dtype == MXW_FLOAT16 || c->dtype == MXW_BFLOAT16) return run_gemm_half(g, a, b, c, accumulate);
-  if (c->dtype == MXW_FLOAT32) {
-    const float *A = (const float *)a->data, *B = (const float *)b->data;
-    float *C = (float *)c->data;
-    for (int64_t i = 0; i < g->batch; i++) {
-      MXW_TRY(mxw_sgemm(g->trans_a, g->trans_b, g->M, g->N, g->K, 1.f, A + i * g->stride_a, g->lda, B + i * g->stride_b,
-                        g->ldb, accumulate ? 1.f : 0.f, C + i * g->stride_c, g->ldc));
-    }
-    return 0;
-  }
-  /* float64 (type inference admits the four float dtypes only) */
-  const double *A = (const double *)a->data, *B = (const double *)b->data;
-  double *C = (double *)c->data;
-  for (int64_t i = 0; i < g->batch; i++) {
-    MXW_TRY(mxw_dgemm(g->trans_a, g->trans_b, g->M, g->N, g->K, 1.0, A + i * g->stride_a, g->lda, B + i * g->stride_b,
-                      g->ldb, accumulate ? 1.0 : 0.0, C + i * g->stride_c, g->ldc));
-  }
+    /* the batch of products in T through GEMM (mxw_sgemm for float32, mxw_dgemm for float64: type
+     * inference admits the four float dtypes only) */
+#define RUN_BATCH(T, GEMM)                                                                                           \
+  do {                                                                                                               \
+    const T *A = (const T *)a->data, *B = (const T *)b->data;                                                        \
+    T *C = (T *)c->data;                                                                                             \
+    for (int64_t i = 0; i < g->batch; i++)                                                                           \
+      MXW_TRY(GEMM(g->trans_a, g->trans_b, g->M, g->N, g->K, (T)1, A + i * g->stride_a, g->lda, B + i * g->stride_b, \
+                   g->ldb, (T)(accumulate ? 1 : 0), C + i * g->stride_c, g->ldc));                                   \
+  } while (0)
+  if (c->dtype == MXW_FLOAT32)
+    RUN_BATCH(float, mxw_sgemm);
+  else
+    RUN_BATCH(double, mxw_dgemm);
+#undef RUN_BATCH
   return 0;
 }
 
