@@ -8,6 +8,10 @@ export function pyFloat(v) {
   if (v === Infinity) return 'inf';
   if (v === -Infinity) return '-inf';
   if (v === 0) return Object.is(v, -0) ? '-0.0' : '0.0';
+  // Python's repr and JS's String agree (shortest round-trip digits, positional) on non-integers
+  // in [1e-4, 1e16): the common case of every attribute (lr, momentum, eps) goes no further
+  const a = Math.abs(v);
+  if (a >= 1e-4 && a < 1e16 && !Number.isInteger(v)) return String(v);
   const [mant, expStr] = v.toExponential().split('e');
   const exp = Number(expStr);
   if (exp < -4 || exp >= 16) {

@@ -9,8 +9,8 @@
 // the states updated in place; AdaGrad, AdaDelta, Adamax, Nadam, SGLD and Test compute with nd
 // operators as Python's do. Python's aggregated SGD update (multi_sgd_update over up to
 // MXNET_OPTIMIZER_AGGREGATION_SIZE weights) counts every weight of a group before reading the
-// learning rates, then applies the same per-weight formula as sgd_update: here the group is
-// counted the same way and each weight goes through sgd_update / sgd_mom_update. LAMB's
+// learning rates, then runs multi_sgd_update / multi_sgd_mom_update / multi_mp_sgd_* on the group
+// (MultiSGDKernel's formula, SGD with momentum's even without momentum), as here. LAMB's
 // aggregated path (multi_lamb_update) is its per-weight phase 1 + phase 2.
 //
 // JS names: classes as Python's; methods camelCase (createState, update, updateMultiPrecision,
@@ -354,17 +354,20 @@ export class SGD extends Optimizer {
     const kwargs = { rescale_grad: this.rescaleGrad };
     if (this.momentum > 0) kwargs.momentum = this.momentum;
     if (this.clipGradient) kwargs.clip_gradient = this.clipGradient;
-    indices.forEach((_, i) => {
-      const [weight, grad, state, lr, wd] = [weights[i], grads[i], states[i], lrs[i], wds[i]];
-      if (!multiPrecision) {
-        if (state != null) op('sgd_mom_update', [weight, grad, state], { lazy_update: this.lazyUpdate, lr, wd, ...kwargs }, weight);
-        else op('sgd_update', [weight, grad], { lazy_update: this.lazyUpdate, lr, wd, ...kwargs }, weight);
-      } else if (state[0] != null) {
-        op('mp_sgd_mom_update', [weight, grad, state[0], state[1]], { lr, wd, ...kwargs }, weight);
-      } else {
-        op('mp_sgd_update', [weight, grad, state[1]], { lr, wd, ...kwargs }, weight);
-      }
-    });
+    // Python's aggregate path (dense weights and gradients, the only storage here): one
+    // multi_*sgd*_update call for the group, its inputs (weight, grad[, mom][, weight32]) per
+    // weight. Python calls sgd_update / sgd_mom_update / mp_* only for sparse ones.
+    const multi = { num_weights: weights.length, lrs, wds, ...kwargs };
+    if (!multiPrecision) {
+      if (this.momentum > 0) invokeByName('multi_sgd_mom_update', weights.flatMap((w, i) => [w, grads[i], states[i]]), multi, weights);
+      else invokeByName('multi_sgd_update', weights.flatMap((w, i) => [w, grads[i]]), multi, weights);
+      return;
+    }
+    if (this.momentum > 0) {
+      invokeByName('multi_mp_sgd_mom_update', weights.flatMap((w, i) => [w, grads[i], states[i][0], states[i][1]]), multi, weights);
+    } else {
+      invokeByName('multi_mp_sgd_update', weights.flatMap((w, i) => [w, grads[i], states[i][1]]), multi, weights);
+    }
   }
   update(index, weight, grad, state) { this._updateImpl(index, weight, grad, state, false); }
   updateMultiPrecision(index, weight, grad, state) {

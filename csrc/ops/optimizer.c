@@ -19,6 +19,8 @@
  *   lamb_update_phase1(weight, grad, mean, var)   -> g, the LAMB direction
  *   lamb_update_phase2(weight, g, r1, r2)         out = w - lr * (r1/r2) * g
  *   mp_lamb_update_phase1/2                       the same with a float32 master copy
+ *   multi_sgd_update, multi_sgd_mom_update,       a group of weights in one call (Python's SGD),
+ *   multi_mp_sgd_update, multi_mp_sgd_mom_update  each with its own lr and wd (below)
  *
  * The states (mom, mean, var, n, z, ..., weight32) are updated in place, as MXNet's
  * FMutateInputs: the kernels write them through the input tensors. The output is the new
@@ -34,6 +36,7 @@
  * updates split into element ranges over the thread pool (kern_run). */
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "../core/mxw_parallel.h"
@@ -861,9 +864,10 @@ static void rmspropalex_f32x4(int64_t n, void *const *in, void *out, const void 
     rmspropalex_f32(n - i, (void *const[]){(void *)(w + i), (void *)(g + i), sn + i, sg + i, delta + i}, o + i, vp);
 }
 
+static void multi_sgd_f32x4(int64_t n, void *const *in, void *out, const void *vp);
 static int is_lane_kernel(kern_fn f) {
-  return f == sgd_f32x4 || f == sgd_mom_f32x4 || f == adam_f32x4 || f == nag_mom_f32x4 || f == rmsprop_f32x4 ||
-         f == rmspropalex_f32x4;
+  return f == multi_sgd_f32x4 || f == sgd_f32x4 || f == sgd_mom_f32x4 || f == adam_f32x4 || f == nag_mom_f32x4 ||
+         f == rmsprop_f32x4 || f == rmspropalex_f32x4;
 }
 static int fwd_sgd(const mxw_op_call *c) { return run_same(c, sgd_f32x4, sgd_f64); }
 static int fwd_sgd_mom(const mxw_op_call *c) { return run_same(c, sgd_mom_f32x4, sgd_mom_f64); }
@@ -1240,7 +1244,243 @@ static const mxw_op_def op_mp_lamb_update_phase2 = {
     UPDATE_OP_MUT(k_mut_4),
 };
 
+/* ==== multi_sgd_update / multi_sgd_mom_update / multi_mp_sgd_update / multi_mp_sgd_mom_update ==
+ * MXNet's aggregated SGD (optimizer_op-inl.h MultiSGDUpdate / MultiSGDMomUpdate), which Python's
+ * SGD calls for groups of up to MXNET_OPTIMIZER_AGGREGATION_SIZE weights: the inputs are the
+ * groups (weight_i, grad_i[, mom_i][, weight32_i]) one after another, lrs and wds give one learning
+ * rate and weight decay per weight, and the outputs are the new weights (out=weights). Each weight
+ * runs MultiSGDKernel's formula, which is SGD with momentum's even without momentum:
+ *   mom = momentum*mom - lr*wd*w - lr*clip(rescale_grad*g);  w = w + mom
+ * (so multi_sgd_update's result rounds as w + ((0 - lr*wd*w) - lr*rescale_grad*g), not as
+ * sgd_update's (1 - lr*wd)*w - lr*rescale_grad*g). The mp_ variants compute on the float32
+ * master copies weight32_i. Momentum states are flushed to zero as sgd_mom_update's (above). */
+#define MULTI_MAX 60 /* MultiSGDKernelParam::N */
+typedef struct {
+  mxw_str lrs_s, wds_s;
+  double momentum, rescale_grad, clip_gradient;
+  int64_t num_weights;
+  float lrs[MULTI_MAX], wds[MULTI_MAX];
+} MultiSGDParam;
+#define MULTI_COMMON_ATTRS                                            \
+  MXW_A_STRING("lrs", MultiSGDParam, lrs_s, NULL, "Learning rates."), \
+      MXW_A_STRING("wds", MultiSGDParam, wds_s, NULL, DOC_WD)
+#define MULTI_TAIL_ATTRS                                                          \
+  MXW_A_FLOAT("rescale_grad", MultiSGDParam, rescale_grad, "1", DOC_RESCALE),     \
+      MXW_A_FLOAT("clip_gradient", MultiSGDParam, clip_gradient, "-1", DOC_CLIP), \
+      MXW_A_INT("num_weights", MultiSGDParam, num_weights, "1", "Number of updated weights.")
+static const mxw_attr_spec k_multi_sgd_attrs[] = {MULTI_COMMON_ATTRS, MULTI_TAIL_ATTRS};
+static const mxw_attr_spec k_multi_sgd_mom_attrs[] = {
+    MULTI_COMMON_ATTRS,
+    MXW_A_FLOAT("momentum", MultiSGDParam, momentum, "0", "The decay rate of momentum estimates at each epoch."),
+    MULTI_TAIL_ATTRS};
+
+static int validate_multi_sgd(void *param) {
+  MultiSGDParam *p = (MultiSGDParam *)param;
+  MXW_CHECK(p->num_weights >= 1 && p->num_weights <= MULTI_MAX, "num_weights must be in [1, %d], got %lld", MULTI_MAX,
+            (long long)p->num_weights);
+  int nl = 0, nw = 0;
+  MXW_TRY(mxw_parse_floats("lrs", p->lrs_s.s, p->lrs, MULTI_MAX, &nl));
+  MXW_TRY(mxw_parse_floats("wds", p->wds_s.s, p->wds, MULTI_MAX, &nw));
+  MXW_CHECK(nl == p->num_weights,
+            "Number of learning rates is inconsistent with num_weights parameter passed. Expected number of learning "
+            "rates: %lld, and got %d",
+            (long long)p->num_weights, nl);
+  MXW_CHECK(nw == p->num_weights,
+            "Number of weight decays is inconsistent with num_weights parameter passed. Expected number of weight "
+            "decays: %lld, and got %d",
+            (long long)p->num_weights, nw);
+  return 0;
+}
+
+static int multi_num_outputs(const void *param) { return (int)((const MultiSGDParam *)param)->num_weights; }
+static int multi2_num_inputs(const void *param) { return 2 * multi_num_outputs(param); }
+static int multi3_num_inputs(const void *param) { return 3 * multi_num_outputs(param); }
+static int multi4_num_inputs(const void *param) { return 4 * multi_num_outputs(param); }
+
+/* "weight_0", "grad_0", ... as MXNet's FListInputNames: kind k of group i is names[4*i + k] */
+static const char *multi_input_name(int stride, const char *const *kinds, int index) {
+  static char names[4 * MULTI_MAX][16];
+  if (index < 0 || index >= stride * MULTI_MAX) return NULL;
+  const int i = index / stride, k = index % stride;
+  char *nm = names[4 * i + k];
+  if (!nm[0]) snprintf(nm, sizeof names[0], "%s_%d", kinds[k], i);
+  return nm;
+}
+static const char *const k_kinds_w_g[] = {"weight", "grad"};
+static const char *const k_kinds_w_g_mom[] = {"weight", "grad", "mom"};
+static const char *const k_kinds_w_g_w32[] = {"weight", "grad", "weight32"};
+static const char *const k_kinds_w_g_mom_w32[] = {"weight", "grad", "mom", "weight32"};
+static const char *multi_sgd_name(const void *p, int i) {
+  (void)p;
+  return multi_input_name(2, k_kinds_w_g, i);
+}
+static const char *multi_sgd_mom_name(const void *p, int i) {
+  (void)p;
+  return multi_input_name(3, k_kinds_w_g_mom, i);
+}
+static const char *multi_mp_sgd_name(const void *p, int i) {
+  (void)p;
+  return multi_input_name(3, k_kinds_w_g_w32, i);
+}
+static const char *multi_mp_sgd_mom_name(const void *p, int i) {
+  (void)p;
+  return multi_input_name(4, k_kinds_w_g_mom_w32, i);
+}
+
+/* MultiSGD_InferShape: each group's inputs and its output share one shape. */
+static int multi_infer_shape(int stride, const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const int nw = multi_num_outputs(param);
+  MXW_CHECK(nin == stride * nw && nout == nw, "%d inputs and %d outputs for %d weights", nin, nout, nw);
+  for (int i = 0; i < nw; i++) MXW_TRY(mxw_infer_shape_same(NULL, stride, in + stride * i, 1, out + i));
+  return 0;
+}
+static int infer_shape_multi2(const void *p, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  return multi_infer_shape(2, p, nin, in, nout, out);
+}
+static int infer_shape_multi3(const void *p, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  return multi_infer_shape(3, p, nin, in, nout, out);
+}
+static int infer_shape_multi4(const void *p, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  return multi_infer_shape(4, p, nin, in, nout, out);
+}
+/* MP_MultiSGD_InferType: per group, the weight, grad (and mom without mixed precision) and the
+ * output share a dtype; the mp_ variants' mom and weight32 are float32. */
+static int multi_infer_type(int stride, int n_low, const void *param, int nin, int *in, int nout, int *out) {
+  const int nw = multi_num_outputs(param);
+  MXW_CHECK(nin == stride * nw && nout == nw, "%d inputs and %d outputs for %d weights", nin, nout, nw);
+  for (int i = 0; i < nw; i++) {
+    int *g = in + stride * i;
+    for (int k = n_low; k < stride; k++) {
+      MXW_CHECK(g[k] < 0 || g[k] == MXW_FLOAT32, "input %d has dtype %s, expected float32", stride * i + k,
+                mxw_dtype_name(g[k]));
+      g[k] = MXW_FLOAT32;
+    }
+    MXW_TRY(mxw_infer_type_same(NULL, n_low, g, 1, out + i));
+  }
+  return 0;
+}
+static int infer_type_multi_sgd(const void *p, int nin, int *in, int nout, int *out) {
+  return multi_infer_type(2, 2, p, nin, in, nout, out);
+}
+static int infer_type_multi_sgd_mom(const void *p, int nin, int *in, int nout, int *out) {
+  return multi_infer_type(3, 3, p, nin, in, nout, out);
+}
+static int infer_type_multi_mp_sgd(const void *p, int nin, int *in, int nout, int *out) {
+  return multi_infer_type(3, 2, p, nin, in, nout, out);
+}
+static int infer_type_multi_mp_sgd_mom(const void *p, int nin, int *in, int nout, int *out) {
+  return multi_infer_type(4, 2, p, nin, in, nout, out);
+}
+
+/* MultiSGDKernel without momentum: w + ((0 - lr*wd*w) - lr*clip(rs*g)), in T (params: an
+ * SGDMomParam whose momentum is unused). */
+DEFINE_KERNEL(multi_sgd, {
+  const SGDMomParam *p = (const SGDMomParam *)vp;
+  T *o = (T *)out;
+  const T *w = (const T *)in[0], *g = (const T *)in[1];
+  const T clip = PF(p->clip_gradient), lr = PF(p->lr), wd = PF(p->wd), rs = PF(p->rescale_grad);
+  for (int64_t i = 0; i < n; i++) {
+    const T step = clip >= 0.0f ? lr * CLIP(rs * g[i], clip) : lr * rs * g[i];
+    o[i] = w[i] + ((T)0 - lr * wd * w[i] - step);
+  }
+})
+static void multi_sgd_f32x4(int64_t n, void *const *in, void *out, const void *vp) {
+  const SGDMomParam *p = (const SGDMomParam *)vp;
+  float *o = (float *)out;
+  const float *w = (const float *)in[0], *g = (const float *)in[1];
+  const float clip = (float)p->clip_gradient, lr = (float)p->lr, wd = (float)p->wd, rs = (float)p->rescale_grad;
+  const v128_t vlrwd = wasm_f32x4_splat(lr * wd), vlr = wasm_f32x4_splat(lr), vrs = wasm_f32x4_splat(rs),
+               vlrrs = wasm_f32x4_splat(lr * rs), vb = wasm_f32x4_splat(clip), vnb = wasm_f32x4_splat(-clip),
+               zero = wasm_f32x4_splat(0.f);
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const v128_t wv = wasm_v128_load(w + i), gv = wasm_v128_load(g + i);
+    const v128_t step =
+        clip >= 0.0f ? wasm_f32x4_mul(vlr, clip_f32x4(wasm_f32x4_mul(vrs, gv), vb, vnb)) : wasm_f32x4_mul(vlrrs, gv);
+    wasm_v128_store(o + i, wasm_f32x4_add(wv, wasm_f32x4_sub(wasm_f32x4_sub(zero, wasm_f32x4_mul(vlrwd, wv)), step)));
+  }
+  if (i < n) multi_sgd_f32(n - i, (void *const[]){(void *)(w + i), (void *)(g + i)}, o + i, vp);
+}
+/* the mixed-precision one on weight32 (input 2): w32 = w32 + ((0 - lr*wd*w32) - lr*clip(rs*g)) */
+static void multi_mp_sgd_f32(int64_t n, void *const *in, void *out, const void *vp) {
+  typedef float T;
+  const SGDMomParam *p = (const SGDMomParam *)vp;
+  float *o = (float *)out, *w32 = (float *)in[2];
+  const float *g = (const float *)in[1];
+  const float clip = PF(p->clip_gradient), lr = PF(p->lr), wd = PF(p->wd), rs = PF(p->rescale_grad);
+  for (int64_t i = 0; i < n; i++) {
+    const float step = clip >= 0.0f ? lr * CLIP(rs * g[i], clip) : lr * rs * g[i];
+    const float w = w32[i] + (0.f - lr * wd * w32[i] - step);
+    w32[i] = w;
+    o[i] = w;
+  }
+}
+
+/* One weight's update at a time, each through the single-weight runner with its own lr and wd. */
+static int multi_run(const mxw_op_call *c, int stride, int mp, kern_fn f32, kern_fn f64) {
+  const MultiSGDParam *mp_param = (const MultiSGDParam *)c->param;
+  const int nw = (int)mp_param->num_weights;
+  MXW_CHECK(c->num_inputs == stride * nw && c->num_outputs == nw, "%d inputs and %d outputs for %d weights",
+            c->num_inputs, c->num_outputs, nw);
+  for (int i = 0; i < nw; i++) {
+    const SGDMomParam sp = {mp_param->lrs[i],       mp_param->momentum,      mp_param->wds[i],
+                            mp_param->rescale_grad, mp_param->clip_gradient, 0};
+    mxw_op_call one = *c;
+    one.param = &sp;
+    one.num_inputs = stride;
+    one.inputs = c->inputs + stride * i;
+    one.num_outputs = 1;
+    one.outputs = c->outputs + i;
+    MXW_TRY(mp ? run_mp(&one, 0x2u, f32) : run_same(&one, f32, f64));
+  }
+  return 0;
+}
+static int fwd_multi_sgd(const mxw_op_call *c) { return multi_run(c, 2, 0, multi_sgd_f32x4, multi_sgd_f64); }
+static int fwd_multi_sgd_mom(const mxw_op_call *c) { return multi_run(c, 3, 0, sgd_mom_f32x4, sgd_mom_f64); }
+static int fwd_multi_mp_sgd(const mxw_op_call *c) { return multi_run(c, 3, 1, multi_mp_sgd_f32, NULL); }
+static int fwd_multi_mp_sgd_mom(const mxw_op_call *c) { return multi_run(c, 4, 1, mp_sgd_mom_f32, NULL); }
+
+/* FMutateInputs: mom_i (and weight32_i) of every group; a group's pattern first, so that one
+ * group's sub-call (multi_run) sees its own states as mutated. */
+#define MUT3(i) 3 * (i) + 2
+#define MUT4(i) 4 * (i) + 2, 4 * (i) + 3
+#define TEN(M, b) M(b), M(b + 1), M(b + 2), M(b + 3), M(b + 4), M(b + 5), M(b + 6), M(b + 7), M(b + 8), M(b + 9)
+#define SIXTY(M) TEN(M, 0), TEN(M, 10), TEN(M, 20), TEN(M, 30), TEN(M, 40), TEN(M, 50)
+static const int k_mut_multi3[] = {SIXTY(MUT3)};
+static const int k_mut_multi4[] = {SIXTY(MUT4)};
+/* MXNet's argument: data (NDArray-or-Symbol[]); each input's name comes from input_name_fn */
+static const char *const k_multi_data[] = {"data", NULL};
+
+#define MULTI_OP(name_, doc_, attrs_, ninfn, namefn, shapefn, typefn, fwd)                                           \
+  .name = name_, .doc = doc_, .attrs = attrs_, .num_attrs = (int)(sizeof(attrs_) / sizeof(attrs_[0])),               \
+  .param_size = sizeof(MultiSGDParam), .validate = validate_multi_sgd, .num_inputs = MXW_VARIADIC,                   \
+  .input_names = k_multi_data, .num_inputs_fn = ninfn, .input_name_fn = namefn, .num_outputs_fn = multi_num_outputs, \
+  .infer_shape = shapefn, .infer_type = typefn, .forward = fwd, UPDATE_OP
+static const mxw_op_def op_multi_sgd_update = {MULTI_OP(
+    "multi_sgd_update", "Update function for Stochastic Gradient Descent (SDG) optimizer over several weights",
+    k_multi_sgd_attrs, multi2_num_inputs, multi_sgd_name, infer_shape_multi2, infer_type_multi_sgd, fwd_multi_sgd)};
+static const mxw_op_def op_multi_sgd_mom_update = {
+    MULTI_OP("multi_sgd_mom_update",
+             "Momentum update function for Stochastic Gradient Descent (SGD) optimizer over several weights",
+             k_multi_sgd_mom_attrs, multi3_num_inputs, multi_sgd_mom_name, infer_shape_multi3, infer_type_multi_sgd_mom,
+             fwd_multi_sgd_mom),
+    .mutate_inputs = k_mut_multi3, .num_mutate_inputs = MULTI_MAX};
+static const mxw_op_def op_multi_mp_sgd_update = {
+    MULTI_OP("multi_mp_sgd_update",
+             "Update function for multi-precision Stochastic Gradient Descent (SDG) optimizer over several weights",
+             k_multi_sgd_attrs, multi3_num_inputs, multi_mp_sgd_name, infer_shape_multi3, infer_type_multi_mp_sgd,
+             fwd_multi_mp_sgd),
+    .mutate_inputs = k_mut_multi3, .num_mutate_inputs = MULTI_MAX};
+static const mxw_op_def op_multi_mp_sgd_mom_update = {
+    MULTI_OP(
+        "multi_mp_sgd_mom_update",
+        "Momentum update function for multi-precision Stochastic Gradient Descent (SGD) optimizer over several weights",
+        k_multi_sgd_mom_attrs, multi4_num_inputs, multi_mp_sgd_mom_name, infer_shape_multi4,
+        infer_type_multi_mp_sgd_mom, fwd_multi_mp_sgd_mom),
+    .mutate_inputs = k_mut_multi4, .num_mutate_inputs = 2 * MULTI_MAX};
+
 MXW_FAMILY(optimizer, &op_sgd_update, &op_sgd_mom_update, &op_mp_sgd_update, &op_mp_sgd_mom_update, &op_nag_mom_update,
            &op_mp_nag_mom_update, &op_ftml_update, &op_adam_update, &op_rmsprop_update, &op_rmspropalex_update,
            &op_ftrl_update, &op_signsgd_update, &op_signum_update, &op_lamb_update_phase1, &op_lamb_update_phase2,
-           &op_mp_lamb_update_phase1, &op_mp_lamb_update_phase2);
+           &op_mp_lamb_update_phase1, &op_mp_lamb_update_phase2, &op_multi_sgd_update, &op_multi_sgd_mom_update,
+           &op_multi_mp_sgd_update, &op_multi_mp_sgd_mom_update);

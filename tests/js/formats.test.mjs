@@ -225,3 +225,16 @@ test('`attrs` with and without mxnet_version, V2 and V3 params with aux: states;
     }
   }
 });
+
+test('float attributes are written as Python writes str(float) (symbol JSON): hand-worked reprs', () => {
+  // Python 3: repr(0.1) == '0.1', repr(1e-4) == '0.0001', repr(1.5e-5) == '1.5e-05', repr(1/3) ==
+  // '0.3333333333333333', repr(1e-7) == '1e-07', repr(5e-324) == '5e-324'; integral floats
+  // are given by callers as "1.0" where MXNet's text has it
+  const cases = [[0.1, '0.1'], [1e-4, '0.0001'], [1.5e-5, '1.5e-05'], [1 / 3, '0.3333333333333333'], [123456.789, '123456.789'],
+    [-0.001, '-0.001'], [1e-7, '1e-07'], [5e-324, '5e-324'], [1500000000000000.25, '1500000000000000.2'], [-2.5e-300, '-2.5e-300'],
+    [0.30000000000000004, '0.30000000000000004'], [9.999999999999999e-5, '9.999999999999999e-05']];
+  for (const [v, want] of cases) {
+    const json = JSON.parse(sym.LeakyReLU(sym.var('x'), { slope: v, name: 'a' }).tojson());
+    assert.equal(json.nodes.find((n) => n.name === 'a').attrs.slope, want, `slope ${v}`);
+  }
+});

@@ -8,7 +8,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import * as mx from 'mxnet-wasm';
-import { rng, assertClose, sizeOf } from './oracle.mjs';
+import { rng, assertClose, sizeOf, roundToFormat, FLOAT16 } from './oracle.mjs';
 
 const { nd, optimizer: opt, lr_scheduler: lrs, gluon } = mx;
 const throwsNaming = (fn, re) => assert.throws(fn, (e) => e instanceof mx.MXNetError && re.test(e.message));
@@ -730,4 +730,98 @@ test('float32 sgd / sgd_mom / nag / adam / rmsprop / rmspropalex updates: every 
       }
     }
   }
+});
+
+// MXNet's aggregated SGD operators (optimizer_op-inl.h MultiSGDKernel), which Python's SGD calls for
+// every group of dense weights: each weight of the group gets its own lr and wd, and the rule is SGD
+// with momentum's even without momentum (mom = 0*0 - lr*wd*w - lr*clip(rs*g); w = w + mom), so
+// multi_sgd_update rounds differently from sgd_update. Checked in float32 operation by operation
+// (Math.fround after each one) on a group of weights of 43 (lanes and tail), 1 and 6 elements.
+test('multi_sgd_update / multi_sgd_mom_update / multi_mp_sgd_*: each weight of the group is MultiSGDKernel in float32, bit for bit', () => {
+  const f = Math.fround;
+  const clipF = (x, c) => (x > c ? c : x < -c ? -c : x);
+  const r = rng(11);
+  const sizes = [43, 1, 6], lrs = [0.1, 0.05, 0.2], wds = [0.01, 0, 0.5], rs = 0.5, mu = 0.9;
+  const W = sizes.map((n) => Float32Array.from(r.uniform(n, -1, 1)));
+  const G = sizes.map((n) => Float32Array.from(r.uniform(n, -3, 3)));
+  const Mo = sizes.map((n) => Float32Array.from(r.uniform(n, -0.5, 0.5)));
+  // the rule for element i of weight j: [new weight, new momentum]
+  const rule = (j, i, c, withMom, w0 = W[j][i]) => {
+    const lr = f(lrs[j]), wd = f(wds[j]);
+    const step = c >= 0 ? f(lr * clipF(f(f(rs) * G[j][i]), f(c))) : f(f(lr * f(rs)) * G[j][i]);
+    const m = f(f(f(withMom ? f(f(mu) * Mo[j][i]) : 0) - f(f(lr * wd) * w0)) - step);
+    return [f(w0 + m), m];
+  };
+  for (const c of [-1, 0.75]) {
+    const clipAttr = c >= 0 ? { clip_gradient: c } : {};
+    // without momentum: the weights only
+    const ws = W.map((w) => nd.array(w));
+    const outs = nd.multi_sgd_update(...ws.flatMap((w, j) => [w, nd.array(G[j])]),
+      { num_weights: 3, lrs, wds, rescale_grad: rs, ...clipAttr, out: ws });
+    assert.equal(outs.length, 3);
+    ws.forEach((w, j) => assert.deepEqual(Array.from(w.toTypedArray()),
+      Array.from({ length: sizes[j] }, (_, i) => rule(j, i, c, false)[0]), `multi_sgd_update clip ${c} weight ${j}`));
+    // with momentum: weights and momenta, in place and with fresh outputs
+    for (const inPlace of [true, false]) {
+      const wm = W.map((w) => nd.array(w)), moms = Mo.map((m) => nd.array(m));
+      const res = nd.multi_sgd_mom_update(...wm.flatMap((w, j) => [w, nd.array(G[j]), moms[j]]),
+        { num_weights: 3, lrs, wds, rescale_grad: rs, momentum: mu, ...clipAttr, ...(inPlace ? { out: wm } : {}) });
+      res.forEach((o, j) => {
+        const want = Array.from({ length: sizes[j] }, (_, i) => rule(j, i, c, true));
+        assert.deepEqual(Array.from(o.toTypedArray()), want.map((x) => x[0]), `multi_sgd_mom_update clip ${c} weight ${j}`);
+        assert.deepEqual(Array.from(moms[j].toTypedArray()), want.map((x) => x[1]), `multi_sgd_mom_update clip ${c} momentum ${j}`);
+        if (!inPlace) assert.deepEqual(wm[j].toTypedArray(), W[j], 'a fresh output leaves the weight');
+      });
+    }
+    // mixed precision: float16 weights follow float32 master copies, which take the rule
+    const w16 = W.map((w) => nd.array(w, { dtype: 'float16' })), masters = W.map((w) => nd.array(w));
+    const moms = Mo.map((m) => nd.array(m));
+    nd.multi_mp_sgd_mom_update(...w16.flatMap((w, j) => [w, nd.array(G[j], { dtype: 'float16' }), moms[j], masters[j]]),
+      { num_weights: 3, lrs, wds, rescale_grad: rs, momentum: mu, ...clipAttr, out: w16 });
+    // the gradient as the kernel reads it: float16, widened (exactly) to float32
+    const G16 = G.map((g) => Float32Array.from(g, (x) => roundToFormat(x, FLOAT16)));
+    masters.forEach((mst, j) => {
+      const saved = G[j];
+      G[j] = G16[j];
+      const want = Array.from({ length: sizes[j] }, (_, i) => rule(j, i, c, true));
+      G[j] = saved;
+      assert.deepEqual(Array.from(mst.toTypedArray()), want.map((x) => x[0]), `multi_mp_sgd_mom_update master ${j}`);
+      assert.deepEqual(Array.from(moms[j].toTypedArray()), want.map((x) => x[1]), `multi_mp_sgd_mom_update momentum ${j}`);
+      assert.deepEqual(Array.from(w16[j].toTypedArray()), want.map((x) => roundToFormat(x[0], FLOAT16)),
+        `multi_mp_sgd_mom_update float16 weight ${j}`);
+    });
+    const v16 = W.map((w) => nd.array(w, { dtype: 'float16' })), m2 = W.map((w) => nd.array(w));
+    nd.multi_mp_sgd_update(...v16.flatMap((w, j) => [w, nd.array(G[j], { dtype: 'float16' }), m2[j]]),
+      { num_weights: 3, lrs, wds, rescale_grad: rs, ...clipAttr, out: v16 });
+    m2.forEach((mst, j) => {
+      const saved = G[j];
+      G[j] = G16[j];
+      const want = Array.from({ length: sizes[j] }, (_, i) => rule(j, i, c, false)[0]);
+      G[j] = saved;
+      assert.deepEqual(Array.from(mst.toTypedArray()), want, `multi_mp_sgd_update master ${j}`);
+    });
+  }
+  // MXNet's checks: one lr and one wd per weight; the group's inputs by name
+  throwsNaming(() => nd.multi_sgd_update(nd.zeros([2]), nd.zeros([2]), { num_weights: 1, lrs: [0.1, 0.2], wds: [0] }),
+    /Number of learning rates is inconsistent with num_weights.*Expected number of learning rates: 1, and got 2/);
+  throwsNaming(() => nd.multi_sgd_update(nd.zeros([2]), nd.zeros([2]), { num_weights: 1, lrs: [0.1], wds: [] }),
+    /Number of weight decays/);
+  throwsNaming(() => nd.multi_sgd_update(nd.zeros([2]), nd.zeros([3]), { num_weights: 1, lrs: [0.1], wds: [0] }), /shape/);
+  const s = mx.sym.multi_sgd_mom_update(...['w0', 'g0', 'm0', 'w1', 'g1', 'm1'].map((n) => mx.sym.var(n)),
+    { num_weights: 2, lrs: [0.1, 0.1], wds: [0, 0], momentum: 0.9 });
+  assert.equal(s.listOutputs().length, 2);
+});
+
+test('SGD updates a group with MXNet\'s multi_sgd_update rule: w + ((0 - lr*wd*w) - lr*rescale_grad*g), not sgd_update\'s', () => {
+  // float32, wd != 0: the two rules round differently; Python 1.9.1's SGD uses the multi_ one for dense arrays
+  const f = Math.fround;
+  const o = new opt.SGD({ learning_rate: 0.1, wd: 0.3, rescale_grad: 0.5 });
+  const r = rng(4);
+  const w0 = Float32Array.from(r.uniform(64, -1, 1)), g0 = Float32Array.from(r.uniform(64, -2, 2));
+  const w = nd.array(w0);
+  o.update([0], [w], [nd.array(g0)], [null]);
+  const want = Array.from(w0, (x, i) => f(x + f(f(0 - f(f(f(0.1) * f(0.3)) * x)) - f(f(f(0.1) * f(0.5)) * g0[i]))));
+  assert.deepEqual(Array.from(w.toTypedArray()), want);
+  const other = Array.from(w0, (x, i) => f(f(f(1 - f(f(0.1) * f(0.3))) * x) - f(f(f(0.1) * f(0.5)) * g0[i])));
+  assert.ok(want.some((v, i) => v !== other[i]), 'the sample tells the two rules apart');
 });
