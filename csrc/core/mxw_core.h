@@ -286,6 +286,9 @@ typedef struct mxw_op_def {
   /* Output 0 may share input 0's buffer (elementwise ops whose kernels read each element before
    * writing it): the executor then computes in place when input 0 dies at this node. */
   int inplace;
+  /* With inplace: output i may share input i * inplace_stride's buffer (0: output 0 and input 0
+   * only), e.g. multi_sgd_update's weights, each written over by its own new value. */
+  int inplace_stride;
   /* float16 / bfloat16 tensors run through float32 copies (mxw_op_forward, mxw_run_as_f32): for
    * ops whose 16-bit path would otherwise compute element by element through double. Not for ops
    * that update a 16-bit input in place (only outputs are converted back). */

@@ -305,11 +305,13 @@ static int invoke_impl(const mxw_params *p, int nin, int nout, mxw_ndarray *cons
         goto fail_free;
       }
       /* an op that may write output 0 over input 0 (FInplaceOption: elementwise ops, the optimizer
-       * updates) runs in place when out= is exactly input 0, as MXNet's `out=weight` updates do */
-      int exact = op->inplace && i == 0 && nin >= 1 && inputs[0]->t.data == o->t.data &&
-                  inputs[0]->t.dtype == o->t.dtype &&
-                  mxw_shape_size(&inputs[0]->t.shape) == mxw_shape_size(&o->t.shape);
-      for (int j = exact ? 1 : 0; j < nin; j++) alias |= inputs[j]->storage == o->storage;
+       * updates; output i over input i * inplace_stride for the multi-weight updates) runs in
+       * place when out= is exactly that input, as MXNet's `out=weight` updates do */
+      const int src = !op->inplace ? -1 : op->inplace_stride > 0 ? i * op->inplace_stride : i == 0 ? 0 : -1;
+      const int exact = src >= 0 && src < nin && inputs[src]->t.data == o->t.data &&
+                        inputs[src]->t.dtype == o->t.dtype &&
+                        mxw_shape_size(&inputs[src]->t.shape) == mxw_shape_size(&o->t.shape);
+      for (int j = 0; j < nin; j++) alias |= (j != src || !exact) && inputs[j]->storage == o->storage;
     }
     if (!o || alias) {
       fresh[i] = mxw_ndarray_alloc(&out_shapes[i], out_types[i]);

@@ -1451,31 +1451,31 @@ static const int k_mut_multi4[] = {SIXTY(MUT4)};
 /* MXNet's argument: data (NDArray-or-Symbol[]); each input's name comes from input_name_fn */
 static const char *const k_multi_data[] = {"data", NULL};
 
-#define MULTI_OP(name_, doc_, attrs_, ninfn, namefn, shapefn, typefn, fwd)                                           \
+#define MULTI_OP(name_, doc_, attrs_, stride_, ninfn, namefn, shapefn, typefn, fwd)                                  \
   .name = name_, .doc = doc_, .attrs = attrs_, .num_attrs = (int)(sizeof(attrs_) / sizeof(attrs_[0])),               \
   .param_size = sizeof(MultiSGDParam), .validate = validate_multi_sgd, .num_inputs = MXW_VARIADIC,                   \
   .input_names = k_multi_data, .num_inputs_fn = ninfn, .input_name_fn = namefn, .num_outputs_fn = multi_num_outputs, \
-  .infer_shape = shapefn, .infer_type = typefn, .forward = fwd, UPDATE_OP
+  .infer_shape = shapefn, .infer_type = typefn, .forward = fwd, .inplace_stride = stride_, UPDATE_OP
 static const mxw_op_def op_multi_sgd_update = {MULTI_OP(
     "multi_sgd_update", "Update function for Stochastic Gradient Descent (SDG) optimizer over several weights",
-    k_multi_sgd_attrs, multi2_num_inputs, multi_sgd_name, infer_shape_multi2, infer_type_multi_sgd, fwd_multi_sgd)};
+    k_multi_sgd_attrs, 2, multi2_num_inputs, multi_sgd_name, infer_shape_multi2, infer_type_multi_sgd, fwd_multi_sgd)};
 static const mxw_op_def op_multi_sgd_mom_update = {
     MULTI_OP("multi_sgd_mom_update",
              "Momentum update function for Stochastic Gradient Descent (SGD) optimizer over several weights",
-             k_multi_sgd_mom_attrs, multi3_num_inputs, multi_sgd_mom_name, infer_shape_multi3, infer_type_multi_sgd_mom,
-             fwd_multi_sgd_mom),
+             k_multi_sgd_mom_attrs, 3, multi3_num_inputs, multi_sgd_mom_name, infer_shape_multi3,
+             infer_type_multi_sgd_mom, fwd_multi_sgd_mom),
     .mutate_inputs = k_mut_multi3, .num_mutate_inputs = MULTI_MAX};
 static const mxw_op_def op_multi_mp_sgd_update = {
     MULTI_OP("multi_mp_sgd_update",
              "Update function for multi-precision Stochastic Gradient Descent (SDG) optimizer over several weights",
-             k_multi_sgd_attrs, multi3_num_inputs, multi_mp_sgd_name, infer_shape_multi3, infer_type_multi_mp_sgd,
+             k_multi_sgd_attrs, 3, multi3_num_inputs, multi_mp_sgd_name, infer_shape_multi3, infer_type_multi_mp_sgd,
              fwd_multi_mp_sgd),
     .mutate_inputs = k_mut_multi3, .num_mutate_inputs = MULTI_MAX};
 static const mxw_op_def op_multi_mp_sgd_mom_update = {
     MULTI_OP(
         "multi_mp_sgd_mom_update",
         "Momentum update function for multi-precision Stochastic Gradient Descent (SGD) optimizer over several weights",
-        k_multi_sgd_mom_attrs, multi4_num_inputs, multi_mp_sgd_mom_name, infer_shape_multi4,
+        k_multi_sgd_mom_attrs, 4, multi4_num_inputs, multi_mp_sgd_mom_name, infer_shape_multi4,
         infer_type_multi_mp_sgd_mom, fwd_multi_mp_sgd_mom),
     .mutate_inputs = k_mut_multi4, .num_mutate_inputs = 2 * MULTI_MAX};
 
