@@ -617,70 +617,101 @@ static inline v128_t ftz_f32x4(v128_t x) {
   return wasm_v128_andnot(x, wasm_f32x4_lt(wasm_f32x4_abs(x), wasm_f32x4_splat(FLT_MIN)));
 }
 
+/* The lane loops, specialised on clip_on (always inlined with a constant), so that the loop has no
+ * clip test: at -Os clang keeps `clip >= 0 ? a : b` in the loop as both sides and a bitselect.
+ * Pointers step by four floats with a 32-bit count (no 64-bit index wrapped per access). */
+#define LANE_INLINE static inline __attribute__((always_inline))
+LANE_INLINE void sgd_lanes(size_t nq, const float *w, const float *g, float *o, const SGDParam *p, int clip_on) {
+  const float clip = (float)p->clip_gradient, lr = (float)p->lr, wd = (float)p->wd, rs = (float)p->rescale_grad;
+  const v128_t keep = wasm_f32x4_splat(1.f - lr * wd), vlr = wasm_f32x4_splat(lr), vrs = wasm_f32x4_splat(rs),
+               vlrrs = wasm_f32x4_splat(lr * rs), vb = wasm_f32x4_splat(clip), vnb = wasm_f32x4_splat(-clip);
+  for (size_t q = 0; q < nq; q++, w += 4, g += 4, o += 4) {
+    const v128_t wv = wasm_v128_load(w), gv = wasm_v128_load(g);
+    const v128_t step =
+        clip_on ? wasm_f32x4_mul(vlr, clip_f32x4(wasm_f32x4_mul(vrs, gv), vb, vnb)) : wasm_f32x4_mul(vlrrs, gv);
+    wasm_v128_store(o, wasm_f32x4_sub(wasm_f32x4_mul(keep, wv), step));
+  }
+}
 static void sgd_f32x4(int64_t n, void *const *in, void *out, const void *vp) {
   const SGDParam *p = (const SGDParam *)vp;
   float *o = (float *)out;
   const float *w = (const float *)in[0], *g = (const float *)in[1];
-  const float clip = (float)p->clip_gradient, lr = (float)p->lr, wd = (float)p->wd, rs = (float)p->rescale_grad;
-  const v128_t keep = wasm_f32x4_splat(1.f - lr * wd), vlr = wasm_f32x4_splat(lr), vrs = wasm_f32x4_splat(rs),
-               vlrrs = wasm_f32x4_splat(lr * rs), vb = wasm_f32x4_splat(clip), vnb = wasm_f32x4_splat(-clip);
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const v128_t wv = wasm_v128_load(w + i), gv = wasm_v128_load(g + i);
-    const v128_t step =
-        clip >= 0.0f ? wasm_f32x4_mul(vlr, clip_f32x4(wasm_f32x4_mul(vrs, gv), vb, vnb)) : wasm_f32x4_mul(vlrrs, gv);
-    wasm_v128_store(o + i, wasm_f32x4_sub(wasm_f32x4_mul(keep, wv), step));
-  }
-  if (i < n) sgd_f32(n - i, (void *const[]){(void *)(w + i), (void *)(g + i)}, o + i, vp);
+  const size_t nq = (size_t)n / 4, i = 4 * nq;
+  if ((float)p->clip_gradient >= 0.0f)
+    sgd_lanes(nq, w, g, o, p, 1);
+  else
+    sgd_lanes(nq, w, g, o, p, 0);
+  if (i < (size_t)n) sgd_f32(n - (int64_t)i, (void *const[]){(void *)(w + i), (void *)(g + i)}, o + i, vp);
 }
 
-static void sgd_mom_f32x4(int64_t n, void *const *in, void *out, const void *vp) {
-  const SGDMomParam *p = (const SGDMomParam *)vp;
-  float *o = (float *)out, *mom = (float *)in[2];
-  const float *w = (const float *)in[0], *g = (const float *)in[1];
+/* also multi_sgd_update's (MultiSGDKernel with momentum, FTZ'd), and, with with_mom 0, its rule
+ * without momentum: w + ((0 - lr*wd*w) - step) */
+LANE_INLINE void sgd_mom_lanes(size_t nq, const float *w, const float *g, float *mom, float *o, const SGDMomParam *p,
+                               int clip_on, int with_mom) {
   const float clip = (float)p->clip_gradient, mu = (float)p->momentum, lr = (float)p->lr, wd = (float)p->wd,
               rs = (float)p->rescale_grad;
   const v128_t vmu = wasm_f32x4_splat(mu), vlrwd = wasm_f32x4_splat(lr * wd), vlr = wasm_f32x4_splat(lr),
                vrs = wasm_f32x4_splat(rs), vlrrs = wasm_f32x4_splat(lr * rs), vb = wasm_f32x4_splat(clip),
-               vnb = wasm_f32x4_splat(-clip);
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const v128_t wv = wasm_v128_load(w + i), gv = wasm_v128_load(g + i);
+               vnb = wasm_f32x4_splat(-clip), zero = wasm_f32x4_splat(0.f);
+  for (size_t q = 0; q < nq; q++, w += 4, g += 4, o += 4) {
+    const v128_t wv = wasm_v128_load(w), gv = wasm_v128_load(g);
     const v128_t step =
-        clip >= 0.0f ? wasm_f32x4_mul(vlr, clip_f32x4(wasm_f32x4_mul(vrs, gv), vb, vnb)) : wasm_f32x4_mul(vlrrs, gv);
-    v128_t m =
-        wasm_f32x4_sub(wasm_f32x4_sub(wasm_f32x4_mul(vmu, wasm_v128_load(mom + i)), wasm_f32x4_mul(vlrwd, wv)), step);
-    m = ftz_f32x4(m);
-    wasm_v128_store(mom + i, m);
-    wasm_v128_store(o + i, wasm_f32x4_add(wv, m));
+        clip_on ? wasm_f32x4_mul(vlr, clip_f32x4(wasm_f32x4_mul(vrs, gv), vb, vnb)) : wasm_f32x4_mul(vlrrs, gv);
+    if (with_mom) {
+      const v128_t m = ftz_f32x4(
+          wasm_f32x4_sub(wasm_f32x4_sub(wasm_f32x4_mul(vmu, wasm_v128_load(mom)), wasm_f32x4_mul(vlrwd, wv)), step));
+      wasm_v128_store(mom, m);
+      mom += 4;
+      wasm_v128_store(o, wasm_f32x4_add(wv, m));
+    } else {
+      wasm_v128_store(o, wasm_f32x4_add(wv, wasm_f32x4_sub(wasm_f32x4_sub(zero, wasm_f32x4_mul(vlrwd, wv)), step)));
+    }
   }
-  if (i < n) sgd_mom_f32(n - i, (void *const[]){(void *)(w + i), (void *)(g + i), mom + i}, o + i, vp);
+}
+static void sgd_mom_f32x4(int64_t n, void *const *in, void *out, const void *vp) {
+  const SGDMomParam *p = (const SGDMomParam *)vp;
+  float *o = (float *)out, *mom = (float *)in[2];
+  const float *w = (const float *)in[0], *g = (const float *)in[1];
+  const size_t nq = (size_t)n / 4, i = 4 * nq;
+  if ((float)p->clip_gradient >= 0.0f)
+    sgd_mom_lanes(nq, w, g, mom, o, p, 1, 1);
+  else
+    sgd_mom_lanes(nq, w, g, mom, o, p, 0, 1);
+  if (i < (size_t)n) sgd_mom_f32(n - (int64_t)i, (void *const[]){(void *)(w + i), (void *)(g + i), mom + i}, o + i, vp);
 }
 
-static void adam_f32x4(int64_t n, void *const *in, void *out, const void *vp) {
-  const AdamParam *p = (const AdamParam *)vp;
-  float *o = (float *)out, *mean = (float *)in[2], *var = (float *)in[3];
-  const float *w = (const float *)in[0], *g = (const float *)in[1];
+LANE_INLINE void adam_lanes(size_t nq, const float *w, const float *g, float *mean, float *var, float *o,
+                            const AdamParam *p, int clip_on) {
   const float clip = (float)p->clip_gradient, rs = (float)p->rescale_grad, b1 = (float)p->beta1, b2 = (float)p->beta2;
   const float lr = (float)p->lr, wd = (float)p->wd, eps = (float)p->epsilon;
   const v128_t vrs = wasm_f32x4_splat(rs), vwd = wasm_f32x4_splat(wd), vb = wasm_f32x4_splat(clip),
                vnb = wasm_f32x4_splat(-clip), vb1 = wasm_f32x4_splat(b1), vc1 = wasm_f32x4_splat(1.f - b1),
                vb2 = wasm_f32x4_splat(b2), vc2 = wasm_f32x4_splat(1.f - b2), vlr = wasm_f32x4_splat(lr),
                veps = wasm_f32x4_splat(eps);
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const v128_t wv = wasm_v128_load(w + i);
-    v128_t gr = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(g + i), vrs), wasm_f32x4_mul(wv, vwd));
-    if (clip >= 0.f) gr = clip_f32x4(gr, vb, vnb);
-    const v128_t m = ftz_f32x4(wasm_f32x4_add(wasm_f32x4_mul(vb1, wasm_v128_load(mean + i)), wasm_f32x4_mul(vc1, gr)));
+  for (size_t q = 0; q < nq; q++, w += 4, g += 4, mean += 4, var += 4, o += 4) {
+    const v128_t wv = wasm_v128_load(w);
+    v128_t gr = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(g), vrs), wasm_f32x4_mul(wv, vwd));
+    if (clip_on) gr = clip_f32x4(gr, vb, vnb);
+    const v128_t m = ftz_f32x4(wasm_f32x4_add(wasm_f32x4_mul(vb1, wasm_v128_load(mean)), wasm_f32x4_mul(vc1, gr)));
     const v128_t v = ftz_f32x4(
-        wasm_f32x4_add(wasm_f32x4_mul(vb2, wasm_v128_load(var + i)), wasm_f32x4_mul(wasm_f32x4_mul(vc2, gr), gr)));
-    wasm_v128_store(mean + i, m);
-    wasm_v128_store(var + i, v);
+        wasm_f32x4_add(wasm_f32x4_mul(vb2, wasm_v128_load(var)), wasm_f32x4_mul(wasm_f32x4_mul(vc2, gr), gr)));
+    wasm_v128_store(mean, m);
+    wasm_v128_store(var, v);
     wasm_v128_store(
-        o + i, wasm_f32x4_sub(wv, wasm_f32x4_div(wasm_f32x4_mul(vlr, m), wasm_f32x4_add(wasm_f32x4_sqrt(v), veps))));
+        o, wasm_f32x4_sub(wv, wasm_f32x4_div(wasm_f32x4_mul(vlr, m), wasm_f32x4_add(wasm_f32x4_sqrt(v), veps))));
   }
-  if (i < n) adam_f32(n - i, (void *const[]){(void *)(w + i), (void *)(g + i), mean + i, var + i}, o + i, vp);
+}
+static void adam_f32x4(int64_t n, void *const *in, void *out, const void *vp) {
+  const AdamParam *p = (const AdamParam *)vp;
+  float *o = (float *)out, *mean = (float *)in[2], *var = (float *)in[3];
+  const float *w = (const float *)in[0], *g = (const float *)in[1];
+  const size_t nq = (size_t)n / 4, i = 4 * nq;
+  if ((float)p->clip_gradient >= 0.0f)
+    adam_lanes(nq, w, g, mean, var, o, p, 1);
+  else
+    adam_lanes(nq, w, g, mean, var, o, p, 0);
+  if (i < (size_t)n)
+    adam_f32(n - (int64_t)i, (void *const[]){(void *)(w + i), (void *)(g + i), mean + i, var + i}, o + i, vp);
 }
 
 static int fwd_adam(const mxw_op_call *c) { return run_same(c, adam_f32x4, adam_f64); }
@@ -1388,18 +1419,12 @@ static void multi_sgd_f32x4(int64_t n, void *const *in, void *out, const void *v
   const SGDMomParam *p = (const SGDMomParam *)vp;
   float *o = (float *)out;
   const float *w = (const float *)in[0], *g = (const float *)in[1];
-  const float clip = (float)p->clip_gradient, lr = (float)p->lr, wd = (float)p->wd, rs = (float)p->rescale_grad;
-  const v128_t vlrwd = wasm_f32x4_splat(lr * wd), vlr = wasm_f32x4_splat(lr), vrs = wasm_f32x4_splat(rs),
-               vlrrs = wasm_f32x4_splat(lr * rs), vb = wasm_f32x4_splat(clip), vnb = wasm_f32x4_splat(-clip),
-               zero = wasm_f32x4_splat(0.f);
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const v128_t wv = wasm_v128_load(w + i), gv = wasm_v128_load(g + i);
-    const v128_t step =
-        clip >= 0.0f ? wasm_f32x4_mul(vlr, clip_f32x4(wasm_f32x4_mul(vrs, gv), vb, vnb)) : wasm_f32x4_mul(vlrrs, gv);
-    wasm_v128_store(o + i, wasm_f32x4_add(wv, wasm_f32x4_sub(wasm_f32x4_sub(zero, wasm_f32x4_mul(vlrwd, wv)), step)));
-  }
-  if (i < n) multi_sgd_f32(n - i, (void *const[]){(void *)(w + i), (void *)(g + i)}, o + i, vp);
+  const size_t nq = (size_t)n / 4, i = 4 * nq;
+  if ((float)p->clip_gradient >= 0.0f)
+    sgd_mom_lanes(nq, w, g, NULL, o, p, 1, 0);
+  else
+    sgd_mom_lanes(nq, w, g, NULL, o, p, 0, 0);
+  if (i < (size_t)n) multi_sgd_f32(n - (int64_t)i, (void *const[]){(void *)(w + i), (void *)(g + i)}, o + i, vp);
 }
 /* the mixed-precision one on weight32 (input 2): w32 = w32 + ((0 - lr*wd*w32) - lr*clip(rs*g)) */
 static void multi_mp_sgd_f32(int64_t n, void *const *in, void *out, const void *vp) {
