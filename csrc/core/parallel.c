@@ -61,6 +61,11 @@ static int g_started;   /* workers created */
 static int g_live;      /* workers that have entered their loop: the ones a job counts on */
 static unsigned g_gen;  /* bumped for each job (atomically: workers spin on it unlocked) */
 static unsigned g_busy; /* workers still in the current job (likewise) */
+/* Threads asleep on g_work / g_done (changed with g_lock held): a job wakes the workers, and the
+ * last worker the caller, only when someone sleeps. A wake-up is a call out to JS in wasm
+ * (emscripten_futex_wake), about 10% of a batch-1 training step on the threaded tier when it was
+ * made for every job; the spinning threads see the job through g_gen / g_busy alone. */
+static int g_work_sleepers, g_done_sleepers;
 static job g_job;
 static _Thread_local int t_inside; /* this thread is running a chunk */
 
@@ -77,13 +82,13 @@ static inline void cpu_relax(void) {
   __builtin_ia32_pause();
 #endif
 }
-/* Spins while *p == v, for at most MXW_SPIN_NS; 1 when it changed. (The clock is read every 256
- * rounds: in wasm it is a call out to JS.) */
+/* Spins while *p == v, for at most MXW_SPIN_NS; 1 when it changed. (The clock is read every 4096
+ * rounds, a few microseconds: in wasm it is a call out to JS.) */
 static int spin_while(const unsigned *p, unsigned v) {
   int64_t end = 0;
   for (unsigned i = 0;; i++) {
     if (__atomic_load_n(p, __ATOMIC_ACQUIRE) != v) return 1;
-    if ((i & 255) == 0) {
+    if ((i & 4095) == 0) {
       int64_t t = now_ns();
       if (!end)
         end = t + MXW_SPIN_NS;
@@ -126,7 +131,11 @@ static void *worker(void *arg) {
       spin_while(&g_gen, seen); /* back-to-back jobs start at once */
       pthread_mutex_lock(&g_lock);
     }
-    while (__atomic_load_n(&g_gen, __ATOMIC_ACQUIRE) == seen) pthread_cond_wait(&g_work, &g_lock);
+    while (__atomic_load_n(&g_gen, __ATOMIC_ACQUIRE) == seen) {
+      g_work_sleepers++;
+      pthread_cond_wait(&g_work, &g_lock);
+      g_work_sleepers--;
+    }
     seen = __atomic_load_n(&g_gen, __ATOMIC_ACQUIRE);
     pthread_mutex_unlock(&g_lock);
     if (g_job.each)
@@ -134,7 +143,7 @@ static void *worker(void *arg) {
     else
       run_chunks(&g_job);
     pthread_mutex_lock(&g_lock);
-    if (__atomic_sub_fetch(&g_busy, 1, __ATOMIC_ACQ_REL) == 0) pthread_cond_signal(&g_done);
+    if (__atomic_sub_fetch(&g_busy, 1, __ATOMIC_ACQ_REL) == 0 && g_done_sleepers) pthread_cond_signal(&g_done);
   }
   return NULL;
 }
@@ -161,7 +170,7 @@ static int start_workers(int want) {
 static void run_job(int workers) {
   __atomic_store_n(&g_busy, (unsigned)workers, __ATOMIC_RELAXED);
   __atomic_add_fetch(&g_gen, 1, __ATOMIC_RELEASE); /* publishes the job */
-  pthread_cond_broadcast(&g_work);
+  if (g_work_sleepers) pthread_cond_broadcast(&g_work);
   pthread_mutex_unlock(&g_lock);
   if (g_job.each)
     g_job.each();
@@ -173,7 +182,11 @@ static void run_job(int workers) {
     if (busy == 0 || !spin_while(&g_busy, busy)) break;
   }
   pthread_mutex_lock(&g_lock);
-  while (__atomic_load_n(&g_busy, __ATOMIC_ACQUIRE) > 0) pthread_cond_wait(&g_done, &g_lock);
+  while (__atomic_load_n(&g_busy, __ATOMIC_ACQUIRE) > 0) {
+    g_done_sleepers++;
+    pthread_cond_wait(&g_done, &g_lock);
+    g_done_sleepers--;
+  }
   pthread_mutex_unlock(&g_lock);
 }
 #endif
