@@ -63,7 +63,7 @@ static void check_case(int ta, int tb, int64_t M, int64_t N, int64_t K, float al
   free(C0);
 }
 
-static const int64_t k_sizes[] = {1, 2, 3, 5, 7, 17, 33, 65, 130};
+static const int64_t k_sizes[] = {1, 2, 3, 4, 5, 7, 17, 33, 65, 130};
 #define NSIZES (sizeof k_sizes / sizeof k_sizes[0])
 
 /* Every (M, N, K) in the size set, all four transpose combinations, alpha = 1, beta = 0 (C NaN). */
