@@ -1324,9 +1324,6 @@ static int validate_multi_sgd(void *param) {
 }
 
 static int multi_num_outputs(const void *param) { return (int)((const MultiSGDParam *)param)->num_weights; }
-static int multi2_num_inputs(const void *param) { return 2 * multi_num_outputs(param); }
-static int multi3_num_inputs(const void *param) { return 3 * multi_num_outputs(param); }
-static int multi4_num_inputs(const void *param) { return 4 * multi_num_outputs(param); }
 
 /* "weight_0", "grad_0", ... as MXNet's FListInputNames: kind k of group i is names[4*i + k] */
 static const char *multi_input_name(int stride, const char *const *kinds, int index) {
@@ -1337,26 +1334,6 @@ static const char *multi_input_name(int stride, const char *const *kinds, int in
   if (!nm[0]) snprintf(nm, sizeof names[0], "%s_%d", kinds[k], i);
   return nm;
 }
-static const char *const k_kinds_w_g[] = {"weight", "grad"};
-static const char *const k_kinds_w_g_mom[] = {"weight", "grad", "mom"};
-static const char *const k_kinds_w_g_w32[] = {"weight", "grad", "weight32"};
-static const char *const k_kinds_w_g_mom_w32[] = {"weight", "grad", "mom", "weight32"};
-static const char *multi_sgd_name(const void *p, int i) {
-  (void)p;
-  return multi_input_name(2, k_kinds_w_g, i);
-}
-static const char *multi_sgd_mom_name(const void *p, int i) {
-  (void)p;
-  return multi_input_name(3, k_kinds_w_g_mom, i);
-}
-static const char *multi_mp_sgd_name(const void *p, int i) {
-  (void)p;
-  return multi_input_name(3, k_kinds_w_g_w32, i);
-}
-static const char *multi_mp_sgd_mom_name(const void *p, int i) {
-  (void)p;
-  return multi_input_name(4, k_kinds_w_g_mom_w32, i);
-}
 
 /* MultiSGD_InferShape: each group's inputs and its output share one shape. */
 static int multi_infer_shape(int stride, const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
@@ -1364,15 +1341,6 @@ static int multi_infer_shape(int stride, const void *param, int nin, mxw_shape *
   MXW_CHECK(nin == stride * nw && nout == nw, "%d inputs and %d outputs for %d weights", nin, nout, nw);
   for (int i = 0; i < nw; i++) MXW_TRY(mxw_infer_shape_same(NULL, stride, in + stride * i, 1, out + i));
   return 0;
-}
-static int infer_shape_multi2(const void *p, int nin, mxw_shape *in, int nout, mxw_shape *out) {
-  return multi_infer_shape(2, p, nin, in, nout, out);
-}
-static int infer_shape_multi3(const void *p, int nin, mxw_shape *in, int nout, mxw_shape *out) {
-  return multi_infer_shape(3, p, nin, in, nout, out);
-}
-static int infer_shape_multi4(const void *p, int nin, mxw_shape *in, int nout, mxw_shape *out) {
-  return multi_infer_shape(4, p, nin, in, nout, out);
 }
 /* MP_MultiSGD_InferType: per group, the weight, grad (and mom without mixed precision) and the
  * output share a dtype; the mp_ variants' mom and weight32 are float32. */
@@ -1390,18 +1358,26 @@ static int multi_infer_type(int stride, int n_low, const void *param, int nin, i
   }
   return 0;
 }
-static int infer_type_multi_sgd(const void *p, int nin, int *in, int nout, int *out) {
-  return multi_infer_type(2, 2, p, nin, in, nout, out);
-}
-static int infer_type_multi_sgd_mom(const void *p, int nin, int *in, int nout, int *out) {
-  return multi_infer_type(3, 3, p, nin, in, nout, out);
-}
-static int infer_type_multi_mp_sgd(const void *p, int nin, int *in, int nout, int *out) {
-  return multi_infer_type(3, 2, p, nin, in, nout, out);
-}
-static int infer_type_multi_mp_sgd_mom(const void *p, int nin, int *in, int nout, int *out) {
-  return multi_infer_type(4, 2, p, nin, in, nout, out);
-}
+
+/* Each variant's per-group layout: its input kinds (stride of them per weight, the first n_low
+ * of the weight's dtype, the rest float32) and the registry callbacks that follow from it. */
+#define MULTI_VARIANT(v, stride, n_low, ...)                                                    \
+  static const char *const k_kinds_##v[] = {__VA_ARGS__};                                       \
+  static int v##_num_inputs(const void *p) { return (stride)*multi_num_outputs(p); }            \
+  static const char *v##_input_name(const void *p, int i) {                                     \
+    (void)p;                                                                                    \
+    return multi_input_name(stride, k_kinds_##v, i);                                            \
+  }                                                                                             \
+  static int v##_infer_shape(const void *p, int nin, mxw_shape *in, int nout, mxw_shape *out) { \
+    return multi_infer_shape(stride, p, nin, in, nout, out);                                    \
+  }                                                                                             \
+  static int v##_infer_type(const void *p, int nin, int *in, int nout, int *out) {              \
+    return multi_infer_type(stride, n_low, p, nin, in, nout, out);                              \
+  }
+MULTI_VARIANT(multi_sgd, 2, 2, "weight", "grad")
+MULTI_VARIANT(multi_sgd_mom, 3, 3, "weight", "grad", "mom")
+MULTI_VARIANT(multi_mp_sgd, 3, 2, "weight", "grad", "weight32")
+MULTI_VARIANT(multi_mp_sgd_mom, 4, 2, "weight", "grad", "mom", "weight32")
 
 /* MultiSGDKernel without momentum: w + ((0 - lr*wd*w) - lr*clip(rs*g)), in T (params: an
  * SGDMomParam whose momentum is unused). */
@@ -1476,33 +1452,27 @@ static const int k_mut_multi4[] = {SIXTY(MUT4)};
 /* MXNet's argument: data (NDArray-or-Symbol[]); each input's name comes from input_name_fn */
 static const char *const k_multi_data[] = {"data", NULL};
 
-#define MULTI_OP(name_, doc_, attrs_, stride_, ninfn, namefn, shapefn, typefn, fwd)                                  \
-  .name = name_, .doc = doc_, .attrs = attrs_, .num_attrs = (int)(sizeof(attrs_) / sizeof(attrs_[0])),               \
-  .param_size = sizeof(MultiSGDParam), .validate = validate_multi_sgd, .num_inputs = MXW_VARIADIC,                   \
-  .input_names = k_multi_data, .num_inputs_fn = ninfn, .input_name_fn = namefn, .num_outputs_fn = multi_num_outputs, \
-  .infer_shape = shapefn, .infer_type = typefn, .forward = fwd, .inplace_stride = stride_, UPDATE_OP
-static const mxw_op_def op_multi_sgd_update = {MULTI_OP(
-    "multi_sgd_update", "Update function for Stochastic Gradient Descent (SDG) optimizer over several weights",
-    k_multi_sgd_attrs, 2, multi2_num_inputs, multi_sgd_name, infer_shape_multi2, infer_type_multi_sgd, fwd_multi_sgd)};
+#define MULTI_OP(name_, doc_, attrs_, v, stride_, ...)                                                 \
+  .name = name_, .doc = doc_, .attrs = attrs_, .num_attrs = (int)(sizeof(attrs_) / sizeof(attrs_[0])), \
+  .param_size = sizeof(MultiSGDParam), .validate = validate_multi_sgd, .num_inputs = MXW_VARIADIC,     \
+  .input_names = k_multi_data, .num_inputs_fn = v##_num_inputs, .input_name_fn = v##_input_name,       \
+  .num_outputs_fn = multi_num_outputs, .infer_shape = v##_infer_shape, .infer_type = v##_infer_type,   \
+  .forward = fwd_##v, .inplace_stride = stride_, UPDATE_OP, __VA_ARGS__
+static const mxw_op_def op_multi_sgd_update = {
+    MULTI_OP("multi_sgd_update", "Update function for Stochastic Gradient Descent (SDG) optimizer over several weights",
+             k_multi_sgd_attrs, multi_sgd, 2, .num_mutate_inputs = 0)};
 static const mxw_op_def op_multi_sgd_mom_update = {
     MULTI_OP("multi_sgd_mom_update",
              "Momentum update function for Stochastic Gradient Descent (SGD) optimizer over several weights",
-             k_multi_sgd_mom_attrs, 3, multi3_num_inputs, multi_sgd_mom_name, infer_shape_multi3,
-             infer_type_multi_sgd_mom, fwd_multi_sgd_mom),
-    .mutate_inputs = k_mut_multi3, .num_mutate_inputs = MULTI_MAX};
+             k_multi_sgd_mom_attrs, multi_sgd_mom, 3, .mutate_inputs = k_mut_multi3, .num_mutate_inputs = MULTI_MAX)};
 static const mxw_op_def op_multi_mp_sgd_update = {
     MULTI_OP("multi_mp_sgd_update",
              "Update function for multi-precision Stochastic Gradient Descent (SDG) optimizer over several weights",
-             k_multi_sgd_attrs, 3, multi3_num_inputs, multi_mp_sgd_name, infer_shape_multi3, infer_type_multi_mp_sgd,
-             fwd_multi_mp_sgd),
-    .mutate_inputs = k_mut_multi3, .num_mutate_inputs = MULTI_MAX};
-static const mxw_op_def op_multi_mp_sgd_mom_update = {
-    MULTI_OP(
-        "multi_mp_sgd_mom_update",
-        "Momentum update function for multi-precision Stochastic Gradient Descent (SGD) optimizer over several weights",
-        k_multi_sgd_mom_attrs, 4, multi4_num_inputs, multi_mp_sgd_mom_name, infer_shape_multi4,
-        infer_type_multi_mp_sgd_mom, fwd_multi_mp_sgd_mom),
-    .mutate_inputs = k_mut_multi4, .num_mutate_inputs = 2 * MULTI_MAX};
+             k_multi_sgd_attrs, multi_mp_sgd, 3, .mutate_inputs = k_mut_multi3, .num_mutate_inputs = MULTI_MAX)};
+static const mxw_op_def op_multi_mp_sgd_mom_update = {MULTI_OP(
+    "multi_mp_sgd_mom_update",
+    "Momentum update function for multi-precision Stochastic Gradient Descent (SGD) optimizer over several weights",
+    k_multi_sgd_mom_attrs, multi_mp_sgd_mom, 4, .mutate_inputs = k_mut_multi4, .num_mutate_inputs = 2 * MULTI_MAX)};
 
 MXW_FAMILY(optimizer, &op_sgd_update, &op_sgd_mom_update, &op_mp_sgd_update, &op_mp_sgd_mom_update, &op_nag_mom_update,
            &op_mp_nag_mom_update, &op_ftml_update, &op_adam_update, &op_rmsprop_update, &op_rmspropalex_update,
