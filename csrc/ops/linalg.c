@@ -382,22 +382,31 @@ static const char *const k_dot_inputs[] = {"lhs", "rhs", NULL};
 /* dot: lhs as 2-D (prod(l[:-1]), l[-1]) -- or with transpose_a (l[0], prod(l[1:])) transposed --
  * times rhs as (r[0], prod(r[1:])) -- or with transpose_b (prod(r[:-1]), r[-1]) transposed.
  * Output: lhs's free dims then rhs's free dims (a 1-D operand has none). 1-D . 1-D -> (1,). */
+/* The operands' shapes as text (a, b), formatted only when an error needs them. */
+#define SHAPES_AB                  \
+  char a[128], b[128];             \
+  mxw_shape_str(&l0, a, sizeof a); \
+  mxw_shape_str(&r0, b, sizeof b)
 static int dot_infer_shape(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
   const DotParam *p = (const DotParam *)param;
   mxw_shape *l = &in[0], *r = &in[1];
   if (l->ndim < 0 || r->ndim < 0) return 0;
-  char a[128], b[128];
-  mxw_shape_str(l, a, sizeof a);
-  mxw_shape_str(r, b, sizeof b);
-  if (l->ndim == 0 || r->ndim == 0) return mxw_fail("lhs %s and rhs %s: 0-d operands are not supported", a, b);
+  const mxw_shape l0 = *l, r0 = *r; /* the shapes as given, for the error texts */
+  if (l->ndim == 0 || r->ndim == 0) {
+    SHAPES_AB;
+    return mxw_fail("lhs %s and rhs %s: 0-d operands are not supported", a, b);
+  }
   const int ta = p->transpose_a, tb = p->transpose_b;
-  if (l->ndim == 1 && r->ndim == 1 && (ta || tb))
+  if (l->ndim == 1 && r->ndim == 1 && (ta || tb)) {
+    SHAPES_AB;
     return mxw_fail("lhs %s and rhs %s are vectors, which cannot be transposed", a, b);
+  }
 
   /* the contracted dims */
   int64_t *kl = ta ? &l->dims[0] : &l->dims[l->ndim - 1];
   int64_t *kr = tb ? &r->dims[r->ndim - 1] : &r->dims[0];
   if (*kl >= 0 && *kr >= 0 && *kl != *kr) {
+    SHAPES_AB;
     return mxw_fail(
         "shape mismatch: lhs %s and rhs %s (transpose_a=%d, transpose_b=%d): contracted sizes %lld and "
         "%lld differ",
@@ -412,8 +421,10 @@ static int dot_infer_shape(const void *param, int nin, mxw_shape *in, int nout, 
     o.ndim = 1;
     o.dims[0] = 1;
   } else {
-    if (l->ndim + r->ndim - 2 > MXW_MAX_NDIM)
+    if (l->ndim + r->ndim - 2 > MXW_MAX_NDIM) {
+      SHAPES_AB;
       return mxw_fail("lhs %s and rhs %s: the output would have more than %d dimensions", a, b, MXW_MAX_NDIM);
+    }
     if (l->ndim > 1)
       for (int i = ta ? 1 : 0; i < (ta ? l->ndim : l->ndim - 1); i++) o.dims[o.ndim++] = l->dims[i];
     if (r->ndim > 1)
@@ -469,21 +480,24 @@ static int batch_dot_infer_shape(const void *param, int nin, mxw_shape *in, int 
   const DotParam *p = (const DotParam *)param;
   mxw_shape *l = &in[0], *r = &in[1];
   if (l->ndim < 0 || r->ndim < 0) return 0;
-  char a[128], b[128];
-  mxw_shape_str(l, a, sizeof a);
-  mxw_shape_str(r, b, sizeof b);
+  const mxw_shape l0 = *l, r0 = *r; /* the shapes as given, for the error texts */
   const int nd = l->ndim;
-  if (nd != r->ndim || nd < 3)
+  if (nd != r->ndim || nd < 3) {
+    SHAPES_AB;
     return mxw_fail("lhs %s and rhs %s must have the same number of dimensions, at least 3", a, b);
+  }
   for (int i = 0; i < nd - 2; i++) {
-    if (l->dims[i] >= 0 && r->dims[i] >= 0 && l->dims[i] != r->dims[i])
+    if (l->dims[i] >= 0 && r->dims[i] >= 0 && l->dims[i] != r->dims[i]) {
+      SHAPES_AB;
       return mxw_fail("shape mismatch: lhs %s and rhs %s have different batch dimensions", a, b);
+    }
     if (l->dims[i] < 0) l->dims[i] = r->dims[i];
     if (r->dims[i] < 0) r->dims[i] = l->dims[i];
   }
   int64_t *kl = &l->dims[p->transpose_a ? nd - 2 : nd - 1];
   int64_t *kr = &r->dims[p->transpose_b ? nd - 1 : nd - 2];
   if (*kl >= 0 && *kr >= 0 && *kl != *kr) {
+    SHAPES_AB;
     return mxw_fail(
         "shape mismatch: lhs %s and rhs %s (transpose_a=%d, transpose_b=%d): contracted sizes %lld and "
         "%lld differ",

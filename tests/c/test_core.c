@@ -251,8 +251,34 @@ static void test_registry_json(void **state) {
   assert_int_equal(mxw_op_find("no_such_op"), -1);
 }
 
+/* mxw_op_find (a hash index) against the rule written out as a scan: the first op with that
+ * name, else the first op with that alias; for every name and alias registered, and misses. */
+static int find_by_scan(const char *name) {
+  for (int i = 0; i < mxw_op_count(); i++)
+    if (strcmp(mxw_op_get(i)->name, name) == 0) return i;
+  for (int i = 0; i < mxw_op_count(); i++)
+    for (const char *const *a = mxw_op_get(i)->aliases; a && *a; a++)
+      if (strcmp(*a, name) == 0) return i;
+  return -1;
+}
+static void test_op_find_every_name(void **state) {
+  (void)state;
+  int names = 0;
+  for (int i = 0; i < mxw_op_count(); i++) {
+    const mxw_op_def *op = mxw_op_get(i);
+    assert_int_equal(mxw_op_find(op->name), find_by_scan(op->name));
+    names++;
+    for (const char *const *a = op->aliases; a && *a; a++, names++) assert_int_equal(mxw_op_find(*a), find_by_scan(*a));
+  }
+  assert_true(names > mxw_op_count());
+  const char *misses[] = {"", "fullyconnected", "FullyConnected ", "_", "sgd_mom_updat", "multi_sgd_update_"};
+  for (size_t k = 0; k < sizeof misses / sizeof *misses; k++) assert_int_equal(mxw_op_find(misses[k]), -1);
+  assert_int_equal(mxw_op_find(NULL), -1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_op_find_every_name),
       cmocka_unit_test(test_attr_forms),
       cmocka_unit_test(test_parse_double_matches_strtod),
       cmocka_unit_test(test_half_conversion),
