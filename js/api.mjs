@@ -184,7 +184,14 @@ export function setNumThreads(n) {
   return M._mxw_get_num_threads();
 }
 export function getNumThreads() { return M._mxw_get_num_threads(); }
-if (threaded) setNumThreads(core.defaultThreads);
+// The pool's workers are not started with the import: the first parallel call that can use them
+// starts them, or else the first task after this one does (a Node worker's bootstrap beside the
+// import and a first inference took ~8 ms of the threads tier's import -> first LeNet on 2 cores).
+if (threaded) {
+  check(M._mxw_pool_configure(core.poolSize, core.defaultThreads));
+  const timer = setTimeout(() => M._mxw_start_pool(), 0);
+  timer?.unref?.(); // (Node: a script that has ended does not wait for it)
+}
 
 // mx.image (also mx.img, as Python): image.py's helpers and fromPixels (image.mjs)
 export const image = Object.freeze({ ...imageModule });

@@ -191,11 +191,11 @@ const LOADERS = {
   'relaxed-simd-threads': () => import('./relaxed-simd-threads/mxcore.mjs'),
 };
 
-// Workers the threaded tiers start with (they cannot start more later without yielding to the
-// event loop): the default thread count minus the caller, or MXW_NUM_THREADS - 1 in Node.
-// Returns the default thread count; the pool is that minus one, and at least one worker. The
-// module does not wait for its workers to load (scripts/patch-glue.mjs): they load on their own
-// threads, and the kernels use each from when it runs, the calls before on the caller.
+// The threaded tiers' pool size: the default thread count minus the caller, or MXW_NUM_THREADS - 1
+// in Node. Returns the default thread count; the pool is that minus one, and at least one worker.
+// The module starts with none (mxwPoolSize 0): csrc/core/parallel.c adds them when first wanted
+// (js/api.mjs). Nothing waits for a worker to load (scripts/patch-glue.mjs): they load on their
+// own threads, and the kernels use each from when it runs, the calls before on the caller.
 async function defaultThreads() {
   let cores = globalThis.navigator?.hardwareConcurrency ?? 1;
   if (isNode) {
@@ -263,7 +263,7 @@ export async function loadCore(wrapError) {
     const poolSize = tier.includes('threads') ? Math.max(1, threads - 1) : 0;
     try {
       const opts = { ...(early ? early.options : await locateOptions(tier)), ...memoryOption(tier),
-        ...(tier.includes('threads') ? { mxwPoolSize: poolSize } : {}) };
+        ...(tier.includes('threads') ? { mxwPoolSize: 0 } : {}) }; // (the pool's workers are added when wanted: js/api.mjs)
       const module = await (early ? Promise.race([factory(opts), early.failed]) : factory(opts));
       state.loaded = tier;
       return { module, tier, requested: requested ?? null, fallbacks, poolSize, defaultThreads: threads };

@@ -1,12 +1,11 @@
 /* parallel.c -- the kernels' thread pool (mxw_parallel_for).
  *
  * One persistent pool of worker threads, started at the first parallel call that can use them
- * and kept for the life of the module (XNNPACK's pthreadpool, ggml's threadpool). A call splits
- * [0, n) into at most num_threads contiguous chunks whose boundaries are multiples of `align`
- * (so that a kernel can keep its SIMD tiles whole); the chunks depend only on n, align and the
- * thread count, never on which thread runs them, and each kernel computes every output element
- * the same way whatever chunk holds it: results are bit-identical for any thread count. The
- * calling thread runs chunks too and returns when all are done.
+ * (or by mxw_set_num_threads / mxw_start_pool) and kept for the life of the module (XNNPACK's pthreadpool, ggml's
+ * threadpool). A call splits [0, n) into at most num_threads contiguous chunks whose boundaries are multiples of
+ * `align` (so that a kernel can keep its SIMD tiles whole); the chunks depend only on n, align and the thread count,
+ * never on which thread runs them, and each kernel computes every output element the same way whatever chunk holds it:
+ * results are bit-identical for any thread count. The calling thread runs chunks too and returns when all are done.
  *
  * Builds without threads (the simd and relaxed-simd wasm tiers) run every call inline. A call
  * made from inside a chunk (a kernel calling a kernel) runs inline as well.
@@ -17,9 +16,9 @@
  * up to MXW_SPIN_NS (0.2 ms): a woken thread often starts 0.1-0.2 ms late, which made splits of
  * ops under ~1 ms pay nothing at 2 threads (measured by helper "threads": relu/add 1M 0.9x
  * without spinning, 1.9-2.0x with it, in the threaded wasm tier and natively). In Emscripten's pthreads build the
- * workers are Web Workers taken from the module's prewarmed pool (PTHREAD_POOL_SIZE), so at most that many can be
- * started; the main thread waits with the futex-based condition wait. A created worker takes part in
- * jobs once it runs (g_live): the threaded wasm tiers' workers load the module on their own while
+ * workers are Web Workers that start_workers adds to the module's pool (mxw_js_add_workers), at
+ * most the pool's size (mxw_pool_configure); the main thread waits with the futex-based condition wait. A created
+ * worker takes part in jobs once it runs (g_live): the threaded wasm tiers' workers load the module on their own while
  * the first calls run on the caller (js/tiers.mjs does not wait for them; results are the same). */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -148,15 +147,34 @@ static void *worker(void *arg) {
   return NULL;
 }
 
-/* Starts workers up to want - 1 (the caller is the other thread); returns how many were created.
- * Natively it returns once they run (a thread starts at once); in wasm a worker may still be
- * loading the module, and takes part in jobs from when it runs (g_live): waiting here would make
- * the caller wait for the load, which the JS side does not (scripts/patch-glue.mjs). g_lock held. */
+/* The pool's size: workers besides the caller (mxw_pool_configure). */
+static int g_max_workers = MXW_MAX_THREADS - 1;
+#ifdef __EMSCRIPTEN__
+/* wasm/library_mxw.js: adds n Web Workers to Emscripten's pool and starts loading the module in
+ * them. The pool is empty when the module starts (js/tiers.mjs): its workers are made when first
+ * wanted, so that their start-up (a Node worker's bootstrap, the glue, the module) does not run
+ * beside the import and the first calls on a 2-core host (~8 ms of the threads tier's import to
+ * a first LeNet inference). */
+extern int mxw_js_add_workers(int n); /* returns how many it added */
+static int g_allocated;               /* workers made in JS */
+#endif
+
+/* Starts workers up to want - 1 (the caller is the other thread) within the pool's size; returns
+ * how many were created. Natively it returns once they run (a thread starts at once); in wasm a
+ * worker may still be loading the module, and takes part in jobs from when it runs (g_live):
+ * waiting here would make the caller wait for the load, which the JS side does not
+ * (scripts/patch-glue.mjs). g_lock held. */
 static int start_workers(int want) {
-  while (g_started < want - 1 && g_started < MXW_MAX_THREADS - 1) {
+  int target = want - 1 < g_max_workers ? want - 1 : g_max_workers;
+#ifdef __EMSCRIPTEN__
+  if (g_allocated < target) g_allocated += mxw_js_add_workers(target - g_allocated);
+#endif
+  while (g_started < target) {
     if (pthread_create(&g_workers[g_started], NULL, worker, NULL) != 0) break; /* e.g. no pooled worker left */
     g_started++;
   }
+  /* what cannot start is not reported as running (features().numThreads) */
+  if (g_started < target && g_num_threads > g_started + 1) g_num_threads = g_started + 1;
 #ifndef __EMSCRIPTEN__
   while (g_live < g_started) pthread_cond_wait(&g_done, &g_lock);
 #endif
@@ -264,3 +282,28 @@ int mxw_set_num_threads(int n) {
 }
 
 int mxw_get_num_threads(void) { return g_num_threads; }
+
+int mxw_pool_configure(int max_workers, int threads) {
+  MXW_CHECK(max_workers >= 0 && threads >= 1, "the pool takes at least 0 workers and 1 thread, got %d and %d",
+            max_workers, threads);
+#if MXW_THREADS
+  pthread_mutex_lock(&g_lock);
+  if (max_workers > MXW_MAX_THREADS - 1) max_workers = MXW_MAX_THREADS - 1;
+  if (max_workers < g_started) max_workers = g_started;
+  g_max_workers = max_workers;
+  pthread_mutex_unlock(&g_lock);
+  g_num_threads = threads < max_workers + 1 ? threads : max_workers + 1;
+#else
+  (void)max_workers;
+  g_num_threads = 1;
+#endif
+  return 0;
+}
+
+void mxw_start_pool(void) {
+#if MXW_THREADS
+  pthread_mutex_lock(&g_lock);
+  start_workers(g_num_threads);
+  pthread_mutex_unlock(&g_lock);
+#endif
+}

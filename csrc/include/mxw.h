@@ -254,11 +254,17 @@ MXW_API void mxw_memory_reset_peak(void);
 
 /* ---- threads -------------------------------------------------------------------------------
  * The kernels' thread pool: 1 in builds without threads. set clamps to what the build can start
- * (in Emscripten's threaded build: its prewarmed worker pool plus the calling thread). */
+ * (the pool's size plus the calling thread). */
 MXW_API int mxw_threads_supported(void);
 MXW_API int mxw_default_num_threads(void);
 MXW_API int mxw_set_num_threads(int n);
 MXW_API int mxw_get_num_threads(void);
+/* Sets the pool's size (workers besides the caller; at least those already started) and the
+ * thread count, starting no worker: workers start with the first parallel call that can use
+ * them, with mxw_set_num_threads, or with mxw_start_pool (the threaded tiers call it on the first
+ * task after their import, js/api.mjs). */
+MXW_API int mxw_pool_configure(int max_workers, int threads);
+MXW_API void mxw_start_pool(void);
 
 #ifdef __cplusplus
 }

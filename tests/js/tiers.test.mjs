@@ -212,6 +212,34 @@ test('a threaded process ends by itself when its work is done (the pool holds no
   assert.ok(Date.now() - t0 < 30000);
 });
 
+test('threaded tier: the import starts no worker; the first parallel call, or else the first task after the import, does', () => {
+  // The pool starts empty (csrc/core/parallel.c, js/api.mjs): a worker's start-up would run beside
+  // the import and the first calls. Seen through Node's active resources (a Worker holds a
+  // MessagePort) and, for the worker that a parallel call starts, the kernels' retained buffers as
+  // in the test below; features() gives the default thread count from the import on.
+  const ports = 'process.getActiveResourcesInfo().filter((r) => r === "MessagePort").length';
+  const one = child('mxnet-wasm/threads', `mx.setNumThreads(1);
+    const a = mx.nd.ones([512, 512]); mx.nd.dot(a, a).dispose();
+    console.log(JSON.stringify({ scratch: mx.memory().scratchBytes }));`, { env: { MXW_NUM_THREADS: '2' } });
+  assert.equal(one.status, 0, one.stderr);
+  const sync = child('mxnet-wasm/threads', `const atImport = ${ports}, numThreads = mx.features().numThreads;
+    const a = mx.nd.ones([512, 512]);
+    const t0 = Date.now();
+    let scratch = 0, v = 0;
+    do { const y = mx.nd.dot(a, a); v = y.sum().asscalar(); y.dispose(); scratch = mx.memory().scratchBytes; }
+    while (scratch <= ${one.json.scratch} && Date.now() - t0 < 10000);
+    console.log(JSON.stringify({ atImport, numThreads, afterCalls: ${ports}, scratch, v }));`, { env: { MXW_NUM_THREADS: '2' } });
+  assert.equal(sync.status, 0, sync.stderr);
+  assert.deepEqual([sync.json.atImport, sync.json.numThreads, sync.json.afterCalls], [0, 2, 1]);
+  assert.ok(sync.json.scratch > one.json.scratch, `${sync.json.scratch} bytes, one thread ${one.json.scratch}`);
+  assert.equal(sync.json.v, 512 ** 3);
+  const idle = child('mxnet-wasm/threads', `const atImport = ${ports};
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    console.log(JSON.stringify({ atImport, afterTask: ${ports} }));`, { env: { MXW_NUM_THREADS: '2' } });
+  assert.equal(idle.status, 0, idle.stderr);
+  assert.deepEqual(idle.json, { atImport: 0, afterTask: 1 });
+});
+
 test('threaded tier: the pool\'s worker joins the kernels while the caller runs synchronously after the import', () => {
   // The module does not wait for its workers to load (scripts/patch-glue.mjs); a worker takes
   // part once it runs, without the caller yielding to the event loop. Observed through the
