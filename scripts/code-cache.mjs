@@ -3,15 +3,15 @@
 // used). This process imports the package from distDir, so the script runs from its cache-less
 // compile, then runs what an application's start runs (a Gluon block built, initialized,
 // hybridized and run; eager calls; a Symbol traced, exported and imported back), and asks V8 for
-// the cache: it then holds the bytecode of every function those ran. The file is the script's
-// SHA-256 after a 4-byte magic, then V8's data: api_script.mjs uses it only for that script.
+// the cache: it then holds the bytecode of every function those ran. The file is a 4-byte magic,
+// the script's CRC-32 and byte length, then V8's data: api_script.mjs uses it only for that script.
 // V8 accepts it only under the same V8 version and flags: the Node that builds the package. A
 // second cache, dist/api.bundle.relaxed-simd.cache, is made the same way in a Node started with
 // --experimental-wasm-relaxed-simd (Node 20's flag for the relaxed tiers), where that flag turns
 // relaxed SIMD on.
 //   node scripts/code-cache.mjs [distDir]
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import zlib from 'node:zlib';
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -53,7 +53,11 @@ block(nd.ones([1, 4])).asnumpy();
 
 const source = readFileSync(path.join(dist, 'api.bundle.js'));
 const data = state.script.createCachedData();
-const file = Buffer.concat([Buffer.from('MXWC', 'latin1'), createHash('sha256').update(source).digest(), data]);
+const header = Buffer.alloc(12);
+header.write('MXW2', 0, 'latin1');
+header.writeUInt32LE(zlib.crc32(source), 4);
+header.writeUInt32LE(source.length, 8);
+const file = Buffer.concat([header, data]);
 const tmp = `${out}.${process.pid}.tmp`;
 writeFileSync(tmp, file);
 renameSync(tmp, out);
