@@ -4,14 +4,13 @@
 // compile, then runs what an application's start runs (a Gluon block built, initialized,
 // hybridized and run; eager calls; a Symbol traced, exported and imported back), and asks V8 for
 // the cache: it then holds the bytecode of every function those ran. The file is a 4-byte magic,
-// the script's CRC-32 and byte length, then V8's data: api_script.mjs uses it only for that script.
+// the script's hash (api_script.mjs's sourceHash) and byte length, then V8's data: api_script.mjs uses it only for that script.
 // V8 accepts it only under the same V8 version and flags: the Node that builds the package. A
 // second cache, dist/api.bundle.relaxed-simd.cache, is made the same way in a Node started with
 // --experimental-wasm-relaxed-simd (Node 20's flag for the relaxed tiers), where that flag turns
 // relaxed SIMD on.
 //   node scripts/code-cache.mjs [distDir]
 import { spawnSync } from 'node:child_process';
-import zlib from 'node:zlib';
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -20,6 +19,7 @@ const dist = path.resolve(process.argv[2] ?? path.join(path.dirname(fileURLToPat
 // relaxed SIMD on: the cache api_script.mjs reads in such a Node (tiers.mjs's probe)
 const { hostSupport } = await import(pathToFileURL(path.join(dist, 'tiers.mjs')).href);
 const relaxedOn = hostSupport().relaxed;
+const { sourceHash } = await import(pathToFileURL(path.join(dist, 'api_script.mjs')).href);
 const relaxedChild = process.argv.includes('--relaxed-child');
 if (relaxedChild && !relaxedOn) process.exit(0); // the flag does not turn it on here: no second cache
 const out = path.join(dist, relaxedOn ? 'api.bundle.relaxed-simd.cache' : 'api.bundle.cache');
@@ -54,8 +54,8 @@ block(nd.ones([1, 4])).asnumpy();
 const source = readFileSync(path.join(dist, 'api.bundle.js'));
 const data = state.script.createCachedData();
 const header = Buffer.alloc(12);
-header.write('MXW2', 0, 'latin1');
-header.writeUInt32LE(zlib.crc32(source), 4);
+header.write('MXW3', 0, 'latin1');
+header.writeUInt32LE(sourceHash(source), 4);
 header.writeUInt32LE(source.length, 8);
 const file = Buffer.concat([header, data]);
 const tmp = `${out}.${process.pid}.tmp`;

@@ -105,3 +105,28 @@ test('a cache made from another script is not used (stale); other V8 flags make 
   assert.equal(rejected.codeCache, 'rejected');
   assertResults(rejected);
 });
+
+test('sourceHash: FNV-1a over little-endian 32-bit words, xor the length, as worked here; one changed byte always changes it', async () => {
+  const { sourceHash } = await import(pathToFileURL(path.join(ROOT, 'js/api_script.mjs')).href);
+  // hand-worked: the empty input is the FNV offset basis 0x811c9dc5 (xor length 0); "a" is one word
+  // 0x00000061: (0x811c9dc5 ^ 0x61) * 0x01000193 mod 2^32 = 0x811c9da4 * 0x01000193 = 0xe40c292c, xor 1
+  assert.equal(sourceHash(new Uint8Array(0)), 0x811c9dc5);
+  assert.equal(sourceHash(Uint8Array.of(0x61)), 0xe40c292d);
+  // the rule in plain JS (DataView over a zero-padded copy), on lengths around word and page edges
+  const rule = (bytes) => {
+    const pad = new Uint8Array(Math.ceil(bytes.length / 4) * 4);
+    pad.set(bytes);
+    const view = new DataView(pad.buffer);
+    let h = 0x811c9dc5;
+    for (let i = 0; i < pad.length; i += 4) h = Math.imul(h ^ view.getInt32(i, true), 0x01000193);
+    return (h ^ bytes.length) >>> 0;
+  };
+  for (const n of [1, 2, 3, 4, 5, 7, 65535, 65536, 65537, 300001, 9]) { // (shorter after longer: stale bytes beyond n ignored)
+    const bytes = new Uint8Array(n);
+    for (let i = 0; i < n; i++) bytes[i] = (i * 131 + 7) & 255;
+    const h = sourceHash(bytes);
+    assert.equal(h, rule(bytes), `n = ${n}`);
+    bytes[n >> 1] ^= 1;
+    assert.notEqual(sourceHash(bytes), h, `n = ${n}, a byte changed`);
+  }
+});
