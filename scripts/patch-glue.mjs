@@ -60,7 +60,7 @@ patch(file, [
   // getter that loads it until first read.
   ['let nodeWorkerThreads;try{nodeWorkerThreads=require("worker_threads")}catch(e){console.error(\'The "worker_threads" module is '
     + 'not supported in this node.js build - perhaps a newer version is needed?\');throw e}global.Worker=nodeWorkerThreads.Worker',
-    'Object.defineProperty(global,"Worker",{configurable:true,enumerable:false,get(){var W=require("worker_threads").Worker;'
+  'Object.defineProperty(global,"Worker",{configurable:true,enumerable:false,get(){var W=require("worker_threads").Worker;'
     + 'Object.defineProperty(global,"Worker",{configurable:true,writable:true,enumerable:false,value:W});return W},'
     + 'set(v){Object.defineProperty(global,"Worker",{configurable:true,writable:true,enumerable:false,value:v})}})'],
 ]);
