@@ -9,7 +9,7 @@
 //       csrc/graph/subgraph.c runs it).
 //   const [outs, states] = mx.nd.contrib.foreach((x, [s]) => { const y = x.add(s); return [y, [y]]; }, data, [init]);
 import { M, MXNetError, args, check, heap32 } from './core.mjs';
-import { NDArray, invokeByName, empty } from './ndarray.mjs';
+import { NDArray, invokeByName } from './ndarray.mjs';
 import { Symbol, variable, Group, currentNameManager, currentSubgraphScope, withSubgraphScope } from './symbol.mjs';
 import { opId } from './ndarray.mjs';
 import { REQUIRED, bindArgs, defineSignature } from './signature.mjs';
@@ -105,10 +105,10 @@ function ndWhileLoop(...a) {
     steps.push(fo.flat);
   }
   // each output: its steps along a new axis 0, padded to max_iterations (MXNet pads with an
-  // uninitialised array; zeros here)
+  // uninitialised array; zeros here, _zeros)
   const stacked = (steps[0] ?? []).map((x0, j) => {
     const items = steps.map((s) => s[j].expandDims(0));
-    if (steps.length !== maxIt) items.push(empty([maxIt - steps.length, ...x0.shape], x0.dtype));
+    if (steps.length !== maxIt) items.push(invokeByName('_zeros', [], { shape: [maxIt - steps.length, ...x0.shape], dtype: x0.dtype })[0]);
     try {
       return invokeByName('concat', items, { dim: 0, num_args: items.length })[0];
     } catch {

@@ -511,10 +511,12 @@ function inferReshape(inShape, shape, reverse) {
 }
 
 // ---- creation ----------------------------------------------------------------------------------
-function createHandle(shape, flag) {
+// A new array's handle: its elements not set (mxw_ndarray_empty; for callers that write them all),
+// or zeros.
+function createHandle(shape, flag, zeroed = false) {
   const a = args.reset();
   const out = a.alloc(4);
-  checkAlloc(M._mxw_ndarray_create(shape.length, a.i32s(shape), flag, out));
+  checkAlloc((zeroed ? M._mxw_ndarray_create : M._mxw_ndarray_empty)(shape.length, a.i32s(shape), flag, out));
   return heap32()[out >>> 2];
 }
 
@@ -528,6 +530,9 @@ function checkShape(shape) {
 
 export function empty(shape, dtype = 'float32') {
   return new NDArray(createHandle(checkShape(shape), dtypeFlag(dtype)));
+}
+export function zerosArray(shape, dtype = 'float32') {
+  return new NDArray(createHandle(checkShape(shape), dtypeFlag(dtype), true));
 }
 
 // Writes a typed array of values (any numeric typed array or plain array) into arr.

@@ -1,6 +1,6 @@
 // parameter.mjs -- gluon.Parameter, Constant and ParameterDict (../shared/spec/gluon-semantics.md §2).
 import { MXNetError } from './core.mjs';
-import { NDArray, cpu, keep, empty, invokeByName, array } from './ndarray.mjs';
+import { NDArray, cpu, keep, zerosArray, invokeByName, array } from './ndarray.mjs';
 import * as init from './initializer.mjs';
 import { variable } from './symbol.mjs';
 import { attrString } from './format.mjs';
@@ -112,7 +112,7 @@ export class Parameter {
     if (!shapeKnown(this._shape)) {
       throw new MXNetError(`Cannot initialize Parameter '${this.name}' because it has invalid shape: ${shapeText(this._shape)}. Please specify in_units, in_channels, etc for \`Block\`s.`);
     }
-    const arr = keep(empty(this._shape, this.dtype));
+    const arr = keep(zerosArray(this._shape, this.dtype)); // (MXNet hands the initializer nd.zeros)
     try {
       init.create(chosen).init(this.name, arr);
     } catch (e) {

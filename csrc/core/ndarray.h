@@ -22,6 +22,9 @@ struct mxw_ndarray {
 
 /* Allocates a zero-filled array of a known shape; NULL with an error set on failure. */
 mxw_ndarray *mxw_ndarray_alloc(const mxw_shape *shape, int dtype);
+/* The same, zero-filled: for what is read as zeros before anything writes it (an unbound input,
+ * a densified sparse record). mxw_ndarray_alloc's elements are not set (see storage_new). */
+mxw_ndarray *mxw_ndarray_zeros(const mxw_shape *shape, int dtype);
 /* A new handle on a's storage (same shape and dtype, no autograd history). */
 mxw_ndarray *mxw_ndarray_share(const mxw_ndarray *a);
 

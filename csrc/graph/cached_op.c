@@ -392,7 +392,7 @@ int mxw_cached_forward_record(mxw_executor *ex, int num_inputs, mxw_ndarray *con
       mxw_shape s;
       int t;
       zrc = mxw_exec_entry_info(ex, mxw_exec_input_node(ex, k), 0, &s, &t);
-      if (zrc == 0 && !(zeros[k] = in_nonnull[k] = mxw_ndarray_alloc(&s, t < 0 ? MXW_FLOAT32 : t))) zrc = -1;
+      if (zrc == 0 && !(zeros[k] = in_nonnull[k] = mxw_ndarray_zeros(&s, t < 0 ? MXW_FLOAT32 : t))) zrc = -1;
     }
     if (zrc == 0) zrc = mxw_autograd_record(&params, num_inputs, in_nonnull, nh, outs);
     for (int k = 0; k < num_inputs; k++) mxw_ndarray_free(zeros[k]);

@@ -759,7 +759,7 @@ static int bind(mxw_executor *ex, mxw_ndarray *const *inputs) {
       return mxw_fail("input '%s' is not bound and its shape cannot be inferred (got %s)", v->name,
                       mxw_shape_str(&ex->shapes[e], b, sizeof b));
     mxw_ndarray_free(ex->unbound[k]);
-    ex->unbound[k] = mxw_ndarray_alloc(&ex->shapes[e], ex->types[e]);
+    ex->unbound[k] = mxw_ndarray_zeros(&ex->shapes[e], ex->types[e]);
     if (!ex->unbound[k]) return -1;
   }
   MXW_TRY(graph_infer(g, ex->shapes, ex->types)); /* with the unbound inputs' dtypes settled */

@@ -72,6 +72,9 @@ MXW_API const char *mxw_get_last_error(void);
 /* ---- NDArray --------------------------------------------------------------------------- */
 /* Creates a zero-filled array. The caller owns *out. */
 MXW_API int mxw_ndarray_create(int ndim, const int32_t *shape, int dtype, mxw_ndarray **out);
+/* Creates an array whose elements are not set (MXNet's empty()), for a caller that writes them
+ * all. The caller owns *out. */
+MXW_API int mxw_ndarray_empty(int ndim, const int32_t *shape, int dtype, mxw_ndarray **out);
 /* Releases the caller's reference; storage shared with views lives until the last one. */
 MXW_API int mxw_ndarray_free(mxw_ndarray *arr);
 /* The first element; valid until the array is freed. Never NULL for a live array. */

@@ -312,7 +312,7 @@ static int read_array(reader *r, mxw_ndarray **out) {
     double dense = (double)mxw_dtype_size(dtype);
     for (int i = 0; i < shape.ndim; i++) dense *= (double)shape.dims[i];
     MXW_TRY(charge(r, ARRAY_OVERHEAD + dense, (double)sp.vbytes, what)); /* the dense form of a sparse record */
-    mxw_ndarray *a = mxw_ndarray_alloc(&shape, dtype);
+    mxw_ndarray *a = mxw_ndarray_zeros(&shape, dtype); /* densify writes the stored rows/values only */
     if (!a) return -1;
     if (densify(r, stype, &shape, &sshape, dtype, aux_type, &sp, a) != 0) {
       mxw_ndarray_free(a);

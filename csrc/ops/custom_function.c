@@ -106,7 +106,7 @@ static int fwd_backward(const mxw_op_call *c) {
            (size_t)mxw_tensor_size(&c->inputs[h]) * (size_t)mxw_dtype_size(c->inputs[h].dtype));
   }
   for (int k = 0; k < nig; k++)
-    if (!(outs[k] = mxw_ndarray_alloc(&c->outputs[k].shape, c->outputs[k].dtype))) goto done;
+    if (!(outs[k] = mxw_ndarray_zeros(&c->outputs[k].shape, c->outputs[k].dtype))) goto done;
   char err[512] = "";
   /* the JS side takes over the output-gradient handles */
   int st = mxw_js_custom_backward((int)p->id, nog, og, nig, outs, err, (int)sizeof err);
