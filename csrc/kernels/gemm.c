@@ -871,6 +871,48 @@ static int sgemm_tiled(int trans_a, int trans_b, size_t m, size_t n, size_t k, f
   return 0;
 }
 
+/* ---- matrix-vector products and small-batch weight gradients on the pool --------------------- */
+/* Split by rows of B (rowdot: the outputs of a FullyConnected at batch < 8), by columns of C
+ * (rowaxpy) or by rows of C (rank-k rows: a weight gradient), each output element computed as on
+ * one thread. At 2 threads the halves of a weight matrix are then read by the forward product,
+ * written by the weight gradient and updated by the optimizer (elementwise halves, 16-aligned:
+ * the same rows for the usual shapes) on the same core: with these products on one thread, the
+ * split update pulled half of the weights and gradients across cores and a batch-1 MLP training
+ * step was slower at 2 threads than at 1. */
+typedef struct {
+  int trans_a;
+  size_t m, n, k, sa, sb, sc;
+  float alpha, beta;
+  const float *A, *B;
+  float *C;
+} gemv_job;
+
+static int gemv_split(double macs) { return mxw_get_num_threads() > 1 && macs >= (double)mxw_gemm_parallel_min_macs; }
+/* rows [b, e) of B (N, K) against the m (< GEMV_MAX_ROWS_CACHED) rows of A: C[:, b:e) */
+static void rowdot_chunk(void *ctx, int64_t b, int64_t e) {
+  const gemv_job *j = (const gemv_job *)ctx;
+  const size_t rows = (size_t)(e - b);
+  const float *R = j->B + (size_t)b * j->sb;
+  size_t i = 0;
+  for (; i + 2 <= j->m; i += 2) {
+    mxw_f32_rowdot_ukernel_2x4__wasmsimd(rows, j->k, j->alpha, R, j->sb, j->A + i * j->sa, j->A + (i + 1) * j->sa,
+                                         j->beta, j->C + i * j->sc + b, j->C + (i + 1) * j->sc + b, 1);
+  }
+  if (i < j->m)
+    mxw_f32_rowdot_ukernel_4__wasmsimd(rows, j->k, j->alpha, R, j->sb, j->A + i * j->sa, j->beta, j->C + i * j->sc + b,
+                                       1);
+}
+/* columns [b, e) of y (1, N) = x (1, K) * B (K, N) */
+static void rowaxpy_chunk(void *ctx, int64_t b, int64_t e) {
+  const gemv_job *j = (const gemv_job *)ctx;
+  mxw_f32_rowaxpy_ukernel_4__wasmsimd(j->k, (size_t)(e - b), j->alpha, j->A, j->B + b, j->sb, j->beta, j->C + b);
+}
+static void rank_k_chunk(void *ctx, int64_t b, int64_t e) {
+  const gemv_job *j = (const gemv_job *)ctx;
+  sgemm_rank_k_rows(j->trans_a, (size_t)(e - b), j->n, j->k, j->alpha, j->trans_a ? j->A + b : j->A + (size_t)b * j->sa,
+                    j->sa, j->B, j->sb, j->beta, j->C + (size_t)b * j->sc, j->sc);
+}
+
 /* ---- the entry point ----------------------------------------------------------------------------- */
 /* A strided vector (v[i * inc]) as a contiguous one, in the A packing buffer when inc != 1. */
 static const float *contiguous(const float *v, size_t n, size_t inc) {
@@ -893,25 +935,34 @@ int mxw_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float a
   }
 
   /* Matrix-vector products stream the matrix once instead of packing it. */
+  const double macs = (double)m * (double)n * (double)k;
   if (m == 1) { /* y (1, N) = x (1, K) * op(B) */
     const float *x = contiguous(A, k, trans_a ? sa : 1);
     if (!x) return -1;
-    if (trans_b) /* B is (N, K): each y[j] is a dot of two contiguous K-vectors */
-      mxw_f32_rowdot_ukernel_4__wasmsimd(n, k, alpha, B, sb, x, beta, C, 1);
-    else /* B is (K, N): y += x[i] * row i of B */
-      mxw_f32_rowaxpy_ukernel_4__wasmsimd(k, n, alpha, x, B, sb, beta, C);
+    gemv_job j = {0, 1, n, k, k, sb, n, alpha, beta, x, B, C};
+    if (trans_b) { /* B is (N, K): each y[j] is a dot of two contiguous K-vectors */
+      /* (4-row groups: a chunk's rows are grouped as on one thread) */
+      if (gemv_split(macs))
+        mxw_parallel_for((int64_t)n, 4, rowdot_chunk, &j);
+      else
+        mxw_f32_rowdot_ukernel_4__wasmsimd(n, k, alpha, B, sb, x, beta, C, 1);
+    } else { /* B is (K, N): y += x[i] * row i of B */
+      if (gemv_split(macs))
+        mxw_parallel_for((int64_t)n, 16, rowaxpy_chunk, &j); /* (16 floats: no cache line of y shared) */
+      else
+        mxw_f32_rowaxpy_ukernel_4__wasmsimd(k, n, alpha, x, B, sb, beta, C);
+    }
     return 0;
   }
   /* A few rows of A with B transposed (a small-batch FullyConnected): one pass over B per pair of
    * rows of A, each output a dot of two contiguous K-vectors. Up to GEMV_MAX_ROWS_CACHED rows
    * while B stays in cache between the passes; past that, packing B once wins. */
   if (trans_b && !trans_a && (m < GEMV_MAX_ROWS || (m < GEMV_MAX_ROWS_CACHED && k <= GEMV_CACHED_FLOATS / n))) {
-    size_t i = 0;
-    for (; i + 2 <= m; i += 2) {
-      mxw_f32_rowdot_ukernel_2x4__wasmsimd(n, k, alpha, B, sb, A + i * sa, A + (i + 1) * sa, beta, C + i * sc,
-                                           C + (i + 1) * sc, 1);
-    }
-    if (i < m) mxw_f32_rowdot_ukernel_4__wasmsimd(n, k, alpha, B, sb, A + i * sa, beta, C + i * sc, 1);
+    gemv_job j = {0, m, n, k, sa, sb, sc, alpha, beta, A, B, C};
+    if (gemv_split(macs))
+      mxw_parallel_for((int64_t)n, 16, rowdot_chunk, &j); /* (C's rows cut at 16 floats) */
+    else
+      rowdot_chunk(&j, 0, (int64_t)n);
     return 0;
   }
   /* The mirror image: a few columns of op(B) against the rows of A (e.g. a FullyConnected with
@@ -939,7 +990,11 @@ int mxw_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float a
   }
 
   if (!trans_b && k < RANKK_MAX_K) {
-    sgemm_rank_k_rows(trans_a, m, n, k, alpha, A, sa, B, sb, beta, C, sc);
+    gemv_job j = {trans_a, m, n, k, sa, sb, sc, alpha, beta, A, B, C};
+    if (gemv_split(macs))
+      mxw_parallel_for((int64_t)m, 4, rank_k_chunk, &j); /* (whole rows of C: no cache line shared) */
+    else
+      sgemm_rank_k_rows(trans_a, m, n, k, alpha, A, sa, B, sb, beta, C, sc);
     return 0;
   }
   return sgemm_tiled(trans_a, trans_b, m, n, k, alpha, A, sa, B, sb, beta, C, sc);

@@ -152,7 +152,12 @@ static void test_sgemm_threads_bit_identical(void **state) {
       check_threads(ta, tb, 301, 37, 95, 0.5f, 1.f, 3);    /* taller: split by rows, with beta */
       check_threads(ta, tb, 129, 130, 700, 1.f, 0.f, 1);   /* K in several blocks */
       check_threads(ta, tb, 520, 96, 260, -2.f, 0.25f, 0); /* A beyond the whole-A size: blocked */
+      check_threads(ta, tb, 1, 603, 301, 1.f, 0.f, 2);     /* matrix-vector: split by outputs */
+      check_threads(ta, tb, 3, 333, 197, 0.5f, 1.f, 0);    /* a few rows (rowdot pairs with B transposed) */
     }
+  /* small-batch weight gradients (K < 5, B untransposed): split by rows of C */
+  for (int ta = 0; ta < 2; ta++)
+    for (int64_t k = 1; k <= 4; k++) check_threads(ta, 0, 517, 263, k, 1.f, k == 2 ? 1.f : 0.f, 1);
 }
 
 int main(void) {
