@@ -205,11 +205,25 @@ static void im2col(const window *w, size_t esize, const void *img, int64_t chans
             /* 1-D / 2-D float32, width stride 1: rows copied inline */
             const float *cf = (const float *)chan + off;
             float *d = (float *)dst;
+            const int64_t y0 = row0 * w->s[1] - w->p[1] + ty * w->d[1], ys = w->s[1], ih = w->img[1], iw = w->img[2];
+            if (lo == 0 && hi == gw && (gw & 3) == 0) { /* whole rows of 4-float groups (LeNet's 8-wide grids) */
+              for (int64_t r = 0; r < nrows; r++, d += gw) {
+                const int64_t iy = y0 + r * ys;
+                if (iy >= 0 && iy < ih) {
+                  const float *src = cf + iy * iw;
+                  for (int64_t x = 0; x < gw; x += 4) wasm_v128_store(d + x, wasm_v128_load(src + x));
+                } else {
+                  for (int64_t x = 0; x < gw; x += 4) wasm_v128_store(d + x, wasm_f32x4_splat(0.f));
+                }
+              }
+              dst += (size_t)(nrows * gw) * esize;
+              continue;
+            }
             for (int64_t r = 0; r < nrows; r++, d += gw) {
-              const int64_t iy = (row0 + r) * w->s[1] - w->p[1] + ty * w->d[1];
+              const int64_t iy = y0 + r * ys;
               int64_t x = 0;
-              if (iy >= 0 && iy < w->img[1]) {
-                const float *src = cf + iy * w->img[2];
+              if (iy >= 0 && iy < ih) {
+                const float *src = cf + iy * iw;
                 for (; x < lo; x++) d[x] = 0.f;
                 for (; x + 4 <= hi; x += 4) wasm_v128_store(d + x, wasm_v128_load(src + x));
                 for (; x < hi; x++) d[x] = src[x];
@@ -2220,6 +2234,8 @@ static int forward_deconv(const mxw_op_call *c) { return forward_dispatch(c, 1);
  * (its weight (C, F/G, taps) is the weight of that convolution), one packed GEMM per batch item
  * and band of grid rows; the bias gradient sums ograd per channel. */
 
+#define WGRAD_PART_ROWS 24 /* rows of dW in a part of a row-split weight gradient (wgrad_run) */
+
 /* C (M, N) (+)= A (M, K) * B^T, B (N, K), in the operands' dtype. */
 static int gemm_bt(int dtype, int64_t M, int64_t N, int64_t K, const void *A, int64_t lda, const void *B, int64_t ldb,
                    int accumulate, void *C, int64_t ldc) {
@@ -2241,46 +2257,63 @@ typedef struct {
   size_t esize;
   const char *img, *grid;
   char *dw;
-  int64_t N, C, F, G, Cg, Fg, rows, isz, gsz, gw, total_rows, nbands, band, cb, nblk;
+  int64_t N, C, F, G, Cg, Fg, rows, isz, gsz, gw, total_rows, nbands, band, cb, nblk, rparts;
   atomic_int failed;
 } wgrad_job;
 
-static void wgrad_units(void *ctx, int64_t begin, int64_t end) {
-  wgrad_job *j = (wgrad_job *)ctx;
+/* Rows [f0, f1) of unit u's block of dW (written): summed over the batch and the bands in order. */
+static int wgrad_block(const wgrad_job *j, int64_t u, int64_t f0, int64_t f1, void *col) {
   const size_t es = j->esize;
   const int64_t taps = j->rows / j->Cg;
-  void *col = NULL;
-  if (!j->pointwise && !(col = mxw_scratch(0, (size_t)(j->cb * taps * j->band * j->gw) * es + 1))) {
-    atomic_store(&j->failed, 1);
-    return;
-  }
-  for (int64_t u = begin; u < end; u++) {
-    const int64_t blk = u % j->nblk, g = u / j->nblk;
-    const int64_t c0 = blk * j->cb, nc = j->cb < j->Cg - c0 ? j->cb : j->Cg - c0, ncols = nc * taps;
-    char *dwb = j->dw + (size_t)(g * j->Fg * j->rows + c0 * taps) * es;
-    for (int64_t f = 0; f < j->Fg; f++) memset(dwb + (size_t)(f * j->rows) * es, 0, (size_t)ncols * es);
-    for (int64_t n = 0; n < j->N; n++) {
-      const char *x = j->img + (size_t)((n * j->C + g * j->Cg + c0) * j->isz) * es;
-      const char *dy = j->grid + (size_t)((n * j->F + g * j->Fg) * j->gsz) * es;
-      if (j->pointwise) {
-        if (gemm_bt(j->dtype, j->Fg, ncols, j->gsz, dy, j->gsz, x, j->isz, 1, dwb, j->rows) != 0) goto fail;
-        continue;
-      }
-      for (int64_t r0 = 0; r0 < j->total_rows; r0 += j->band) {
-        const int64_t nr = j->band < j->total_rows - r0 ? j->band : j->total_rows - r0;
-        if (j->inner)
-          colimg_split(j->w, es, x, nc, r0, nr, col, 0);
-        else
-          im2col(j->w, es, x, nc, r0, nr, col);
-        if (gemm_bt(j->dtype, j->Fg, ncols, nr * j->gw, dy + (size_t)(r0 * j->gw) * es, j->gsz, col, nr * j->gw, 1, dwb,
-                    j->rows) != 0)
-          goto fail;
-      }
+  const int64_t blk = u % j->nblk, g = u / j->nblk;
+  const int64_t c0 = blk * j->cb, nc = j->cb < j->Cg - c0 ? j->cb : j->Cg - c0, ncols = nc * taps;
+  char *dwb = j->dw + (size_t)((g * j->Fg + f0) * j->rows + c0 * taps) * es;
+  for (int64_t f = f0; f < f1; f++) memset(dwb + (size_t)((f - f0) * j->rows) * es, 0, (size_t)ncols * es);
+  for (int64_t n = 0; n < j->N; n++) {
+    const char *x = j->img + (size_t)((n * j->C + g * j->Cg + c0) * j->isz) * es;
+    const char *dy = j->grid + (size_t)((n * j->F + g * j->Fg + f0) * j->gsz) * es;
+    if (j->pointwise) {
+      if (gemm_bt(j->dtype, f1 - f0, ncols, j->gsz, dy, j->gsz, x, j->isz, 1, dwb, j->rows) != 0) return -1;
+      continue;
+    }
+    for (int64_t r0 = 0; r0 < j->total_rows; r0 += j->band) {
+      const int64_t nr = j->band < j->total_rows - r0 ? j->band : j->total_rows - r0;
+      if (j->inner)
+        colimg_split(j->w, es, x, nc, r0, nr, col, 0);
+      else
+        im2col(j->w, es, x, nc, r0, nr, col);
+      if (gemm_bt(j->dtype, f1 - f0, ncols, nr * j->gw, dy + (size_t)(r0 * j->gw) * es, j->gsz, col, nr * j->gw, 1, dwb,
+                  j->rows) != 0)
+        return -1;
     }
   }
-  return;
-fail:
-  atomic_store(&j->failed, 1);
+  return 0;
+}
+
+static void *wgrad_col(const wgrad_job *j) {
+  const int64_t taps = j->rows / j->Cg;
+  return j->pointwise ? (void *)j : mxw_scratch(0, (size_t)(j->cb * taps * j->band * j->gw) * j->esize + 1);
+}
+
+static void wgrad_units(void *ctx, int64_t begin, int64_t end) {
+  wgrad_job *j = (wgrad_job *)ctx;
+  void *col = wgrad_col(j);
+  for (int64_t u = begin; col && u < end; u++)
+    if (wgrad_block(j, u, 0, j->Fg, col) != 0) col = NULL;
+  if (!col) atomic_store(&j->failed, 1);
+}
+
+/* Parts of dW's rows, each over every unit: parts [p * Fg / rparts] rounded down to 4 rows. */
+static void wgrad_row_parts(void *ctx, int64_t begin, int64_t end) {
+  wgrad_job *j = (wgrad_job *)ctx;
+  void *col = wgrad_col(j);
+  for (int64_t p = begin; col && p < end; p++) {
+    const int64_t f0 = p * j->Fg / j->rparts / 4 * 4,
+                  f1 = p + 1 == j->rparts ? j->Fg : (p + 1) * j->Fg / j->rparts / 4 * 4;
+    for (int64_t u = 0; col && u < j->G * j->nblk; u++)
+      if (wgrad_block(j, u, f0, f1, col) != 0) col = NULL;
+  }
+  if (!col) atomic_store(&j->failed, 1);
 }
 
 /* img (N, C, image), grid (N, F, grid) -> dw (F, C/G, taps) (written). */
@@ -2321,6 +2354,18 @@ static int wgrad_run(const window *w, int dtype, const void *img, const void *gr
   split_bands(w, cb * taps, esize, &j.nbands, &j.band);
   const int64_t units = G * j.nblk;
   const double work = (double)(N * F) * (double)(Cg * taps) * (double)grid;
+  /* Too few channel blocks for the threads (LeNet's 20 channels at 5x5 taps make blocks of 8, 8
+   * and 4: 1.27x on 2 threads): parts of dW's rows instead, each over every block, the im2col
+   * repeated per part. A part starts at a multiple of 4 rows and has at least WGRAD_PART_ROWS, where
+   * the GEMM computes each row as it does for all of them (below 24 rows it takes its few-row
+   * paths): the results do not depend on the split. */
+  const int threads = mxw_get_num_threads();
+  j.rparts = Fg / WGRAD_PART_ROWS < threads ? Fg / WGRAD_PART_ROWS : threads;
+  if (G == 1 && units % threads != 0 && units < 3 * (int64_t)threads && j.rparts >= 2 &&
+      work >= (double)mxw_conv_parallel_min_work) {
+    mxw_parallel_for(j.rparts, 1, wgrad_row_parts, &j);
+    return atomic_load(&j.failed) ? -1 : 0;
+  }
   j.inner = !split_units(units, work);
   if (j.inner)
     wgrad_units(&j, 0, units);
