@@ -10,7 +10,7 @@
 // - gluon.contrib.nn's HybridConcurrent / Concurrent / Identity against hand-worked values.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync, mkdtempSync, copyFileSync } from 'node:fs';
+import { readFileSync, writeFileSync, mkdtempSync, copyFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -21,7 +21,15 @@ const { nd, gluon } = mx;
 const { vision, model_store: store } = gluon.model_zoo;
 const FIXTURE = JSON.parse(readFileSync(path.join(ROOT, 'tests/js/fixtures/model_zoo_params.json'), 'utf8'));
 const NAMES = Object.keys(FIXTURE).filter((k) => !k.startsWith('_'));
-const tmp = () => mkdtempSync(path.join(tmpdir(), 'mxw-zoo-'));
+// (each holds a model's files, ~230 MB: removed when the file's tests end; 1,010 left behind by
+// earlier runs had filled the disk)
+const tmpDirs = [];
+const tmp = () => {
+  const d = mkdtempSync(path.join(tmpdir(), 'mxw-zoo-'));
+  tmpDirs.push(d);
+  return d;
+};
+test.after(() => { for (const d of tmpDirs) rmSync(d, { recursive: true, force: true }); });
 
 // Builds inside a fresh name manager, as in a fresh Python process (top prefix '<hint>0_').
 function fresh(fn) {
