@@ -132,24 +132,25 @@ mxw_ndarray *mxw_ndarray_zeros(const mxw_shape *shape, int dtype) {
   return a;
 }
 
-int mxw_ndarray_empty(int ndim, const int32_t *shape, int dtype, mxw_ndarray **out) {
+/* mxw_ndarray_empty / mxw_ndarray_create: the shape checked, then `alloc` (elements not set, or
+ * zeros). */
+static int create_with(mxw_ndarray *(*alloc)(const mxw_shape *, int), int ndim, const int32_t *shape, int dtype,
+                       mxw_ndarray **out) {
   MXW_CHECK(out != NULL, "output pointer is NULL");
   mxw_shape s;
   MXW_TRY(shape_from_i32(ndim, shape, &s));
-  mxw_ndarray *a = mxw_ndarray_alloc(&s, dtype);
+  mxw_ndarray *a = alloc(&s, dtype);
   if (!a) return -1;
   *out = a;
   return 0;
 }
 
+int mxw_ndarray_empty(int ndim, const int32_t *shape, int dtype, mxw_ndarray **out) {
+  return create_with(mxw_ndarray_alloc, ndim, shape, dtype, out);
+}
+
 int mxw_ndarray_create(int ndim, const int32_t *shape, int dtype, mxw_ndarray **out) {
-  MXW_CHECK(out != NULL, "output pointer is NULL");
-  mxw_shape s;
-  MXW_TRY(shape_from_i32(ndim, shape, &s));
-  mxw_ndarray *a = mxw_ndarray_zeros(&s, dtype);
-  if (!a) return -1;
-  *out = a;
-  return 0;
+  return create_with(mxw_ndarray_zeros, ndim, shape, dtype, out);
 }
 
 int mxw_ndarray_free(mxw_ndarray *arr) {
