@@ -11,8 +11,10 @@ cd "$(dirname "$0")/.."
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
-# clang-19 + lld-19: the relaxed-SIMD tiers (emcc 3.1.6's clang-14 cannot emit relaxed SIMD; CMakeLists.txt)
-APT_PKGS=(emscripten wasi-libc libclang-rt-14-dev-wasm32 libcjson-dev libsimde-dev libcmocka-dev dpkg-dev cmake make clang-19 lld-19)
+# clang-19 + lld-19: the relaxed-SIMD tiers (emcc 3.1.6's clang-14 cannot emit relaxed SIMD; CMakeLists.txt);
+# llvm-19 for the llvm-nm and llvm-ar emcc runs beside them (clang-19 without recommends lacks them)
+APT_PKGS=(emscripten wasi-libc libclang-rt-14-dev-wasm32 libcjson-dev libsimde-dev libcmocka-dev dpkg-dev cmake make clang-19 lld-19
+  llvm-19)
 # lint and coverage (npm run lint / coverage): clang-format and clang-tidy 14, gcovr and lcov (genhtml)
 APT_PKGS+=(clang-format-14 clang-tidy-14 gcovr lcov)
 if [ -z "${MXW_SKIP_CHROMIUM:-}" ]; then APT_PKGS+=(chromium); fi
