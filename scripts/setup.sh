@@ -17,6 +17,8 @@ APT_PKGS=(emscripten wasi-libc libclang-rt-14-dev-wasm32 libcjson-dev libsimde-d
   llvm-19)
 # lint and coverage (npm run lint / coverage): clang-format and clang-tidy 14, gcovr and lcov (genhtml)
 APT_PKGS+=(clang-format-14 clang-tidy-14 gcovr lcov)
+# OpenCV's own cv2.resize, the oracle of tests/js/image_resize_interp.test.mjs (Debian's python3)
+APT_PKGS+=(python3-opencv)
 if [ -z "${MXW_SKIP_CHROMIUM:-}" ]; then APT_PKGS+=(chromium); fi
 
 missing=()
