@@ -12,6 +12,20 @@
 # Last, the fuzz targets run 60 s each (scripts/fuzz.sh; MXW_SKIP_FUZZ=1 skips them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# Free disk first: with the disk full, builds fail late and Chromium cannot start (its tests then
+# wait until their timeouts). The builds, the clean clone and the model-zoo test's temporary
+# folders take about 4 GiB; MXW_MIN_FREE_GIB changes the bound.
+min_gib=${MXW_MIN_FREE_GIB:-4}
+for dir in . "${TMPDIR:-/tmp}"; do
+  free_kib=$(df -Pk -- "$dir" | awk 'NR == 2 { print $4 }')
+  if [ "$free_kib" -lt $((min_gib * 1024 * 1024)) ]; then
+    echo "test: only $((free_kib / 1024)) MiB free on the disk of $(realpath -- "$dir"); the tests need about" \
+      "$min_gib GiB (MXW_MIN_FREE_GIB). Leftover /tmp/mxw-* folders of interrupted runs can go." >&2
+    exit 1
+  fi
+done
+
 bash scripts/setup.sh
 bash scripts/build.sh
 

@@ -40,6 +40,12 @@
  * power-of-two shapes (N = 1024 = 85 * 12 + 4, M = 341 * 3 + 1) took that back on whole products
  * (bench/gemm.mjs: 0.96-1.01x). 4x8's 8 accumulator chains just cover the FMA latency (4 cycles,
  * 2 per cycle), which is where its ~83% of the relaxed_madd peak on L1-resident panels comes from.
+ * Measured again on AMD Zen 3 (relaxed_madd peak ~50 GFLOP/s a thread), more chains did not help:
+ * a 5x8 tile (10 chains) whose k step is cut into two basic blocks by a never-true test, so that at
+ * most 10 + 2 + 3 values are live, ran 0.96-1.01x of 4x8 on L2-resident panels, 3x12 0.98-1.02x
+ * (interleaved runs, 4x8 ~44 GFLOP/s); the unsplit 5x8 spilled and ran at half speed. Whole 1024^3
+ * products vary from call to call there (36-48 GFLOP/s, either tile) while the register-only peak
+ * stays within 1%, so the product's shortfall from the peak is not the tile's chain count.
  * Threads: a column split of a large product has every chunk pack all of op(A) for itself; packing
  * it once across the pool for all chunks to share measured slower (1024^3, 2 threads: 83-84 vs
  * 86-88 GFLOP/s on the simd tier, relaxed alike): a chunk's own packed copy sits in its core's L2.
