@@ -371,7 +371,9 @@ if (startup.length) {
   console.log(table(['tier', 'import', 'import + first inference', 'from process start'],
     startup.map((s) => [s.tier, `${s.imp.toFixed(0)} ms`, `${s.first.toFixed(0)} ms`, `${s.proc.toFixed(0)} ms`])));
 }
-console.log('\n.wasm sizes (target <= 250 KB gzip per tier)');
+console.log('\n.wasm sizes (target <= 250 KB gzip per tier; KB = 1024 bytes). A tier loads its mxcore.wasm; its\n'
+  + 'mxcore.deferred.wasm loads at the first call of a function that inference and training of the usual models\n'
+  + 'do not reach (scripts/split-profile.mjs): rare operators, float64 and integer kernels, ...');
 const kb = (n) => `${(n / 1024).toFixed(0)} KB`;
 console.log(table(['file', 'raw', 'gzip -9'], [...sizes, ...peerWasm.map((s) => ({ ...s, file: `(peer) ${s.file}` }))]
   .map((s) => [s.file, kb(s.raw), kb(s.gz)])));

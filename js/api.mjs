@@ -167,13 +167,16 @@ const threaded = M._mxw_threads_supported() === 1;
 // codeCache}: `requested` is the tier a subpath import or MXW_TIER asked for (null when chosen
 // automatically), `fallbacks` the better tiers passed over and why, `codeCache` whether the API
 // was compiled from V8's code cache ('used', 'rejected', 'stale', 'absent', or 'off' where the
-// ES module bundle was imported: api_script.mjs, which records it under this symbol).
+// ES module bundle was imported: api_script.mjs, which records it under this symbol), `deferred`
+// the state of the tier's mxcore.deferred.wasm ('none': not a split tier; 'not loaded', 'loaded':
+// on this thread; wasm/split_pre.js).
 export function features() {
   return {
     tier: core.tier, simd: true, relaxedSimd: core.tier.includes('relaxed'), threads: threaded,
     numThreads: M._mxw_get_num_threads(), maxThreads: threaded ? core.poolSize + 1 : 1,
     requested: core.requested, fallbacks: core.fallbacks.map((f) => ({ ...f })),
     codeCache: globalThis[globalThis.Symbol.for('mxnet-wasm.apiScript')]?.codeCache ?? 'off', // (Symbol is mx.Symbol here)
+    deferred: M.mxwDeferredState ? M.mxwDeferredState() : 'none',
   };
 }
 // setNumThreads(n): the threads the kernels use from now on (the caller included); returns the

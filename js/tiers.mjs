@@ -265,6 +265,10 @@ export async function loadCore(wrapError) {
       const opts = { ...(early ? early.options : await locateOptions(tier)), ...memoryOption(tier),
         ...(tier.includes('threads') ? { mxwPoolSize: 0 } : {}) }; // (the pool's workers are added when wanted: js/api.mjs)
       const module = await (early ? Promise.race([factory(opts), early.failed]) : factory(opts));
+      // A split tier's deferred part (wasm/split_pre.js) loads at its first use, synchronously:
+      // on a page's main thread it is fetched and compiled in the background now instead, so
+      // that its first use does not block the page on a synchronous request.
+      if (!isNode && typeof document === 'object' && typeof window === 'object') module.mxwPrefetchDeferred?.();
       state.loaded = tier;
       return { module, tier, requested: requested ?? null, fallbacks, poolSize, defaultThreads: threads };
     } catch (e) {

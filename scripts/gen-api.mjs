@@ -160,6 +160,9 @@ export declare function features(): {
   requested: Tier | null; fallbacks: { tier: Tier; reason: string }[];
   /** whether the API was compiled from V8's code cache (Node >= 20.16) or imported as an ES module ('off') */
   codeCache: 'used' | 'rejected' | 'stale' | 'absent' | 'off';
+  /** the tier's mxcore.deferred.wasm (the functions usual work does not reach, loaded at the first
+   * call of one): 'none' where the tier is not split, else whether this thread has loaded it */
+  deferred: 'none' | 'not loaded' | 'loaded';
 };
 export declare function setNumThreads(n: number): number;
 export declare function getNumThreads(): number;

@@ -1,5 +1,11 @@
-// Post-link fixes of a threaded tier's emscripten glue (run by CMakeLists.txt after each link).
+// Post-link fixes of the emscripten glue (run by CMakeLists.txt after each link).
 //
+// 0. Every tier: the instance's imports get the "placeholder" namespace of a split module
+// (wasm/split_pre.js, scripts/split-wasm.mjs); a module without placeholders never reads it. In
+// browsers the deferred part is found as `new URL("mxcore.deferred.wasm", import.meta.url)`,
+// which bundlers copy as an asset (emcc's minifier does not take import.meta in a --pre-js).
+//
+// The threaded tiers' glue and worker, also:
 // 1. emcc 3.1.6 writes `new Worker(new URL("mxcore.worker.js", import.meta.url))`, the pattern that
 // bundlers (Vite, webpack) take for a module worker to bundle. That fails (Vite: "UMD and IIFE
 // output formats are not supported for code-splitting builds"): this worker is a classic script
@@ -16,7 +22,7 @@
 // thread had seen the worker's "loaded" message: never, while the caller runs synchronously),
 // and the worker (mxcore.worker.js) keeps the messages that come before its module is ready and
 // handles them in order once it is.
-//   node scripts/patch-glue.mjs dist/threads/mxcore.mjs   (mxcore.worker.js beside it)
+//   node scripts/patch-glue.mjs build/link/threads/mxcore.mjs   (mxcore.worker.js beside it, if threaded)
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -48,24 +54,33 @@ function patch(file, pairs) {
 }
 
 const file = process.argv[2];
+const worker = path.join(path.dirname(file), 'mxcore.worker.js');
+const threaded = existsSync(worker);
 patch(file, [
-  [/new Worker\(new URL\("mxcore\.worker\.js",\s*import\.meta\.url\)\)/, 'new Worker((0,new URL("mxcore.worker.js",import.meta.url)))'],
-  ['var numWorkersToLoad=PThread.unusedWorkers.length;PThread.unusedWorkers.forEach(function(w){PThread.loadWasmModuleToWorker(w,'
+  [/var info\s*=\s*\{(?!"placeholder")/, 'var info={"placeholder":Module["mxwPlaceholders"](),'],
+  ['function mxwDeferredUrl(){return scriptDirectory+"mxcore.deferred.wasm"}',
+    'function mxwDeferredUrl(){return new URL("mxcore.deferred.wasm",import.meta.url).href}'],
+  ...(threaded ? threadPairs() : []),
+]);
+function threadPairs() {
+  return [
+    [/new Worker\(new URL\("mxcore\.worker\.js",\s*import\.meta\.url\)\)/, 'new Worker((0,new URL("mxcore.worker.js",import.meta.url)))'],
+    ['var numWorkersToLoad=PThread.unusedWorkers.length;PThread.unusedWorkers.forEach(function(w){PThread.loadWasmModuleToWorker(w,'
     + 'function(){if(!--numWorkersToLoad)removeRunDependency("wasm-instantiate")})})',
-  'PThread.unusedWorkers.forEach(function(w){PThread.loadWasmModuleToWorker(w)});removeRunDependency("wasm-instantiate")'],
-  ['if(worker.loaded){worker.runPthread();delete worker.runPthread}', 'worker.runPthread();delete worker.runPthread;'],
-  // 3. In Node, node:worker_threads loads when the pool adds its first worker, not with the module:
-  // its load was 1.2 ms of the import, 5 ms under a V8 flag (the relaxed tiers'), and the pool
-  // starts after the import (csrc/core/parallel.c). global.Worker, which the glue sets, is a
-  // getter that loads it until first read.
-  ['let nodeWorkerThreads;try{nodeWorkerThreads=require("worker_threads")}catch(e){console.error(\'The "worker_threads" module is '
+    'PThread.unusedWorkers.forEach(function(w){PThread.loadWasmModuleToWorker(w)});removeRunDependency("wasm-instantiate")'],
+    ['if(worker.loaded){worker.runPthread();delete worker.runPthread}', 'worker.runPthread();delete worker.runPthread;'],
+    // 3. In Node, node:worker_threads loads when the pool adds its first worker, not with the module:
+    // its load was 1.2 ms of the import, 5 ms under a V8 flag (the relaxed tiers'), and the pool
+    // starts after the import (csrc/core/parallel.c). global.Worker, which the glue sets, is a
+    // getter that loads it until first read.
+    ['let nodeWorkerThreads;try{nodeWorkerThreads=require("worker_threads")}catch(e){console.error(\'The "worker_threads" module is '
     + 'not supported in this node.js build - perhaps a newer version is needed?\');throw e}global.Worker=nodeWorkerThreads.Worker',
-  'Object.defineProperty(global,"Worker",{configurable:true,enumerable:false,get(){var W=require("worker_threads").Worker;'
+    'Object.defineProperty(global,"Worker",{configurable:true,enumerable:false,get(){var W=require("worker_threads").Worker;'
     + 'Object.defineProperty(global,"Worker",{configurable:true,writable:true,enumerable:false,value:W});return W},'
     + 'set(v){Object.defineProperty(global,"Worker",{configurable:true,writable:true,enumerable:false,value:v})}})'],
-]);
-const worker = path.join(path.dirname(file), 'mxcore.worker.js');
-if (existsSync(worker)) {
+  ];
+}
+if (threaded) {
   patch(worker, [
     ['self.onmessage=(e=>{try{if(e.data.cmd==="load"){',
       'var mxwReady=false,mxwEarly=[];self.onmessage=(e=>{if(!mxwReady&&e.data.cmd!=="load"){mxwEarly.push(e);return}'

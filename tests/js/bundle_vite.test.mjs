@@ -42,7 +42,10 @@ window.__result = (async () => {
   const net = await mx.gluon.SymbolBlock.imports('./model-symbol.json', ['data'], './model-0000.params');
   const input = await (await fetch('./input.json')).json();
   const y = net(mx.nd.array(input.data, { shape: input.shape }));
-  return { tier: mx.features().tier, y: Array.from(y.toTypedArray()) };
+  const inferred = mx.features().deferred;
+  // float64 arithmetic: in the tier's mxcore.deferred.wasm, which the bundle must have copied too
+  const d = Array.from(mx.nd.array([1.5, -2], { dtype: 'float64' }).mul(4).toTypedArray());
+  return { tier: mx.features().tier, y: Array.from(y.toTypedArray()), inferred, deferred: mx.features().deferred, d };
 })().catch((e) => ({ error: String(e && e.stack || e) }));
 `;
 
@@ -119,6 +122,12 @@ test('a Vite production build of an app importing mxnet-wasm runs in Chromium, n
       const result = await page.evaluate(() => window.__result);
       assert.ok(result && !result.error, `${result?.error}\n${logs.join('\n')}`);
       assert.equal(result.y.length, expected.length);
+      // the split module's second part: not needed by the inference, loaded by the float64 call
+      assert.deepEqual(result.d, [6, -8]);
+      if (mx.features().deferred !== 'none') {
+        assert.equal(result.inferred, 'not loaded');
+        assert.equal(result.deferred, 'loaded');
+      }
       const scale = Math.max(...expected.map(Math.abs));
       result.y.forEach((v, i) => assert.ok(Math.abs(v - expected[i]) <= 1e-5 * scale, `output ${i}: ${v} vs ${expected[i]} (tier ${result.tier})`));
       if (labels) {

@@ -16,7 +16,8 @@ test('npm pack → npm install elsewhere → import computes nd.dot', { timeout:
     const packed = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', tmp],
       { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
     const files = packed[0].files.map((f) => f.path);
-    for (const f of ['dist/index.mjs', 'dist/mxcore.mjs', 'dist/mxcore.wasm', 'dist/threads/mxcore.wasm', 'dist/threads/mxcore.worker.js',
+    for (const f of ['dist/index.mjs', 'dist/mxcore.mjs', 'dist/mxcore.wasm', 'dist/mxcore.deferred.wasm', 'dist/threads/mxcore.wasm',
+      'dist/threads/mxcore.deferred.wasm', 'dist/threads/mxcore.worker.js',
       'dist/threads.mjs', 'dist/simd.mjs', 'dist/api.bundle.mjs', 'dist/api.bundle.js', 'dist/api.bundle.cache', 'package.json', 'README.md']) {
       assert.ok(files.includes(f), `${f} is in the tarball`);
     }
@@ -31,12 +32,15 @@ test('npm pack → npm install elsewhere → import computes nd.dot', { timeout:
       import * as mx from 'mxnet-wasm';
       const a = mx.nd.array([[1, 2], [3, 4]]);
       const b = mx.nd.array([[5, 6], [7, 8]]);
-      console.log(JSON.stringify({ dot: mx.nd.dot(a, b).toArray(), version: mx.version, codeCache: mx.features().codeCache }));
+      // float64: in the split module's second part (mxcore.deferred.wasm), found beside the first
+      const f64 = mx.nd.array([1.5, 2], { dtype: 'float64' }).mul(2).toArray();
+      console.log(JSON.stringify({ dot: mx.nd.dot(a, b).toArray(), f64, version: mx.version, codeCache: mx.features().codeCache }));
     `);
     // run from another working directory: the .wasm is found next to the module, not via cwd
     const out = execFileSync(process.execPath, [path.join(app, 'main.mjs')], { cwd: tmpdir(), encoding: 'utf8' });
     const res = JSON.parse(out.trim().split('\n').pop());
     assert.deepEqual(res.dot, [[19, 22], [43, 50]]);
+    assert.deepEqual(res.f64, [3, 4]);
     // the build's code cache serves the installed copy too (this Node made it; js/api_script.mjs)
     assert.equal(res.codeCache, typeof process.getBuiltinModule === 'function' ? 'used' : 'off');
     // the subpath entries resolve in the installed package and load their tier
