@@ -65,6 +65,11 @@ const models = {
   mobile: () => [[1, 3, 32, 32], new nn.Conv2D(16, 3, { padding: 1 }), new nn.BatchNorm(), new nn.Activation('relu'),
     new nn.Conv2D(16, 3, { padding: 1, groups: 16, strides: 2 }), new nn.Conv2D(32, 1), new nn.Activation('softrelu'),
     new nn.Conv2DTranspose(8, 4, { strides: 2, padding: 1 }), new nn.GlobalMaxPool2D(), new nn.Flatten(), new nn.Dense(5)],
+  // MobileNet v1 as RetinaFace and GluonCV's mobilenet use it: depthwise and pointwise convolutions,
+  // each followed by BatchNorm and relu (folded and fused in the hybridized graph)
+  mobilev1: () => [[1, 3, 64, 64], ...[[8, 1, 2], [8, 8, 1], [16, 1, 1], [16, 16, 2], [32, 1, 1], [32, 32, 1]].flatMap(([c, g, s]) => [
+    new nn.Conv2D(c, g === 1 && c > 8 ? 1 : 3, { strides: s, padding: g === 1 && c > 8 ? 0 : 1, groups: g, useBias: false }),
+    new nn.BatchNorm(), new nn.Activation('relu')]), new nn.GlobalAvgPool2D(), new nn.Flatten(), new nn.Dense(4)],
   seq: () => [[2, 7], new nn.Embedding(50, 16), new nn.LayerNorm(), new nn.Dense(16, { flatten: false, activation: 'relu' }), new nn.Dense(4, { flatten: false })],
 };
 for (const [name, make] of Object.entries(models)) {
@@ -116,6 +121,23 @@ for (const [name, make] of Object.entries(models)) {
   use(nd.softmax(nd.batch_dot(q, q, { transpose_b: true }).div(Math.sqrt(8)), { axis: -1 }));
   use(nd.LayerNorm(q, nd.ones([8]), nd.zeros([8]))); use(nd.LeakyReLU(q, { act_type: 'gelu' }));
   use(nd.SequenceMask(q, nd.array([1, 2, 1, 2, 1]), { use_sequence_length: true }));
+}
+
+// the float32 kernels over a sweep of small shapes, so that their edge paths (partial tiles, narrow
+// images, strides, paddings) stay with them: real inputs come in every size (an image pyramid)
+for (const hw of [3, 5, 7, 8, 12, 13, 24, 31]) {
+  for (const [c, f, k, s, p, g] of [[3, 10, 3, 1, 0, 1], [10, 16, 3, 1, 0, 1], [4, 8, 1, 1, 0, 1], [32, 2, 1, 1, 0, 1], [32, 4, 1, 1, 0, 1], [8, 8, 3, 2, 1, 8], [8, 8, 3, 1, 1, 8], [6, 6, 5, 1, 2, 6], [5, 7, 3, 2, 1, 1], [3, 4, 7, 2, 3, 1], [4, 4, 2, 2, 0, 1]]) {
+    if (hw + 2 * p < k) continue;
+    const x = nd.random.uniform(-1, 1, [2, c, hw, hw]);
+    const y = nd.Convolution(x, nd.random.uniform(-1, 1, [f, c / g, k, k]), nd.zeros([f]), { kernel: [k, k], stride: [s, s], pad: [p, p], num_filter: f, num_group: g });
+    use(y); use(nd.LeakyReLU(y, nd.full([f], 0.25), { act_type: 'prelu' }));
+    for (const pool of ['max', 'avg']) use(nd.Pooling(x, { kernel: [Math.min(3, hw), Math.min(3, hw)], stride: [2, 2], pool_type: pool, pooling_convention: hw % 2 ? 'full' : 'valid' }));
+  }
+}
+for (const [m, n, k] of [[1, 7, 5], [3, 9, 17], [5, 33, 2], [13, 20, 31], [9, 1, 8], [2, 2, 2]]) {
+  const a = nd.random.uniform(-1, 1, [m, k]), b = nd.random.uniform(-1, 1, [n, k]);
+  use(nd.FullyConnected(a, b, nd.zeros([n]), { num_hidden: n })); use(nd.dot(a, b, { transpose_b: true })); use(nd.softmax(a)); use(nd.sum(a, { axis: 0 }));
+  use(nd.add(a, 1).relu().sigmoid().tanh().exp());
 }
 
 // graphs with several outputs (detectors), and features taken from internal outputs

@@ -15,6 +15,7 @@ import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import path from 'node:path';
+import { MODELS, REAL_FILES_SKIP } from './fixtures.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DIST = path.join(ROOT, 'dist');
@@ -70,6 +71,29 @@ for (const tier of ['simd', 'threads']) {
     assert.ok(r.losses[4] < r.losses[0], `training lowers the loss: ${r.losses}`);
   });
 }
+
+// Real MXNet files (../shared/models): Gluon's LeNet, the Module API's MLP (SoftmaxOutput) and linear
+// regression, MTCNN's first stage from MXNet 0.8 (PReLU, SoftmaxActivation, 'param' keys) over the
+// sizes of an image pyramid: imported and run on the first part alone.
+test('real MXNet files import and run without the deferred part', { skip: REAL_FILES_SKIP || (!split('simd') && 'not built split here') }, () => {
+  const cases = [['lenet-gluon/lenet-symbol.json', 'lenet-gluon/lenet-0001.params', [2, 1, 28, 28]],
+    ['mnist-mlp-module/model-symbol.json', 'mnist-mlp-module/model-0000.params', [2, 784]],
+    ['linreg-v1/model-symbol.json', 'linreg-v1/model-0000.params', [2, 2]],
+    ...[12, 17, 24, 33, 61].map((s) => ['mtcnn-legacy/det1-symbol.json', 'mtcnn-legacy/det1-0001.params', [1, 3, s, s]])]; // (a pyramid)
+  const r = child(DIST, 'simd', `
+    const out = [];
+    for (const [sym, params, shape] of ${JSON.stringify(cases.map(([a, b, c]) => [path.join(MODELS, a), path.join(MODELS, b), c]))}) {
+      const net = await mx.gluon.SymbolBlock.imports(sym, ['data'], params);
+      const y = net(mx.nd.random.uniform(0, 1, shape));
+      const ys = Array.isArray(y) ? y : [y];
+      out.push({ sym, finite: ys.every((a) => a.toTypedArray().every(Number.isFinite)), deferred: mx.features().deferred });
+    }
+    console.log(JSON.stringify(out));`);
+  for (const c of r) {
+    assert.ok(c.finite, c.sym);
+    assert.equal(c.deferred, 'not loaded', c.sym);
+  }
+});
 
 // float64 work: every float64 kernel is outside the usual work, so its first call loads the part
 const F64 = `
