@@ -6,7 +6,10 @@
 //   dist/registry.mjs the registry JSON itself with the module's checksum of its op definitions,
 //                    which core.mjs uses instead of building the JSON at every load;
 //   dist/index.mjs   the package's entry, re-exporting js/api.mjs's names after starting the load.
-// Run by the build after dist/ is assembled: node scripts/gen-api.mjs [distDir]
+// The tiers are built without op and attribute docs (MXW_NO_DOCS, csrc/core/mxw_core.h): the docs
+// come from build/wasm/docs/mxw_registry_docs.mjs, the same sources built with them, whose registry
+// must otherwise equal the module's (its checksum leaves the docs out).
+// Run by the build after dist/ is assembled: node scripts/gen-api.mjs [distDir [docs module]]
 import { writeFileSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL, fileURLToPath } from 'node:url';
@@ -15,6 +18,20 @@ const dist = path.resolve(process.argv[2] ?? path.join(path.dirname(fileURLToPat
 globalThis.__mxwFreshRegistry = true; // the module's own JSON, never the copy being regenerated
 await import(pathToFileURL(path.join(dist, 'tier-simd.mjs')).href); // the tier every build has, never a stale one
 const { registry, M } = await import(pathToFileURL(path.join(dist, 'core.mjs')).href);
+{
+  const docsModule = path.resolve(process.argv[3] ?? path.join(path.dirname(fileURLToPath(import.meta.url)), '../build/wasm/docs/mxw_registry_docs.mjs'));
+  const D = await (await import(pathToFileURL(docsModule).href)).default();
+  const documented = JSON.parse(D.UTF8ToString(D._mxw_registry_json()));
+  const undocumented = (r) => ({ ...r, ops: r.ops.map(({ doc, ...op }) => ({ ...op, attrs: op.attrs.map(({ doc: _, ...a }) => a) })) });
+  const fail = (msg) => { throw new Error(`gen-api: ${docsModule}: ${msg}`); };
+  if (D._mxw_registry_checksum() >>> 0 !== M._mxw_registry_checksum() >>> 0) fail('another registry checksum than the module\'s (a stale build?)');
+  if (JSON.stringify(undocumented(documented)) !== JSON.stringify(undocumented(registry))) fail('its registry differs from the module\'s beyond the docs');
+  if (registry.ops.some((op) => op.doc || op.attrs.some((a) => a.doc !== undefined))) fail('the module itself has docs (built without MXW_NO_DOCS?)');
+  registry.ops.forEach((op, i) => {
+    op.doc = documented.ops[i].doc;
+    op.attrs.forEach((a, j) => { if (documented.ops[i].attrs[j].doc !== undefined) a.doc = documented.ops[i].attrs[j].doc; });
+  });
+}
 // dist/index.mjs, the package's entry: starts loading the wasm module (tiers.mjs preloadCore)
 // before the API is parsed, then re-exports api.mjs's names (read from the module itself, never
 // listed by hand) from api.mjs and its modules in one file (api.bundle.js or api.bundle.mjs:

@@ -11,8 +11,9 @@
 // The relaxed tiers: binaryen 108 knows relaxed SIMD only by its draft encodings, and the one relaxed
 // instruction these modules hold, f32x4.relaxed_madd (0xfd 0x105), is its draft f32x4.relaxed_fma
 // (0xfd 0xaf), of the same length. Their code goes through the tools with the opcode renamed, and
-// back; each rename is checked against the instruction count a disassembler reports (npm's binaryen
-// 132 before, Debian's 108 after), so that no other bytes can have been taken for it.
+// back, at the instructions a decoder of the code section finds (never bytes that only look like
+// them); each rename's count is checked against the one a disassembler reports (npm's binaryen 132
+// before, Debian's 108 after).
 //   node scripts/split-wasm.mjs <tier> <full mxcore.wasm> <dist dir> <work dir>
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, cpSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -41,39 +42,113 @@ rmSync(work, { recursive: true, force: true });
 mkdirSync(work, { recursive: true });
 
 // ---- the relaxed opcode's renames ---------------------------------------------------------------------
-const MADD = [0xfd, 0x85, 0x02], DRAFT_FMA = [0xfd, 0xaf, 0x01]; // (LEB128 opcodes 0x105, 0xaf)
-// [start, end) of the code section (id 10)
-function codeSection(bytes) {
-  const leb = (at) => {
+// The code section is decoded instruction by instruction, so that only opcodes are renamed (a byte
+// scan also matched the sequence inside an immediate once the module changed).
+const MADD = 0x105, DRAFT_FMA = 0xaf; // f32x4.relaxed_madd, binaryen 108's draft f32x4.relaxed_fma
+const MADD_BYTES = [0xfd, 0x85, 0x02], DRAFT_FMA_BYTES = [0xfd, 0xaf, 0x01];
+// Calls visit(position of the prefix byte, sub-opcode, position after the instruction) for every
+// 0xfd (SIMD) instruction of every function body in the code section (id 10).
+function simdInstructions(bytes, visit) {
+  let at = 8;
+  const u32 = () => {
     let v = 0, shift = 0, b;
     do { b = bytes[at++]; v += (b & 0x7f) * 2 ** shift; shift += 7; } while (b & 0x80);
-    return [v, at];
+    return v;
   };
-  for (let at = 8; at < bytes.length;) {
-    const id = bytes[at];
-    const [size, body] = leb(at + 1);
-    if (id === 10) return [body, body + size];
-    at = body + size;
-  }
-  return fail('no code section');
-}
-// Renames every `from` in the code section to `to`: there must be `expect` of them.
-function rename(file, out, from, to, expect) {
-  const bytes = readFileSync(file), [b, e] = codeSection(bytes);
-  let n = 0;
-  for (let i = b; i + 3 <= e; i++) {
-    if (bytes[i] === from[0] && bytes[i + 1] === from[1] && bytes[i + 2] === from[2]) {
-      bytes.set(to, i);
-      n++;
-      i += 2;
+  const skipLeb = () => { while (bytes[at++] & 0x80); };
+  const memarg = () => { skipLeb(); skipLeb(); };
+  const decodeFail = (op) => fail(`cannot decode opcode 0x${op.toString(16)} at byte ${at - 1} of the code section`);
+  // skips the immediates of an instruction (MVP, sign-extension, bulk memory, reference types,
+  // saturating truncations, atomics) after its opcode
+  const immediates = (op) => {
+    if (op === 0x02 || op === 0x03 || op === 0x04) { // block types: 0x40, a value type or an s33 index
+      if (bytes[at] === 0x40 || (bytes[at] >= 0x6f && bytes[at] <= 0x7f)) at++;
+      else skipLeb();
+    } else if ([0x0c, 0x0d, 0x10, 0x20, 0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x41, 0x42, 0xd2].includes(op)) {
+      skipLeb(); // br, br_if, call, local/global get/set/tee, table.get/set, i32/i64.const, ref.func
+    } else if (op === 0x0e) { // br_table
+      for (let k = u32() + 1; k > 0; k--) skipLeb();
+    } else if (op === 0x11) { // call_indirect
+      skipLeb();
+      skipLeb();
+    } else if (op >= 0x28 && op <= 0x3e) {
+      memarg();
+    } else if (op === 0x3f || op === 0x40 || op === 0xd0) { // memory.size/grow, ref.null
+      at++;
+    } else if (op === 0x43 || op === 0x44) { // f32/f64.const
+      at += op === 0x43 ? 4 : 8;
+    } else if (op === 0x1c) { // select with types
+      for (let k = u32(); k > 0; k--) at++;
+    } else if (op === 0xfc) {
+      const sub = u32();
+      if (sub === 8) { // memory.init
+        skipLeb();
+        at++;
+      } else if (sub === 9 || sub === 13 || (sub >= 15 && sub <= 17)) {
+        skipLeb();
+      } else if (sub === 10 || sub === 11) { // memory.copy, memory.fill
+        at += sub === 10 ? 2 : 1;
+      } else if (sub === 12 || sub === 14) {
+        skipLeb();
+        skipLeb();
+      } else if (sub > 7) {
+        decodeFail(op);
+      }
+    } else if (op === 0xfe) { // atomics: atomic.fence has a 0 byte, the rest a memarg
+      if (u32() === 3) at++;
+      else memarg();
+    } else if (op > 0xd2) {
+      decodeFail(op);
+    } // every other opcode has no immediates
+  };
+  const simdImmediates = (sub) => {
+    if (sub <= 11 || sub === 92 || sub === 93) memarg(); // loads, stores, load zero
+    else if (sub === 12 || sub === 13) at += 16; // v128.const, i8x16.shuffle
+    else if (sub >= 21 && sub <= 34) at++; // lane extracts and replaces
+    else if (sub >= 84 && sub <= 91) { // load / store lane
+      memarg();
+      at++;
     }
+  };
+  while (at < bytes.length) {
+    const id = bytes[at++], size = u32(), end = at + size;
+    if (id !== 10) { at = end; continue; }
+    for (let n = u32(); n > 0; n--) {
+      const bodySize = u32(), bodyEnd = at + bodySize;
+      for (let groups = u32(); groups > 0; groups--) { skipLeb(); at++; } // locals: count, type
+      while (at < bodyEnd) {
+        const op = bytes[at++];
+        if (op === 0xfd) {
+          const p = at - 1, sub = u32();
+          simdImmediates(sub);
+          visit(p, sub, at);
+        } else {
+          immediates(op);
+        }
+      }
+      if (at !== bodyEnd) fail(`a function body decoded past its end (byte ${at}, end ${bodyEnd})`);
+    }
+    return;
   }
-  if (n !== expect) fail(`${path.basename(file)}: ${n} byte sequences ${from.map((x) => x.toString(16)).join(' ')} in its code, for ${expect} instructions`);
+  fail('no code section');
+}
+// Renames every instruction `from` (sub-opcode) to `to` (same-length encodings): there must be
+// `expect` of them.
+function rename(file, out, from, fromBytes, toBytes, expect) {
+  const bytes = readFileSync(file);
+  let n = 0;
+  simdInstructions(bytes, (p, sub, after) => {
+    if (sub !== from) return;
+    if (after - p !== fromBytes.length || !fromBytes.every((b, i) => bytes[p + i] === b)) fail(`an unexpected encoding of opcode 0x${from.toString(16)} at byte ${p}`);
+    bytes.set(toBytes, p);
+    n++;
+  });
+  if (n !== expect) fail(`${path.basename(file)}: ${n} instructions 0xfd 0x${from.toString(16)} decoded in its code, for ${expect} from a disassembler`);
   writeFileSync(out, bytes);
 }
 const count = (text, name) => text.split(`(${name}`).length - 1;
 // a module written by binaryen 108 (the draft encoding) -> the standard one
-const toStandard = (file) => rename(file, file, DRAFT_FMA, MADD, count(run(WASM_DIS, ['-all', file]), 'f32x4.relaxed_fma'));
+const toStandard = (file) => rename(file, file, DRAFT_FMA, DRAFT_FMA_BYTES, MADD_BYTES, count(run(WASM_DIS, ['-all', file]), 'f32x4.relaxed_fma'));
 let source = full;
 if (relaxed) {
   const text = run(process.execPath, [path.join(here, '../node_modules/binaryen/bin/wasm-dis'), '--enable-simd',
@@ -83,7 +158,7 @@ if (relaxed) {
   others.delete('f32x4.relaxed_madd');
   if (others.size) fail(`relaxed instructions other than f32x4.relaxed_madd: ${[...others].join(', ')}`);
   source = path.join(work, 'draft.wasm');
-  rename(full, source, MADD, DRAFT_FMA, count(text, 'f32x4.relaxed_madd'));
+  rename(full, source, MADD, MADD_BYTES, DRAFT_FMA_BYTES, count(text, 'f32x4.relaxed_madd'));
 }
 
 // Function headers of the full module: (func $<index> (param ...) (result ...)

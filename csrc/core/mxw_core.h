@@ -175,9 +175,19 @@ typedef struct mxw_attr_spec {
   const char *doc;
 } mxw_attr_spec;
 
+/* Documentation strings of operators and attributes. The shipped wasm modules are built with
+ * MXW_NO_DOCS: their registry then has no docs (about 10 KiB of the gzipped module), and the
+ * build takes the docs from a module built with them (tools/registry_json.c, scripts/gen-api.mjs)
+ * into dist/registry.mjs, the registry's copy the package reads. */
+#ifdef MXW_NO_DOCS
+#define MXW_DOC(s) NULL
+#else
+#define MXW_DOC(s) (s)
+#endif
+
 /* Spec helpers for tables: MXW_A_INT("num_hidden", FCParam, num_hidden, NULL, "doc") ... */
 #define MXW_A(name_, type_, opt_, def_, st_, field_, enums_, doc_) \
-  { name_, type_, opt_, def_, offsetof(st_, field_), enums_, doc_ }
+  { name_, type_, opt_, def_, offsetof(st_, field_), enums_, MXW_DOC(doc_) }
 #define MXW_A_INT(n, st, f, def, doc) MXW_A(n, MXW_ATTR_INT, 0, def, st, f, NULL, doc)
 #define MXW_A_OPT_INT(n, st, f, def, doc) MXW_A(n, MXW_ATTR_INT, 1, def, st, f, NULL, doc)
 #define MXW_A_FLOAT(n, st, f, def, doc) MXW_A(n, MXW_ATTR_FLOAT, 0, def, st, f, NULL, doc)

@@ -572,7 +572,6 @@ uint32_t mxw_registry_checksum(void) {
     const mxw_op_def *op = g_ops[i];
     fnv_str(&f, op->name);
     fnv_list(&f, op->aliases);
-    fnv_str(&f, op->doc);
     fnv_list(&f, op->input_names);
     fnv_list(&f, op->output_names);
     int64_t flags[] = {op->num_inputs,        op->num_outputs, op->gradient != NULL,      op->no_grad,
@@ -587,7 +586,6 @@ uint32_t mxw_registry_checksum(void) {
       fnv_int(&f, sp->def != NULL);
       fnv_str(&f, sp->def);
       fnv_list(&f, sp->enum_values);
-      fnv_str(&f, sp->doc);
     }
   }
   return f.h;

@@ -510,7 +510,7 @@ static int cached_grad(mxw_grad_ctx *g) {
 
 const mxw_op_def mxw_op_cached_op = {
     .name = "_CachedOp",
-    .doc = "a hybridized block's call on the autograd tape (internal)",
+    .doc = MXW_DOC("a hybridized block's call on the autograd tape (internal)"),
     .param_size = sizeof(CachedOpParam),
     .num_inputs = MXW_VARIADIC,
     .num_inputs_fn = num_inputs_fwd,
@@ -526,7 +526,7 @@ const mxw_op_def mxw_op_cached_op = {
 
 const mxw_op_def mxw_op_backward_cached_op = {
     .name = "_backward_CachedOp",
-    .doc = "the backward half of a recorded hybridized call (internal)",
+    .doc = MXW_DOC("the backward half of a recorded hybridized call (internal)"),
     .param_size = sizeof(CachedOpParam),
     .num_inputs = MXW_VARIADIC,
     .num_inputs_fn = num_inputs_bwd,

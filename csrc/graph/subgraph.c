@@ -1668,7 +1668,7 @@ static const char *data_name(const void *param, int index) {
 
 #define CF_OP(var, nm, fwd, dc)                                             \
   const mxw_op_def var = {.name = nm,                                       \
-                          .doc = dc,                                        \
+                          .doc = MXW_DOC(dc),                               \
                           .param_size = sizeof(cf_param),                   \
                           .num_inputs = MXW_VARIADIC,                       \
                           .num_inputs_fn = cf_num_inputs,                   \
@@ -1691,7 +1691,7 @@ CF_OP(mxw_op_cond, "_cond", cond_forward, "Run an if-then-else using user-define
 
 #define CF_BACKWARD_OP(var, nm, fwd, dc)                     \
   const mxw_op_def var = {.name = nm,                        \
-                          .doc = dc,                         \
+                          .doc = MXW_DOC(dc),                \
                           .param_size = sizeof(cf_param),    \
                           .num_inputs = MXW_VARIADIC,        \
                           .num_inputs_fn = cfb_num_inputs,   \

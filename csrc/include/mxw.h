@@ -107,8 +107,9 @@ MXW_API int mxw_op_find(const char *name);
 MXW_API const char *mxw_registry_json(void);
 /* strlen of mxw_registry_json()'s text (building it first if needed), so that JS decodes it in one call. */
 MXW_API size_t mxw_registry_json_size(void);
-/* A hash of what the registry JSON reports from the op definitions: equal checksums mean a copy
- * of the JSON made from another build of the same sources can stand in for it. */
+/* A hash of what the registry JSON reports from the op definitions, docs left out: equal checksums
+ * mean a copy of the JSON made from another build of the same sources can stand in for it, also
+ * one made by a build with the docs (MXW_DOC) for a module built without them. */
 MXW_API uint32_t mxw_registry_checksum(void);
 
 /* Parses attributes given in MXNet's string forms ("(3, 3)", "True", "None", "1e-05").

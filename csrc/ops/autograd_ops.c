@@ -56,7 +56,7 @@ static int grad_view_range(mxw_grad_ctx *g) { return mxw_grad_set_fwd_op(g, "_ba
 
 static const mxw_op_def op_view_range = {
     .name = "_view_range",
-    .doc = "a contiguous range of data's elements with a new shape (a recorded reshape or slice view)",
+    .doc = MXW_DOC("a contiguous range of data's elements with a new shape (a recorded reshape or slice view)"),
     .attrs = k_view_range_attrs,
     .num_attrs = 2,
     .param_size = sizeof(ViewRangeParam),
@@ -86,7 +86,7 @@ static int fwd_backward_view_range(const mxw_op_call *c) {
 
 static const mxw_op_def op_backward_view_range = {
     .name = "_backward_view_range",
-    .doc = "the gradient of _view_range: zeros of data's shape with the range set to ograd",
+    .doc = MXW_DOC("the gradient of _view_range: zeros of data's shape with the range set to ograd"),
     .attrs = k_view_range_attrs,
     .num_attrs = 2,
     .param_size = sizeof(ViewRangeParam),

@@ -54,7 +54,7 @@ static int grad_cast(mxw_grad_ctx *g) {
 static const mxw_op_def op_Cast = {
     .name = "Cast",
     .aliases = ALIASES("cast", "_npi_cast", "_npx_cast"),
-    .doc = "converts every element to dtype (C conversion: float -> int truncates toward zero)",
+    .doc = MXW_DOC("converts every element to dtype (C conversion: float -> int truncates toward zero)"),
     .attrs = k_cast_attrs,
     .num_attrs = 1,
     .param_size = sizeof(CastParam),
@@ -81,7 +81,7 @@ static int infer_type_amp_cast(const void *param, int nin, int *in, int nout, in
 static const mxw_op_def op_amp_cast = {
     .name = "amp_cast",
     .aliases = NULL,
-    .doc = "mixed-precision cast: float32/float16/bfloat16 inputs become dtype, other inputs are copied",
+    .doc = MXW_DOC("mixed-precision cast: float32/float16/bfloat16 inputs become dtype, other inputs are copied"),
     .attrs = k_cast_attrs,
     .num_attrs = 1,
     .param_size = sizeof(CastParam),
@@ -197,7 +197,7 @@ static int as_act_clip(const void *param) {
 static const mxw_op_def op_clip = {
     .name = "clip",
     .aliases = ALIASES("_npi_clip", "_sparse_clip"),
-    .doc = "limits values to [a_min, a_max]: x > a_max ? a_max : (x < a_min ? a_min : x); NaN passes through",
+    .doc = MXW_DOC("limits values to [a_min, a_max]: x > a_max ? a_max : (x < a_min ? a_min : x); NaN passes through"),
     .attrs = k_clip_attrs,
     .num_attrs = 2,
     .param_size = sizeof(ClipParam),
@@ -211,16 +211,17 @@ static const mxw_op_def op_clip = {
     .gradient = grad_clip};
 
 static const char *const k_ograd_data[] = {"ograd", "data", NULL};
-static const mxw_op_def op_backward_clip = {.name = "_backward_clip",
-                                            .doc = "the gradient of clip: ograd where a_min <= data <= a_max, else 0",
-                                            .attrs = k_clip_attrs,
-                                            .num_attrs = 2,
-                                            .param_size = sizeof(ClipParam),
-                                            .num_inputs = 2,
-                                            .input_names = k_ograd_data,
-                                            .num_outputs = 1,
-                                            .infer_shape = mxw_infer_shape_same,
-                                            .forward = fwd_backward_clip,
-                                            .inplace = 1};
+static const mxw_op_def op_backward_clip = {
+    .name = "_backward_clip",
+    .doc = MXW_DOC("the gradient of clip: ograd where a_min <= data <= a_max, else 0"),
+    .attrs = k_clip_attrs,
+    .num_attrs = 2,
+    .param_size = sizeof(ClipParam),
+    .num_inputs = 2,
+    .input_names = k_ograd_data,
+    .num_outputs = 1,
+    .infer_shape = mxw_infer_shape_same,
+    .forward = fwd_backward_clip,
+    .inplace = 1};
 
 MXW_FAMILY(cast_clip, &op_Cast, &op_amp_cast, &op_clip, &op_backward_clip);

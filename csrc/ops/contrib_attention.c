@@ -330,7 +330,7 @@ static int infer_backward(const void *param, int nin, mxw_shape *in, int nout, m
 
 #define FWD_DEF(VAR, NAME, NIN, INPUTS, INFER, FWD, GRAD, DOC)           \
   static const mxw_op_def VAR = {.name = NAME,                           \
-                                 .doc = DOC,                             \
+                                 .doc = MXW_DOC(DOC),                    \
                                  .attrs = k_attrs,                       \
                                  .num_attrs = 1,                         \
                                  .param_size = sizeof(InterleavedParam), \
@@ -342,17 +342,17 @@ static int infer_backward(const void *param, int nin, mxw_shape *in, int nout, m
                                  .infer_shape = INFER,                   \
                                  .forward = FWD,                         \
                                  .gradient = GRAD};
-#define BWD_DEF(VAR, NAME, NIN, INPUTS, NOUT, FWD)                       \
-  static const mxw_op_def VAR = {.name = NAME,                           \
-                                 .doc = "the gradient of " NAME,         \
-                                 .attrs = k_attrs,                       \
-                                 .num_attrs = 1,                         \
-                                 .param_size = sizeof(InterleavedParam), \
-                                 .validate = validate,                   \
-                                 .num_inputs = NIN,                      \
-                                 .input_names = INPUTS,                  \
-                                 .num_outputs = NOUT,                    \
-                                 .infer_shape = infer_backward,          \
+#define BWD_DEF(VAR, NAME, NIN, INPUTS, NOUT, FWD)                        \
+  static const mxw_op_def VAR = {.name = NAME,                            \
+                                 .doc = MXW_DOC("the gradient of " NAME), \
+                                 .attrs = k_attrs,                        \
+                                 .num_attrs = 1,                          \
+                                 .param_size = sizeof(InterleavedParam),  \
+                                 .validate = validate,                    \
+                                 .num_inputs = NIN,                       \
+                                 .input_names = INPUTS,                   \
+                                 .num_outputs = NOUT,                     \
+                                 .infer_shape = infer_backward,           \
                                  .forward = FWD};
 
 FWD_DEF(op_selfatt_qk, "_contrib_interleaved_matmul_selfatt_qk", 1, k_qkv, infer_selfatt_qk, fwd_selfatt_qk, grad_one,

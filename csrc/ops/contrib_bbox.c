@@ -290,9 +290,8 @@ static int num_visible_one(const void *param) {
 static const mxw_op_def op_box_nms = {
     .name = "_contrib_box_nms",
     .aliases = ALIASES("_contrib_box_non_maximum_suppression"),
-    .doc =
-        "non-maximum suppression: boxes sorted by score per batch, overlapping (IoU > overlap_thresh), "
-        "low-score and background boxes removed and their rows filled with -1",
+    .doc = MXW_DOC("non-maximum suppression: boxes sorted by score per batch, overlapping (IoU > overlap_thresh), "
+                   "low-score and background boxes removed and their rows filled with -1"),
     .attrs = k_nms_attrs,
     .num_attrs = NUM_ATTRS(k_nms_attrs),
     .param_size = sizeof(NMSParam),
@@ -344,7 +343,7 @@ static int fwd_backward_box_nms(const mxw_op_call *c) {
 
 static const mxw_op_def op_backward_box_nms = {
     .name = "_backward_contrib_box_nms",
-    .doc = "the data gradient of box_nms: each output row's gradient back at its source row",
+    .doc = MXW_DOC("the data gradient of box_nms: each output row's gradient back at its source row"),
     .attrs = k_nms_attrs,
     .num_attrs = NUM_ATTRS(k_nms_attrs),
     .param_size = sizeof(NMSParam),
@@ -409,7 +408,7 @@ static int fwd_box_iou(const mxw_op_call *c) {
 
 static const mxw_op_def op_box_iou = {
     .name = "_contrib_box_iou",
-    .doc = "intersection-over-union of every lhs box (..., 4) with every rhs box (..., 4)",
+    .doc = MXW_DOC("intersection-over-union of every lhs box (..., 4) with every rhs box (..., 4)"),
     .attrs = k_iou_attrs,
     .num_attrs = NUM_ATTRS(k_iou_attrs),
     .param_size = sizeof(IoUParam),
@@ -509,9 +508,8 @@ static int fwd_bipartite_matching(const mxw_op_call *c) {
 
 static const mxw_op_def op_bipartite_matching = {
     .name = "_contrib_bipartite_matching",
-    .doc =
-        "greedy bipartite matching of a (..., N, M) score matrix: each row's matched column and each "
-        "column's matched row (-1 where unmatched)",
+    .doc = MXW_DOC("greedy bipartite matching of a (..., N, M) score matrix: each row's matched column and each "
+                   "column's matched row (-1 where unmatched)"),
     .attrs = k_bm_attrs,
     .num_attrs = NUM_ATTRS(k_bm_attrs),
     .param_size = sizeof(BMParam),
@@ -594,7 +592,8 @@ static int fwd_box_encode(const mxw_op_call *c) {
 
 static const mxw_op_def op_box_encode = {
     .name = "_contrib_box_encode",
-    .doc = "encodes matched reference boxes as normalized center offsets from corner anchors: targets and masks",
+    .doc =
+        MXW_DOC("encodes matched reference boxes as normalized center offsets from corner anchors: targets and masks"),
     .num_inputs = 6,
     .input_names = k_encode_inputs,
     .num_outputs = 2,
@@ -671,7 +670,7 @@ static int fwd_box_decode(const mxw_op_call *c) {
 
 static const mxw_op_def op_box_decode = {
     .name = "_contrib_box_decode",
-    .doc = "decodes (B, N, 4) center-offset predictions against (1, N, 4) anchors into corner boxes",
+    .doc = MXW_DOC("decodes (B, N, 4) center-offset predictions against (1, N, 4) anchors into corner boxes"),
     .attrs = k_decode_attrs,
     .num_attrs = NUM_ATTRS(k_decode_attrs),
     .param_size = sizeof(DecodeParam),

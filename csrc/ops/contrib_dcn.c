@@ -422,9 +422,9 @@ static int grad_mdcn(mxw_grad_ctx *g) { return grad_common(g, 1); }
 
 static const mxw_op_def op_dcn = {
     .name = "_contrib_DeformableConvolution",
-    .doc =
+    .doc = MXW_DOC(
         "2-D deformable convolution: each kernel tap samples data (bilinear) at its position plus a learned "
-        "offset (batch, num_deformable_group * kh * kw * 2, out_h, out_w); weight (num_filter, C / num_group, kh, kw)",
+        "offset (batch, num_deformable_group * kh * kw * 2, out_h, out_w); weight (num_filter, C / num_group, kh, kw)"),
     .attrs = k_dcn_attrs,
     .num_attrs = DCN_NUM_ATTRS,
     .param_size = sizeof(DCNParam),
@@ -438,7 +438,7 @@ static const mxw_op_def op_dcn = {
     .gradient = grad_dcn};
 static const mxw_op_def op_backward_dcn = {
     .name = "_backward__contrib_DeformableConvolution",
-    .doc = "the gradient of _contrib_DeformableConvolution (inputs ograd, data, offset, weight)",
+    .doc = MXW_DOC("the gradient of _contrib_DeformableConvolution (inputs ograd, data, offset, weight)"),
     .attrs = k_dcn_attrs,
     .num_attrs = DCN_NUM_ATTRS,
     .param_size = sizeof(DCNParam),
@@ -451,10 +451,10 @@ static const mxw_op_def op_backward_dcn = {
     .forward = fwd_backward_dcn};
 static const mxw_op_def op_mdcn = {
     .name = "_contrib_ModulatedDeformableConvolution",
-    .doc =
+    .doc = MXW_DOC(
         "2-D modulated deformable convolution (DCNv2): each kernel tap samples data (bilinear) at its position "
         "plus a learned offset (batch, num_deformable_group * kh * kw * 2, out_h, out_w) and scales it by a mask "
-        "(batch, num_deformable_group * kh * kw, out_h, out_w); weight (num_filter, C / num_group, kh, kw)",
+        "(batch, num_deformable_group * kh * kw, out_h, out_w); weight (num_filter, C / num_group, kh, kw)"),
     .attrs = k_mdcn_attrs,
     .num_attrs = MDCN_NUM_ATTRS,
     .param_size = sizeof(DCNParam),
@@ -468,7 +468,8 @@ static const mxw_op_def op_mdcn = {
     .gradient = grad_mdcn};
 static const mxw_op_def op_backward_mdcn = {
     .name = "_backward__contrib_ModulatedDeformableConvolution",
-    .doc = "the gradient of _contrib_ModulatedDeformableConvolution (inputs ograd, data, offset, mask, weight)",
+    .doc =
+        MXW_DOC("the gradient of _contrib_ModulatedDeformableConvolution (inputs ograd, data, offset, mask, weight)"),
     .attrs = k_mdcn_attrs,
     .num_attrs = MDCN_NUM_ATTRS,
     .param_size = sizeof(DCNParam),

@@ -176,9 +176,8 @@ static int grad_adaptive(mxw_grad_ctx *g) {
 }
 static const mxw_op_def op_adaptive = {
     .name = "_contrib_AdaptiveAvgPooling2D",
-    .doc =
-        "2-D adaptive average pooling of NCHW data to output_size (h, w): output cell (i, j) averages rows "
-        "[floor(i*H/h), ceil((i+1)*H/h)) and the matching columns",
+    .doc = MXW_DOC("2-D adaptive average pooling of NCHW data to output_size (h, w): output cell (i, j) averages rows "
+                   "[floor(i*H/h), ceil((i+1)*H/h)) and the matching columns"),
     .attrs = k_adaptive_attrs,
     .num_attrs = 1,
     .param_size = sizeof(AdaptivePoolParam),
@@ -191,7 +190,7 @@ static const mxw_op_def op_adaptive = {
     .gradient = grad_adaptive};
 static const mxw_op_def op_backward_adaptive = {
     .name = "_backward_contrib_AdaptiveAvgPooling2D",
-    .doc = "the gradient of _contrib_AdaptiveAvgPooling2D (inputs ograd and data, for its shape)",
+    .doc = MXW_DOC("the gradient of _contrib_AdaptiveAvgPooling2D (inputs ograd and data, for its shape)"),
     .attrs = k_adaptive_attrs,
     .num_attrs = 1,
     .param_size = sizeof(AdaptivePoolParam),
@@ -452,9 +451,8 @@ static int infer_type_backward_resize(const void *param, int nin, int *in, int n
 }
 static const mxw_op_def op_resize = {
     .name = "_contrib_BilinearResize2D",
-    .doc =
-        "bilinear resizing of NCHW data to (height, width), a scale, the like input's size or the nearest "
-        "even/odd size; align_corners or half-pixel centres",
+    .doc = MXW_DOC("bilinear resizing of NCHW data to (height, width), a scale, the like input's size or the nearest "
+                   "even/odd size; align_corners or half-pixel centres"),
     .attrs = k_resize_attrs,
     .num_attrs = 6,
     .param_size = sizeof(ResizeParam),
@@ -469,7 +467,7 @@ static const mxw_op_def op_resize = {
     .gradient = grad_resize};
 static const mxw_op_def op_backward_resize = {
     .name = "_backward_contrib_BilinearResize2D",
-    .doc = "the gradient of _contrib_BilinearResize2D (inputs ograd, data[, like]; like's gradient is zero)",
+    .doc = MXW_DOC("the gradient of _contrib_BilinearResize2D (inputs ograd, data[, like]; like's gradient is zero)"),
     .attrs = k_resize_attrs,
     .num_attrs = 6,
     .param_size = sizeof(ResizeParam),
@@ -523,7 +521,7 @@ static int fwd_size_array(const mxw_op_call *c) {
 }
 static const mxw_op_def op_shape_array = {.name = "shape_array",
                                           .aliases = ALIASES("_npx_shape_array"),
-                                          .doc = "a 1-D int64 array holding the shape of data",
+                                          .doc = MXW_DOC("a 1-D int64 array holding the shape of data"),
                                           .num_inputs = 1,
                                           .input_names = k_data,
                                           .num_outputs = 1,
@@ -532,7 +530,7 @@ static const mxw_op_def op_shape_array = {.name = "shape_array",
                                           .forward = fwd_shape_array,
                                           .no_grad = 1};
 static const mxw_op_def op_size_array = {.name = "size_array",
-                                         .doc = "a 1-D int64 array holding the number of elements of data",
+                                         .doc = MXW_DOC("a 1-D int64 array holding the number of elements of data"),
                                          .num_inputs = 1,
                                          .input_names = k_data,
                                          .num_outputs = 1,
@@ -614,7 +612,7 @@ static int grad_broadcast_axes(mxw_grad_ctx *g) {
 static const mxw_op_def op_broadcast_axis = {
     .name = "broadcast_axis",
     .aliases = ALIASES("broadcast_axes"),
-    .doc = "broadcasts the input over the given axes (each of size 1) to the given sizes",
+    .doc = MXW_DOC("broadcasts the input over the given axes (each of size 1) to the given sizes"),
     .attrs = k_broadcast_axes_attrs,
     .num_attrs = 2,
     .param_size = sizeof(BroadcastAxesParam),
@@ -705,7 +703,7 @@ static int fwd_range_like(const mxw_op_call *c) {
 static const mxw_op_def op_range_like = {
     .name = "_contrib_arange_like",
     .aliases = ALIASES("_npx_arange_like"),
-    .doc = "evenly spaced values start + (i / repeat) * step shaped like the input (or along one of its axes)",
+    .doc = MXW_DOC("evenly spaced values start + (i / repeat) * step shaped like the input (or along one of its axes)"),
     .attrs = k_range_like_attrs,
     .num_attrs = 5,
     .param_size = sizeof(RangeLikeParam),
@@ -759,15 +757,16 @@ static int fwd_div_sqrt_dim(const mxw_op_call *c) {
 static int grad_div_sqrt_dim(mxw_grad_ctx *g) {
   return mxw_grad_set(g, 0, mxw_grad_op(g, "_contrib_div_sqrt_dim", NULL, MXW_GIDS(mxw_grad_ograd(g, 0))));
 }
-static const mxw_op_def op_div_sqrt_dim = {.name = "_contrib_div_sqrt_dim",
-                                           .doc = "rescales the input by the square root of its last dimension",
-                                           .num_inputs = 1,
-                                           .input_names = k_data,
-                                           .num_outputs = 1,
-                                           .infer_shape = infer_div_sqrt_dim,
-                                           .forward = fwd_div_sqrt_dim,
-                                           .inplace = 1,
-                                           .gradient = grad_div_sqrt_dim};
+static const mxw_op_def op_div_sqrt_dim = {
+    .name = "_contrib_div_sqrt_dim",
+    .doc = MXW_DOC("rescales the input by the square root of its last dimension"),
+    .num_inputs = 1,
+    .input_names = k_data,
+    .num_outputs = 1,
+    .infer_shape = infer_div_sqrt_dim,
+    .forward = fwd_div_sqrt_dim,
+    .inplace = 1,
+    .gradient = grad_div_sqrt_dim};
 
 /* ==== erfinv ===================================================================================== */
 /* The inverse error function on (-1, 1) (+-inf at +-1, NaN outside) in double. A starting value
@@ -865,7 +864,7 @@ static int grad_erfinv(mxw_grad_ctx *g) { /* ElemwiseGradUseOut{"_backward_erfin
 static const mxw_op_def op_erfinv = {
     .name = "erfinv",
     .aliases = ALIASES("_npx_erfinv"),
-    .doc = "inverse of the Gauss error function: erf(erfinv(x)) = x on (-1, 1), +-inf at +-1, NaN outside",
+    .doc = MXW_DOC("inverse of the Gauss error function: erf(erfinv(x)) = x on (-1, 1), +-inf at +-1, NaN outside"),
     .num_inputs = 1,
     .input_names = k_data,
     .num_outputs = 1,
@@ -873,14 +872,15 @@ static const mxw_op_def op_erfinv = {
     .forward = fwd_erfinv,
     .inplace = 1,
     .gradient = grad_erfinv};
-static const mxw_op_def op_backward_erfinv = {.name = "_backward_erfinv",
-                                              .doc = "the gradient of erfinv: ograd * sqrt(pi)/2 * exp(erfinv(x)^2)",
-                                              .num_inputs = 2,
-                                              .input_names = k_lhs_rhs,
-                                              .num_outputs = 1,
-                                              .infer_shape = mxw_infer_shape_same,
-                                              .forward = fwd_backward_erfinv,
-                                              .inplace = 1};
+static const mxw_op_def op_backward_erfinv = {
+    .name = "_backward_erfinv",
+    .doc = MXW_DOC("the gradient of erfinv: ograd * sqrt(pi)/2 * exp(erfinv(x)^2)"),
+    .num_inputs = 2,
+    .input_names = k_lhs_rhs,
+    .num_outputs = 1,
+    .infer_shape = mxw_infer_shape_same,
+    .forward = fwd_backward_erfinv,
+    .inplace = 1};
 
 MXW_FAMILY(contrib_misc, &op_adaptive, &op_backward_adaptive, &op_resize, &op_backward_resize, &op_shape_array,
            &op_size_array, &op_broadcast_axis, &op_range_like, &op_div_sqrt_dim, &op_erfinv, &op_backward_erfinv);

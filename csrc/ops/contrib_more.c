@@ -107,8 +107,8 @@ static int grad_multicast(mxw_grad_ctx *g) {
 static const mxw_op_def op_amp_multicast = {
     .name = "amp_multicast",
     .doc =
-        "casts its float32/float16/bfloat16 inputs to the widest (or with cast_narrow the narrowest) of their "
-        "types; other inputs are copied unchanged",
+        MXW_DOC("casts its float32/float16/bfloat16 inputs to the widest (or with cast_narrow the narrowest) of their "
+                "types; other inputs are copied unchanged"),
     .attrs = k_multicast_attrs,
     .num_attrs = 2,
     .param_size = sizeof(MultiCastParam),
@@ -227,8 +227,8 @@ static int grad_sbn(mxw_grad_ctx *g) {
 static const mxw_op_def op_SyncBatchNorm = {
     .name = "_contrib_SyncBatchNorm",
     .doc =
-        "batch normalization over axis 1 synchronized across devices (one device here: BatchNorm); the moving "
-        "statistics in inference",
+        MXW_DOC("batch normalization over axis 1 synchronized across devices (one device here: BatchNorm); the moving "
+                "statistics in inference"),
     .attrs = k_sbn_attrs,
     .num_attrs = (int)(sizeof k_sbn_attrs / sizeof k_sbn_attrs[0]),
     .param_size = sizeof(SyncBNParam),

@@ -126,7 +126,7 @@ static int fwd_prior(const mxw_op_call *c) {
 static const mxw_op_def op_MultiBoxPrior = {
     .name = "_contrib_MultiBoxPrior",
     .aliases = ALIASES("_npx_multibox_prior"),
-    .doc = "prior (anchor) boxes for every cell of a feature map, from sizes and aspect ratios",
+    .doc = MXW_DOC("prior (anchor) boxes for every cell of a feature map, from sizes and aspect ratios"),
     .attrs = k_prior_attrs,
     .num_attrs = NUM_ATTRS(k_prior_attrs),
     .param_size = sizeof(PriorParam),
@@ -306,8 +306,8 @@ static const mxw_op_def op_MultiBoxDetection = {
     .name = "_contrib_MultiBoxDetection",
     .aliases = ALIASES("_npx_multibox_detection"),
     .doc =
-        "SSD detections from class probabilities, box offsets and anchors: rows [id, score, xmin, ymin, xmax, "
-        "ymax] sorted by score after non-maximum suppression",
+        MXW_DOC("SSD detections from class probabilities, box offsets and anchors: rows [id, score, xmin, ymin, xmax, "
+                "ymax] sorted by score after non-maximum suppression"),
     .attrs = k_det_attrs,
     .num_attrs = NUM_ATTRS(k_det_attrs),
     .param_size = sizeof(DetParam),
@@ -595,9 +595,8 @@ static int fwd_target(const mxw_op_call *c) {
 static const mxw_op_def op_MultiBoxTarget = {
     .name = "_contrib_MultiBoxTarget",
     .aliases = ALIASES("_npx_multibox_target"),
-    .doc =
-        "SSD training targets: anchors matched to ground-truth boxes, location targets and masks, class "
-        "targets with (optionally mined) negatives",
+    .doc = MXW_DOC("SSD training targets: anchors matched to ground-truth boxes, location targets and masks, class "
+                   "targets with (optionally mined) negatives"),
     .attrs = k_target_attrs,
     .num_attrs = NUM_ATTRS(k_target_attrs),
     .param_size = sizeof(TargetParam),

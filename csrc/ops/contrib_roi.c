@@ -361,7 +361,7 @@ static int grad_roialign(mxw_grad_ctx *g) {
 
 static const mxw_op_def op_ROIAlign = {
     .name = "_contrib_ROIAlign",
-    .doc = "ROI Align: each roi's (ph, pw) bins averaged from bilinear samples of the feature map",
+    .doc = MXW_DOC("ROI Align: each roi's (ph, pw) bins averaged from bilinear samples of the feature map"),
     .attrs = k_roialign_attrs,
     .num_attrs = NUM_ATTRS(k_roialign_attrs),
     .param_size = sizeof(ROIAlignParam),
@@ -420,7 +420,7 @@ static int fwd_backward_roialign(const mxw_op_call *c) {
 
 static const mxw_op_def op_backward_ROIAlign = {
     .name = "_backward_ROIAlign",
-    .doc = "the data gradient of ROIAlign",
+    .doc = MXW_DOC("the data gradient of ROIAlign"),
     .attrs = k_roialign_attrs,
     .num_attrs = NUM_ATTRS(k_roialign_attrs),
     .param_size = sizeof(ROIAlignParam),
@@ -543,7 +543,7 @@ static const char *const k_roipool_outputs[] = {"output", "maxidx", NULL};
 static const mxw_op_def op_ROIPooling = {
     .name = "ROIPooling",
     .aliases = ALIASES("_npx_roi_pooling"),
-    .doc = "region-of-interest max pooling of each roi into a fixed (ph, pw) grid",
+    .doc = MXW_DOC("region-of-interest max pooling of each roi into a fixed (ph, pw) grid"),
     .attrs = k_roipool_attrs,
     .num_attrs = NUM_ATTRS(k_roipool_attrs),
     .param_size = sizeof(ROIPoolParam),
@@ -583,7 +583,7 @@ static int fwd_backward_roipool(const mxw_op_call *c) {
 
 static const mxw_op_def op_backward_ROIPooling = {
     .name = "_backward_ROIPooling",
-    .doc = "the data gradient of ROIPooling: each output gradient added at its cell's argmax",
+    .doc = MXW_DOC("the data gradient of ROIPooling: each output gradient added at its cell's argmax"),
     .attrs = k_roipool_attrs,
     .num_attrs = NUM_ATTRS(k_roipool_attrs),
     .param_size = sizeof(ROIPoolParam),
@@ -707,7 +707,7 @@ static int grad_psroi(mxw_grad_ctx *g) {
 
 static const mxw_op_def op_PSROIPooling = {
     .name = "_contrib_PSROIPooling",
-    .doc = "position-sensitive ROI pooling (R-FCN): each bin the mean of its own group of channels",
+    .doc = MXW_DOC("position-sensitive ROI pooling (R-FCN): each bin the mean of its own group of channels"),
     .attrs = k_psroi_attrs,
     .num_attrs = NUM_ATTRS(k_psroi_attrs),
     .param_size = sizeof(PSROIParam),
@@ -742,7 +742,7 @@ static int fwd_backward_psroi(const mxw_op_call *c) {
 
 static const mxw_op_def op_backward_PSROIPooling = {
     .name = "_backward_PSROIPooling",
-    .doc = "the data gradient of PSROIPooling: each output gradient spread evenly over its bin",
+    .doc = MXW_DOC("the data gradient of PSROIPooling: each output gradient spread evenly over its bin"),
     .attrs = k_psroi_attrs,
     .num_attrs = NUM_ATTRS(k_psroi_attrs),
     .param_size = sizeof(PSROIParam),
@@ -991,9 +991,8 @@ static int fwd_multi_proposal(const mxw_op_call *c) { return fwd_proposal_common
 
 static const mxw_op_def op_Proposal = {
     .name = "_contrib_Proposal",
-    .doc =
-        "region proposals of a region proposal network (one image): anchors decoded, clipped, filtered and "
-        "put through NMS; rows [batch_index, x1, y1, x2, y2] (and scores with output_score)",
+    .doc = MXW_DOC("region proposals of a region proposal network (one image): anchors decoded, clipped, filtered and "
+                   "put through NMS; rows [batch_index, x1, y1, x2, y2] (and scores with output_score)"),
     .attrs = k_proposal_attrs,
     .num_attrs = NUM_ATTRS(k_proposal_attrs),
     .param_size = sizeof(ProposalParam),
@@ -1010,8 +1009,8 @@ static const mxw_op_def op_Proposal = {
 static const mxw_op_def op_MultiProposal = {
     .name = "_contrib_MultiProposal",
     .doc =
-        "region proposals of a region proposal network for every image of the batch: rpn_post_nms_top_n rows "
-        "[batch_index, x1, y1, x2, y2] per image (and scores with output_score)",
+        MXW_DOC("region proposals of a region proposal network for every image of the batch: rpn_post_nms_top_n rows "
+                "[batch_index, x1, y1, x2, y2] per image (and scores with output_score)"),
     .attrs = k_proposal_attrs,
     .num_attrs = NUM_ATTRS(k_proposal_attrs),
     .param_size = sizeof(ProposalParam),

@@ -2579,9 +2579,8 @@ static const char *const k_wgrad_outputs[] = {"weight_grad", "bias_grad", NULL};
 
 static const mxw_op_def op_backward_Convolution_weight = {
     .name = "_backward_Convolution_weight",
-    .doc =
-        "internal: the weight and bias gradients of Convolution from its output gradient and data "
-        "(the weight/bias half of MXNet's _backward_Convolution)",
+    .doc = MXW_DOC("internal: the weight and bias gradients of Convolution from its output gradient and data "
+                   "(the weight/bias half of MXNet's _backward_Convolution)"),
     .attrs = k_conv_attrs,
     .num_attrs = (int)(sizeof k_conv_attrs / sizeof k_conv_attrs[0]),
     .param_size = sizeof(ConvParam),
@@ -2598,9 +2597,8 @@ static const mxw_op_def op_backward_Convolution_weight = {
 
 static const mxw_op_def op_backward_Deconvolution_weight = {
     .name = "_backward_Deconvolution_weight",
-    .doc =
-        "internal: the weight and bias gradients of Deconvolution from its output gradient and data "
-        "(the weight/bias half of MXNet's _backward_Deconvolution)",
+    .doc = MXW_DOC("internal: the weight and bias gradients of Deconvolution from its output gradient and data "
+                   "(the weight/bias half of MXNet's _backward_Deconvolution)"),
     .attrs = k_deconv_attrs,
     .num_attrs = (int)(sizeof k_deconv_attrs / sizeof k_deconv_attrs[0]),
     .param_size = sizeof(ConvParam),
@@ -2624,10 +2622,9 @@ static int conv_affine_axis(const void *param, int ndim) {
 static const mxw_op_def op_Convolution = {
     .name = "Convolution",
     .aliases = ALIASES("_npx_convolution"),
-    .doc =
-        "N-D convolution (cross-correlation) with zero padding, stride, dilation and channel groups: "
-        "out[n,f] = bias[f] + sum over the group's channels and kernel taps; layouts NCW/NCHW/NCDHW, and "
-        "NHWC/NDHWC with weight (num_filter, kernel..., C/num_group)",
+    .doc = MXW_DOC("N-D convolution (cross-correlation) with zero padding, stride, dilation and channel groups: "
+                   "out[n,f] = bias[f] + sum over the group's channels and kernel taps; layouts NCW/NCHW/NCDHW, and "
+                   "NHWC/NDHWC with weight (num_filter, kernel..., C/num_group)"),
     .attrs = k_conv_attrs,
     .num_attrs = (int)(sizeof k_conv_attrs / sizeof k_conv_attrs[0]),
     .param_size = sizeof(ConvParam),
@@ -2647,9 +2644,8 @@ static const mxw_op_def op_Convolution = {
 static const mxw_op_def op_Deconvolution = {
     .name = "Deconvolution",
     .aliases = ALIASES("_npx_deconvolution"),
-    .doc =
-        "transposed convolution (the gradient of Convolution with respect to its data); weight "
-        "(C, num_filter / num_group, kernel...), for NHWC/NDHWC (C, kernel..., num_filter / num_group)",
+    .doc = MXW_DOC("transposed convolution (the gradient of Convolution with respect to its data); weight "
+                   "(C, num_filter / num_group, kernel...), for NHWC/NDHWC (C, kernel..., num_filter / num_group)"),
     .attrs = k_deconv_attrs,
     .num_attrs = (int)(sizeof k_deconv_attrs / sizeof k_deconv_attrs[0]),
     .param_size = sizeof(ConvParam),
@@ -2934,9 +2930,8 @@ static const char *input_name_upsampling(const void *param, int index) {
 
 static const mxw_op_def op_UpSampling = {
     .name = "UpSampling",
-    .doc =
-        "nearest: pixel replication of one or more 4-D inputs (concat or sum); bilinear: a depthwise "
-        "deconvolution with a (C, 1, k, k) weight, k = 2*scale - scale%2",
+    .doc = MXW_DOC("nearest: pixel replication of one or more 4-D inputs (concat or sum); bilinear: a depthwise "
+                   "deconvolution with a (C, 1, k, k) weight, k = 2*scale - scale%2"),
     .attrs = k_upsampling_attrs,
     .num_attrs = (int)(sizeof k_upsampling_attrs / sizeof k_upsampling_attrs[0]),
     .param_size = sizeof(UpSamplingParam),
@@ -2960,9 +2955,8 @@ static const char *input_name_upsampling_grad(const void *param, int index) {
 
 static const mxw_op_def op_backward_UpSampling = {
     .name = "_backward_UpSampling",
-    .doc =
-        "the gradient of nearest UpSampling: each input's gradient sums ograd over its blocks; inputs "
-        "ograd and the forward inputs (their shapes)",
+    .doc = MXW_DOC("the gradient of nearest UpSampling: each input's gradient sums ograd over its blocks; inputs "
+                   "ograd and the forward inputs (their shapes)"),
     .attrs = k_upsampling_attrs,
     .num_attrs = (int)(sizeof k_upsampling_attrs / sizeof k_upsampling_attrs[0]),
     .param_size = sizeof(UpSamplingParam),

@@ -127,7 +127,7 @@ done:
 
 static const mxw_op_def op_custom = {
     .name = "_CustomFunction",
-    .doc = "an autograd.Function call on the tape (internal)",
+    .doc = MXW_DOC("an autograd.Function call on the tape (internal)"),
     .attrs = k_custom_attrs,
     .num_attrs = 3,
     .param_size = sizeof(CustomParam),
@@ -146,7 +146,7 @@ static const mxw_op_def op_custom = {
 
 static const mxw_op_def op_backward_custom = {
     .name = "_backward_CustomFunction",
-    .doc = "runs an autograd.Function's backward (internal)",
+    .doc = MXW_DOC("runs an autograd.Function's backward (internal)"),
     .attrs = k_custom_attrs,
     .num_attrs = 3,
     .param_size = sizeof(CustomParam),

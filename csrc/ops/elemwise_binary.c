@@ -707,7 +707,7 @@ static int grad_add_n(mxw_grad_ctx *g) {
   static int fwd_##NAME(const mxw_op_call *c) { return forward_binary(c, &k_##MATH); } \
   static const mxw_op_def op_##NAME = {.name = #NAME,                                  \
                                        .aliases = ALIAS_LIST,                          \
-                                       .doc = DOC " (NumPy broadcasting)",             \
+                                       .doc = MXW_DOC(DOC " (NumPy broadcasting)"),    \
                                        .num_inputs = 2,                                \
                                        .input_names = k_lhs_rhs,                       \
                                        .num_outputs = 1,                               \
@@ -719,7 +719,7 @@ static int grad_add_n(mxw_grad_ctx *g) {
   static int fwd_##NAME(const mxw_op_call *c) { return forward_binary(c, &k_##MATH); } \
   static const mxw_op_def op_##NAME = {.name = #NAME,                                  \
                                        .aliases = ALIAS_LIST,                          \
-                                       .doc = DOC " (identical shapes)",               \
+                                       .doc = MXW_DOC(DOC " (identical shapes)"),      \
                                        .num_inputs = 2,                                \
                                        .input_names = k_lhs_rhs,                       \
                                        .num_outputs = 1,                               \
@@ -731,7 +731,7 @@ static int grad_add_n(mxw_grad_ctx *g) {
   static int fwd_##NAME(const mxw_op_call *c) { return forward_scalar(c, &k_##MATH, REVERSED); } \
   static const mxw_op_def op_##NAME = {.name = #NAME,                                            \
                                        .aliases = ALIAS_LIST,                                    \
-                                       .doc = DOC,                                               \
+                                       .doc = MXW_DOC(DOC),                                      \
                                        .attrs = k_scalar_attrs,                                  \
                                        .num_attrs = 2,                                           \
                                        .param_size = sizeof(ScalarParam),                        \
@@ -812,7 +812,7 @@ SCALAR_OP(_logical_xor_scalar, logical_xor, 0, NULL, "1 where exactly one of dat
 
 static const mxw_op_def op_add_n = {.name = "add_n",
                                     .aliases = ALIASES("ElementWiseSum"),
-                                    .doc = "the sum of num_args same-shape arrays",
+                                    .doc = MXW_DOC("the sum of num_args same-shape arrays"),
                                     .attrs = k_add_n_attrs,
                                     .num_attrs = 1,
                                     .param_size = sizeof(AddNParam),

@@ -90,7 +90,7 @@ static inline double sign_d(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0
 #define UNARY_DEF(NAME, OPNAME, ALIASES, DOC, AS_ACT, GRADSPEC)             \
   static const mxw_op_def op_##NAME = {.name = OPNAME,                      \
                                        .aliases = ALIASES,                  \
-                                       .doc = DOC,                          \
+                                       .doc = MXW_DOC(DOC),                 \
                                        .num_inputs = 1,                     \
                                        .input_names = k_data,               \
                                        .num_outputs = 1,                    \
@@ -216,50 +216,50 @@ static void relu_grad_f32(const float *g, const float *y, float *d, int64_t n) {
 /* The kernel of `_backward_<NAME>`: dst = expression of g (ograd) and a (x or y). */
 #define UNARY_BACKWARD(NAME, X32, X64, COST) UNARY_BACKWARD_F32(NAME, X32, X64, COST, NULL)
 /* F32: NULL, or a function (g, a, dst, n) doing the float32 case (SIMD) */
-#define UNARY_BACKWARD_F32(NAME, X32, X64, COST, F32)                                                \
-  static int kern_backward_##NAME(const mxw_op_call *c) {                                            \
-    const mxw_tensor *gt = &c->inputs[0], *at = &c->inputs[1];                                       \
-    mxw_tensor *out = &c->outputs[0];                                                                \
-    int64_t n = mxw_tensor_size(out);                                                                \
-    if (gt->dtype == MXW_FLOAT32 && at->dtype == MXW_FLOAT32 && out->dtype == MXW_FLOAT32) {         \
-      const float *gs = (const float *)gt->data, *as = (const float *)at->data;                      \
-      float *dst = (float *)out->data; /* may alias gs (in place) */                                 \
-      void (*f32_)(const float *, const float *, float *, int64_t) = F32;                            \
-      if (f32_) {                                                                                    \
-        f32_(gs, as, dst, n);                                                                        \
-        return 0;                                                                                    \
-      }                                                                                              \
-      for (int64_t i = 0; i < n; i++) {                                                              \
-        float g = gs[i], a = as[i];                                                                  \
-        (void)a;                                                                                     \
-        dst[i] = (X32);                                                                              \
-      }                                                                                              \
-    } else if (gt->dtype == MXW_FLOAT64 && at->dtype == MXW_FLOAT64 && out->dtype == MXW_FLOAT64) {  \
-      const double *gs = (const double *)gt->data, *as = (const double *)at->data;                   \
-      double *dst = (double *)out->data;                                                             \
-      for (int64_t i = 0; i < n; i++) {                                                              \
-        double g = gs[i], a = as[i];                                                                 \
-        (void)a;                                                                                     \
-        dst[i] = (X64);                                                                              \
-      }                                                                                              \
-    } else {                                                                                         \
-      for (int64_t i = 0; i < n; i++) {                                                              \
-        double g = mxw_load_f64(gt->data, gt->dtype, i), a = mxw_load_f64(at->data, at->dtype, i);   \
-        (void)a;                                                                                     \
-        mxw_store_f64(out->data, out->dtype, i, (X64));                                              \
-      }                                                                                              \
-    }                                                                                                \
-    return 0;                                                                                        \
-  }                                                                                                  \
-  PARALLEL_FORWARD(backward_##NAME, COST)                                                            \
-  static const mxw_op_def op_backward_##NAME = {.name = "_backward_" #NAME,                          \
-                                                .doc = "the gradient of " #NAME ": ograd * d" #NAME, \
-                                                .num_inputs = 2,                                     \
-                                                .input_names = k_ograd_data,                         \
-                                                .num_outputs = 1,                                    \
-                                                .infer_shape = mxw_infer_shape_same,                 \
-                                                .half_as_f32 = 1,                                    \
-                                                .forward = fwd_backward_##NAME,                      \
+#define UNARY_BACKWARD_F32(NAME, X32, X64, COST, F32)                                                         \
+  static int kern_backward_##NAME(const mxw_op_call *c) {                                                     \
+    const mxw_tensor *gt = &c->inputs[0], *at = &c->inputs[1];                                                \
+    mxw_tensor *out = &c->outputs[0];                                                                         \
+    int64_t n = mxw_tensor_size(out);                                                                         \
+    if (gt->dtype == MXW_FLOAT32 && at->dtype == MXW_FLOAT32 && out->dtype == MXW_FLOAT32) {                  \
+      const float *gs = (const float *)gt->data, *as = (const float *)at->data;                               \
+      float *dst = (float *)out->data; /* may alias gs (in place) */                                          \
+      void (*f32_)(const float *, const float *, float *, int64_t) = F32;                                     \
+      if (f32_) {                                                                                             \
+        f32_(gs, as, dst, n);                                                                                 \
+        return 0;                                                                                             \
+      }                                                                                                       \
+      for (int64_t i = 0; i < n; i++) {                                                                       \
+        float g = gs[i], a = as[i];                                                                           \
+        (void)a;                                                                                              \
+        dst[i] = (X32);                                                                                       \
+      }                                                                                                       \
+    } else if (gt->dtype == MXW_FLOAT64 && at->dtype == MXW_FLOAT64 && out->dtype == MXW_FLOAT64) {           \
+      const double *gs = (const double *)gt->data, *as = (const double *)at->data;                            \
+      double *dst = (double *)out->data;                                                                      \
+      for (int64_t i = 0; i < n; i++) {                                                                       \
+        double g = gs[i], a = as[i];                                                                          \
+        (void)a;                                                                                              \
+        dst[i] = (X64);                                                                                       \
+      }                                                                                                       \
+    } else {                                                                                                  \
+      for (int64_t i = 0; i < n; i++) {                                                                       \
+        double g = mxw_load_f64(gt->data, gt->dtype, i), a = mxw_load_f64(at->data, at->dtype, i);            \
+        (void)a;                                                                                              \
+        mxw_store_f64(out->data, out->dtype, i, (X64));                                                       \
+      }                                                                                                       \
+    }                                                                                                         \
+    return 0;                                                                                                 \
+  }                                                                                                           \
+  PARALLEL_FORWARD(backward_##NAME, COST)                                                                     \
+  static const mxw_op_def op_backward_##NAME = {.name = "_backward_" #NAME,                                   \
+                                                .doc = MXW_DOC("the gradient of " #NAME ": ograd * d" #NAME), \
+                                                .num_inputs = 2,                                              \
+                                                .input_names = k_ograd_data,                                  \
+                                                .num_outputs = 1,                                             \
+                                                .infer_shape = mxw_infer_shape_same,                          \
+                                                .half_as_f32 = 1,                                             \
+                                                .forward = fwd_backward_##NAME,                               \
                                                 .inplace = 1};
 
 static int grad_with(mxw_grad_ctx *g, const char *op, mxw_gid a) {
@@ -516,7 +516,7 @@ static int grad_hard_sigmoid(mxw_grad_ctx *g) { /* ElemwiseGradUseIn{"_backward_
 }
 static const mxw_op_def op_hard_sigmoid = {.name = "hard_sigmoid",
                                            .aliases = ALIASES("_npx_hard_sigmoid"),
-                                           .doc = "max(0, min(1, alpha * x + beta))",
+                                           .doc = MXW_DOC("max(0, min(1, alpha * x + beta))"),
                                            .attrs = k_hard_sigmoid_attrs,
                                            .num_attrs = 2,
                                            .param_size = sizeof(HardSigmoidParam),
@@ -529,7 +529,7 @@ static const mxw_op_def op_hard_sigmoid = {.name = "hard_sigmoid",
                                            .gradient = grad_hard_sigmoid};
 static const mxw_op_def op_backward_hard_sigmoid = {
     .name = "_backward_hard_sigmoid",
-    .doc = "the gradient of hard_sigmoid: ograd * alpha inside the linear part",
+    .doc = MXW_DOC("the gradient of hard_sigmoid: ograd * alpha inside the linear part"),
     .attrs = k_hard_sigmoid_attrs,
     .num_attrs = 2,
     .param_size = sizeof(HardSigmoidParam),
@@ -771,32 +771,34 @@ static int grad_Activation(mxw_grad_ctx *g) {
   return mxw_grad_set(g, 0, dx);
 }
 
-static const mxw_op_def op_Activation = {.name = "Activation",
-                                         .aliases = ALIASES("_npx_activation"),
-                                         .doc = "relu, sigmoid, tanh, softrelu (log(1 + e^x)) or softsign, elementwise",
-                                         .attrs = k_activation_attrs,
-                                         .num_attrs = 1,
-                                         .param_size = sizeof(ActivationParam),
-                                         .num_inputs = 1,
-                                         .input_names = k_data,
-                                         .num_outputs = 1,
-                                         .infer_shape = mxw_infer_shape_same,
-                                         .forward = fwd_Activation,
-                                         .inplace = 1,
-                                         .as_activation = as_act_Activation,
-                                         .gradient = grad_Activation};
-static const mxw_op_def op_backward_Activation = {.name = "_backward_Activation",
-                                                  .doc = "the gradient of Activation from (ograd, output[, data])",
-                                                  .attrs = k_activation_attrs,
-                                                  .num_attrs = 1,
-                                                  .param_size = sizeof(ActivationParam),
-                                                  .num_inputs = 3,
-                                                  .input_names = k_act_grad_inputs,
-                                                  .num_inputs_fn = act_grad_num_inputs,
-                                                  .num_outputs = 1,
-                                                  .infer_shape = mxw_infer_shape_same,
-                                                  .forward = fwd_backward_Activation,
-                                                  .inplace = 1};
+static const mxw_op_def op_Activation = {
+    .name = "Activation",
+    .aliases = ALIASES("_npx_activation"),
+    .doc = MXW_DOC("relu, sigmoid, tanh, softrelu (log(1 + e^x)) or softsign, elementwise"),
+    .attrs = k_activation_attrs,
+    .num_attrs = 1,
+    .param_size = sizeof(ActivationParam),
+    .num_inputs = 1,
+    .input_names = k_data,
+    .num_outputs = 1,
+    .infer_shape = mxw_infer_shape_same,
+    .forward = fwd_Activation,
+    .inplace = 1,
+    .as_activation = as_act_Activation,
+    .gradient = grad_Activation};
+static const mxw_op_def op_backward_Activation = {
+    .name = "_backward_Activation",
+    .doc = MXW_DOC("the gradient of Activation from (ograd, output[, data])"),
+    .attrs = k_activation_attrs,
+    .num_attrs = 1,
+    .param_size = sizeof(ActivationParam),
+    .num_inputs = 3,
+    .input_names = k_act_grad_inputs,
+    .num_inputs_fn = act_grad_num_inputs,
+    .num_outputs = 1,
+    .infer_shape = mxw_infer_shape_same,
+    .forward = fwd_backward_Activation,
+    .inplace = 1};
 
 MXW_FAMILY(elemwise_unary, &op_relu, &op_sigmoid, &op_tanh, &op_exp, &op_expm1, &op_log, &op_log1p, &op_log2, &op_log10,
            &op_sqrt, &op_rsqrt, &op_cbrt, &op_square, &op_reciprocal, &op_abs, &op_negative, &op_sign, &op_floor,

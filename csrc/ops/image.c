@@ -120,7 +120,8 @@ static const mxw_op_def op_to_tensor = {
     .gradient = grad_to_tensor,
     .name = "_image_to_tensor",
     .aliases = ALIASES("_npx__image_to_tensor"),
-    .doc = "(H, W, C) or (N, H, W, C) image with values in [0, 255] -> float32 (C, H, W) or (N, C, H, W) / 255",
+    .doc =
+        MXW_DOC("(H, W, C) or (N, H, W, C) image with values in [0, 255] -> float32 (C, H, W) or (N, C, H, W) / 255"),
     .num_inputs = 1,
     .input_names = k_data,
     .num_outputs = 1,
@@ -239,8 +240,8 @@ static const mxw_op_def op_normalize = {
     .name = "_image_normalize",
     .aliases = ALIASES("_npx__image_normalize"),
     .doc =
-        "(C, H, W) or (N, C, H, W) tensor: out[c] = (in[c] - mean[c]) / std[c]; one mean/std value applies to "
-        "every channel",
+        MXW_DOC("(C, H, W) or (N, C, H, W) tensor: out[c] = (in[c] - mean[c]) / std[c]; one mean/std value applies to "
+                "every channel"),
     .attrs = k_normalize_attrs,
     .num_attrs = NUM_ATTRS(k_normalize_attrs),
     .param_size = sizeof(NormalizeParam),
@@ -695,9 +696,9 @@ static const mxw_op_def op_resize = {
     .no_grad = 1,
     .name = "_image_resize",
     .aliases = ALIASES("_npx__image_resize"),
-    .doc =
+    .doc = MXW_DOC(
         "resizes an (H, W, C) or (N, H, W, C) image to size (width, height), or (size, size) / the short edge "
-        "to size with keep_ratio, as OpenCV's resize (interp 0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 lanczos)",
+        "to size with keep_ratio, as OpenCV's resize (interp 0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 lanczos)"),
     .attrs = k_resize_attrs,
     .num_attrs = NUM_ATTRS(k_resize_attrs),
     .param_size = sizeof(ResizeParam),
@@ -773,7 +774,7 @@ static const mxw_op_def op_crop = {
     .gradient = grad_crop,
     .name = "_image_crop",
     .aliases = ALIASES("_npx__image_crop"),
-    .doc = "crops an (H, W, C) or (N, H, W, C) image to rows y .. y+height-1 and columns x .. x+width-1",
+    .doc = MXW_DOC("crops an (H, W, C) or (N, H, W, C) image to rows y .. y+height-1 and columns x .. x+width-1"),
     .attrs = k_crop_attrs,
     .num_attrs = NUM_ATTRS(k_crop_attrs),
     .param_size = sizeof(CropParam),
@@ -859,7 +860,7 @@ static int fwd_random_flip_tb(const mxw_op_call *c) {
 #define AUG_OP(var, NAME, DOC, FWD, ...)                           \
   static const mxw_op_def var = {.name = NAME,                     \
                                  .aliases = ALIASES("_npx_" NAME), \
-                                 .doc = DOC,                       \
+                                 .doc = MXW_DOC(DOC),              \
                                  .num_inputs = 1,                  \
                                  .input_names = k_data,            \
                                  .num_outputs = 1,                 \

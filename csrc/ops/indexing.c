@@ -166,7 +166,7 @@ static int grad_take(mxw_grad_ctx *g) {
 static const mxw_op_def op_take = {
     .name = "take",
     .aliases = ALIASES("_npi_take"),
-    .doc = "elements of `a` at `indices` along an axis (out-of-range indices clipped, wrapped or an error)",
+    .doc = MXW_DOC("elements of `a` at `indices` along an axis (out-of-range indices clipped, wrapped or an error)"),
     .attrs = k_take_attrs,
     .num_attrs = (int)(sizeof k_take_attrs / sizeof k_take_attrs[0]),
     .param_size = sizeof(TakeParam),
@@ -217,7 +217,7 @@ static int grad_backward_take(mxw_grad_ctx *g) {
 }
 static const mxw_op_def op_backward_take = {
     .name = "_backward_take",
-    .doc = "the gradient of take: ograd added into zeros of a's shape at the indices",
+    .doc = MXW_DOC("the gradient of take: ograd added into zeros of a's shape at the indices"),
     .attrs = k_take_attrs,
     .num_attrs = (int)(sizeof k_take_attrs / sizeof k_take_attrs[0]),
     .param_size = sizeof(TakeParam),
@@ -300,7 +300,7 @@ static int grad_where(mxw_grad_ctx *g) {
 static const mxw_op_def op_where = {
     .name = "where",
     .aliases = ALIASES("_sparse_where"),
-    .doc = "condition != 0 ? x : y, elementwise or by rows of a 1-D condition",
+    .doc = MXW_DOC("condition != 0 ? x : y, elementwise or by rows of a 1-D condition"),
     .num_inputs = 3,
     .input_names = k_where_inputs,
     .num_outputs = 1,
@@ -575,7 +575,7 @@ static int grad_topk(mxw_grad_ctx *g) {
 static const mxw_op_def op_topk = {
     .name = "topk",
     .aliases = ALIASES("_npx_topk"),
-    .doc = "the k largest (or smallest) elements along an axis, sorted: values, indices, both or a 0/1 mask",
+    .doc = MXW_DOC("the k largest (or smallest) elements along an axis, sorted: values, indices, both or a 0/1 mask"),
     .attrs = k_topk_attrs,
     .num_attrs = (int)(sizeof k_topk_attrs / sizeof k_topk_attrs[0]),
     .param_size = sizeof(TopKParam),
@@ -616,7 +616,8 @@ static int fwd_backward_topk(const mxw_op_call *c) {
 }
 static const mxw_op_def op_backward_topk = {
     .name = "_backward_topk",
-    .doc = "the gradient of topk (values) and sort: ograd added into zeros of data's shape at the selected indices",
+    .doc = MXW_DOC(
+        "the gradient of topk (values) and sort: ograd added into zeros of data's shape at the selected indices"),
     .attrs = k_topk_attrs,
     .num_attrs = (int)(sizeof k_topk_attrs / sizeof k_topk_attrs[0]),
     .param_size = sizeof(TopKParam),
@@ -668,7 +669,7 @@ static int grad_sort(mxw_grad_ctx *g) {
 static const mxw_op_def op_sort = {
     .name = "sort",
     .aliases = ALIASES("_npi_sort"),
-    .doc = "a sorted copy along an axis (stable; None flattens)",
+    .doc = MXW_DOC("a sorted copy along an axis (stable; None flattens)"),
     .attrs = k_sort_attrs,
     .num_attrs = (int)(sizeof k_sort_attrs / sizeof k_sort_attrs[0]),
     .param_size = sizeof(SortParam),
@@ -707,7 +708,7 @@ static int fwd_argsort(const mxw_op_call *c) {
 static const mxw_op_def op_argsort = {
     .name = "argsort",
     .aliases = ALIASES("_npi_argsort"),
-    .doc = "the indices that sort an axis (stable; None flattens), in the dtype attribute",
+    .doc = MXW_DOC("the indices that sort an axis (stable; None flattens), in the dtype attribute"),
     .attrs = k_argsort_attrs,
     .num_attrs = (int)(sizeof k_argsort_attrs / sizeof k_argsort_attrs[0]),
     .param_size = sizeof(ArgSortParam),
@@ -781,7 +782,7 @@ static int fwd_one_hot(const mxw_op_call *c) {
 static const mxw_op_def op_one_hot = {
     .name = "one_hot",
     .aliases = ALIASES("_npx_one_hot"),
-    .doc = "indices.shape + (depth,): on_value at int(index) when 0 <= index < depth, off_value elsewhere",
+    .doc = MXW_DOC("indices.shape + (depth,): on_value at int(index) when 0 <= index < depth, off_value elsewhere"),
     .attrs = k_one_hot_attrs,
     .num_attrs = (int)(sizeof k_one_hot_attrs / sizeof k_one_hot_attrs[0]),
     .param_size = sizeof(OneHotParam),
@@ -870,7 +871,8 @@ static int grad_gather_nd(mxw_grad_ctx *g) {
 static const mxw_op_def op_gather_nd = {
     .name = "gather_nd",
     .aliases = ALIASES("_npi_gather_nd", "_npx_gather_nd"),
-    .doc = "out[y...] = data[indices[0, y...], ..., indices[M-1, y...], ...]; negative indices count from the end",
+    .doc = MXW_DOC(
+        "out[y...] = data[indices[0, y...], ..., indices[M-1, y...], ...]; negative indices count from the end"),
     .num_inputs = 2,
     .input_names = k_data_indices,
     .num_outputs = 1,
@@ -938,7 +940,7 @@ static int grad_backward_gather_nd(mxw_grad_ctx *g) {
 }
 static const mxw_op_def op_backward_gather_nd = {
     .name = "_backward_gather_nd",
-    .doc = "zeros of `shape` with data added at the positions indices (M, ...) address (gather_nd's gradient)",
+    .doc = MXW_DOC("zeros of `shape` with data added at the positions indices (M, ...) address (gather_nd's gradient)"),
     .attrs = k_scatter_nd_attrs,
     .num_attrs = 1,
     .param_size = sizeof(ScatterNDParam),

@@ -144,7 +144,7 @@ static int fwd_full(const mxw_op_call *c) {
 #define INIT_OP(VAR, NAME, ALIAS_LIST, NATTRS, FWD, DOC)          \
   static const mxw_op_def VAR = {.name = NAME,                    \
                                  .aliases = ALIAS_LIST,           \
-                                 .doc = DOC,                      \
+                                 .doc = MXW_DOC(DOC),             \
                                  .attrs = k_init_attrs,           \
                                  .num_attrs = NATTRS,             \
                                  .param_size = sizeof(InitParam), \
@@ -276,7 +276,7 @@ static int fwd_arange(const mxw_op_call *c) {
 static const mxw_op_def op_arange = {
     .name = "_arange",
     .aliases = ALIASES("_npi_arange"),
-    .doc = "evenly spaced values in [start, stop) by step, each repeated `repeat` times; arange(n) is [0, n)",
+    .doc = MXW_DOC("evenly spaced values in [start, stop) by step, each repeated `repeat` times; arange(n) is [0, n)"),
     .attrs = k_range_attrs,
     .num_attrs = 7,
     .param_size = sizeof(RangeParam),
@@ -342,7 +342,7 @@ static int fwd_linspace(const mxw_op_call *c) {
 static const mxw_op_def op_linspace = {
     .name = "_linspace",
     .aliases = ALIASES("_npi_linspace"),
-    .doc = "num evenly spaced values from start to stop (stop included when endpoint)",
+    .doc = MXW_DOC("num evenly spaced values from start to stop (stop included when endpoint)"),
     .attrs = k_linspace_attrs,
     .num_attrs = 6,
     .param_size = sizeof(LinspaceParam),
@@ -402,7 +402,7 @@ static int fwd_eye(const mxw_op_call *c) {
 
 static const mxw_op_def op_eye = {.name = "_eye",
                                   .aliases = NULL,
-                                  .doc = "an N x M matrix with ones on diagonal k and zeros elsewhere",
+                                  .doc = MXW_DOC("an N x M matrix with ones on diagonal k and zeros elsewhere"),
                                   .attrs = k_eye_attrs,
                                   .num_attrs = 5,
                                   .param_size = sizeof(EyeParam),

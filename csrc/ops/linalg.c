@@ -313,7 +313,7 @@ static int fc_gradient(mxw_grad_ctx *g) {
 static const mxw_op_def op_FullyConnected = {
     .name = "FullyConnected",
     .aliases = ALIASES("_npx_fully_connected", "_sparse_FullyConnected"),
-    .doc = "Y = X * W^T + b, with X the data viewed as (batch, input size) (flatten) or (..., input size)",
+    .doc = MXW_DOC("Y = X * W^T + b, with X the data viewed as (batch, input size) (flatten) or (..., input size)"),
     .attrs = k_fc_attrs,
     .num_attrs = 3,
     .param_size = sizeof(FCParam),
@@ -331,7 +331,8 @@ static const mxw_op_def op_FullyConnected = {
 
 static const mxw_op_def op_backward_FullyConnected = {
     .name = "_backward_FullyConnected",
-    .doc = "the gradients of FullyConnected from (ograd, data, weight): data, weight and (unless no_bias) bias",
+    .doc =
+        MXW_DOC("the gradients of FullyConnected from (ograd, data, weight): data, weight and (unless no_bias) bias"),
     .attrs = k_fc_attrs,
     .num_attrs = 3,
     .param_size = sizeof(FCParam),
@@ -347,9 +348,8 @@ static const mxw_op_def op_backward_FullyConnected = {
 
 static const mxw_op_def op_backward_FullyConnected_weight = {
     .name = "_backward_FullyConnected_weight",
-    .doc =
-        "internal: the weight and bias gradients of FullyConnected from its output gradient and data "
-        "(the weight/bias half of _backward_FullyConnected)",
+    .doc = MXW_DOC("internal: the weight and bias gradients of FullyConnected from its output gradient and data "
+                   "(the weight/bias half of _backward_FullyConnected)"),
     .attrs = k_fc_attrs,
     .num_attrs = 3,
     .param_size = sizeof(FCParam),
@@ -658,7 +658,7 @@ static int batch_dot_gradient(mxw_grad_ctx *g) { return grad_prod_with(g, "_back
 static const mxw_op_def op_dot = {
     .name = "dot",
     .aliases = ALIASES("_sparse_dot"),
-    .doc = "matrix product of lhs and rhs viewed as 2-D (or the inner product of two vectors)",
+    .doc = MXW_DOC("matrix product of lhs and rhs viewed as 2-D (or the inner product of two vectors)"),
     .attrs = k_dot_attrs,
     .num_attrs = 3,
     .param_size = sizeof(DotParam),
@@ -674,7 +674,7 @@ static const mxw_op_def op_dot = {
 static const mxw_op_def op_batch_dot = {
     .name = "batch_dot",
     .aliases = ALIASES("_npx_batch_dot"),
-    .doc = "matrix products of the last two axes, batched over the leading axes",
+    .doc = MXW_DOC("matrix products of the last two axes, batched over the leading axes"),
     .attrs = k_dot_attrs,
     .num_attrs = 3,
     .param_size = sizeof(DotParam),
@@ -689,7 +689,7 @@ static const mxw_op_def op_batch_dot = {
 
 #define PROD_BACKWARD_OP(VAR, NAME, FWD, DOC)                             \
   static const mxw_op_def VAR = {.name = NAME,                            \
-                                 .doc = DOC,                              \
+                                 .doc = MXW_DOC(DOC),                     \
                                  .attrs = k_dot_attrs,                    \
                                  .num_attrs = 3,                          \
                                  .param_size = sizeof(DotParam),          \

@@ -177,8 +177,8 @@ static const mxw_op_def op_Dropout = {
     .name = "Dropout",
     .aliases = ALIASES("_npx_dropout"),
     .doc =
-        "zeroes elements with probability p and scales the rest by 1/(1-p) when training (or mode='always'); "
-        "identity otherwise",
+        MXW_DOC("zeroes elements with probability p and scales the rest by 1/(1-p) when training (or mode='always'); "
+                "identity otherwise"),
     .attrs = k_dropout_attrs,
     .num_attrs = (int)(sizeof k_dropout_attrs / sizeof k_dropout_attrs[0]),
     .param_size = sizeof(DropoutParam),
@@ -560,8 +560,8 @@ static const char *const k_backward_leaky_outputs[] = {"data_grad", "gamma_grad"
 
 static const mxw_op_def op_backward_LeakyReLU = {
     .name = "_backward_LeakyReLU",
-    .doc =
-        "the gradient of LeakyReLU (and of prelu's gamma) from ograd, data, output and gamma (prelu) or mask (rrelu)",
+    .doc = MXW_DOC(
+        "the gradient of LeakyReLU (and of prelu's gamma) from ograd, data, output and gamma (prelu) or mask (rrelu)"),
     .attrs = k_leaky_attrs,
     .num_attrs = (int)(sizeof k_leaky_attrs / sizeof k_leaky_attrs[0]),
     .param_size = sizeof(LeakyReLUParam),
@@ -579,9 +579,8 @@ static const mxw_op_def op_backward_LeakyReLU = {
 static const mxw_op_def op_LeakyReLU = {
     .name = "LeakyReLU",
     .aliases = ALIASES("_npx_leaky_relu"),
-    .doc =
-        "leaky: x > 0 ? x : slope*x; prelu: learned gamma per channel; rrelu: random slope when training; "
-        "elu, selu, gelu (erf form)",
+    .doc = MXW_DOC("leaky: x > 0 ? x : slope*x; prelu: learned gamma per channel; rrelu: random slope when training; "
+                   "elu, selu, gelu (erf form)"),
     .attrs = k_leaky_attrs,
     .num_attrs = (int)(sizeof k_leaky_attrs / sizeof k_leaky_attrs[0]),
     .param_size = sizeof(LeakyReLUParam),
@@ -759,7 +758,7 @@ static const char *const k_ograd_data[] = {"ograd", "data", NULL};
 
 static const mxw_op_def op_backward_Embedding = {
     .name = "_backward_Embedding",
-    .doc = "the weight gradient of Embedding: ograd rows scatter-added into the rows their indices select",
+    .doc = MXW_DOC("the weight gradient of Embedding: ograd rows scatter-added into the rows their indices select"),
     .attrs = k_embedding_attrs,
     .num_attrs = (int)(sizeof k_embedding_attrs / sizeof k_embedding_attrs[0]),
     .param_size = sizeof(EmbeddingParam),
@@ -775,7 +774,7 @@ static const mxw_op_def op_backward_Embedding = {
 static const mxw_op_def op_Embedding = {
     .name = "Embedding",
     .aliases = ALIASES("_npx_embedding", "_sparse_Embedding"),
-    .doc = "out[..., :] = weight[clip(int(data[...]), 0, input_dim - 1), :]",
+    .doc = MXW_DOC("out[..., :] = weight[clip(int(data[...]), 0, input_dim - 1), :]"),
     .attrs = k_embedding_attrs,
     .num_attrs = (int)(sizeof k_embedding_attrs / sizeof k_embedding_attrs[0]),
     .param_size = sizeof(EmbeddingParam),
@@ -901,7 +900,7 @@ static int infer_backward_crop(const void *param, int nin, mxw_shape *in, int no
 static int grad_Crop(mxw_grad_ctx *g) { return mxw_grad_set_fwd_op(g, "_backward_Crop", 1); }
 static const mxw_op_def op_backward_Crop = {
     .name = "_backward_Crop",
-    .doc = "the gradient of Crop: zeros of the data's shape with the crop window set to ograd",
+    .doc = MXW_DOC("the gradient of Crop: zeros of the data's shape with the crop window set to ograd"),
     .attrs = k_crop_attrs,
     .num_attrs = (int)(sizeof k_crop_attrs / sizeof k_crop_attrs[0]),
     .param_size = sizeof(CropParam),
@@ -915,7 +914,7 @@ static const mxw_op_def op_backward_Crop = {
 
 static const mxw_op_def op_Crop = {
     .name = "Crop",
-    .doc = "crops NCHW data to h_w (or to the H, W of a second input) at offset, or centered",
+    .doc = MXW_DOC("crops NCHW data to h_w (or to the H, W of a second input) at offset, or centered"),
     .attrs = k_crop_attrs,
     .num_attrs = (int)(sizeof k_crop_attrs / sizeof k_crop_attrs[0]),
     .param_size = sizeof(CropParam),

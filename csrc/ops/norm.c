@@ -659,8 +659,8 @@ static const mxw_op_def op_BatchNorm = {
     .name = "BatchNorm",
     .aliases = ALIASES("_npx_batch_norm"),
     .doc =
-        "y = (x - mean[c]) / sqrt(var[c] + eps) * gamma[c] + beta[c] over the channel axis; batch statistics "
-        "in training (updating moving_mean/moving_var), the moving statistics otherwise",
+        MXW_DOC("y = (x - mean[c]) / sqrt(var[c] + eps) * gamma[c] + beta[c] over the channel axis; batch statistics "
+                "in training (updating moving_mean/moving_var), the moving statistics otherwise"),
     .attrs = k_bn_attrs,
     .num_attrs = (int)(sizeof k_bn_attrs / sizeof k_bn_attrs[0]),
     .param_size = sizeof(BatchNormParam),
@@ -683,7 +683,7 @@ static const mxw_op_def op_BatchNorm = {
 
 static const mxw_op_def op_BatchNormWithReLU = {
     .name = "_contrib_BatchNormWithReLU",
-    .doc = "BatchNorm followed by relu; the hidden workspace output holds the ReLU mask",
+    .doc = MXW_DOC("BatchNorm followed by relu; the hidden workspace output holds the ReLU mask"),
     .attrs = k_bn_attrs,
     .num_attrs = (int)(sizeof k_bn_attrs / sizeof k_bn_attrs[0]),
     .param_size = sizeof(BatchNormParam),
@@ -846,7 +846,7 @@ static int ln_forward(const mxw_op_call *call) {
 static const mxw_op_def op_LayerNorm = {
     .name = "LayerNorm",
     .aliases = ALIASES("_npx_layer_norm"),
-    .doc = "y = (x - mean) / sqrt(var + eps) * gamma + beta with the moments over one axis",
+    .doc = MXW_DOC("y = (x - mean) / sqrt(var + eps) * gamma + beta with the moments over one axis"),
     .attrs = k_ln_attrs,
     .num_attrs = (int)(sizeof k_ln_attrs / sizeof k_ln_attrs[0]),
     .param_size = sizeof(LayerNormParam),
@@ -937,7 +937,7 @@ static int in_forward(const mxw_op_call *call) {
 
 static const mxw_op_def op_InstanceNorm = {
     .name = "InstanceNorm",
-    .doc = "y = gamma[c] * (x - mean) / sqrt(var + eps) + beta[c] with the moments per (sample, channel)",
+    .doc = MXW_DOC("y = gamma[c] * (x - mean) / sqrt(var + eps) + beta[c] with the moments per (sample, channel)"),
     .attrs = k_in_attrs,
     .num_attrs = 1,
     .param_size = sizeof(InstanceNormParam),
@@ -1041,7 +1041,8 @@ static int gn_forward(const mxw_op_call *call) {
 
 static const mxw_op_def op_GroupNorm = {
     .name = "GroupNorm",
-    .doc = "y = (x - mean) / sqrt(var + eps) * gamma[g] + beta[g] with the moments per (sample, channel group)",
+    .doc =
+        MXW_DOC("y = (x - mean) / sqrt(var + eps) * gamma[g] + beta[g] with the moments per (sample, channel group)"),
     .attrs = k_gn_attrs,
     .num_attrs = (int)(sizeof k_gn_attrs / sizeof k_gn_attrs[0]),
     .param_size = sizeof(GroupNormParam),
@@ -1174,7 +1175,8 @@ static int l2_forward(const mxw_op_call *call) {
 
 static const mxw_op_def op_L2Normalization = {
     .name = "L2Normalization",
-    .doc = "y = x / sqrt(sum(x^2) + eps), the sum per instance, per (n, c) (spatial) or per position (channel)",
+    .doc =
+        MXW_DOC("y = x / sqrt(sum(x^2) + eps), the sum per instance, per (n, c) (spatial) or per position (channel)"),
     .attrs = k_l2_attrs,
     .num_attrs = 2,
     .param_size = sizeof(L2NormParam),
@@ -1280,9 +1282,8 @@ static int lrn_forward(const mxw_op_call *call) {
 
 static const mxw_op_def op_LRN = {
     .name = "LRN",
-    .doc =
-        "local response normalization across channels: y = x * (knorm + alpha / nsize * sum of x^2 over "
-        "nsize neighbouring channels)^-beta",
+    .doc = MXW_DOC("local response normalization across channels: y = x * (knorm + alpha / nsize * sum of x^2 over "
+                   "nsize neighbouring channels)^-beta"),
     .attrs = k_lrn_attrs,
     .num_attrs = 4,
     .param_size = sizeof(LRNParam),
@@ -1543,7 +1544,7 @@ static const char *const k_grad3_outputs[] = {"data_grad", "gamma_grad", "beta_g
 
 static const mxw_op_def op_backward_BatchNorm = {
     .name = "_backward_BatchNorm",
-    .doc = "the gradients of BatchNorm's data, gamma and beta",
+    .doc = MXW_DOC("the gradients of BatchNorm's data, gamma and beta"),
     .attrs = k_bn_attrs,
     .num_attrs = (int)(sizeof k_bn_attrs / sizeof k_bn_attrs[0]),
     .param_size = sizeof(BatchNormParam),
@@ -1558,7 +1559,8 @@ static const mxw_op_def op_backward_BatchNorm = {
 };
 static const mxw_op_def op_backward_BatchNormWithReLU = {
     .name = "_backward_contrib_BatchNormWithReLU",
-    .doc = "the gradients of _contrib_BatchNormWithReLU's data, gamma and beta (ograd masked by the workspace)",
+    .doc =
+        MXW_DOC("the gradients of _contrib_BatchNormWithReLU's data, gamma and beta (ograd masked by the workspace)"),
     .attrs = k_bn_attrs,
     .num_attrs = (int)(sizeof k_bn_attrs / sizeof k_bn_attrs[0]),
     .param_size = sizeof(BatchNormParam),
@@ -1781,7 +1783,7 @@ static const char *const k_in_backward_inputs[] = {"ograd", "data", "gamma", "me
 
 static const mxw_op_def op_backward_LayerNorm = {
     .name = "_backward_LayerNorm",
-    .doc = "the gradients of LayerNorm's data, gamma and beta",
+    .doc = MXW_DOC("the gradients of LayerNorm's data, gamma and beta"),
     .attrs = k_ln_attrs,
     .num_attrs = (int)(sizeof k_ln_attrs / sizeof k_ln_attrs[0]),
     .param_size = sizeof(LayerNormParam),
@@ -1868,7 +1870,7 @@ static int gn_backward(const mxw_op_call *call) {
 
 static const mxw_op_def op_backward_InstanceNorm = {
     .name = "_backward_InstanceNorm",
-    .doc = "the gradients of InstanceNorm's data, gamma and beta",
+    .doc = MXW_DOC("the gradients of InstanceNorm's data, gamma and beta"),
     .attrs = k_in_attrs,
     .num_attrs = 1,
     .param_size = sizeof(InstanceNormParam),
@@ -1883,7 +1885,7 @@ static const mxw_op_def op_backward_InstanceNorm = {
 };
 static const mxw_op_def op_backward_GroupNorm = {
     .name = "_backward_GroupNorm",
-    .doc = "the gradients of GroupNorm's data, gamma and beta",
+    .doc = MXW_DOC("the gradients of GroupNorm's data, gamma and beta"),
     .attrs = k_gn_attrs,
     .num_attrs = (int)(sizeof k_gn_attrs / sizeof k_gn_attrs[0]),
     .param_size = sizeof(GroupNormParam),
@@ -1973,7 +1975,7 @@ static int grad_l2(mxw_grad_ctx *g) {
 static const char *const k_l2_backward_inputs[] = {"ograd", "output", "norm", NULL};
 static const mxw_op_def op_backward_L2Normalization = {
     .name = "_backward_L2Normalization",
-    .doc = "the gradient of L2Normalization from its output gradient, output and norm",
+    .doc = MXW_DOC("the gradient of L2Normalization from its output gradient, output and norm"),
     .attrs = k_l2_attrs,
     .num_attrs = 2,
     .param_size = sizeof(L2NormParam),
@@ -2055,7 +2057,7 @@ static int grad_lrn(mxw_grad_ctx *g) {
 static const char *const k_lrn_backward_inputs[] = {"ograd", "data", "tmp_norm", NULL};
 static const mxw_op_def op_backward_LRN = {
     .name = "_backward_LRN",
-    .doc = "the gradient of LRN from its output gradient, data and tmp_norm",
+    .doc = MXW_DOC("the gradient of LRN from its output gradient, data and tmp_norm"),
     .attrs = k_lrn_attrs,
     .num_attrs = 4,
     .param_size = sizeof(LRNParam),

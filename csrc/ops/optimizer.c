@@ -292,9 +292,8 @@ static int fwd_sgd(const mxw_op_call *c);
 static const mxw_op_def op_sgd_update = {
     .name = "sgd_update",
     .aliases = ALIASES("_sparse_sgd_update"),
-    .doc =
-        "Update function for Stochastic Gradient Descent (SGD) optimizer: "
-        "weight = weight - learning_rate * (gradient + wd * weight)",
+    .doc = MXW_DOC("Update function for Stochastic Gradient Descent (SGD) optimizer: "
+                   "weight = weight - learning_rate * (gradient + wd * weight)"),
     .attrs = k_sgd_attrs,
     .num_attrs = 5,
     .param_size = sizeof(SGDParam),
@@ -330,7 +329,7 @@ static int infer_type_mp_sgd(const void *param, int nin, int *in, int nout, int 
 
 static const mxw_op_def op_mp_sgd_update = {
     .name = "mp_sgd_update",
-    .doc = "Updater function for multi-precision sgd optimizer",
+    .doc = MXW_DOC("Updater function for multi-precision sgd optimizer"),
     .attrs = k_sgd_attrs,
     .num_attrs = 5,
     .param_size = sizeof(SGDParam),
@@ -378,9 +377,8 @@ static int fwd_sgd_mom(const mxw_op_call *c);
 static const mxw_op_def op_sgd_mom_update = {
     .name = "sgd_mom_update",
     .aliases = ALIASES("_sparse_sgd_mom_update"),
-    .doc =
-        "Momentum update function for Stochastic Gradient Descent (SGD) optimizer: "
-        "v = momentum * v - learning_rate * gradient; weight += v",
+    .doc = MXW_DOC("Momentum update function for Stochastic Gradient Descent (SGD) optimizer: "
+                   "v = momentum * v - learning_rate * gradient; weight += v"),
     .attrs = k_sgd_mom_attrs,
     .num_attrs = 6,
     .param_size = sizeof(SGDMomParam),
@@ -419,7 +417,7 @@ static int infer_type_mp_mom(const void *param, int nin, int *in, int nout, int 
 
 static const mxw_op_def op_mp_sgd_mom_update = {
     .name = "mp_sgd_mom_update",
-    .doc = "Updater function for multi-precision sgd optimizer",
+    .doc = MXW_DOC("Updater function for multi-precision sgd optimizer"),
     .attrs = k_sgd_mom_attrs,
     .num_attrs = 6,
     .param_size = sizeof(SGDMomParam),
@@ -462,9 +460,8 @@ static int fwd_nag_mom(const mxw_op_call *c);
 
 static const mxw_op_def op_nag_mom_update = {
     .name = "nag_mom_update",
-    .doc =
-        "Update function for Nesterov Accelerated Gradient( NAG) optimizer: "
-        "v_t = gamma v_{t-1} + eta * grad(W_{t-1} - gamma v_{t-1}); W_t = W_{t-1} - v_t",
+    .doc = MXW_DOC("Update function for Nesterov Accelerated Gradient( NAG) optimizer: "
+                   "v_t = gamma v_{t-1} + eta * grad(W_{t-1} - gamma v_{t-1}); W_t = W_{t-1} - v_t"),
     .attrs = k_nag_attrs,
     .num_attrs = 5,
     .param_size = sizeof(NAGMomParam),
@@ -498,7 +495,7 @@ static int fwd_mp_nag_mom(const mxw_op_call *c) { return run_mp(c, 0x2u, mp_nag_
 
 static const mxw_op_def op_mp_nag_mom_update = {
     .name = "mp_nag_mom_update",
-    .doc = "Update function for multi-precision Nesterov Accelerated Gradient( NAG) optimizer.",
+    .doc = MXW_DOC("Update function for multi-precision Nesterov Accelerated Gradient( NAG) optimizer."),
     .attrs = k_nag_attrs,
     .num_attrs = 5,
     .param_size = sizeof(NAGMomParam),
@@ -556,9 +553,9 @@ static int fwd_ftml(const mxw_op_call *c) { return run_same(c, ftml_f32, ftml_f6
 static const mxw_op_def op_ftml_update = {
     .name = "ftml_update",
     .doc =
-        "The FTML optimizer (FTML - Follow the Moving Leader in Deep Learning): v_t = beta2 v + (1-beta2) g^2, "
-        "d_t = (1-beta1^t)/lr (sqrt(v_t/(1-beta2^t)) + eps), z_t = beta1 z + (1-beta1) g - (d_t - beta1 d) W, "
-        "W = -z_t/d_t",
+        MXW_DOC("The FTML optimizer (FTML - Follow the Moving Leader in Deep Learning): v_t = beta2 v + (1-beta2) g^2, "
+                "d_t = (1-beta1^t)/lr (sqrt(v_t/(1-beta2^t)) + eps), z_t = beta1 z + (1-beta1) g - (d_t - beta1 d) W, "
+                "W = -z_t/d_t"),
     .attrs = k_ftml_attrs,
     .num_attrs = 8,
     .param_size = sizeof(FTMLParam),
@@ -720,8 +717,8 @@ static const mxw_op_def op_adam_update = {
     .name = "adam_update",
     .aliases = ALIASES("_sparse_adam_update"),
     .doc =
-        "Update function for Adam optimizer: m = beta1*m + (1-beta1)*grad; v = beta2*v + (1-beta2)*(grad**2); "
-        "w += - learning_rate * m / (sqrt(v) + epsilon)",
+        MXW_DOC("Update function for Adam optimizer: m = beta1*m + (1-beta1)*grad; v = beta2*v + (1-beta2)*(grad**2); "
+                "w += - learning_rate * m / (sqrt(v) + epsilon)"),
     .attrs = k_adam_attrs,
     .num_attrs = 8,
     .param_size = sizeof(AdamParam),
@@ -771,9 +768,8 @@ static int fwd_rmspropalex(const mxw_op_call *c);
 
 static const mxw_op_def op_rmspropalex_update = {
     .name = "rmspropalex_update",
-    .doc =
-        "Update function for RMSPropAlex optimizer (Graves 2013): E[g^2] = g1 E[g^2] + (1-g1) g^2; "
-        "E[g] = g1 E[g] + (1-g1) g; delta = g2 delta - lr g / sqrt(E[g^2] - E[g]^2 + eps); w += delta",
+    .doc = MXW_DOC("Update function for RMSPropAlex optimizer (Graves 2013): E[g^2] = g1 E[g^2] + (1-g1) g^2; "
+                   "E[g] = g1 E[g] + (1-g1) g; delta = g2 delta - lr g / sqrt(E[g^2] - E[g]^2 + eps); w += delta"),
     .attrs = k_rmspropalex_attrs,
     .num_attrs = 8,
     .param_size = sizeof(RMSPropAlexParam),
@@ -908,9 +904,9 @@ static int fwd_rmspropalex(const mxw_op_call *c) { return run_same(c, rmspropale
 
 static const mxw_op_def op_rmsprop_update = {
     .name = "rmsprop_update",
-    .doc =
+    .doc = MXW_DOC(
         "Update function for RMSProp optimizer (Tieleman & Hinton 2012): E[g^2] = gamma1 E[g^2] + (1-gamma1) g^2; "
-        "w -= lr g / sqrt(E[g^2] + eps)",
+        "w -= lr g / sqrt(E[g^2] + eps)"),
     .attrs = k_rmsprop_attrs,
     .num_attrs = 7,
     .param_size = sizeof(RMSPropParam),
@@ -956,9 +952,8 @@ static int fwd_ftrl(const mxw_op_call *c) { return run_same(c, ftrl_f32, ftrl_f6
 static const mxw_op_def op_ftrl_update = {
     .name = "ftrl_update",
     .aliases = ALIASES("_sparse_ftrl_update"),
-    .doc =
-        "Update function for Ftrl optimizer: z += g - (sqrt(n + g**2) - sqrt(n)) * w / lr; n += g**2; "
-        "w = (sign(z) * lamda1 - z) / ((beta + sqrt(n)) / lr + wd) * (abs(z) > lamda1)",
+    .doc = MXW_DOC("Update function for Ftrl optimizer: z += g - (sqrt(n + g**2) - sqrt(n)) * w / lr; n += g**2; "
+                   "w = (sign(z) * lamda1 - z) / ((beta + sqrt(n)) / lr + wd) * (abs(z) > lamda1)"),
     .attrs = k_ftrl_attrs,
     .num_attrs = 6,
     .param_size = sizeof(FtrlParam),
@@ -992,7 +987,7 @@ static int fwd_signsgd(const mxw_op_call *c) { return run_same(c, signsgd_f32, s
 
 static const mxw_op_def op_signsgd_update = {
     .name = "signsgd_update",
-    .doc = "Update function for SignSGD optimizer: weight = weight - learning_rate * sign(gradient)",
+    .doc = MXW_DOC("Update function for SignSGD optimizer: weight = weight - learning_rate * sign(gradient)"),
     .attrs = k_signsgd_attrs,
     .num_attrs = 4,
     .param_size = sizeof(SignSGDParam),
@@ -1037,9 +1032,8 @@ static int fwd_signum(const mxw_op_call *c) { return run_same(c, signum_f32, sig
 
 static const mxw_op_def op_signum_update = {
     .name = "signum_update",
-    .doc =
-        "SIGN momentUM (Signum) optimizer: state = momentum * state + (1-momentum) * gradient; "
-        "weight = weight - learning_rate * sign(state)",
+    .doc = MXW_DOC("SIGN momentUM (Signum) optimizer: state = momentum * state + (1-momentum) * gradient; "
+                   "weight = weight - learning_rate * sign(state)"),
     .attrs = k_signum_attrs,
     .num_attrs = 6,
     .param_size = sizeof(SignumParam),
@@ -1096,9 +1090,8 @@ static int fwd_lamb1(const mxw_op_call *c) { return run_same(c, lamb1_f32, lamb1
 
 static const mxw_op_def op_lamb_update_phase1 = {
     .name = "lamb_update_phase1",
-    .doc =
-        "Phase I of lamb update: mean = beta1*mean + (1-beta1)*grad; var = beta2*var + (1-beta2)*grad^2; "
-        "returns g = mean_hat / (sqrt(var_hat) + epsilon) + wd * weight",
+    .doc = MXW_DOC("Phase I of lamb update: mean = beta1*mean + (1-beta1)*grad; var = beta2*var + (1-beta2)*grad^2; "
+                   "returns g = mean_hat / (sqrt(var_hat) + epsilon) + wd * weight"),
     .attrs = k_lamb1_attrs,
     .num_attrs = 8,
     .param_size = sizeof(LambPhase1Param),
@@ -1156,8 +1149,8 @@ static int infer_type_mp_lamb1(const void *param, int nin, int *in, int nout, in
 static const mxw_op_def op_mp_lamb_update_phase1 = {
     .name = "mp_lamb_update_phase1",
     .doc =
-        "Mixed Precision version of Phase I of lamb update: as lamb_update_phase1 on float32 states, with the "
-        "weight decay on weight32; returns g (float32)",
+        MXW_DOC("Mixed Precision version of Phase I of lamb update: as lamb_update_phase1 on float32 states, with the "
+                "weight decay on weight32; returns g (float32)"),
     .attrs = k_lamb1_attrs,
     .num_attrs = 8,
     .param_size = sizeof(LambPhase1Param),
@@ -1221,8 +1214,8 @@ static int fwd_lamb2(const mxw_op_call *c) { return run_same(c, lamb2_f32, lamb2
 static const mxw_op_def op_lamb_update_phase2 = {
     .name = "lamb_update_phase2",
     .doc =
-        "Phase II of lamb update: r1 bounded by lower_bound/upper_bound; lr = lr * r1/r2 unless r1 or r2 is 0; "
-        "weight = weight - lr * g",
+        MXW_DOC("Phase II of lamb update: r1 bounded by lower_bound/upper_bound; lr = lr * r1/r2 unless r1 or r2 is 0; "
+                "weight = weight - lr * g"),
     .attrs = k_lamb2_attrs,
     .num_attrs = 3,
     .param_size = sizeof(LambPhase2Param),
@@ -1261,9 +1254,9 @@ static int infer_type_mp_lamb2(const void *param, int nin, int *in, int nout, in
 
 static const mxw_op_def op_mp_lamb_update_phase2 = {
     .name = "mp_lamb_update_phase2",
-    .doc =
+    .doc = MXW_DOC(
         "Mixed Precision version Phase II of lamb update: as lamb_update_phase2 with weight32 = weight32 - lr * g; "
-        "weight = weight32",
+        "weight = weight32"),
     .attrs = k_lamb2_attrs,
     .num_attrs = 3,
     .param_size = sizeof(LambPhase2Param),
@@ -1447,11 +1440,11 @@ static const int k_mut_multi4[] = {SIXTY(MUT4)};
 /* MXNet's argument: data (NDArray-or-Symbol[]); each input's name comes from input_name_fn */
 static const char *const k_multi_data[] = {"data", NULL};
 
-#define MULTI_OP(name_, doc_, attrs_, v, stride_, ...)                                                 \
-  .name = name_, .doc = doc_, .attrs = attrs_, .num_attrs = (int)(sizeof(attrs_) / sizeof(attrs_[0])), \
-  .param_size = sizeof(MultiSGDParam), .validate = validate_multi_sgd, .num_inputs = MXW_VARIADIC,     \
-  .input_names = k_multi_data, .num_inputs_fn = v##_num_inputs, .input_name_fn = v##_input_name,       \
-  .num_outputs_fn = multi_num_outputs, .infer_shape = v##_infer_shape, .infer_type = v##_infer_type,   \
+#define MULTI_OP(name_, doc_, attrs_, v, stride_, ...)                                                          \
+  .name = name_, .doc = MXW_DOC(doc_), .attrs = attrs_, .num_attrs = (int)(sizeof(attrs_) / sizeof(attrs_[0])), \
+  .param_size = sizeof(MultiSGDParam), .validate = validate_multi_sgd, .num_inputs = MXW_VARIADIC,              \
+  .input_names = k_multi_data, .num_inputs_fn = v##_num_inputs, .input_name_fn = v##_input_name,                \
+  .num_outputs_fn = multi_num_outputs, .infer_shape = v##_infer_shape, .infer_type = v##_infer_type,            \
   .forward = fwd_##v, .inplace_stride = stride_, UPDATE_OP, __VA_ARGS__
 static const mxw_op_def op_multi_sgd_update = {
     MULTI_OP("multi_sgd_update", "Update function for Stochastic Gradient Descent (SDG) optimizer over several weights",

@@ -884,7 +884,7 @@ static const char *const k_backward_pooling_inputs[] = {"ograd", "data", "output
 
 static const mxw_op_def op_backward_Pooling = {
     .name = "_backward_Pooling",
-    .doc = "the gradient of Pooling with respect to its data, from the output gradient, data and output",
+    .doc = MXW_DOC("the gradient of Pooling with respect to its data, from the output gradient, data and output"),
     .attrs = k_pooling_attrs,
     .num_attrs = (int)(sizeof k_pooling_attrs / sizeof k_pooling_attrs[0]),
     .param_size = sizeof(PoolingParam),
@@ -900,9 +900,8 @@ static const mxw_op_def op_backward_Pooling = {
 static const mxw_op_def op_Pooling = {
     .name = "Pooling",
     .aliases = ALIASES("_npx_pooling"),
-    .doc =
-        "max / avg / sum / lp pooling over 1-D, 2-D or 3-D windows; layouts NCW/NCHW/NCDHW or "
-        "channel-last NWC/NHWC/NDHWC",
+    .doc = MXW_DOC("max / avg / sum / lp pooling over 1-D, 2-D or 3-D windows; layouts NCW/NCHW/NCDHW or "
+                   "channel-last NWC/NHWC/NDHWC"),
     .attrs = k_pooling_attrs,
     .num_attrs = (int)(sizeof k_pooling_attrs / sizeof k_pooling_attrs[0]),
     .param_size = sizeof(PoolingParam),

@@ -281,7 +281,7 @@ SCALAR_FORWARD(generalized_negative_binomial)
 #define SAMPLE_OP(VAR, NAME, ALIAS_LIST, ATTRS, VALIDATE, FWD, DOC)                  \
   static const mxw_op_def VAR = {.name = NAME,                                       \
                                  .aliases = ALIAS_LIST,                              \
-                                 .doc = DOC,                                         \
+                                 .doc = MXW_DOC(DOC),                                \
                                  .attrs = ATTRS,                                     \
                                  .num_attrs = (int)(sizeof ATTRS / sizeof ATTRS[0]), \
                                  .param_size = sizeof(SampleParam),                  \
@@ -374,7 +374,7 @@ static int fwd_randint(const mxw_op_call *c) {
 
 static const mxw_op_def op_random_randint = {.name = "_random_randint",
                                              .aliases = ALIASES("random_randint", "_npi_random_randint"),
-                                             .doc = "uniform integers in [low, high)",
+                                             .doc = MXW_DOC("uniform integers in [low, high)"),
                                              .attrs = k_randint_attrs,
                                              .num_attrs = 5,
                                              .param_size = sizeof(RandIntParam),
@@ -479,7 +479,7 @@ MULTI_FORWARD(generalized_negative_binomial)
   static const char *const k_in_##VAR[] = {INPUTS, NULL};                                           \
   static const mxw_op_def VAR = {.name = "_sample_" DISTR,                                          \
                                  .aliases = ALIASES("sample_" DISTR),                               \
-                                 .doc = DOC,                                                        \
+                                 .doc = MXW_DOC(DOC),                                               \
                                  .attrs = k_multi_attrs,                                            \
                                  .num_attrs = 2,                                                    \
                                  .param_size = sizeof(MultiSampleParam),                            \
@@ -675,9 +675,8 @@ static int grad_mn(mxw_grad_ctx *g) {
 static const mxw_op_def op_sample_multinomial = {
     .name = "_sample_multinomial",
     .aliases = ALIASES("sample_multinomial"),
-    .doc =
-        "samples outcome indices from the distributions on data's last axis (probabilities summing to 1); "
-        "get_prob also returns their log probabilities",
+    .doc = MXW_DOC("samples outcome indices from the distributions on data's last axis (probabilities summing to 1); "
+                   "get_prob also returns their log probabilities"),
     .attrs = k_mn_attrs,
     .num_attrs = 3,
     .param_size = sizeof(MultinomialParam),
@@ -694,7 +693,8 @@ static const mxw_op_def op_sample_multinomial = {
 static const char *const k_mn_backward_inputs[] = {"ograd", "data", "sample", NULL};
 static const mxw_op_def op_backward_sample_multinomial = {
     .name = "_backward_sample_multinomial",
-    .doc = "the gradient of _sample_multinomial's log probabilities: ograd / data scattered to the drawn outcomes",
+    .doc = MXW_DOC(
+        "the gradient of _sample_multinomial's log probabilities: ograd / data scattered to the drawn outcomes"),
     .attrs = k_mn_attrs,
     .num_attrs = 3,
     .param_size = sizeof(MultinomialParam),
@@ -733,7 +733,7 @@ static int fwd_shuffle(const mxw_op_call *c) {
 static const mxw_op_def op_shuffle = {
     .name = "_shuffle",
     .aliases = ALIASES("shuffle", "_npi_shuffle"),
-    .doc = "a copy of data with its entries along the first axis randomly permuted",
+    .doc = MXW_DOC("a copy of data with its entries along the first axis randomly permuted"),
     .attrs = NULL,
     .num_attrs = 0,
     .param_size = 0,

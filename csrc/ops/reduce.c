@@ -816,40 +816,40 @@ static int grad_reduce_with(mxw_grad_ctx *g, const char *op, int use_out) {
   return mxw_grad_set(g, 0, dx);
 }
 
-#define REDUCE_OP(NAME, ALIAS_LIST, COMB, MAP, POST, INFER, DOC, BWKIND, USE_OUT)                           \
-  static int fwd_##NAME(const mxw_op_call *c) {                                                             \
-    const ReduceAxesParam *p = (const ReduceAxesParam *)c->param;                                           \
-    return reduce_forward(c, (reduce_kind){COMB, MAP, POST}, &p->axis, p->exclude);                         \
-  }                                                                                                         \
-  static int fwd_backward_##NAME(const mxw_op_call *c) {                                                    \
-    const ReduceAxesParam *p = (const ReduceAxesParam *)c->param;                                           \
-    return reduce_backward(c, BWKIND, &p->axis, p->exclude);                                                \
-  }                                                                                                         \
-  static int grad_##NAME(mxw_grad_ctx *g) { return grad_reduce_with(g, "_backward_" #NAME, USE_OUT); }      \
-  static const mxw_op_def op_##NAME = {.name = #NAME,                                                       \
-                                       .aliases = ALIAS_LIST,                                               \
-                                       .doc = DOC,                                                          \
-                                       .attrs = k_reduce_attrs,                                             \
-                                       .num_attrs = 3,                                                      \
-                                       .param_size = sizeof(ReduceAxesParam),                               \
-                                       .num_inputs = 1,                                                     \
-                                       .input_names = k_data,                                               \
-                                       .num_outputs = 1,                                                    \
-                                       .infer_shape = INFER,                                                \
-                                       .half_as_f32 = 1,                                                    \
-                                       .forward = fwd_##NAME,                                               \
-                                       .gradient = grad_##NAME};                                            \
-  static const mxw_op_def op_backward_##NAME = {.name = "_backward_" #NAME,                                 \
-                                                .doc = "the gradient of " #NAME " (ograd, data[, output])", \
-                                                .attrs = k_reduce_attrs,                                    \
-                                                .num_attrs = 3,                                             \
-                                                .param_size = sizeof(ReduceAxesParam),                      \
-                                                .num_inputs = (USE_OUT) ? 3 : 2,                            \
-                                                .input_names = k_backward_inputs,                           \
-                                                .num_outputs = 1,                                           \
-                                                .infer_shape = infer_reduce_backward,                       \
-                                                .infer_type = infer_type_reduce_backward,                   \
-                                                .half_as_f32 = 1,                                           \
+#define REDUCE_OP(NAME, ALIAS_LIST, COMB, MAP, POST, INFER, DOC, BWKIND, USE_OUT)                                    \
+  static int fwd_##NAME(const mxw_op_call *c) {                                                                      \
+    const ReduceAxesParam *p = (const ReduceAxesParam *)c->param;                                                    \
+    return reduce_forward(c, (reduce_kind){COMB, MAP, POST}, &p->axis, p->exclude);                                  \
+  }                                                                                                                  \
+  static int fwd_backward_##NAME(const mxw_op_call *c) {                                                             \
+    const ReduceAxesParam *p = (const ReduceAxesParam *)c->param;                                                    \
+    return reduce_backward(c, BWKIND, &p->axis, p->exclude);                                                         \
+  }                                                                                                                  \
+  static int grad_##NAME(mxw_grad_ctx *g) { return grad_reduce_with(g, "_backward_" #NAME, USE_OUT); }               \
+  static const mxw_op_def op_##NAME = {.name = #NAME,                                                                \
+                                       .aliases = ALIAS_LIST,                                                        \
+                                       .doc = MXW_DOC(DOC),                                                          \
+                                       .attrs = k_reduce_attrs,                                                      \
+                                       .num_attrs = 3,                                                               \
+                                       .param_size = sizeof(ReduceAxesParam),                                        \
+                                       .num_inputs = 1,                                                              \
+                                       .input_names = k_data,                                                        \
+                                       .num_outputs = 1,                                                             \
+                                       .infer_shape = INFER,                                                         \
+                                       .half_as_f32 = 1,                                                             \
+                                       .forward = fwd_##NAME,                                                        \
+                                       .gradient = grad_##NAME};                                                     \
+  static const mxw_op_def op_backward_##NAME = {.name = "_backward_" #NAME,                                          \
+                                                .doc = MXW_DOC("the gradient of " #NAME " (ograd, data[, output])"), \
+                                                .attrs = k_reduce_attrs,                                             \
+                                                .num_attrs = 3,                                                      \
+                                                .param_size = sizeof(ReduceAxesParam),                               \
+                                                .num_inputs = (USE_OUT) ? 3 : 2,                                     \
+                                                .input_names = k_backward_inputs,                                    \
+                                                .num_outputs = 1,                                                    \
+                                                .infer_shape = infer_reduce_backward,                                \
+                                                .infer_type = infer_type_reduce_backward,                            \
+                                                .half_as_f32 = 1,                                                    \
                                                 .forward = fwd_backward_##NAME};
 
 REDUCE_OP(sum, ALIASES("sum_axis"), COMB_SUM, MAP_ID, POST_NONE, infer_reduce, "sum over the given axes", BW_SUM, 0)
@@ -918,7 +918,7 @@ static int fwd_backward_norm(const mxw_op_call *c) {
 static int grad_norm(mxw_grad_ctx *g) { return grad_reduce_with(g, "_backward_norm", 1); }
 
 static const mxw_op_def op_norm = {.name = "norm",
-                                   .doc = "L1 or L2 norm over the given axes (all by default)",
+                                   .doc = MXW_DOC("L1 or L2 norm over the given axes (all by default)"),
                                    .attrs = k_norm_attrs,
                                    .num_attrs = 4,
                                    .param_size = sizeof(NormParam),
@@ -933,7 +933,7 @@ static const mxw_op_def op_norm = {.name = "norm",
                                    .gradient = grad_norm};
 static const mxw_op_def op_backward_norm = {
     .name = "_backward_norm",
-    .doc = "the gradient of norm: ograd * x / y (ord 2) or ograd * sign(x) (ord 1)",
+    .doc = MXW_DOC("the gradient of norm: ograd * x / y (ord 2) or ograd * sign(x) (ord 1)"),
     .attrs = k_norm_attrs,
     .num_attrs = 4,
     .param_size = sizeof(NormParam),
@@ -1126,7 +1126,7 @@ static int fwd_argmin(const mxw_op_call *c) { return argreduce_forward(c, 0); }
 
 static const mxw_op_def op_argmax = {
     .name = "argmax",
-    .doc = "index of the maximum along an axis (flattened when axis=None), as the input dtype",
+    .doc = MXW_DOC("index of the maximum along an axis (flattened when axis=None), as the input dtype"),
     .attrs = k_reduce_axis_attrs,
     .num_attrs = 2,
     .param_size = sizeof(ReduceAxisParam),
@@ -1139,7 +1139,7 @@ static const mxw_op_def op_argmax = {
     .no_grad = 1};
 static const mxw_op_def op_argmin = {
     .name = "argmin",
-    .doc = "index of the minimum along an axis (flattened when axis=None), as the input dtype",
+    .doc = MXW_DOC("index of the minimum along an axis (flattened when axis=None), as the input dtype"),
     .attrs = k_reduce_axis_attrs,
     .num_attrs = 2,
     .param_size = sizeof(ReduceAxisParam),
@@ -1265,7 +1265,7 @@ static int grad_pick(mxw_grad_ctx *g) {
 static const mxw_op_def op_pick = {
     .name = "pick",
     .aliases = ALIASES("choose_element_0index"),
-    .doc = "out[..] = data[.., index[..], ..] along an axis (indices clipped or wrapped)",
+    .doc = MXW_DOC("out[..] = data[.., index[..], ..] along an axis (indices clipped or wrapped)"),
     .attrs = k_pick_attrs,
     .num_attrs = 3,
     .param_size = sizeof(PickParam),
@@ -1277,17 +1277,18 @@ static const mxw_op_def op_pick = {
     .forward = fwd_pick,
     .gradient = grad_pick};
 static const char *const k_backward_pick_inputs[] = {"ograd", "index", "data", NULL};
-static const mxw_op_def op_backward_pick = {.name = "_backward_pick",
-                                            .doc = "the gradient of pick: ograd scattered into zeros of data's shape",
-                                            .attrs = k_pick_attrs,
-                                            .num_attrs = 3,
-                                            .param_size = sizeof(PickParam),
-                                            .num_inputs = 3,
-                                            .input_names = k_backward_pick_inputs,
-                                            .num_outputs = 1,
-                                            .infer_shape = infer_backward_pick,
-                                            .infer_type = infer_type_backward_pick,
-                                            .forward = fwd_backward_pick};
+static const mxw_op_def op_backward_pick = {
+    .name = "_backward_pick",
+    .doc = MXW_DOC("the gradient of pick: ograd scattered into zeros of data's shape"),
+    .attrs = k_pick_attrs,
+    .num_attrs = 3,
+    .param_size = sizeof(PickParam),
+    .num_inputs = 3,
+    .input_names = k_backward_pick_inputs,
+    .num_outputs = 1,
+    .infer_shape = infer_backward_pick,
+    .infer_type = infer_type_backward_pick,
+    .forward = fwd_backward_pick};
 
 MXW_FAMILY(reduce, &op_sum, &op_mean, &op_max, &op_min, &op_prod, &op_nansum, &op_nanprod, &op_norm, &op_argmax,
            &op_argmin, &op_pick, &op_backward_sum, &op_backward_mean, &op_backward_max, &op_backward_min,

@@ -612,9 +612,9 @@ static const char *const k_rnn_outputs[] = {"output", "state_output", "statecell
 static const mxw_op_def op_RNN = {
     .name = "RNN",
     .aliases = ALIASES("_npx_rnn"),
-    .doc =
+    .doc = MXW_DOC(
         "recurrent layers (rnn_relu, rnn_tanh, lstm, gru) over (T, N, I) data with MXNet's packed parameter vector: "
-        "stacked, bidirectional, LSTM projection and state clipping, dropout between layers, sequence lengths",
+        "stacked, bidirectional, LSTM projection and state clipping, dropout between layers, sequence lengths"),
     .attrs = k_rnn_attrs,
     .num_attrs = NUM_RNN_ATTRS,
     .param_size = sizeof(RNNParam),
@@ -635,9 +635,8 @@ static const mxw_op_def op_RNN = {
 
 static const mxw_op_def op_backward_RNN = {
     .name = "_backward_RNN",
-    .doc =
-        "the gradients of RNN's data, parameters, state and state_cell (recomputes the forward, then "
-        "backpropagation through time)",
+    .doc = MXW_DOC("the gradients of RNN's data, parameters, state and state_cell (recomputes the forward, then "
+                   "backpropagation through time)"),
     .attrs = k_rnn_attrs,
     .num_attrs = NUM_RNN_ATTRS,
     .param_size = sizeof(RNNParam),
@@ -778,9 +777,9 @@ static int rpc_gradient(mxw_grad_ctx *g) {
 static const mxw_op_def op_rnn_param_concat = {
     .name = "_rnn_param_concat",
     .aliases = ALIASES("_npi_rnn_param_concat"),
-    .doc =
+    .doc = MXW_DOC(
         "Concat for packing recurrent weights: one or two inputs of unknown size along dim are inferred from the "
-        "output's size",
+        "output's size"),
     .attrs = k_rpc_attrs,
     .num_attrs = 2,
     .param_size = sizeof(RNNConcatParam),

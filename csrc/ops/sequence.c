@@ -164,9 +164,8 @@ static int grad_SequenceMask(mxw_grad_ctx *g) {
 static const mxw_op_def op_SequenceMask = {
     .name = "SequenceMask",
     .aliases = ALIASES("_npx_sequence_mask"),
-    .doc =
-        "sets every step of a sequence at or after its length (sequence_length) to value; identity without "
-        "use_sequence_length",
+    .doc = MXW_DOC("sets every step of a sequence at or after its length (sequence_length) to value; identity without "
+                   "use_sequence_length"),
     .attrs = k_mask_attrs,
     .num_attrs = 3,
     .param_size = sizeof(SeqParam),
@@ -218,9 +217,8 @@ static int grad_SequenceReverse(mxw_grad_ctx *g) {
 static const mxw_op_def op_SequenceReverse = {
     .name = "SequenceReverse",
     .aliases = ALIASES("_npx_sequence_reverse"),
-    .doc =
-        "reverses each sequence's first sequence_length steps along axis 0 (all T steps without "
-        "use_sequence_length); the padded steps stay in place",
+    .doc = MXW_DOC("reverses each sequence's first sequence_length steps along axis 0 (all T steps without "
+                   "use_sequence_length); the padded steps stay in place"),
     .attrs = k_reverse_attrs,
     .num_attrs = 2,
     .param_size = sizeof(SeqParam),
@@ -299,7 +297,7 @@ static int grad_SequenceLast(mxw_grad_ctx *g) {
 static const mxw_op_def op_SequenceLast = {
     .name = "SequenceLast",
     .aliases = ALIASES("_npx_sequence_last"),
-    .doc = "each sequence's last step (step sequence_length - 1; T - 1 without use_sequence_length)",
+    .doc = MXW_DOC("each sequence's last step (step sequence_length - 1; T - 1 without use_sequence_length)"),
     .attrs = k_last_attrs,
     .num_attrs = 2,
     .param_size = sizeof(SeqParam),
@@ -350,7 +348,7 @@ static int fwd_backward_SequenceLast(const mxw_op_call *c) {
 }
 static const mxw_op_def op_backward_SequenceLast = {
     .name = "_backward_SequenceLast",
-    .doc = "the data gradient of SequenceLast: zeros with ograd at each sequence's last step",
+    .doc = MXW_DOC("the data gradient of SequenceLast: zeros with ograd at each sequence's last step"),
     .attrs = k_last_attrs,
     .num_attrs = 2,
     .param_size = sizeof(SeqParam),

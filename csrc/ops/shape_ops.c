@@ -565,8 +565,8 @@ static const mxw_op_def op_Reshape = {
     .name = "Reshape",
     .aliases = ALIASES("reshape"),
     .doc =
-        "the input's elements under a new shape (special codes 0 copy, -1 infer, -2 copy rest, -3 merge two, "
-        "-4 split one)",
+        MXW_DOC("the input's elements under a new shape (special codes 0 copy, -1 infer, -2 copy rest, -3 merge two, "
+                "-4 split one)"),
     .attrs = k_reshape_attrs,
     .num_attrs = 4,
     .param_size = sizeof(ReshapeParam),
@@ -596,15 +596,16 @@ static int infer_Flatten(const void *param, int nin, mxw_shape *in, int nout, mx
   if (in[0].dims[0] < 0) in[0].dims[0] = out[0].dims[0];
   return 0;
 }
-static const mxw_op_def op_Flatten = {.name = "Flatten",
-                                      .aliases = ALIASES("flatten", "_npx_batch_flatten"),
-                                      .doc = "(d0, d1, ..., dn) -> (d0, d1 * ... * dn); a 1-D input becomes (d0, 1)",
-                                      .num_inputs = 1,
-                                      .input_names = k_data,
-                                      .num_outputs = 1,
-                                      .infer_shape = infer_Flatten,
-                                      .forward = fwd_copy_bytes,
-                                      .gradient = grad_reshape_back};
+static const mxw_op_def op_Flatten = {
+    .name = "Flatten",
+    .aliases = ALIASES("flatten", "_npx_batch_flatten"),
+    .doc = MXW_DOC("(d0, d1, ..., dn) -> (d0, d1 * ... * dn); a 1-D input becomes (d0, 1)"),
+    .num_inputs = 1,
+    .input_names = k_data,
+    .num_outputs = 1,
+    .infer_shape = infer_Flatten,
+    .forward = fwd_copy_bytes,
+    .gradient = grad_reshape_back};
 
 /* ==== transpose ================================================================================ */
 typedef struct {
@@ -668,7 +669,7 @@ static int grad_transpose(mxw_grad_ctx *g) {
 static const mxw_op_def op_transpose = {
     .name = "transpose",
     .aliases = ALIASES("_npi_transpose"),
-    .doc = "permutes the axes: out.shape[i] = in.shape[axes[i]]; default reverses them",
+    .doc = MXW_DOC("permutes the axes: out.shape[i] = in.shape[axes[i]]; default reverses them"),
     .attrs = k_transpose_attrs,
     .num_attrs = 1,
     .param_size = sizeof(TransposeParam),
@@ -715,7 +716,7 @@ static int fwd_SwapAxis(const mxw_op_call *c) {
 static int grad_SwapAxis(mxw_grad_ctx *g) { return mxw_grad_set_fwd_op(g, "SwapAxis", 0); }
 static const mxw_op_def op_SwapAxis = {.name = "SwapAxis",
                                        .aliases = ALIASES("swapaxes"),
-                                       .doc = "swaps axes dim1 and dim2",
+                                       .doc = MXW_DOC("swaps axes dim1 and dim2"),
                                        .attrs = k_swapaxis_attrs,
                                        .num_attrs = 2,
                                        .param_size = sizeof(SwapAxisParam),
@@ -753,7 +754,7 @@ static int infer_expand_dims(const void *param, int nin, mxw_shape *in, int nout
 }
 static const mxw_op_def op_expand_dims = {.name = "expand_dims",
                                           .aliases = ALIASES("_npi_expand_dims"),
-                                          .doc = "inserts a size-1 axis at `axis`",
+                                          .doc = MXW_DOC("inserts a size-1 axis at `axis`"),
                                           .attrs = k_expand_dims_attrs,
                                           .num_attrs = 1,
                                           .param_size = sizeof(ExpandDimsParam),
@@ -803,7 +804,7 @@ static int infer_squeeze(const void *param, int nin, mxw_shape *in, int nout, mx
 }
 static const mxw_op_def op_squeeze = {.name = "squeeze",
                                       .aliases = ALIASES("_npi_squeeze"),
-                                      .doc = "removes size-1 axes (all of them by default)",
+                                      .doc = MXW_DOC("removes size-1 axes (all of them by default)"),
                                       .attrs = k_squeeze_attrs,
                                       .num_attrs = 1,
                                       .param_size = sizeof(SqueezeParam),
@@ -944,7 +945,7 @@ static int grad_Concat(mxw_grad_ctx *g) {
 }
 static const mxw_op_def op_Concat = {.name = "Concat",
                                      .aliases = ALIASES("concat"),
-                                     .doc = "joins arrays along dim; all other dims must agree",
+                                     .doc = MXW_DOC("joins arrays along dim; all other dims must agree"),
                                      .attrs = k_concat_attrs,
                                      .num_attrs = 2,
                                      .param_size = sizeof(ConcatParam),
@@ -1035,7 +1036,7 @@ static int grad_stack(mxw_grad_ctx *g) {
 }
 static const mxw_op_def op_stack = {.name = "stack",
                                     .aliases = ALIASES("_npi_stack"),
-                                    .doc = "joins same-shape arrays along a new axis",
+                                    .doc = MXW_DOC("joins same-shape arrays along a new axis"),
                                     .attrs = k_stack_attrs,
                                     .num_attrs = 2,
                                     .param_size = sizeof(StackParam),
@@ -1139,7 +1140,7 @@ static int grad_SliceChannel(mxw_grad_ctx *g) {
 }
 static const mxw_op_def op_SliceChannel = {.name = "SliceChannel",
                                            .aliases = ALIASES("split"),
-                                           .doc = "splits an axis into num_outputs equal parts",
+                                           .doc = MXW_DOC("splits an axis into num_outputs equal parts"),
                                            .attrs = k_slice_channel_attrs,
                                            .num_attrs = 3,
                                            .param_size = sizeof(SliceChannelParam),
@@ -1229,7 +1230,7 @@ static int grad_box(mxw_grad_ctx *g, const char *backward_op) {
 static int grad_slice(mxw_grad_ctx *g) { return grad_box(g, "_backward_slice"); }
 static const mxw_op_def op_slice = {.name = "slice",
                                     .aliases = ALIASES("crop", "_npx_slice"),
-                                    .doc = "x[begin:end:step] per axis (numpy rules, None entries allowed)",
+                                    .doc = MXW_DOC("x[begin:end:step] per axis (numpy rules, None entries allowed)"),
                                     .attrs = k_slice_attrs,
                                     .num_attrs = 3,
                                     .param_size = sizeof(SliceParam),
@@ -1251,7 +1252,7 @@ static int fwd_backward_slice(const mxw_op_call *c) {
 static int grad_backward_slice(mxw_grad_ctx *g) { return mxw_grad_set_fwd_op(g, "slice", 0); }
 static const mxw_op_def op_backward_slice = {
     .name = "_backward_slice",
-    .doc = "the gradient of slice: zeros of data's shape with the box set to ograd",
+    .doc = MXW_DOC("the gradient of slice: zeros of data's shape with the box set to ograd"),
     .attrs = k_slice_attrs,
     .num_attrs = 3,
     .param_size = sizeof(SliceParam),
@@ -1315,7 +1316,7 @@ static int fwd_slice_axis(const mxw_op_call *c) {
 }
 static int grad_slice_axis(mxw_grad_ctx *g) { return grad_box(g, "_backward_slice_axis"); }
 static const mxw_op_def op_slice_axis = {.name = "slice_axis",
-                                         .doc = "x[begin:end] along one axis",
+                                         .doc = MXW_DOC("x[begin:end] along one axis"),
                                          .attrs = k_slice_axis_attrs,
                                          .num_attrs = 3,
                                          .param_size = sizeof(SliceAxisParam),
@@ -1335,7 +1336,7 @@ static int fwd_backward_slice_axis(const mxw_op_call *c) {
 static int grad_backward_slice_axis(mxw_grad_ctx *g) { return mxw_grad_set_fwd_op(g, "slice_axis", 0); }
 static const mxw_op_def op_backward_slice_axis = {
     .name = "_backward_slice_axis",
-    .doc = "the gradient of slice_axis: zeros of data's shape with the range set to ograd",
+    .doc = MXW_DOC("the gradient of slice_axis: zeros of data's shape with the range set to ograd"),
     .attrs = k_slice_axis_attrs,
     .num_attrs = 3,
     .param_size = sizeof(SliceAxisParam),
@@ -1393,7 +1394,7 @@ static int fwd_slice_like(const mxw_op_call *c) {
 /* data gets dy in its leading box; shape_like lends only its shape (no gradient). */
 static int grad_slice_like(mxw_grad_ctx *g) { return grad_box(g, "_backward_slice_like"); }
 static const mxw_op_def op_slice_like = {.name = "slice_like",
-                                         .doc = "data sliced from the start to shape_like's size along `axes`",
+                                         .doc = MXW_DOC("data sliced from the start to shape_like's size along `axes`"),
                                          .attrs = k_slice_like_attrs,
                                          .num_attrs = 1,
                                          .param_size = sizeof(SliceLikeParam),
@@ -1415,7 +1416,7 @@ static int fwd_backward_slice_like(const mxw_op_call *c) {
 static int grad_backward_slice_like(mxw_grad_ctx *g) { return mxw_grad_set_fwd_op(g, "slice_like", 1); }
 static const mxw_op_def op_backward_slice_like = {
     .name = "_backward_slice_like",
-    .doc = "the gradient of slice_like: zeros of data's shape with the leading box set to ograd",
+    .doc = MXW_DOC("the gradient of slice_like: zeros of data's shape with the leading box set to ograd"),
     .attrs = k_slice_like_attrs,
     .num_attrs = 1,
     .param_size = sizeof(SliceLikeParam),
@@ -1474,7 +1475,7 @@ static int infer_broadcast_to(const void *param, int nin, mxw_shape *in, int nou
   return mxw_shape_assign(&out[0], &o, "output");
 }
 static const mxw_op_def op_broadcast_to = {.name = "broadcast_to",
-                                           .doc = "repeats size-1 axes up to `shape`",
+                                           .doc = MXW_DOC("repeats size-1 axes up to `shape`"),
                                            .attrs = k_broadcast_to_attrs,
                                            .num_attrs = 1,
                                            .param_size = sizeof(BroadcastToParam),
@@ -1534,19 +1535,20 @@ static int infer_broadcast_like(const void *param, int nin, mxw_shape *in, int n
   }
   return mxw_shape_assign(&out[0], &o, "output");
 }
-static const mxw_op_def op_broadcast_like = {.name = "broadcast_like",
-                                             .doc = "broadcasts lhs to rhs's shape (or to rhs's sizes on chosen axes)",
-                                             .attrs = k_broadcast_like_attrs,
-                                             .num_attrs = 2,
-                                             .param_size = sizeof(BroadcastLikeParam),
-                                             .validate = validate_broadcast_like,
-                                             .num_inputs = 2,
-                                             .input_names = k_lhs_rhs,
-                                             .num_outputs = 1,
-                                             .infer_shape = infer_broadcast_like,
-                                             .infer_type = infer_type_first,
-                                             .forward = fwd_broadcast,
-                                             .gradient = grad_broadcast};
+static const mxw_op_def op_broadcast_like = {
+    .name = "broadcast_like",
+    .doc = MXW_DOC("broadcasts lhs to rhs's shape (or to rhs's sizes on chosen axes)"),
+    .attrs = k_broadcast_like_attrs,
+    .num_attrs = 2,
+    .param_size = sizeof(BroadcastLikeParam),
+    .validate = validate_broadcast_like,
+    .num_inputs = 2,
+    .input_names = k_lhs_rhs,
+    .num_outputs = 1,
+    .infer_shape = infer_broadcast_like,
+    .infer_type = infer_type_first,
+    .forward = fwd_broadcast,
+    .gradient = grad_broadcast};
 
 /* ==== reshape_like ============================================================================= */
 typedef struct {
@@ -1596,8 +1598,8 @@ static int infer_reshape_like(const void *param, int nin, mxw_shape *in, int nou
 static const mxw_op_def op_reshape_like = {
     .name = "reshape_like",
     .aliases = ALIASES("_npx_reshape_like"),
-    .doc =
-        "lhs's elements under rhs's shape (or lhs's axes [lhs_begin, lhs_end) replaced by rhs's [rhs_begin, rhs_end))",
+    .doc = MXW_DOC(
+        "lhs's elements under rhs's shape (or lhs's axes [lhs_begin, lhs_end) replaced by rhs's [rhs_begin, rhs_end))"),
     .attrs = k_reshape_like_attrs,
     .num_attrs = 4,
     .param_size = sizeof(ReshapeLikeParam),
@@ -1699,7 +1701,7 @@ static int grad_backward_tile(mxw_grad_ctx *g) { /* linear in ograd: the tiling 
   return mxw_grad_set_fwd_op(g, "tile", 0);
 }
 static const mxw_op_def op_tile = {.name = "tile",
-                                   .doc = "repeats the whole array reps[i] times along each axis",
+                                   .doc = MXW_DOC("repeats the whole array reps[i] times along each axis"),
                                    .attrs = k_tile_attrs,
                                    .num_attrs = 1,
                                    .param_size = sizeof(TileParam),
@@ -1710,18 +1712,19 @@ static const mxw_op_def op_tile = {.name = "tile",
                                    .infer_shape = infer_tile,
                                    .forward = fwd_tile,
                                    .gradient = grad_tile};
-static const mxw_op_def op_backward_tile = {.name = "_backward_tile",
-                                            .doc = "the gradient of tile: ograd summed over the tiles, in data's shape",
-                                            .attrs = k_tile_attrs,
-                                            .num_attrs = 1,
-                                            .param_size = sizeof(TileParam),
-                                            .validate = validate_tile,
-                                            .num_inputs = 2,
-                                            .input_names = k_ograd_data,
-                                            .num_outputs = 1,
-                                            .infer_shape = infer_backward_like_data,
-                                            .forward = fwd_backward_tile,
-                                            .gradient = grad_backward_tile};
+static const mxw_op_def op_backward_tile = {
+    .name = "_backward_tile",
+    .doc = MXW_DOC("the gradient of tile: ograd summed over the tiles, in data's shape"),
+    .attrs = k_tile_attrs,
+    .num_attrs = 1,
+    .param_size = sizeof(TileParam),
+    .validate = validate_tile,
+    .num_inputs = 2,
+    .input_names = k_ograd_data,
+    .num_outputs = 1,
+    .infer_shape = infer_backward_like_data,
+    .forward = fwd_backward_tile,
+    .gradient = grad_backward_tile};
 
 /* ==== repeat =================================================================================== */
 typedef struct {
@@ -1796,7 +1799,7 @@ static int grad_backward_repeat(mxw_grad_ctx *g) { /* linear in ograd: the repea
 }
 static const mxw_op_def op_repeat = {
     .name = "repeat",
-    .doc = "repeats each element `repeats` times along axis (None: of the flattened array)",
+    .doc = MXW_DOC("repeats each element `repeats` times along axis (None: of the flattened array)"),
     .attrs = k_repeat_attrs,
     .num_attrs = 2,
     .param_size = sizeof(RepeatParam),
@@ -1809,7 +1812,7 @@ static const mxw_op_def op_repeat = {
     .gradient = grad_repeat};
 static const mxw_op_def op_backward_repeat = {
     .name = "_backward_repeat",
-    .doc = "the gradient of repeat: ograd summed over each element's repeats, in data's shape",
+    .doc = MXW_DOC("the gradient of repeat: ograd summed over each element's repeats, in data's shape"),
     .attrs = k_repeat_attrs,
     .num_attrs = 2,
     .param_size = sizeof(RepeatParam),
@@ -1867,7 +1870,7 @@ static int fwd_reverse(const mxw_op_call *c) {
 static int grad_reverse(mxw_grad_ctx *g) { return mxw_grad_set_fwd_op(g, "reverse", 0); }
 static const mxw_op_def op_reverse = {.name = "reverse",
                                       .aliases = ALIASES("flip"),
-                                      .doc = "reverses the order of elements along the given axes",
+                                      .doc = MXW_DOC("reverses the order of elements along the given axes"),
                                       .attrs = k_reverse_attrs,
                                       .num_attrs = 1,
                                       .param_size = sizeof(ReverseParam),
@@ -1932,7 +1935,7 @@ static int grad_depth_to_space(mxw_grad_ctx *g) { return mxw_grad_set_fwd_op(g, 
 static int grad_space_to_depth(mxw_grad_ctx *g) { return mxw_grad_set_fwd_op(g, "depth_to_space", 0); }
 static const mxw_op_def op_depth_to_space = {
     .name = "depth_to_space",
-    .doc = "(N, C, H, W) -> (N, C/b^2, H*b, W*b), channel blocks moved into space (DCR)",
+    .doc = MXW_DOC("(N, C, H, W) -> (N, C/b^2, H*b, W*b), channel blocks moved into space (DCR)"),
     .attrs = k_block_attrs,
     .num_attrs = 1,
     .param_size = sizeof(BlockParam),
@@ -1976,7 +1979,7 @@ static int fwd_space_to_depth(const mxw_op_call *c) {
 }
 static const mxw_op_def op_space_to_depth = {
     .name = "space_to_depth",
-    .doc = "(N, C, H, W) -> (N, C*b^2, H/b, W/b), the inverse of depth_to_space",
+    .doc = MXW_DOC("(N, C, H, W) -> (N, C*b^2, H/b, W/b), the inverse of depth_to_space"),
     .attrs = k_block_attrs,
     .num_attrs = 1,
     .param_size = sizeof(BlockParam),
@@ -2148,19 +2151,20 @@ static int fwd_Pad(const mxw_op_call *c) {
  * (constant mode: just the interior slice), for edge/reflect also the pads that repeat it
  * (MXNet's _backward_Pad accumulates them). */
 static int grad_Pad(mxw_grad_ctx *g) { return mxw_grad_set_fwd_op(g, "_backward_Pad", 1); }
-static const mxw_op_def op_Pad = {.name = "Pad",
-                                  .aliases = ALIASES("pad"),
-                                  .doc = "pads the spatial axes of a 4-D/5-D array (constant, edge or reflect)",
-                                  .attrs = k_pad_attrs,
-                                  .num_attrs = 3,
-                                  .param_size = sizeof(PadParam),
-                                  .validate = validate_Pad,
-                                  .num_inputs = 1,
-                                  .input_names = k_data,
-                                  .num_outputs = 1,
-                                  .infer_shape = infer_Pad,
-                                  .forward = fwd_Pad,
-                                  .gradient = grad_Pad};
+static const mxw_op_def op_Pad = {
+    .name = "Pad",
+    .aliases = ALIASES("pad"),
+    .doc = MXW_DOC("pads the spatial axes of a 4-D/5-D array (constant, edge or reflect)"),
+    .attrs = k_pad_attrs,
+    .num_attrs = 3,
+    .param_size = sizeof(PadParam),
+    .validate = validate_Pad,
+    .num_inputs = 1,
+    .input_names = k_data,
+    .num_outputs = 1,
+    .infer_shape = infer_Pad,
+    .forward = fwd_Pad,
+    .gradient = grad_Pad};
 
 #define PAD_ACCUM_ROW(T)                          \
   do {                                            \
@@ -2223,7 +2227,7 @@ static int grad_backward_Pad(mxw_grad_ctx *g) {
 }
 static const mxw_op_def op_backward_Pad = {
     .name = "_backward_Pad",
-    .doc = "the gradient of Pad: ograd summed back onto the input elements each position copies",
+    .doc = MXW_DOC("the gradient of Pad: ograd summed back onto the input elements each position copies"),
     .attrs = k_pad_attrs,
     .num_attrs = 3,
     .param_size = sizeof(PadParam),

@@ -185,7 +185,7 @@ static int grad_slice_assign(mxw_grad_ctx *g) {
 static const mxw_op_def op_slice_assign = {
     .name = "_slice_assign",
     .aliases = ALIASES("_crop_assign", "_npi_slice_assign"),
-    .doc = "lhs with lhs[begin:end:step] replaced by rhs (x[key] = array); in place with out=lhs",
+    .doc = MXW_DOC("lhs with lhs[begin:end:step] replaced by rhs (x[key] = array); in place with out=lhs"),
     .attrs = k_slice_assign_attrs,
     .num_attrs = 3,
     .param_size = sizeof(SliceBox),
@@ -259,7 +259,7 @@ static int grad_slice_assign_scalar(mxw_grad_ctx *g) {
 static const mxw_op_def op_slice_assign_scalar = {
     .name = "_slice_assign_scalar",
     .aliases = ALIASES("_crop_assign_scalar", "_npi_slice_assign_scalar"),
-    .doc = "data with data[begin:end:step] set to scalar (x[key] = number); in place with out=data",
+    .doc = MXW_DOC("data with data[begin:end:step] set to scalar (x[key] = number); in place with out=data"),
     .attrs = k_slice_assign_scalar_attrs,
     .num_attrs = 4,
     .param_size = sizeof(SliceAssignScalarParam),
@@ -371,9 +371,8 @@ static int grad_scatter_set_nd(mxw_grad_ctx *g) {
 static const mxw_op_def op_scatter_set_nd = {
     .name = "_scatter_set_nd",
     .aliases = ALIASES("_npi_scatter_set_nd"),
-    .doc =
-        "lhs with the elements (or sub-arrays) addressed by indices (M, ...) set from rhs, as scatter_nd "
-        "but keeping the rest of lhs (x[advanced key] = value); in place with out=lhs",
+    .doc = MXW_DOC("lhs with the elements (or sub-arrays) addressed by indices (M, ...) set from rhs, as scatter_nd "
+                   "but keeping the rest of lhs (x[advanced key] = value); in place with out=lhs"),
     .attrs = k_scatter_nd_attrs,
     .num_attrs = 1,
     .param_size = sizeof(ScatterNDParam),

@@ -582,7 +582,7 @@ static int grad_log_softmax(mxw_grad_ctx *g) { return grad_softmax_with(g, "_bac
 static const mxw_op_def op_softmax = {
     .name = "softmax",
     .aliases = ALIASES("_npx_softmax"),
-    .doc = "exp((x - max) / T) / sum along an axis, optionally over the first length[i] entries only",
+    .doc = MXW_DOC("exp((x - max) / T) / sum along an axis, optionally over the first length[i] entries only"),
     .attrs = k_softmax_attrs,
     .num_attrs = 4,
     .param_size = sizeof(SoftmaxParam),
@@ -597,7 +597,7 @@ static const mxw_op_def op_softmax = {
     .gradient = grad_softmax};
 static const mxw_op_def op_log_softmax = {.name = "log_softmax",
                                           .aliases = ALIASES("_npx_log_softmax"),
-                                          .doc = "(x - max) / T - log(sum(exp((x - max) / T))) along an axis",
+                                          .doc = MXW_DOC("(x - max) / T - log(sum(exp((x - max) / T))) along an axis"),
                                           .attrs = k_softmax_attrs,
                                           .num_attrs = 4,
                                           .param_size = sizeof(SoftmaxParam),
@@ -613,7 +613,7 @@ static const mxw_op_def op_log_softmax = {.name = "log_softmax",
 
 #define SOFTMAX_BACKWARD_OP(VAR, NAME, FWD, DOC)                               \
   static const mxw_op_def VAR = {.name = NAME,                                 \
-                                 .doc = DOC,                                   \
+                                 .doc = MXW_DOC(DOC),                          \
                                  .attrs = k_softmax_attrs,                     \
                                  .num_attrs = 4,                               \
                                  .param_size = sizeof(SoftmaxParam),           \
@@ -678,7 +678,7 @@ static const char *const k_ograd_output[] = {"ograd", "output", NULL};
 
 static const mxw_op_def op_SoftmaxActivation = {
     .name = "SoftmaxActivation",
-    .doc = "softmax over the last axis (instance) or over channels (channel)",
+    .doc = MXW_DOC("softmax over the last axis (instance) or over channels (channel)"),
     .attrs = k_softmax_act_attrs,
     .num_attrs = 1,
     .param_size = sizeof(SoftmaxActivationParam),
@@ -691,7 +691,7 @@ static const mxw_op_def op_SoftmaxActivation = {
     .gradient = grad_softmax_act};
 static const mxw_op_def op_backward_SoftmaxActivation = {
     .name = "_backward_SoftmaxActivation",
-    .doc = "the gradient of SoftmaxActivation from (ograd, output)",
+    .doc = MXW_DOC("the gradient of SoftmaxActivation from (ograd, output)"),
     .attrs = k_softmax_act_attrs,
     .num_attrs = 1,
     .param_size = sizeof(SoftmaxActivationParam),
@@ -917,9 +917,8 @@ static int grad_softmax_output(mxw_grad_ctx *g) {
 static const mxw_op_def op_SoftmaxOutput = {
     .name = "SoftmaxOutput",
     .aliases = ALIASES("Softmax"),
-    .doc =
-        "softmax output layer: rows of (N, size/N), channels with multi_output, the last axis with "
-        "preserve_shape (its gradient is the cross-entropy's: y - onehot(label), scaled)",
+    .doc = MXW_DOC("softmax output layer: rows of (N, size/N), channels with multi_output, the last axis with "
+                   "preserve_shape (its gradient is the cross-entropy's: y - onehot(label), scaled)"),
     .attrs = k_softmax_output_attrs,
     .num_attrs = 8,
     .param_size = sizeof(SoftmaxOutputParam),
@@ -933,7 +932,8 @@ static const mxw_op_def op_SoftmaxOutput = {
     .gradient = grad_softmax_output};
 static const mxw_op_def op_backward_SoftmaxOutput = {
     .name = "_backward_SoftmaxOutput",
-    .doc = "the gradient of SoftmaxOutput from (output, label[, ograd]): y - onehot(label), scaled and normalised",
+    .doc = MXW_DOC(
+        "the gradient of SoftmaxOutput from (output, label[, ograd]): y - onehot(label), scaled and normalised"),
     .attrs = k_softmax_output_attrs,
     .num_attrs = 8,
     .param_size = sizeof(SoftmaxOutputParam),
@@ -1033,33 +1033,33 @@ static int infer_second_type(const void *param, int nin, int *in, int nout, int 
 }
 static const char *const k_label_output[] = {"label", "output", NULL};
 
-#define REGRESSION_OP(NAME, FWD, DOC, BWD_NAME, BWD_FWD)                                                 \
-  static int grad_##NAME(mxw_grad_ctx *g) {                                                              \
-    mxw_gid dx;                                                                                          \
-    MXW_TRY(mxw_grad_op_fwd(g, BWD_NAME, MXW_GIDS(mxw_grad_in(g, 1), mxw_grad_out(g, 0)), &dx, 1));      \
-    return mxw_grad_set(g, 0, dx);                                                                       \
-  }                                                                                                      \
-  static const mxw_op_def op_##NAME = {.name = #NAME,                                                    \
-                                       .doc = DOC,                                                       \
-                                       .attrs = k_regression_attrs,                                      \
-                                       .num_attrs = 1,                                                   \
-                                       .param_size = sizeof(RegressionParam),                            \
-                                       .num_inputs = 2,                                                  \
-                                       .input_names = k_data_label,                                      \
-                                       .num_outputs = 1,                                                 \
-                                       .infer_shape = infer_regression,                                  \
-                                       .forward = FWD,                                                   \
-                                       .gradient = grad_##NAME};                                         \
-  static const mxw_op_def op_backward_##NAME = {.name = BWD_NAME,                                        \
-                                                .doc = "the gradient of " #NAME " from (label, output)", \
-                                                .attrs = k_regression_attrs,                             \
-                                                .num_attrs = 1,                                          \
-                                                .param_size = sizeof(RegressionParam),                   \
-                                                .num_inputs = 2,                                         \
-                                                .input_names = k_label_output,                           \
-                                                .num_outputs = 1,                                        \
-                                                .infer_shape = infer_regression_backward,                \
-                                                .infer_type = infer_second_type,                         \
+#define REGRESSION_OP(NAME, FWD, DOC, BWD_NAME, BWD_FWD)                                                          \
+  static int grad_##NAME(mxw_grad_ctx *g) {                                                                       \
+    mxw_gid dx;                                                                                                   \
+    MXW_TRY(mxw_grad_op_fwd(g, BWD_NAME, MXW_GIDS(mxw_grad_in(g, 1), mxw_grad_out(g, 0)), &dx, 1));               \
+    return mxw_grad_set(g, 0, dx);                                                                                \
+  }                                                                                                               \
+  static const mxw_op_def op_##NAME = {.name = #NAME,                                                             \
+                                       .doc = MXW_DOC(DOC),                                                       \
+                                       .attrs = k_regression_attrs,                                               \
+                                       .num_attrs = 1,                                                            \
+                                       .param_size = sizeof(RegressionParam),                                     \
+                                       .num_inputs = 2,                                                           \
+                                       .input_names = k_data_label,                                               \
+                                       .num_outputs = 1,                                                          \
+                                       .infer_shape = infer_regression,                                           \
+                                       .forward = FWD,                                                            \
+                                       .gradient = grad_##NAME};                                                  \
+  static const mxw_op_def op_backward_##NAME = {.name = BWD_NAME,                                                 \
+                                                .doc = MXW_DOC("the gradient of " #NAME " from (label, output)"), \
+                                                .attrs = k_regression_attrs,                                      \
+                                                .num_attrs = 1,                                                   \
+                                                .param_size = sizeof(RegressionParam),                            \
+                                                .num_inputs = 2,                                                  \
+                                                .input_names = k_label_output,                                    \
+                                                .num_outputs = 1,                                                 \
+                                                .infer_shape = infer_regression_backward,                         \
+                                                .infer_type = infer_second_type,                                  \
                                                 .forward = BWD_FWD};
 REGRESSION_OP(LinearRegressionOutput, fwd_identity_output,
               "identity forward; gradient (y - label) * grad_scale / num_output", "_backward_linear_reg_out",

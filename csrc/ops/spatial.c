@@ -202,9 +202,8 @@ static int grad_gg(mxw_grad_ctx *g) {
 }
 static const mxw_op_def op_gg = {
     .name = "GridGenerator",
-    .doc =
-        "sampling grids for BilinearSampler: an affine transform of the target's normalised coordinates, or "
-        "pixel coordinates plus an optical flow, normalised to [-1, 1]",
+    .doc = MXW_DOC("sampling grids for BilinearSampler: an affine transform of the target's normalised coordinates, or "
+                   "pixel coordinates plus an optical flow, normalised to [-1, 1]"),
     .attrs = k_gg_attrs,
     .num_attrs = 2,
     .param_size = sizeof(GridParam),
@@ -217,7 +216,7 @@ static const mxw_op_def op_gg = {
     .forward = fwd_gg,
     .gradient = grad_gg};
 static const mxw_op_def op_backward_gg = {.name = "_backward_GridGenerator",
-                                          .doc = "the gradient of GridGenerator (inputs ograd[, grid_dst])",
+                                          .doc = MXW_DOC("the gradient of GridGenerator (inputs ograd[, grid_dst])"),
                                           .attrs = k_gg_attrs,
                                           .num_attrs = 2,
                                           .param_size = sizeof(GridParam),
@@ -390,9 +389,8 @@ static int grad_bs(mxw_grad_ctx *g) {
 }
 static const mxw_op_def op_bs = {
     .name = "BilinearSampler",
-    .doc =
-        "samples NCHW data at a grid (N, 2, h, w) of normalised (x, y) points in [-1, 1] with bilinear "
-        "interpolation, zero outside the image",
+    .doc = MXW_DOC("samples NCHW data at a grid (N, 2, h, w) of normalised (x, y) points in [-1, 1] with bilinear "
+                   "interpolation, zero outside the image"),
     .attrs = k_bs_attrs,
     .num_attrs = 1,
     .param_size = sizeof(SamplerParam),
@@ -405,7 +403,7 @@ static const mxw_op_def op_bs = {
     .forward = fwd_bs,
     .gradient = grad_bs};
 static const mxw_op_def op_backward_bs = {.name = "_backward_BilinearSampler",
-                                          .doc = "the gradient of BilinearSampler (inputs ograd, data, grid)",
+                                          .doc = MXW_DOC("the gradient of BilinearSampler (inputs ograd, data, grid)"),
                                           .attrs = k_bs_attrs,
                                           .num_attrs = 1,
                                           .param_size = sizeof(SamplerParam),
@@ -533,9 +531,8 @@ static int grad_st(mxw_grad_ctx *g) {
 }
 static const mxw_op_def op_st = {
     .name = "SpatialTransformer",
-    .doc =
-        "a spatial transformer: samples NCHW data (bilinear, zero outside) at an affine transform (loc, "
-        "(batch, 6)) of the target_shape grid",
+    .doc = MXW_DOC("a spatial transformer: samples NCHW data (bilinear, zero outside) at an affine transform (loc, "
+                   "(batch, 6)) of the target_shape grid"),
     .attrs = k_st_attrs,
     .num_attrs = 4,
     .param_size = sizeof(STParam),
@@ -549,7 +546,7 @@ static const mxw_op_def op_st = {
     .gradient = grad_st};
 static const mxw_op_def op_backward_st = {
     .name = "_backward_SpatialTransformer",
-    .doc = "the gradient of SpatialTransformer (inputs ograd, data, grid_dst, grid_src)",
+    .doc = MXW_DOC("the gradient of SpatialTransformer (inputs ograd, data, grid_dst, grid_src)"),
     .attrs = k_st_attrs,
     .num_attrs = 4,
     .param_size = sizeof(STParam),

@@ -1,7 +1,9 @@
 // dist/registry.mjs: the build's copy of the operator registry JSON, which core.mjs uses instead
 // of building the JSON in C at every import when the module's checksum of its op definitions
-// matches. The copy must say exactly what the module's own registry says, and a copy that does
-// not fit (a stale file, another build) must be ignored in favour of the module's JSON.
+// matches. The copy must say exactly what the module's own registry says, plus the op and attribute
+// docs, which the shipped modules are built without (MXW_NO_DOCS) and the copy takes from a build
+// of the same sources with them (scripts/gen-api.mjs); a copy that does not fit (a stale file,
+// another build) must be ignored in favour of the module's JSON.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -27,12 +29,21 @@ console.log(JSON.stringify({ source: c.registrySource, registry: c.registry, y: 
   return JSON.parse(r.stdout.trim().split('\n').pop());
 }
 
-test('the built copy is used and equals the registry the module builds itself', () => {
+const withoutDocs = (r) => ({ ...r, ops: r.ops.map(({ doc, ...op }) => ({ ...op, attrs: op.attrs.map(({ doc: _, ...a }) => a) })) });
+
+test('the built copy is used and equals the registry the module builds itself, with the docs added', () => {
   const copy = load(DIST);
   const own = load(DIST, true);
   assert.equal(copy.source, 'copy');
   assert.equal(own.source, 'module');
-  assert.deepEqual(copy.registry, own.registry);
+  assert.deepEqual(withoutDocs(copy.registry), withoutDocs(own.registry));
+  // the module carries no docs; the copy has one for every op and attribute (as the C sources do)
+  assert.deepEqual(own.registry.ops.filter((op) => op.doc !== '' || op.attrs.some((a) => 'doc' in a)).map((op) => op.name), []);
+  assert.deepEqual(copy.registry.ops.filter((op) => !op.doc || op.attrs.some((a) => !a.doc)).map((op) => op.name), []);
+  // a doc as written in csrc/ops/linalg.c
+  const linalg = readFileSync(path.join(ROOT, 'csrc/ops/linalg.c'), 'utf8');
+  const fc = copy.registry.ops.find((op) => op.name === 'FullyConnected');
+  assert.ok(linalg.includes(JSON.stringify(fc.doc)), `FullyConnected's doc in the copy: ${fc.doc}`);
   assert.deepEqual(copy.y, [0, 2]); // relu, by hand
 });
 
