@@ -134,6 +134,17 @@ for (const hw of [3, 5, 7, 8, 12, 13, 24, 31]) {
     for (const pool of ['max', 'avg']) use(nd.Pooling(x, { kernel: [Math.min(3, hw), Math.min(3, hw)], stride: [2, 2], pool_type: pool, pooling_convention: hw % 2 ? 'full' : 'valid' }));
   }
 }
+// the depthwise 3x3 kernel's forms (kernels/dwconv.c): strips with either edge or both (an output row
+// of one strip), and the row pairs it takes on wide rows (stride 1 from 48 columns, stride 2 from
+// 96), over odd and even heights: RetinaFace's MobileNet at camera sizes runs them
+for (const w of [4, 6, 9, 10, 15, 16, 17, 48, 49, 96, 97]) {
+  for (const s of [1, 2]) {
+    for (const h of [w, w + 1]) {
+      const x = nd.random.uniform(-1, 1, [1, 4, h, w]);
+      use(nd.Convolution(x, nd.random.uniform(-1, 1, [4, 1, 3, 3]), nd.zeros([4]), { kernel: [3, 3], stride: [s, s], pad: [1, 1], num_filter: 4, num_group: 4 }));
+    }
+  }
+}
 for (const [m, n, k] of [[1, 7, 5], [3, 9, 17], [5, 33, 2], [13, 20, 31], [9, 1, 8], [2, 2, 2]]) {
   const a = nd.random.uniform(-1, 1, [m, k]), b = nd.random.uniform(-1, 1, [n, k]);
   use(nd.FullyConnected(a, b, nd.zeros([n]), { num_hidden: n })); use(nd.dot(a, b, { transpose_b: true })); use(nd.softmax(a)); use(nd.sum(a, { axis: 0 }));

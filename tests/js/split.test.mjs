@@ -74,12 +74,14 @@ for (const tier of ['simd', 'threads']) {
 
 // Real MXNet files (../shared/models): Gluon's LeNet, the Module API's MLP (SoftmaxOutput) and linear
 // regression, MTCNN's first stage from MXNet 0.8 (PReLU, SoftmaxActivation, 'param' keys) over the
-// sizes of an image pyramid: imported and run on the first part alone.
+// sizes of an image pyramid, RetinaFace (MobileNet 0.25: depthwise convolutions, BatchNorm, UpSampling,
+// Crop) at camera sizes: imported and run on the first part alone.
 test('real MXNet files import and run without the deferred part', { skip: REAL_FILES_SKIP || (!split('simd') && 'not built split here') }, () => {
   const cases = [['lenet-gluon/lenet-symbol.json', 'lenet-gluon/lenet-0001.params', [2, 1, 28, 28]],
     ['mnist-mlp-module/model-symbol.json', 'mnist-mlp-module/model-0000.params', [2, 784]],
     ['linreg-v1/model-symbol.json', 'linreg-v1/model-0000.params', [2, 2]],
-    ...[12, 17, 24, 33, 61].map((s) => ['mtcnn-legacy/det1-symbol.json', 'mtcnn-legacy/det1-0001.params', [1, 3, s, s]])]; // (a pyramid)
+    ...[12, 17, 24, 33, 61].map((s) => ['mtcnn-legacy/det1-symbol.json', 'mtcnn-legacy/det1-0001.params', [1, 3, s, s]]), // (a pyramid)
+    ...[[64, 64], [96, 128], [240, 320], [480, 640]].map((hw) => ['retinaface-mnet25/16-symbol.json', 'retinaface-mnet25/16-0000.params', [1, 3, ...hw]])];
   const r = child(DIST, 'simd', `
     const out = [];
     for (const [sym, params, shape] of ${JSON.stringify(cases.map(([a, b, c]) => [path.join(MODELS, a), path.join(MODELS, b), c]))}) {
