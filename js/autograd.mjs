@@ -96,7 +96,7 @@ export function markVariables(variables, gradients, gradReqs = 'write') {
 export const mark_variables = markVariables;
 
 // backward(heads, head_grads=None, retain_graph=False, train_mode=True)
-function runBackward(heads, headGrads, retainGraph, trainMode, vars) {
+function runBackward(heads, headGrads, retainGraph, trainMode, vars, createGraph = false) {
   const hs = asList(heads);
   checkArrays(hs, 'heads');
   const hg = headGrads === null || headGrads === undefined ? null : asList(headGrads);
@@ -111,7 +111,8 @@ function runBackward(heads, headGrads, retainGraph, trainMode, vars) {
   }
   const vP = a.i32s(vars.map((v) => v.handle));
   const out = a.alloc(4 * vars.length);
-  check(M._mxw_autograd_grad(hs.length, hP, gP, vars.length, vP, retainGraph ? 1 : 0, trainMode ? 1 : 0, out));
+  check(M._mxw_autograd_grad_ex(hs.length, hP, gP, vars.length, vP, retainGraph ? 1 : 0, createGraph ? 1 : 0,
+    trainMode ? 1 : 0, out));
   const h32 = heap32();
   const handles = vars.map((_, i) => h32[(out >>> 2) + i]);
   return handles.map((h, i) => { const g = new NDArray(h); if (vars[i]._ctx) g._ctx = vars[i]._ctx; return g; });
@@ -141,16 +142,16 @@ export function backward(heads, ...rest) {
 }
 
 // autograd.grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False, train_mode=True)
+// create_graph: the gradients are recorded computations (MXNet: "for computing higher order
+// gradients"), differentiable again by backward or grad through each backward op's own gradient;
+// retain_graph defaults to create_graph, as in MXNet.
 export function grad(heads, variables, ...rest) {
   const o = options(rest, ['headGrads', 'retainGraph', 'createGraph', 'trainMode'],
     { headGrads: null, retainGraph: null, createGraph: false, trainMode: true });
-  if (o.createGraph) {
-    throw new MXNetError('autograd.grad: create_graph=True (higher-order gradients) is not supported yet');
-  }
   const single = variables instanceof NDArray;
   const vars = asList(variables);
   checkArrays(vars, 'variables');
-  const res = runBackward(heads, o.headGrads, o.retainGraph ?? o.createGraph, o.trainMode, vars);
+  const res = runBackward(heads, o.headGrads, o.retainGraph ?? o.createGraph, o.trainMode, vars, !!o.createGraph);
   return single ? res[0] : res;
 }
 

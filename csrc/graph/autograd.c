@@ -6,10 +6,13 @@
  *               each op's FGradient (mxw_op_def.gradient) building the nodes of its backward;
  *   backward -- the gradient graph of the tape, with the saved values bound as variables, runs
  *               through the graph executor (planned memory, in place, fusion) and is written
- *               into the variables' gradient buffers (grad_req write / add) or returned.
+ *               into the variables' gradient buffers (grad_req write / add) or returned; with
+ *               create_graph (autograd.grad) it runs as recorded eager calls instead, so that
+ *               the gradients can be differentiated again (run_recorded).
  * The same gradient pass builds the backward of hybridized graphs (cached_op.c). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../core/ndarray.h"
 #include "graph.h"
@@ -674,6 +677,7 @@ done:
 typedef struct tape_ud {
   mxw_ag_info **touched; /* infos whose vvar this pass filled (cleared at the end) */
   int n, cap;
+  int link; /* create_graph: each bound value is the tape's entry itself (ag_node set) */
 } tape_ud;
 
 /* The value of a tape entry: a variable bound to the saved array (one per entry and pass). */
@@ -701,7 +705,15 @@ static int tape_value(void *ud_, mxw_node *n, int index, mxw_entry *entry, mxw_s
     if (!ag->vvar) return mxw_fail("out of memory");
     ud->touched[ud->n++] = ag;
   }
-  if (!ag->vvar[index] && !(ag->vvar[index] = value_node("value", arr))) return -1;
+  if (!ag->vvar[index]) {
+    if (!(ag->vvar[index] = value_node("value", arr))) return -1;
+    if (ud->link) { /* the bound value is entry (n, index) of the tape: ops on it are recorded after it */
+      mxw_ndarray *v = ag->vvar[index]->ag->values[0];
+      v->ag_node = n;
+      v->ag_index = (uint32_t)index;
+      mxw_node_retain(n);
+    }
+  }
   *entry = (mxw_entry){ag->vvar[index], 0, 0};
   return 0;
 }
@@ -729,17 +741,109 @@ static void accumulate(mxw_ndarray *dst, const mxw_ndarray *src) {
                   mxw_load_f64(dst->t.data, dst->t.dtype, i) + mxw_load_f64(src->t.data, src->t.dtype, i));
 }
 
+/* A new handle on a's storage and autograd entry. */
+static mxw_ndarray *share_entry(const mxw_ndarray *a) {
+  mxw_ndarray *v = mxw_ndarray_share(a);
+  if (v && a->ag_node) {
+    v->ag_node = a->ag_node;
+    v->ag_index = a->ag_index;
+    mxw_node_retain(a->ag_node);
+  }
+  return v;
+}
+
+/* create_graph (MXNet's Imperative::Backward with create_graph=True): the gradient graph runs node
+ * by node as eager calls while recording, its values bound to the tape's own entries (tape_value
+ * with link), so the gradients returned are recorded functions of the forward graph's inputs: a
+ * later backward differentiates them through each backward op's own FGradient (second order). */
+static int run_recorded(const mxw_entry *xg, int nx, int is_train, mxw_ndarray **grads_out) {
+  mxw_node **nodes = NULL;
+  int nn = 0, rc = -1;
+  if (mxw_graph_dfs(xg, nx, &nodes, &nn) != 0) return -1;
+  int *base = (int *)malloc(sizeof(int) * (size_t)(nn + 1));
+  mxw_ndarray **vals = NULL, **ins = NULL;
+  uint8_t *own = NULL;
+  int max_in = 1;
+  if (base) {
+    base[0] = 0;
+    for (int i = 0; i < nn; i++) {
+      base[i + 1] = base[i] + (nodes[i]->op ? mxw_node_num_outputs(nodes[i]) : 1);
+      if (nodes[i]->num_inputs > max_in) max_in = nodes[i]->num_inputs;
+    }
+    vals = (mxw_ndarray **)calloc((size_t)(base[nn] ? base[nn] : 1), sizeof(mxw_ndarray *));
+    own = (uint8_t *)calloc((size_t)(base[nn] ? base[nn] : 1), 1);
+    ins = (mxw_ndarray **)calloc((size_t)max_in, sizeof(mxw_ndarray *));
+  }
+  if (!base || !vals || !own || !ins) {
+    free(base);
+    free(vals);
+    free(own);
+    free(ins);
+    free(nodes);
+    return mxw_fail("out of memory");
+  }
+  const int prev_rec = mxw_autograd_set_recording(1), prev_train = mxw_set_training(is_train);
+  for (int i = 0; i < nn; i++) {
+    mxw_node *n = nodes[i];
+    if (!n->op) {
+      if (!n->ag || !n->ag->values[0]) {
+        mxw_fail("internal error: backward graph input '%s' has no value", n->name);
+        goto done;
+      }
+      vals[base[i]] = n->ag->values[0]; /* borrowed */
+      continue;
+    }
+    /* the backward halves of a hybridized call and of an autograd.Function keep their saved values
+     * out of the tape and have no gradient (in MXNet neither): a gradient through them could only
+     * be differentiated as if it did not depend on the forward's inputs */
+    const int hybrid = strcmp(n->op->name, "_backward_CachedOp") == 0;
+    if (hybrid || strcmp(n->op->name, "_backward_CustomFunction") == 0) {
+      mxw_fail("create_graph: the gradient of %s cannot be differentiated again (%s has no gradient)%s",
+               hybrid ? "a hybridized block" : "an autograd.Function", n->op->name,
+               hybrid ? "; for higher-order gradients call the block without hybridize()" : "");
+      goto done;
+    }
+    for (int k = 0; k < n->num_inputs; k++) ins[k] = vals[base[n->inputs[k].node->index] + (int)n->inputs[k].index];
+    int nout = mxw_node_num_outputs(n);
+    if (mxw_op_invoke(n->op_id, n->params, n->num_inputs, ins, &nout, vals + base[i]) != 0) goto done;
+    for (int k = 0; k < nout; k++) own[base[i] + k] = 1;
+  }
+  for (int k = 0; k < nx; k++) {
+    const mxw_ndarray *v = vals[base[xg[k].node->index] + (int)xg[k].index];
+    if (!(grads_out[k] = share_entry(v))) {
+      while (k-- > 0) {
+        mxw_ndarray_free(grads_out[k]);
+        grads_out[k] = NULL;
+      }
+      goto done;
+    }
+  }
+  rc = 0;
+done:
+  mxw_set_training(prev_train);
+  mxw_autograd_set_recording(prev_rec);
+  for (int i = 0; i < base[nn]; i++)
+    if (own[i]) mxw_ndarray_free(vals[i]);
+  free(base);
+  free(vals);
+  free(own);
+  free(ins);
+  free(nodes);
+  return rc;
+}
+
 /* backward (grads_out NULL: into the variables' buffers by grad_req) or grad (vars given: the
  * gradients returned as new arrays in grads_out). */
 static int backward_with(int nh, mxw_ndarray *const *heads, mxw_ndarray *const *head_grads, int nv,
-                         mxw_ndarray *const *vars, int retain, int is_train, mxw_ndarray **grads_out, mxw_entry *hent,
-                         mxw_entry *hgrad, mxw_node **hvar, mxw_ndarray **ones) {
+                         mxw_ndarray *const *vars, int retain, int is_train, int create, mxw_ndarray **grads_out,
+                         mxw_entry *hent, mxw_entry *hgrad, mxw_node **hvar, mxw_ndarray **ones) {
   mxw_node **nodes = NULL, **xs = NULL;
   mxw_entry *xg = NULL;
   mxw_symbol *sym = NULL;
   mxw_executor *ex = NULL;
   mxw_ndarray **outs = NULL, **bind = NULL;
   tape_ud ud = {0};
+  ud.link = create;
   uint8_t *provided = NULL;
   int nn = 0, nx = 0, rc = -1, prev_train = -1;
   for (int h = 0; h < nh; h++) {
@@ -808,6 +912,10 @@ static int backward_with(int nh, mxw_ndarray *const *heads, mxw_ndarray *const *
     goto done;
   }
   if (mxw_gradient_build(hent, nh, hgrad, xs, nx, tape_value, &ud, xg) != 0) goto done;
+  if (create) {
+    if (run_recorded(xg, nx, is_train, grads_out) != 0) goto done;
+    goto release;
+  }
   sym = mxw_symbol_alloc(nx);
   if (!sym) goto done;
   for (int k = 0; k < nx; k++) {
@@ -875,6 +983,7 @@ static int backward_with(int nh, mxw_ndarray *const *heads, mxw_ndarray *const *
       ag->grad->storage->fresh_grad = 1;
     }
   }
+release:
   if (!retain)
     for (int i = 0; i < nn; i++)
       if (nodes[i]->op && nodes[i]->ag) {
@@ -907,13 +1016,13 @@ done:
 
 /* hent, hgrad, hvar, ones: per head (any number of heads), zeroed */
 static int run_backward(int nh, mxw_ndarray *const *heads, mxw_ndarray *const *head_grads, int nv,
-                        mxw_ndarray *const *vars, int retain, int is_train, mxw_ndarray **grads_out) {
+                        mxw_ndarray *const *vars, int retain, int is_train, int create, mxw_ndarray **grads_out) {
   MXW_CHECK(nh > 0 && heads, "backward needs at least one head");
   mxw_entry *hent = (mxw_entry *)calloc((size_t)nh * 2, sizeof(mxw_entry));
   mxw_node **hvar = (mxw_node **)calloc((size_t)nh, sizeof(mxw_node *));
   mxw_ndarray **ones = (mxw_ndarray **)calloc((size_t)nh, sizeof(mxw_ndarray *));
-  int rc = hent && hvar && ones ? backward_with(nh, heads, head_grads, nv, vars, retain, is_train, grads_out, hent,
-                                                hent + nh, hvar, ones)
+  int rc = hent && hvar && ones ? backward_with(nh, heads, head_grads, nv, vars, retain, is_train, create, grads_out,
+                                                hent, hent + nh, hvar, ones)
                                 : mxw_fail("out of memory");
   free(hent);
   free(hvar);
@@ -923,11 +1032,17 @@ static int run_backward(int nh, mxw_ndarray *const *heads, mxw_ndarray *const *h
 
 int mxw_autograd_backward(int num_heads, mxw_ndarray *const *heads, mxw_ndarray *const *head_grads, int retain_graph,
                           int is_train) {
-  return run_backward(num_heads, heads, head_grads, 0, NULL, retain_graph, is_train, NULL);
+  return run_backward(num_heads, heads, head_grads, 0, NULL, retain_graph, is_train, 0, NULL);
 }
 
 int mxw_autograd_grad(int num_heads, mxw_ndarray *const *heads, mxw_ndarray *const *head_grads, int num_vars,
                       mxw_ndarray *const *vars, int retain_graph, int is_train, mxw_ndarray **grads) {
+  return mxw_autograd_grad_ex(num_heads, heads, head_grads, num_vars, vars, retain_graph, 0, is_train, grads);
+}
+
+int mxw_autograd_grad_ex(int num_heads, mxw_ndarray *const *heads, mxw_ndarray *const *head_grads, int num_vars,
+                         mxw_ndarray *const *vars, int retain_graph, int create_graph, int is_train,
+                         mxw_ndarray **grads) {
   MXW_CHECK(num_vars > 0 && vars && grads, "grad needs at least one variable");
-  return run_backward(num_heads, heads, head_grads, num_vars, vars, retain_graph, is_train, grads);
+  return run_backward(num_heads, heads, head_grads, num_vars, vars, retain_graph, is_train, create_graph != 0, grads);
 }

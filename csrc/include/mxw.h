@@ -234,6 +234,11 @@ MXW_API int mxw_autograd_backward(int num_heads, mxw_ndarray *const *heads, mxw_
 /* The gradients of heads with respect to vars as new arrays (caller owns grads[0..num_vars-1]). */
 MXW_API int mxw_autograd_grad(int num_heads, mxw_ndarray *const *heads, mxw_ndarray *const *head_grads, int num_vars,
                               mxw_ndarray *const *vars, int retain_graph, int is_train, mxw_ndarray **grads);
+/* The same with create_graph: the gradients are computed by recorded eager calls, so that they
+ * are themselves differentiable (each backward op through its own gradient, where it has one). */
+MXW_API int mxw_autograd_grad_ex(int num_heads, mxw_ndarray *const *heads, mxw_ndarray *const *head_grads, int num_vars,
+                                 mxw_ndarray *const *vars, int retain_graph, int create_graph, int is_train,
+                                 mxw_ndarray **grads);
 /* Records an autograd.Function call whose forward ran in JS (id: the JS registry's). */
 MXW_API int mxw_autograd_record_custom(int id, int nin, mxw_ndarray *const *inputs, int nout,
                                        mxw_ndarray *const *outputs);

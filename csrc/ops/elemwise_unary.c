@@ -215,8 +215,12 @@ static void relu_grad_f32(const float *g, const float *y, float *d, int64_t n) {
 
 /* The kernel of `_backward_<NAME>`: dst = expression of g (ograd) and a (x or y). */
 #define UNARY_BACKWARD(NAME, X32, X64, COST) UNARY_BACKWARD_F32(NAME, X32, X64, COST, NULL)
-/* F32: NULL, or a function (g, a, dst, n) doing the float32 case (SIMD) */
-#define UNARY_BACKWARD_F32(NAME, X32, X64, COST, F32)                                                         \
+/* F32: NULL, or a function (g, a, dst, n) doing the float32 case (SIMD); GSPEC: the op def's
+ * gradient (second order, below), or a field already given */
+#define UNARY_BACKWARD_F32(NAME, X32, X64, COST, F32) \
+  static int grad2_##NAME(mxw_grad_ctx *g);           \
+  UNARY_BACKWARD_G(NAME, X32, X64, COST, F32, .gradient = grad2_##NAME)
+#define UNARY_BACKWARD_G(NAME, X32, X64, COST, F32, GSPEC)                                                    \
   static int kern_backward_##NAME(const mxw_op_call *c) {                                                     \
     const mxw_tensor *gt = &c->inputs[0], *at = &c->inputs[1];                                                \
     mxw_tensor *out = &c->outputs[0];                                                                         \
@@ -260,7 +264,8 @@ static void relu_grad_f32(const float *g, const float *y, float *d, int64_t n) {
                                                 .infer_shape = mxw_infer_shape_same,                          \
                                                 .half_as_f32 = 1,                                             \
                                                 .forward = fwd_backward_##NAME,                               \
-                                                .inplace = 1};
+                                                .inplace = 1,                                                 \
+                                                GSPEC};
 
 static int grad_with(mxw_grad_ctx *g, const char *op, mxw_gid a) {
   return mxw_grad_set(g, 0, mxw_grad_op(g, op, NULL, MXW_GIDS(mxw_grad_ograd(g, 0), a)));
@@ -303,10 +308,67 @@ BWD_IN(cosh, g *sinhf(a), g *sinh(a), MXW_COST_MATH)
 BWD_IN(arcsinh, g *(1.f / sqrtf(a * a + 1.f)), g *(1.0 / sqrt(a * a + 1.0)), MXW_COST_DIV)
 BWD_IN(arccosh, g *(1.f / sqrtf(a * a - 1.f)), g *(1.0 / sqrt(a * a - 1.0)), MXW_COST_DIV)
 BWD_IN(arctanh, g *(1.f / (1.f - a * a)), g *(1.0 / (1.0 - a * a)), MXW_COST_DIV)
-BWD_IN(gamma, g *(float)(tgamma((double)a) * digamma_d((double)a)), g *(tgamma(a) * digamma_d(a)), MXW_COST_SPECIAL)
-BWD_IN(gammaln, g *(float)digamma_d((double)a), g *digamma_d(a), MXW_COST_SPECIAL)
+/* (gamma and gammaln: first order only, as MXNet's: their second derivatives need the trigamma function) */
+UNARY_BACKWARD_G(gamma, g *(float)(tgamma((double)a) * digamma_d((double)a)), g *(tgamma(a) * digamma_d(a)),
+                 MXW_COST_SPECIAL, NULL, .gradient = NULL)
+GRAD_IN(gamma)
+UNARY_BACKWARD_G(gammaln, g *(float)digamma_d((double)a), g *digamma_d(a), MXW_COST_SPECIAL, NULL, .gradient = NULL)
+GRAD_IN(gammaln)
 BWD_IN(degrees, g *(float)(180.0 / M_PI), g *(180.0 / M_PI), MXW_COST_CHEAP)
 BWD_IN(radians, g *(float)(M_PI / 180.0), g *(M_PI / 180.0), MXW_COST_CHEAP)
+
+/* ---- second order (autograd.grad with create_graph) ------------------------------------------------
+ * _backward_<op>(g, a) = g * f1(a), where f1 is f' written in a (x for the ops above that take the
+ * input, y for those that take the output). Its gradient: d/dg = _backward_<op>(ograd, a) and
+ * d/da = ograd * g * f2(a), f2 = df1/da, by the kernel _backward_grad_<op>(ograd * g, a) (zeros
+ * where f1 is piecewise constant). Where a is y, the forward op's own gradient then carries d/dy
+ * on to x: relu, sigmoid, tanh, sqrt, cbrt and tan. MXNet 1.9.1 registers these FGradients on its
+ * backward ops (elemwise_unary_op_{basic,trig,logexp,pow}.cc; tests/python/unittest/
+ * test_higher_order_grad.py); a backward op without one (gamma's) fails the second backward with
+ * MXNet's "is non-differentiable" error. */
+static int grad2_with(mxw_grad_ctx *g, const char *first, const char *second) {
+  const mxw_gid og = mxw_grad_ograd(g, 0), a = mxw_grad_in(g, 1);
+  MXW_TRY(mxw_grad_set(g, 0, mxw_grad_op(g, first, NULL, MXW_GIDS(og, a))));
+  if (!second) return mxw_grad_set(g, 1, mxw_grad_zeros_like(g, a));
+  return mxw_grad_set(g, 1, mxw_grad_op(g, second, NULL, MXW_GIDS(mxw_grad_mul(g, og, mxw_grad_in(g, 0)), a)));
+}
+/* _backward_grad_<NAME>(h, a) = h * f2(a), itself first order */
+#define SECOND(NAME, X32, X64, COST)                                              \
+  UNARY_BACKWARD_G(grad_##NAME, g *(X32), g *(X64), COST, NULL, .gradient = NULL) \
+  static int grad2_##NAME(mxw_grad_ctx *g) { return grad2_with(g, "_backward_" #NAME, "_backward_grad_" #NAME); }
+#define SECOND_ZERO(NAME) \
+  static int grad2_##NAME(mxw_grad_ctx *g) { return grad2_with(g, "_backward_" #NAME, NULL); }
+
+SECOND_ZERO(relu)                                             /* f1(y) = [y > 0] */
+SECOND(sigmoid, 1.f - 2.f * a, 1.0 - 2.0 * a, MXW_COST_CHEAP) /* f1(y) = y (1 - y) */
+SECOND(tanh, -2.f * a, -2.0 * a, MXW_COST_CHEAP)              /* f1(y) = 1 - y^2 */
+SECOND(expm1, expf(a), exp(a), MXW_COST_MATH)                 /* f1 = e^x */
+SECOND(log, -1.f / (a * a), -1.0 / (a * a), MXW_COST_DIV)     /* f1 = 1 / x */
+SECOND(log1p, -1.f / ((1.f + a) * (1.f + a)), -1.0 / ((1.0 + a) * (1.0 + a)), MXW_COST_DIV)
+SECOND(log2, -1.f / (a * a * (float)M_LN2), -1.0 / (a * a * M_LN2), MXW_COST_DIV)
+SECOND(log10, -1.f / (a * a * (float)M_LN10), -1.0 / (a * a * M_LN10), MXW_COST_DIV)
+SECOND(sqrt, -0.5f / (a * a), -0.5 / (a * a), MXW_COST_DIV)                       /* f1(y) = 1 / 2y */
+SECOND(rsqrt, 0.75f / (a * a * sqrtf(a)), 0.75 / (a * a * sqrt(a)), MXW_COST_DIV) /* f1 = -x^-1.5 / 2 */
+SECOND(cbrt, -2.f / (3.f * a * a * a), -2.0 / (3.0 * a * a * a), MXW_COST_DIV)    /* f1(y) = 1 / 3y^2 */
+SECOND(square, 2.f, 2.0, MXW_COST_CHEAP)                                          /* f1 = 2x */
+SECOND(reciprocal, 2.f / (a * a * a), 2.0 / (a * a * a), MXW_COST_DIV)            /* f1 = -1 / x^2 */
+SECOND_ZERO(abs)                                                                  /* f1 = sign(x) */
+SECOND(erf, (float)(-4.0 / sqrt(M_PI)) * a * expf(-(a * a)), (-4.0 / sqrt(M_PI)) * a * exp(-(a * a)), MXW_COST_MATH)
+SECOND(softsign, -2.f * (float)sign_grad_d(a) / ((1.f + fabsf(a)) * (1.f + fabsf(a)) * (1.f + fabsf(a))),
+       -2.0 * sign_grad_d(a) / ((1.0 + fabs(a)) * (1.0 + fabs(a)) * (1.0 + fabs(a))), MXW_COST_DIV)
+SECOND(sin, -sinf(a), -sin(a), MXW_COST_MATH) /* f1 = cos x */
+SECOND(cos, -cosf(a), -cos(a), MXW_COST_MATH) /* f1 = -sin x */
+SECOND(tan, 2.f * a, 2.0 * a, MXW_COST_CHEAP) /* f1(y) = y^2 + 1 */
+SECOND(arcsin, a / ((1.f - a * a) * sqrtf(1.f - a * a)), a / ((1.0 - a * a) * sqrt(1.0 - a * a)), MXW_COST_DIV)
+SECOND(arccos, -a / ((1.f - a * a) * sqrtf(1.f - a * a)), -a / ((1.0 - a * a) * sqrt(1.0 - a * a)), MXW_COST_DIV)
+SECOND(arctan, -2.f * a / ((a * a + 1.f) * (a * a + 1.f)), -2.0 * a / ((a * a + 1.0) * (a * a + 1.0)), MXW_COST_DIV)
+SECOND(sinh, sinhf(a), sinh(a), MXW_COST_MATH) /* f1 = cosh x */
+SECOND(cosh, coshf(a), cosh(a), MXW_COST_MATH) /* f1 = sinh x */
+SECOND(arcsinh, -a / ((a * a + 1.f) * sqrtf(a * a + 1.f)), -a / ((a * a + 1.0) * sqrt(a * a + 1.0)), MXW_COST_DIV)
+SECOND(arccosh, -a / ((a * a - 1.f) * sqrtf(a * a - 1.f)), -a / ((a * a - 1.0) * sqrt(a * a - 1.0)), MXW_COST_DIV)
+SECOND(arctanh, 2.f * a / ((1.f - a * a) * (1.f - a * a)), 2.0 * a / ((1.0 - a * a) * (1.0 - a * a)), MXW_COST_DIV)
+SECOND_ZERO(degrees) /* f1 constant */
+SECOND_ZERO(radians)
 
 static int grad_exp(mxw_grad_ctx *g) { /* ElemwiseGradUseOut{"_mul"}: dx = ograd * y */
   return mxw_grad_set(g, 0, mxw_grad_mul(g, mxw_grad_ograd(g, 0), mxw_grad_out(g, 0)));
@@ -771,6 +833,38 @@ static int grad_Activation(mxw_grad_ctx *g) {
   return mxw_grad_set(g, 0, dx);
 }
 
+/* Second order (see SECOND above): d/d ograd = _backward_Activation(ograd, out[, data]); d/d out by
+ * the unary kernels for the kinds whose derivative is written in y (softrelu: f1(y) = 1 - e^-y, so
+ * f2 = e^-y), d/d data for softsign's (written in x). */
+static int grad_backward_Activation(mxw_grad_ctx *g) {
+  const int act = ((const ActivationParam *)mxw_grad_param(g))->act_type, nin = mxw_grad_num_inputs(g);
+  const mxw_gid og = mxw_grad_ograd(g, 0), y = mxw_grad_in(g, 1);
+  mxw_gid d0;
+  if (nin == 2)
+    MXW_TRY(mxw_grad_op_fwd(g, "_backward_Activation", MXW_GIDS(og, y), &d0, 1));
+  else
+    MXW_TRY(mxw_grad_op_fwd(g, "_backward_Activation", MXW_GIDS(og, y, mxw_grad_in(g, 2)), &d0, 1));
+  MXW_TRY(mxw_grad_set(g, 0, d0));
+  const mxw_gid h = act == ACT_RELU ? -1 : mxw_grad_mul(g, og, mxw_grad_in(g, 0));
+  mxw_gid dy = -1;
+  switch (act) {
+    case ACT_RELU: dy = mxw_grad_zeros_like(g, y); break;
+    case ACT_SIGMOID: dy = mxw_grad_op(g, "_backward_grad_sigmoid", NULL, MXW_GIDS(h, y)); break;
+    case ACT_TANH: dy = mxw_grad_op(g, "_backward_grad_tanh", NULL, MXW_GIDS(h, y)); break;
+    case ACT_SOFTRELU:
+      dy = mxw_grad_mul(g, h, mxw_grad_op(g, "exp", NULL, MXW_GIDS(mxw_grad_op(g, "negative", NULL, MXW_GIDS(y)))));
+      break;
+    default: dy = mxw_grad_zeros_like(g, y); break;
+  }
+  MXW_TRY(mxw_grad_set(g, 1, dy));
+  if (nin == 3)
+    MXW_TRY(mxw_grad_set(g, 2,
+                         act == ACT_SOFTSIGN
+                             ? mxw_grad_op(g, "_backward_grad_softsign", NULL, MXW_GIDS(h, mxw_grad_in(g, 2)))
+                             : mxw_grad_zeros_like(g, mxw_grad_in(g, 2))));
+  return 0;
+}
+
 static const mxw_op_def op_Activation = {
     .name = "Activation",
     .aliases = ALIASES("_npx_activation"),
@@ -798,7 +892,8 @@ static const mxw_op_def op_backward_Activation = {
     .num_outputs = 1,
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_backward_Activation,
-    .inplace = 1};
+    .inplace = 1,
+    .gradient = grad_backward_Activation};
 
 MXW_FAMILY(elemwise_unary, &op_relu, &op_sigmoid, &op_tanh, &op_exp, &op_expm1, &op_log, &op_log1p, &op_log2, &op_log10,
            &op_sqrt, &op_rsqrt, &op_cbrt, &op_square, &op_reciprocal, &op_abs, &op_negative, &op_sign, &op_floor,
@@ -812,4 +907,10 @@ MXW_FAMILY(elemwise_unary, &op_relu, &op_sigmoid, &op_tanh, &op_exp, &op_expm1, 
            &op_backward_cos, &op_backward_tan, &op_backward_arcsin, &op_backward_arccos, &op_backward_arctan,
            &op_backward_sinh, &op_backward_cosh, &op_backward_arcsinh, &op_backward_arccosh, &op_backward_arctanh,
            &op_backward_gamma, &op_backward_gammaln, &op_backward_degrees, &op_backward_radians,
-           &op_backward_hard_sigmoid, &op_backward_Activation);
+           &op_backward_hard_sigmoid, &op_backward_Activation, &op_backward_grad_sigmoid, &op_backward_grad_tanh,
+           &op_backward_grad_expm1, &op_backward_grad_log, &op_backward_grad_log1p, &op_backward_grad_log2,
+           &op_backward_grad_log10, &op_backward_grad_sqrt, &op_backward_grad_rsqrt, &op_backward_grad_cbrt,
+           &op_backward_grad_square, &op_backward_grad_reciprocal, &op_backward_grad_erf, &op_backward_grad_softsign,
+           &op_backward_grad_sin, &op_backward_grad_cos, &op_backward_grad_tan, &op_backward_grad_arcsin,
+           &op_backward_grad_arccos, &op_backward_grad_arctan, &op_backward_grad_sinh, &op_backward_grad_cosh,
+           &op_backward_grad_arcsinh, &op_backward_grad_arccosh, &op_backward_grad_arctanh);

@@ -95,10 +95,46 @@ static void test_errors(void **state) {
   mxw_ndarray_free(x);
 }
 
+/* create_graph: y = x^3; g = dy/dx = 3x^2 comes back recorded, and its backward gives 6x (x = 2,
+ * -1: 12, -6); with a head gradient h = [1, 2] on y, g = 3x^2 h and d(sum g)/dx = 6x h */
+static void test_create_graph(void **state) {
+  (void)state;
+  mxw_ndarray *x = t_array(1, (int32_t[]){2}, (float[]){2, -1});
+  mxw_ndarray *gx = t_array(1, (int32_t[]){2}, NULL);
+  mxw_ndarray *h = t_array(1, (int32_t[]){2}, (float[]){1, 2});
+  int32_t req = 1;
+  assert_int_equal(mxw_autograd_mark_variables(1, &x, &gx, &req), 0);
+  set_recording(1);
+  mxw_ndarray *y[1] = {NULL}, *g[1] = {NULL};
+  int nout = 1;
+  assert_int_equal(t_invoke("_power_scalar", &x, 1, y, &nout, "scalar", "3", NULL), 0);
+  assert_int_equal(mxw_autograd_grad_ex(1, y, &h, 1, &x, 1, 1, 1, g), 0);
+  set_recording(0);
+  t_expect_f32(g[0], (float[]){12, 6}, 2, 1e-6);
+  assert_int_equal(mxw_autograd_backward(1, g, NULL, 0, 1), 0);
+  t_expect_f32(gx, (float[]){12, -12}, 2, 1e-6);
+  mxw_ndarray_free(g[0]);
+  /* without create_graph the gradient has no history: differentiating it again is an error */
+  set_recording(1);
+  mxw_ndarray *y2[1] = {NULL};
+  assert_int_equal(t_invoke("sin", &x, 1, y2, &nout, NULL), 0);
+  set_recording(0);
+  assert_int_equal(mxw_autograd_grad_ex(1, y2, NULL, 1, &x, 1, 0, 1, g), 0);
+  assert_int_equal(mxw_autograd_backward(1, g, NULL, 0, 1), -1);
+  assert_error_contains("not in a computational graph");
+  mxw_ndarray_free(g[0]);
+  mxw_ndarray_free(y2[0]);
+  mxw_ndarray_free(y[0]);
+  mxw_ndarray_free(h);
+  mxw_ndarray_free(x);
+  mxw_ndarray_free(gx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_square_plus_linear),
       cmocka_unit_test(test_grad_and_retain),
+      cmocka_unit_test(test_create_graph),
       cmocka_unit_test(test_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -24,7 +24,8 @@ const checkedNames = new Set([
 
 // Ops whose gradient is tested through their own path rather than checkGrad: the tape ops of a
 // hybridized call and of autograd.Function (hybridized-vs-imperative and Function tests), and
-// the `_backward_*` ops, which are gradients themselves (first-order autograd, as MXNet's).
+// the `_backward_*` ops, which are gradients themselves: those with a gradient of their own
+// (second order, autograd.grad with create_graph) are covered by the test below.
 const OWN_TESTS = { _CachedOp: 'hybrid_backward.test.mjs', _CustomFunction: 'autograd_semantics.test.mjs' };
 test('every op has a gradient with a finite-difference test, or MXNet\'s non-differentiable mark', () => {
   const missingTest = [], unmarked = [];
@@ -50,4 +51,17 @@ test('the registry reports the flags the docs table shows', () => {
   const eq = registry.ops.find((o) => o.name === 'broadcast_equal');
   assert.equal(eq.gradient, false);
   assert.equal(eq.no_grad, true);
+});
+
+test('every backward op with a gradient of its own has a test of it', () => {
+  // named in a gradient test file, or (second order of an elementwise op) its forward op checked
+  // by grad_second_order.test.mjs's tables
+  const gradSources = files.filter((f) => f.startsWith('grad_')).map(read).join('\n');
+  const src = read('grad_second_order.test.mjs');
+  const second = new Set([...src.matchAll(/^ {2}(\w+): \[/gm), ...src.matchAll(/nd\.(\w+)\(x, /g)].map((m) => m[1]));
+  const missing = registry.ops.filter((op) => op.name.startsWith('_backward_') && op.gradient)
+    .map((op) => op.name)
+    .filter((name) => !gradSources.includes(`'${name}'`) && !second.has(name.slice('_backward_'.length)));
+  assert.deepEqual(missing, [], `backward ops whose own gradient no test covers: ${missing.join(', ')}`);
+  assert.ok(second.size >= 30, `grad_second_order.test.mjs lists ${second.size} ops`);
 });
