@@ -555,6 +555,22 @@ static int grad_LeakyReLU(mxw_grad_ctx *g) {
   return prelu ? mxw_grad_set(g, 1, out[1]) : 0;
 }
 
+/* Second order (autograd.grad with create_graph) of leaky, whose derivative is piecewise constant:
+ * d/d ograd is the same op on the incoming gradient, zero for data and output. The other kinds
+ * have none (nor in MXNet 1.9.1): the second backward names the kind. */
+static int grad_backward_LeakyReLU(mxw_grad_ctx *g) {
+  const LeakyReLUParam *p = (const LeakyReLUParam *)mxw_grad_param(g);
+  if (p->act_type != ACT_LEAKY)
+    return mxw_fail("the gradient of _backward_LeakyReLU (second order) exists for act_type='leaky' only, not '%s'",
+                    k_leaky_types[p->act_type]);
+  mxw_gid d0;
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_LeakyReLU",
+                          MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 1), mxw_grad_in(g, 2)), &d0, 1));
+  MXW_TRY(mxw_grad_set(g, 0, d0));
+  MXW_TRY(mxw_grad_set(g, 1, mxw_grad_zeros_like(g, mxw_grad_in(g, 1))));
+  return mxw_grad_set(g, 2, mxw_grad_zeros_like(g, mxw_grad_in(g, 2)));
+}
+
 static const char *const k_backward_leaky_inputs[] = {"ograd", "data", "output", "gamma_or_mask", NULL};
 static const char *const k_backward_leaky_outputs[] = {"data_grad", "gamma_grad", NULL};
 
@@ -574,6 +590,7 @@ static const mxw_op_def op_backward_LeakyReLU = {
     .infer_shape = infer_backward_leaky,
     .half_as_f32 = 1,
     .forward = fwd_backward_LeakyReLU,
+    .gradient = grad_backward_LeakyReLU,
 };
 
 static const mxw_op_def op_LeakyReLU = {

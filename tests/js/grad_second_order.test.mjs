@@ -68,6 +68,11 @@ const ACTIVATIONS = {
   softsign: [[0.1, 2], SECOND.softsign[1]],
 };
 
+// x > 0 ? x : 0.2 x: its derivative is piecewise constant
+const LEAKY = {
+  LeakyReLU: [[-2, 2], () => 0],
+};
+
 // test_higher_order_grad.py's check_second_order_unary: y = f(x); g = grad(y, x, head_grads=h,
 // create_graph); g.backward(hh) gives x.grad = f''(x) * h * hh
 function checkSecondOrder(f, [lo, hi], f2, shape, seed) {
@@ -95,19 +100,33 @@ test('second order of the unary math ops (test_higher_order_grad.py), float64, o
   }
 });
 
-test('second order of Activation (every act_type)', () => {
+test('second order of Activation (every act_type) and LeakyReLU (leaky)', () => {
   for (const [act, [range, f2]] of Object.entries(ACTIVATIONS)) {
     const [got, expected] = checkSecondOrder((x) => nd.Activation(x, { act_type: act }), range, f2, [3, 7], 3);
     assertClose(got, expected, { rtol: 1e-9, atol: 1e-12, msg: `Activation ${act}` });
   }
+  for (const [name, [range, f2]] of Object.entries(LEAKY)) {
+    const [got, expected] = checkSecondOrder((x) => nd.LeakyReLU(x, { act_type: 'leaky', slope: 0.2 }), range, f2, [4, 3], 5);
+    assertClose(got, expected, { rtol: 0, atol: 0, msg: name });
+  }
+  // the other kinds have no second order (nor in MXNet 1.9.1): the second backward names the kind
+  const x = f64([0.5, -0.5], [2]);
+  x.attachGrad();
+  let g;
+  autograd.record(() => { g = autograd.grad(nd.LeakyReLU(x, { act_type: 'elu' }), x, { create_graph: true }); });
+  assert.throws(() => g.backward(), (e) => e instanceof mx.MXNetError && /act_type='leaky' only, not 'elu'/.test(e.message));
 });
 
 test('a gradient penalty through Gluon Dense layers equals finite differences of the first-order gradient', () => {
   // penalty(W) = sum((dD/dx)^2), D = Dense(1)(Dense(5, act)(x)), differentiated with respect to
   // the first layer's weight: the WGAN-GP pattern
-  for (const act of ['tanh', 'sigmoid', 'relu', 'softrelu']) {
+  for (const act of ['tanh', 'sigmoid', 'relu', 'softrelu', 'leaky']) {
     const net = new gluon.nn.HybridSequential();
-    net.add(new gluon.nn.Dense(5, { activation: act, in_units: 3 }), new gluon.nn.Dense(1, { in_units: 5 }));
+    if (act === 'leaky') { // the DCGAN critic's activation
+      net.add(new gluon.nn.Dense(5, { in_units: 3 }), new gluon.nn.LeakyReLU(0.2), new gluon.nn.Dense(1, { in_units: 5 }));
+    } else {
+      net.add(new gluon.nn.Dense(5, { activation: act, in_units: 3 }), new gluon.nn.Dense(1, { in_units: 5 }));
+    }
     net.initialize(new mx.init.Uniform(0.8));
     net.cast('float64');
     const xv = [0.3, -0.2, 0.9, -1.1, 0.4, 0.25];
