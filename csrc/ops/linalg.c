@@ -655,6 +655,25 @@ static int grad_prod_with(mxw_grad_ctx *g, const char *op) {
 static int dot_gradient(mxw_grad_ctx *g) { return grad_prod_with(g, "_backward_dot"); }
 static int batch_dot_gradient(mxw_grad_ctx *g) { return grad_prod_with(g, "_backward_batch_dot"); }
 
+/* Second order (autograd.grad with create_graph). _backward_dot(dC, A, B) = (dA, dB) is bilinear:
+ * with the incoming gradients hA, hB, <hA, dA> = <dC, op(hA) op(B)> and <hB, dB> = <dC, op(A) op(hB)>,
+ * so d/d dC = dot(hA, B) + dot(A, hB), d/dA = _backward_dot(dC, A, hB)'s dA and d/dB =
+ * _backward_dot(dC, hA, B)'s dB, all with the node's transpose flags (batch_dot alike). */
+static int grad2_prod_with(mxw_grad_ctx *g, const char *prod, const char *backward) {
+  const mxw_gid ha = mxw_grad_ograd(g, 0), hb = mxw_grad_ograd(g, 1);
+  const mxw_gid dc = mxw_grad_in(g, 0), a = mxw_grad_in(g, 1), b = mxw_grad_in(g, 2);
+  mxw_gid t1, t2, da[2], db[2];
+  MXW_TRY(mxw_grad_op_fwd(g, prod, MXW_GIDS(ha, b), &t1, 1));
+  MXW_TRY(mxw_grad_op_fwd(g, prod, MXW_GIDS(a, hb), &t2, 1));
+  MXW_TRY(mxw_grad_set(g, 0, mxw_grad_op(g, "elemwise_add", NULL, MXW_GIDS(t1, t2))));
+  MXW_TRY(mxw_grad_op_fwd(g, backward, MXW_GIDS(dc, a, hb), da, 2));
+  MXW_TRY(mxw_grad_op_fwd(g, backward, MXW_GIDS(dc, ha, b), db, 2));
+  MXW_TRY(mxw_grad_set(g, 1, da[0]));
+  return mxw_grad_set(g, 2, db[1]);
+}
+static int dot_gradient2(mxw_grad_ctx *g) { return grad2_prod_with(g, "dot", "_backward_dot"); }
+static int batch_dot_gradient2(mxw_grad_ctx *g) { return grad2_prod_with(g, "batch_dot", "_backward_batch_dot"); }
+
 static const mxw_op_def op_dot = {
     .name = "dot",
     .aliases = ALIASES("_sparse_dot"),
@@ -687,7 +706,7 @@ static const mxw_op_def op_batch_dot = {
     .gradient = batch_dot_gradient,
 };
 
-#define PROD_BACKWARD_OP(VAR, NAME, FWD, DOC)                             \
+#define PROD_BACKWARD_OP(VAR, NAME, FWD, DOC, GRAD2)                      \
   static const mxw_op_def VAR = {.name = NAME,                            \
                                  .doc = MXW_DOC(DOC),                     \
                                  .attrs = k_dot_attrs,                    \
@@ -698,10 +717,12 @@ static const mxw_op_def op_batch_dot = {
                                  .num_outputs = 2,                        \
                                  .infer_shape = dot_backward_infer_shape, \
                                  .infer_type = infer_type_float,          \
-                                 .forward = FWD};
-PROD_BACKWARD_OP(op_backward_dot, "_backward_dot", dot_backward, "the gradients of dot from (ograd, lhs, rhs)")
+                                 .forward = FWD,                          \
+                                 .gradient = GRAD2};
+PROD_BACKWARD_OP(op_backward_dot, "_backward_dot", dot_backward, "the gradients of dot from (ograd, lhs, rhs)",
+                 dot_gradient2)
 PROD_BACKWARD_OP(op_backward_batch_dot, "_backward_batch_dot", batch_dot_backward,
-                 "the gradients of batch_dot from (ograd, lhs, rhs)")
+                 "the gradients of batch_dot from (ograd, lhs, rhs)", batch_dot_gradient2)
 
 MXW_FAMILY(linalg, &op_FullyConnected, &op_dot, &op_batch_dot, &op_backward_FullyConnected,
            &op_backward_FullyConnected_weight, &op_backward_dot, &op_backward_batch_dot);

@@ -816,7 +816,8 @@ static int grad_reduce_with(mxw_grad_ctx *g, const char *op, int use_out) {
   return mxw_grad_set(g, 0, dx);
 }
 
-#define REDUCE_OP(NAME, ALIAS_LIST, COMB, MAP, POST, INFER, DOC, BWKIND, USE_OUT)                                    \
+/* BWGRAD: the backward op's own gradient (second order), or .gradient = NULL */
+#define REDUCE_OP(NAME, ALIAS_LIST, COMB, MAP, POST, INFER, DOC, BWKIND, USE_OUT, BWGRAD)                            \
   static int fwd_##NAME(const mxw_op_call *c) {                                                                      \
     const ReduceAxesParam *p = (const ReduceAxesParam *)c->param;                                                    \
     return reduce_forward(c, (reduce_kind){COMB, MAP, POST}, &p->axis, p->exclude);                                  \
@@ -850,19 +851,36 @@ static int grad_reduce_with(mxw_grad_ctx *g, const char *op, int use_out) {
                                                 .infer_shape = infer_reduce_backward,                                \
                                                 .infer_type = infer_type_reduce_backward,                            \
                                                 .half_as_f32 = 1,                                                    \
-                                                .forward = fwd_backward_##NAME};
+                                                .forward = fwd_backward_##NAME,                                      \
+                                                BWGRAD};
 
-REDUCE_OP(sum, ALIASES("sum_axis"), COMB_SUM, MAP_ID, POST_NONE, infer_reduce, "sum over the given axes", BW_SUM, 0)
-REDUCE_OP(mean, NULL, COMB_SUM, MAP_ID, POST_MEAN, infer_reduce, "mean over the given axes", BW_MEAN, 0)
+/* Second order (autograd.grad with create_graph) of the linear ones: _backward_sum and
+ * _backward_mean broadcast ograd back over the reduced axes (mean divides by the count), so their
+ * gradient is the reduction itself of the incoming gradient, with the same axes; zero for data.
+ * The others (max, min, prod, nansum, nanprod) have none, as in MXNet 1.9.1. */
+static int grad2_reduce(mxw_grad_ctx *g, const char *reduction) {
+  mxw_gid d;
+  MXW_TRY(mxw_grad_op_fwd(g, reduction, MXW_GIDS(mxw_grad_ograd(g, 0)), &d, 1));
+  MXW_TRY(mxw_grad_set(g, 0, d));
+  return mxw_grad_set(g, 1, mxw_grad_zeros_like(g, mxw_grad_in(g, 1)));
+}
+static int grad2_sum(mxw_grad_ctx *g) { return grad2_reduce(g, "sum"); }
+static int grad2_mean(mxw_grad_ctx *g) { return grad2_reduce(g, "mean"); }
+
+REDUCE_OP(sum, ALIASES("sum_axis"), COMB_SUM, MAP_ID, POST_NONE, infer_reduce, "sum over the given axes", BW_SUM, 0,
+          .gradient = grad2_sum)
+REDUCE_OP(mean, NULL, COMB_SUM, MAP_ID, POST_MEAN, infer_reduce, "mean over the given axes", BW_MEAN, 0,
+          .gradient = grad2_mean)
 REDUCE_OP(max, ALIASES("max_axis"), COMB_MAX, MAP_ID, POST_NONE, infer_reduce_minmax,
-          "maximum over the given axes (NaN propagates)", BW_EQ, 1)
+          "maximum over the given axes (NaN propagates)", BW_EQ, 1, .gradient = NULL)
 REDUCE_OP(min, ALIASES("min_axis"), COMB_MIN, MAP_ID, POST_NONE, infer_reduce_minmax,
-          "minimum over the given axes (NaN propagates)", BW_EQ, 1)
-REDUCE_OP(prod, NULL, COMB_PROD, MAP_ID, POST_NONE, infer_reduce, "product over the given axes", BW_PROD, 1)
+          "minimum over the given axes (NaN propagates)", BW_EQ, 1, .gradient = NULL)
+REDUCE_OP(prod, NULL, COMB_PROD, MAP_ID, POST_NONE, infer_reduce, "product over the given axes", BW_PROD, 1,
+          .gradient = NULL)
 REDUCE_OP(nansum, NULL, COMB_SUM, MAP_NAN_TO_0, POST_NONE, infer_reduce, "sum over the given axes, NaN counted as 0",
-          BW_NANSUM, 0)
+          BW_NANSUM, 0, .gradient = NULL)
 REDUCE_OP(nanprod, NULL, COMB_PROD, MAP_NAN_TO_1, POST_NONE, infer_reduce,
-          "product over the given axes, NaN counted as 1", BW_NANPROD, 1)
+          "product over the given axes, NaN counted as 1", BW_NANPROD, 1, .gradient = NULL)
 
 /* ==== norm ==================================================================================== */
 typedef struct {

@@ -8,6 +8,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import * as mx from '../../dist/index.mjs';
 import { rng, assertClose } from './oracle.mjs';
+import { registry } from '../../dist/core.mjs';
 
 const { nd, autograd, gluon } = mx;
 
@@ -106,7 +107,8 @@ test('second order of Activation (every act_type) and LeakyReLU (leaky)', () => 
     assertClose(got, expected, { rtol: 1e-9, atol: 1e-12, msg: `Activation ${act}` });
   }
   for (const [name, [range, f2]] of Object.entries(LEAKY)) {
-    const [got, expected] = checkSecondOrder((x) => nd.LeakyReLU(x, { act_type: 'leaky', slope: 0.2 }), range, f2, [4, 3], 5);
+    const leaky = (x) => nd.LeakyReLU(x, { act_type: 'leaky', slope: 0.2 });
+    const [got, expected] = checkSecondOrder(leaky, range, f2, [4, 3], 5);
     assertClose(got, expected, { rtol: 0, atol: 0, msg: name });
   }
   // the other kinds have no second order (nor in MXNet 1.9.1): the second backward names the kind
@@ -123,7 +125,8 @@ test('a gradient penalty through Gluon Dense layers equals finite differences of
   for (const act of ['tanh', 'sigmoid', 'relu', 'softrelu', 'leaky']) {
     const net = new gluon.nn.HybridSequential();
     if (act === 'leaky') { // the DCGAN critic's activation
-      net.add(new gluon.nn.Dense(5, { in_units: 3 }), new gluon.nn.LeakyReLU(0.2), new gluon.nn.Dense(1, { in_units: 5 }));
+      net.add(new gluon.nn.Dense(5, { in_units: 3 }), new gluon.nn.LeakyReLU(0.2),
+        new gluon.nn.Dense(1, { in_units: 5 }));
     } else {
       net.add(new gluon.nn.Dense(5, { activation: act, in_units: 3 }), new gluon.nn.Dense(1, { in_units: 5 }));
     }
@@ -161,6 +164,59 @@ test('a gradient penalty through Gluon Dense layers equals finite differences of
     const numeric = w0.map((_, i) => (at(i, eps) - at(i, -eps)) / (2 * eps));
     W.setData(f64(w0, [5, 3]));
     assertClose(analytic, numeric, { rtol: 1e-6, atol: 1e-8, msg: `penalty through ${act}` });
+  }
+});
+
+// L(x) = <hh, grad(f(x), x, head_grads=h)>: its gradient by create_graph against central finite
+// differences of L, which needs first-order gradients only
+function checkSecondOrderFD(f, xv, shape, seed) {
+  const r = rng(seed);
+  const n = shape.reduce((a, b) => a * b, 1);
+  const L = (values, create) => {
+    const x = f64(values, shape);
+    x.attachGrad();
+    let h, hh, l;
+    autograd.record(() => {
+      const y = f(x);
+      h = f64(r2.h.slice(0, y.size), y.shape);
+      const g = autograd.grad(y, x, { head_grads: h, create_graph: create });
+      hh = f64(r2.hh, shape);
+      l = nd.sum(nd.elemwise_mul(g, hh));
+    });
+    if (create) l.backward();
+    return create ? vals(x.grad) : l.asscalar();
+  };
+  const r2 = { h: Array.from(r.uniform(256, -1, 1), Number), hh: Array.from(r.uniform(n, -1, 1), Number) };
+  const analytic = L(xv, true);
+  const eps = 1e-6;
+  const numeric = xv.map((_, i) => {
+    const p = xv.slice(), m = xv.slice();
+    p[i] += eps;
+    m[i] -= eps;
+    return (L(p, false) - L(m, false)) / (2 * eps);
+  });
+  return [analytic, numeric];
+}
+
+test('second order through sum, mean, dot and batch_dot (their backward ops differentiated) against finite differences', () => {
+  const xv = [0.3, -0.7, 1.1, 0.5, 0.2, -0.4];
+  const cases = {
+    'sum of cubes': (x) => nd.sum(nd.power(x, 3)),
+    'sum over axis 1, keepdims, times x': (x) => nd.broadcast_mul(x, nd.sum(nd.square(x), { axis: 1, keepdims: true })),
+    'mean over axis 0': (x) => nd.mean(nd.sin(x), { axis: 0 }),
+    'softmax by hand (exp / sum exp)': (x) => nd.broadcast_div(nd.exp(x), nd.sum(nd.exp(x), { axis: 1, keepdims: true })),
+    'dot(x, x^T)': (x) => nd.dot(x, x, { transpose_b: true }),
+    'dot(x^T, tanh x)': (x) => nd.dot(x, nd.tanh(x), { transpose_a: true }),
+    'batch_dot': (x) => nd.batch_dot(nd.reshape(x, [1, 2, 3]), nd.reshape(nd.square(x), [1, 3, 2])),
+  };
+  // the backward ops these differentiate, each with a gradient of its own in the registry
+  for (const op of ['_backward_sum', '_backward_mean', '_backward_dot', '_backward_batch_dot']) {
+    assert.equal(mx.registeredOps.includes(op) && registry.ops.find((o) => o.name === op).gradient, true, op);
+  }
+  let seed = 11;
+  for (const [name, f] of Object.entries(cases)) {
+    const [analytic, numeric] = checkSecondOrderFD(f, xv, [2, 3], seed++);
+    assertClose(analytic, numeric, { rtol: 1e-6, atol: 1e-8, msg: name });
   }
 });
 
