@@ -1295,6 +1295,16 @@ static const mxw_op_def op_pick = {
     .forward = fwd_pick,
     .gradient = grad_pick};
 static const char *const k_backward_pick_inputs[] = {"ograd", "index", "data", NULL};
+/* Second order: _backward_pick is linear in ograd (a scatter), so its gradient is pick of the
+ * incoming gradient at the same indices; the indices (integers) and data (its shape only) get
+ * none. */
+static int grad2_pick(mxw_grad_ctx *g) {
+  mxw_gid d;
+  MXW_TRY(mxw_grad_op_fwd(g, "pick", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 1)), &d, 1));
+  MXW_TRY(mxw_grad_set(g, 0, d));
+  return mxw_grad_set(g, 2, mxw_grad_zeros_like(g, mxw_grad_in(g, 2)));
+}
+
 static const mxw_op_def op_backward_pick = {
     .name = "_backward_pick",
     .doc = MXW_DOC("the gradient of pick: ograd scattered into zeros of data's shape"),
@@ -1306,7 +1316,8 @@ static const mxw_op_def op_backward_pick = {
     .num_outputs = 1,
     .infer_shape = infer_backward_pick,
     .infer_type = infer_type_backward_pick,
-    .forward = fwd_backward_pick};
+    .forward = fwd_backward_pick,
+    .gradient = grad2_pick};
 
 MXW_FAMILY(reduce, &op_sum, &op_mean, &op_max, &op_min, &op_prod, &op_nansum, &op_nanprod, &op_norm, &op_argmax,
            &op_argmin, &op_pick, &op_backward_sum, &op_backward_mean, &op_backward_max, &op_backward_min,

@@ -611,7 +611,49 @@ static const mxw_op_def op_log_softmax = {.name = "log_softmax",
                                           .forward = fwd_log_softmax,
                                           .gradient = grad_log_softmax};
 
-#define SOFTMAX_BACKWARD_OP(VAR, NAME, FWD, DOC)                               \
+/* Second order (autograd.grad with create_graph), for the plain forms (no dtype, no length). With
+ * s = sum(g y), the backward dx = y (g - s) / T (softmax) and dx = (g - exp(y) sum(g)) / T
+ * (log_softmax), along the axis; for the incoming gradient h:
+ *   softmax:     d/dg = _backward_softmax(h, y) (the Jacobian is symmetric),
+ *                d/dy = (h (g - s) - g sum(h y)) / T;
+ *   log_softmax: d/dg = (h - sum(h exp(y))) / T,  d/dy = -h exp(y) sum(g) / T. */
+static int grad2_softmax_with(mxw_grad_ctx *g, int log) {
+  const SoftmaxParam *p = (const SoftmaxParam *)mxw_grad_param(g);
+  if (softmax_has_dtype(p) || softmax_uses_length(p))
+    return mxw_fail("the gradient of %s (second order) is not implemented with %s",
+                    log ? "_backward_log_softmax" : "_backward_softmax", softmax_has_dtype(p) ? "dtype" : "use_length");
+  char axis[32], scale[40];
+  snprintf(axis, sizeof axis, "%lld", (long long)p->axis);
+  const double t = p->temperature.has ? p->temperature.v : 1.0;
+  const char *const *along = MXW_KV("axis", axis, "keepdims", "1");
+  const mxw_gid h = mxw_grad_ograd(g, 0), og = mxw_grad_in(g, 0), y = mxw_grad_in(g, 1);
+  mxw_gid dg, dy;
+  if (!log) {
+    MXW_TRY(mxw_grad_op_fwd(g, "_backward_softmax", MXW_GIDS(h, y), &dg, 1));
+    const mxw_gid sg = mxw_grad_op(g, "sum", along, MXW_GIDS(mxw_grad_mul(g, og, y)));
+    const mxw_gid sh = mxw_grad_op(g, "sum", along, MXW_GIDS(mxw_grad_mul(g, h, y)));
+    const mxw_gid a = mxw_grad_mul(g, h, mxw_grad_op(g, "broadcast_sub", NULL, MXW_GIDS(og, sg)));
+    dy = mxw_grad_op(g, "elemwise_sub", NULL, MXW_GIDS(a, mxw_grad_op(g, "broadcast_mul", NULL, MXW_GIDS(og, sh))));
+    snprintf(scale, sizeof scale, "%.17g", 1.0 / t);
+  } else {
+    const mxw_gid e = mxw_grad_op(g, "exp", NULL, MXW_GIDS(y));
+    const mxw_gid he = mxw_grad_mul(g, h, e);
+    dg = mxw_grad_op(g, "broadcast_sub", NULL, MXW_GIDS(h, mxw_grad_op(g, "sum", along, MXW_GIDS(he))));
+    if (t != 1.0) {
+      snprintf(scale, sizeof scale, "%.17g", 1.0 / t);
+      dg = mxw_grad_op(g, "_mul_scalar", MXW_KV("scalar", scale), MXW_GIDS(dg));
+    }
+    dy = mxw_grad_op(g, "broadcast_mul", NULL, MXW_GIDS(he, mxw_grad_op(g, "sum", along, MXW_GIDS(og))));
+    snprintf(scale, sizeof scale, "%.17g", -1.0 / t);
+  }
+  if (log || t != 1.0) dy = mxw_grad_op(g, "_mul_scalar", MXW_KV("scalar", scale), MXW_GIDS(dy));
+  MXW_TRY(mxw_grad_set(g, 0, dg));
+  return mxw_grad_set(g, 1, dy);
+}
+static int grad2_softmax(mxw_grad_ctx *g) { return grad2_softmax_with(g, 0); }
+static int grad2_log_softmax(mxw_grad_ctx *g) { return grad2_softmax_with(g, 1); }
+
+#define SOFTMAX_BACKWARD_OP(VAR, NAME, FWD, DOC, GRAD2)                        \
   static const mxw_op_def VAR = {.name = NAME,                                 \
                                  .doc = MXW_DOC(DOC),                          \
                                  .attrs = k_softmax_attrs,                     \
@@ -625,11 +667,12 @@ static const mxw_op_def op_log_softmax = {.name = "log_softmax",
                                  .infer_shape = infer_softmax_backward,        \
                                  .infer_type = infer_softmax_backward_type,    \
                                  .half_as_f32 = 1,                             \
-                                 .forward = FWD};
+                                 .forward = FWD,                               \
+                                 .gradient = GRAD2};
 SOFTMAX_BACKWARD_OP(op_backward_softmax, "_backward_softmax", fwd_backward_softmax,
-                    "the gradient of softmax: y (ograd - sum(ograd y)) / T along the axis")
+                    "the gradient of softmax: y (ograd - sum(ograd y)) / T along the axis", grad2_softmax)
 SOFTMAX_BACKWARD_OP(op_backward_log_softmax, "_backward_log_softmax", fwd_backward_log_softmax,
-                    "the gradient of log_softmax: (ograd - exp(y) sum(ograd)) / T along the axis")
+                    "the gradient of log_softmax: (ograd - exp(y) sum(ograd)) / T along the axis", grad2_log_softmax)
 
 /* ==== SoftmaxActivation ========================================================================== */
 enum { ACT_INSTANCE, ACT_CHANNEL };
