@@ -84,6 +84,15 @@ static int fwd_backward_view_range(const mxw_op_call *c) {
   return 0;
 }
 
+/* Second order: _backward_view_range is linear in ograd (a scatter into zeros), so its gradient is
+ * the same range of the incoming gradient; data (its shape only) gets none. */
+static int grad_backward_view_range(mxw_grad_ctx *g) {
+  mxw_gid d;
+  MXW_TRY(mxw_grad_op_fwd(g, "_view_range", MXW_GIDS(mxw_grad_ograd(g, 0)), &d, 1));
+  MXW_TRY(mxw_grad_set(g, 0, d));
+  return mxw_grad_set(g, 1, mxw_grad_zeros_like(g, mxw_grad_in(g, 1)));
+}
+
 static const mxw_op_def op_backward_view_range = {
     .name = "_backward_view_range",
     .doc = MXW_DOC("the gradient of _view_range: zeros of data's shape with the range set to ograd"),
@@ -95,6 +104,7 @@ static const mxw_op_def op_backward_view_range = {
     .num_outputs = 1,
     .infer_shape = infer_backward_view_range,
     .forward = fwd_backward_view_range,
+    .gradient = grad_backward_view_range,
 };
 
 MXW_FAMILY(autograd_ops, &op_view_range, &op_backward_view_range);

@@ -198,7 +198,7 @@ function checkSecondOrderFD(f, xv, shape, seed) {
   return [analytic, numeric];
 }
 
-test('second order through sum, mean, dot, batch_dot, softmax, log_softmax and pick against finite differences', () => {
+test('second order through sum, mean, dot, batch_dot, softmax, log_softmax, pick and views against finite differences', () => {
   const xv = [0.3, -0.7, 1.1, 0.5, 0.2, -0.4];
   const cases = {
     'sum of cubes': (x) => nd.sum(nd.power(x, 3)),
@@ -212,11 +212,12 @@ test('second order through sum, mean, dot, batch_dot, softmax, log_softmax and p
     'softmax over axis 0, temperature 2': (x) => nd.softmax(nd.square(x), { axis: 0, temperature: 2 }),
     'log_softmax': (x) => nd.log_softmax(x, { axis: 1 }),
     'log_softmax, temperature 0.5': (x) => nd.log_softmax(nd.sin(x), { temperature: 0.5 }),
+    'a reshaped view of a recorded array': (x) => nd.dot(nd.square(x).reshape([3, 2]), nd.sin(x).reshape([2, 3])),
     'cross-entropy by pick(log_softmax)': (x) => nd.pick(nd.log_softmax(x), nd.array([2, 0], { dtype: 'float64' }), { axis: 1 }),
   };
   // the backward ops these differentiate, each with a gradient of its own in the registry
   for (const op of ['_backward_sum', '_backward_mean', '_backward_dot', '_backward_batch_dot', '_backward_softmax',
-    '_backward_log_softmax', '_backward_pick']) {
+    '_backward_log_softmax', '_backward_pick', '_backward_view_range']) {
     assert.equal(mx.registeredOps.includes(op) && registry.ops.find((o) => o.name === op).gradient, true, op);
   }
   let seed = 11;
