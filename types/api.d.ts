@@ -649,7 +649,10 @@ export declare namespace metric {
 
 export interface RecordingOptions { trainMode?: boolean; train_mode?: boolean; }
 export interface BackwardOptions { headGrads?: NDArray | NDArray[] | null; retainGraph?: boolean; trainMode?: boolean; }
-export interface GradOptions extends BackwardOptions { createGraph?: boolean; }
+export interface GradOptions extends BackwardOptions {
+  /** Record the gradient computation, so that the gradients can be differentiated again (second order); retainGraph then defaults to true. */
+  createGraph?: boolean;
+}
 /** A custom differentiable function: forward(...inputs) and backward(...outputGrads) on NDArrays; instances are callable. */
 export interface AutogradFunction {
   (...inputs: NDArray[]): NDArray | NDArray[];
