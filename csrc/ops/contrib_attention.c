@@ -328,7 +328,9 @@ static int infer_backward(const void *param, int nin, mxw_shape *in, int nout, m
   return 0;
 }
 
-#define FWD_DEF(VAR, NAME, NIN, INPUTS, INFER, FWD, GRAD, DOC)           \
+/* The eight ops share their attributes, params and validation; the backward ones differ in outputs,
+ * shapes (infer_backward) and the gradient they lack. */
+#define OP_DEF(VAR, NAME, DOC, NIN, INPUTS, NOUT, INFER, FWD, ...)       \
   static const mxw_op_def VAR = {.name = NAME,                           \
                                  .doc = MXW_DOC(DOC),                    \
                                  .attrs = k_attrs,                       \
@@ -337,23 +339,14 @@ static int infer_backward(const void *param, int nin, mxw_shape *in, int nout, m
                                  .validate = validate,                   \
                                  .num_inputs = NIN,                      \
                                  .input_names = INPUTS,                  \
-                                 .num_outputs = 1,                       \
-                                 .output_names = k_output,               \
+                                 .num_outputs = NOUT,                    \
                                  .infer_shape = INFER,                   \
                                  .forward = FWD,                         \
-                                 .gradient = GRAD};
-#define BWD_DEF(VAR, NAME, NIN, INPUTS, NOUT, FWD)                        \
-  static const mxw_op_def VAR = {.name = NAME,                            \
-                                 .doc = MXW_DOC("the gradient of " NAME), \
-                                 .attrs = k_attrs,                        \
-                                 .num_attrs = 1,                          \
-                                 .param_size = sizeof(InterleavedParam),  \
-                                 .validate = validate,                    \
-                                 .num_inputs = NIN,                       \
-                                 .input_names = INPUTS,                   \
-                                 .num_outputs = NOUT,                     \
-                                 .infer_shape = infer_backward,           \
-                                 .forward = FWD};
+                                 __VA_ARGS__};
+#define FWD_DEF(VAR, NAME, NIN, INPUTS, INFER, FWD, GRAD, DOC) \
+  OP_DEF(VAR, NAME, DOC, NIN, INPUTS, 1, INFER, FWD, .output_names = k_output, .gradient = GRAD)
+#define BWD_DEF(VAR, NAME, NIN, INPUTS, NOUT, FWD) \
+  OP_DEF(VAR, NAME, "the gradient of " NAME, NIN, INPUTS, NOUT, infer_backward, FWD, .gradient = NULL)
 
 FWD_DEF(op_selfatt_qk, "_contrib_interleaved_matmul_selfatt_qk", 1, k_qkv, infer_selfatt_qk, fwd_selfatt_qk, grad_one,
         "multi-head self-attention scores: (T, S, 3E) interleaved q/k/v -> (S * heads, T, T), q.k / sqrt(head_dim)")
