@@ -380,6 +380,13 @@ int mxw_grad_set(mxw_grad_ctx *g, int input, mxw_gid grad);
 mxw_gid mxw_grad_mul(mxw_grad_ctx *g, mxw_gid a, mxw_gid b);
 mxw_gid mxw_grad_reduce_to_input(mxw_grad_ctx *g, mxw_gid grad, int input);
 mxw_gid mxw_grad_zeros_like(mxw_grad_ctx *g, mxw_gid like);
+/* What the gradient graph is built for. MXW_GRAD_DIFFERENTIABLE: autograd.grad with create_graph,
+ * whose gradients are differentiated again -- an op whose fused `_backward_*` kernel has no
+ * gradient of its own may then build its gradient from differentiable ops instead (norm.c);
+ * MXW_GRAD_TRAIN: that pass runs in training mode (known when the graph is built eagerly). */
+#define MXW_GRAD_DIFFERENTIABLE 1
+#define MXW_GRAD_TRAIN 2
+int mxw_grad_flags(const mxw_grad_ctx *g);
 /* The common one-input case: input 0's gradient is `op`(ograd) -- or `op`(ograd, input 0) with
  * with_input, for backward kernels that need the input's shape or values -- with the forward
  * node's params (e.g. "_backward_tile", or "reverse" for a self-adjoint op). */

@@ -247,6 +247,7 @@ int mxw_ndarray_fresh_grad(mxw_ndarray *arr, int set) {
 typedef struct builder {
   mxw_value_fn value;
   void *ud;
+  int flags;       /* MXW_GRAD_* */
   mxw_node **made; /* nodes created by the pass; one reference each, released at the end */
   int nmade, capmade;
 } builder;
@@ -505,6 +506,8 @@ mxw_gid mxw_grad_mul(mxw_grad_ctx *g, mxw_gid a, mxw_gid b) {
   return mxw_grad_op(g, "elemwise_mul", NULL, MXW_GIDS(a, b));
 }
 
+int mxw_grad_flags(const mxw_grad_ctx *g) { return g->b->flags; }
+
 mxw_gid mxw_grad_zeros_like(mxw_grad_ctx *g, mxw_gid like) {
   return mxw_grad_op(g, "zeros_like", NULL, MXW_GIDS(like));
 }
@@ -556,10 +559,10 @@ static int contrib_push(contrib_list *l, mxw_entry e) {
 }
 
 int mxw_gradient_build(const mxw_entry *heads, int num_heads, const mxw_entry *head_grads, mxw_node *const *xs,
-                       int num_xs, mxw_value_fn value, void *ud, mxw_entry *x_grads) {
+                       int num_xs, mxw_value_fn value, void *ud, int flags, mxw_entry *x_grads) {
   mxw_node **nodes = NULL;
   int nn = 0, rc = -1;
-  builder b = {value, ud, NULL, 0, 0};
+  builder b = {value, ud, flags, NULL, 0, 0};
   int *base = NULL;
   uint8_t *needs = NULL;
   contrib_list *contrib = NULL;
@@ -911,7 +914,9 @@ static int backward_with(int nh, mxw_ndarray *const *heads, mxw_ndarray *const *
     mxw_fail("out of memory");
     goto done;
   }
-  if (mxw_gradient_build(hent, nh, hgrad, xs, nx, tape_value, &ud, xg) != 0) goto done;
+  if (mxw_gradient_build(hent, nh, hgrad, xs, nx, tape_value, &ud,
+                         create ? MXW_GRAD_DIFFERENTIABLE | (is_train ? MXW_GRAD_TRAIN : 0) : 0, xg) != 0)
+    goto done;
   if (create) {
     if (run_recorded(xg, nx, is_train, grads_out) != 0) goto done;
     goto release;

@@ -189,7 +189,7 @@ static train_plan *build_plan(mxw_executor *ex, mxw_ndarray *const *inputs, cons
     }
   p->nfwd = nh;
   p->ngrad = nx;
-  if (mxw_gradient_build(heads, nh, hg, xs, nx, fwd_value, ex, xg) != 0) goto done;
+  if (mxw_gradient_build(heads, nh, hg, xs, nx, fwd_value, ex, 0, xg) != 0) goto done;
   if (!(sym = mxw_symbol_alloc(nh + nx))) goto done;
   for (int h = 0; h < nh; h++) {
     sym->outputs[h] = heads[h];

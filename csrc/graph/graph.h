@@ -94,10 +94,11 @@ mxw_params *mxw_params_clone(const mxw_params *p, const mxw_op_def *op, int op_i
  * nodes xs. head_grads[h] is the gradient entry of head h. The value of a forward entry is
  * obtained from value(ud, node, index, &entry, &shape, &dtype): the entry itself in a graph
  * that runs forward and backward together, a variable bound to a saved array on the eager
- * tape. x_grads[i] gets an entry whose node is retained (release it). */
+ * tape. x_grads[i] gets an entry whose node is retained (release it). flags: MXW_GRAD_* below
+ * (0 for a graph that runs in the executor). */
 typedef int (*mxw_value_fn)(void *ud, mxw_node *n, int index, mxw_entry *entry, mxw_shape *shape, int *dtype);
 int mxw_gradient_build(const mxw_entry *heads, int num_heads, const mxw_entry *head_grads, mxw_node *const *xs,
-                       int num_xs, mxw_value_fn value, void *ud, mxw_entry *x_grads);
+                       int num_xs, mxw_value_fn value, void *ud, int flags, mxw_entry *x_grads);
 
 /* The executor's i-th input variable node (exec.c). */
 struct mxw_executor;

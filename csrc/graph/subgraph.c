@@ -1303,7 +1303,7 @@ static sg_grad *grad_build(sg_plan *fp, const mxw_symbol *sub, const mxw_tensor 
     hg[h] = (mxw_entry){ov[h], 0, 0};
     gr->ograd_pos[h] = -1;
   }
-  if (mxw_gradient_build(sub->outputs, nh, hg, xs, nin, grad_value, fp, xg) != 0) goto done;
+  if (mxw_gradient_build(sub->outputs, nh, hg, xs, nin, grad_value, fp, 0, xg) != 0) goto done;
   if (!(gr->sym = mxw_symbol_alloc(nh + nin))) goto done;
   for (int h = 0; h < nh; h++) {
     gr->sym->outputs[h] = sub->outputs[h];

@@ -2542,10 +2542,10 @@ static int set_weight_grads(mxw_grad_ctx *g, const char *op, const ConvParam *p)
 }
 
 /* Convolution: data gradient = Deconvolution(ograd, weight) with the same window; adj = the rows
- * the convolution's floor division left out, so that the result has the data's size. */
-static int grad_conv(mxw_grad_ctx *g) {
-  const ConvParam *p = (const ConvParam *)mxw_grad_param(g);
-  const mxw_shape *xs = mxw_grad_in_shape(g, 0), *ys = mxw_grad_out_shape(g, 0);
+ * the convolution's floor division left out, so that the result has the data's size xs (the
+ * output's ys). */
+static mxw_gid conv_data_grad(mxw_grad_ctx *g, const ConvParam *p, const mxw_shape *xs, const mxw_shape *ys,
+                              mxw_gid ograd, mxw_gid weight) {
   int64_t pad[3], adj[3];
   for (int i = 0; i < p->nsp; i++) {
     const int64_t in = xs->dims[spatial_axis(p, i)], out = ys->dims[spatial_axis(p, i)];
@@ -2555,24 +2555,52 @@ static int grad_conv(mxw_grad_ctx *g) {
   }
   conv_attrs a;
   const char *const *kv = make_conv_attrs(&a, p, pad, adj, xs->dims[chan_axis(p)]);
-  mxw_gid dx = mxw_grad_op(g, "Deconvolution", kv, MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 1)));
-  MXW_TRY(mxw_grad_set(g, 0, dx));
+  return mxw_grad_op(g, "Deconvolution", kv, MXW_GIDS(ograd, weight));
+}
+static int grad_conv(mxw_grad_ctx *g) {
+  const ConvParam *p = (const ConvParam *)mxw_grad_param(g);
+  MXW_TRY(mxw_grad_set(g, 0,
+                       conv_data_grad(g, p, mxw_grad_in_shape(g, 0), mxw_grad_out_shape(g, 0), mxw_grad_ograd(g, 0),
+                                      mxw_grad_in(g, 1))));
   return set_weight_grads(g, "_backward_Convolution_weight", p);
 }
 
 /* Deconvolution: data gradient = Convolution(ograd, weight) with the same window (the effective
- * pad when target_shape set it), num_filter = the data's channels. */
-static int grad_deconv(mxw_grad_ctx *g) {
-  const ConvParam *p = (const ConvParam *)mxw_grad_param(g);
-  const mxw_shape *xs = mxw_grad_in_shape(g, 0);
+ * pad when target_shape set it), num_filter = the data's channels (xs: the data's shape). */
+static mxw_gid deconv_data_grad(mxw_grad_ctx *g, const ConvParam *p, const mxw_shape *xs, mxw_gid ograd,
+                                mxw_gid weight) {
   int64_t pad[3], adj[3], size[3];
-  MXW_TRY(deconv_geometry(p, xs, pad, adj, size));
+  if (deconv_geometry(p, xs, pad, adj, size) != 0) return -1;
   conv_attrs a;
   const char *const *kv = make_conv_attrs(&a, p, pad, NULL, xs->dims[chan_axis(p)]);
-  mxw_gid dx = mxw_grad_op(g, "Convolution", kv, MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 1)));
-  MXW_TRY(mxw_grad_set(g, 0, dx));
+  return mxw_grad_op(g, "Convolution", kv, MXW_GIDS(ograd, weight));
+}
+static int grad_deconv(mxw_grad_ctx *g) {
+  const ConvParam *p = (const ConvParam *)mxw_grad_param(g);
+  MXW_TRY(mxw_grad_set(g, 0, deconv_data_grad(g, p, mxw_grad_in_shape(g, 0), mxw_grad_ograd(g, 0), mxw_grad_in(g, 1))));
   return set_weight_grads(g, "_backward_Deconvolution_weight", p);
 }
+
+/* Second order (autograd.grad with create_graph). The weight and bias gradients are bilinear in
+ * (ograd G, data X): with incoming gradients hW, hb, <hW, dW> + <hb, db> = <G, op(X; hW, hb)>, op
+ * the forward layer with weight hW and bias hb (the node's attributes), so d/dG = op(X, hW, hb) and
+ * d/dX = the data gradient of that layer for output gradient G and weight hW. */
+static int grad_wgrad_common(mxw_grad_ctx *g, int deconv) {
+  const ConvParam *p = (const ConvParam *)mxw_grad_param(g);
+  const mxw_gid G = mxw_grad_in(g, 0), X = mxw_grad_in(g, 1), hW = mxw_grad_ograd(g, 0);
+  const char *fwd = deconv ? "Deconvolution" : "Convolution";
+  mxw_gid dG = -1;
+  if (p->no_bias)
+    MXW_TRY(mxw_grad_op_fwd(g, fwd, MXW_GIDS(X, hW), &dG, 1));
+  else
+    MXW_TRY(mxw_grad_op_fwd(g, fwd, MXW_GIDS(X, hW, mxw_grad_ograd(g, 1)), &dG, 1));
+  MXW_TRY(mxw_grad_set(g, 0, dG));
+  const mxw_shape *xs = mxw_grad_in_shape(g, 1);
+  return mxw_grad_set(
+      g, 1, deconv ? deconv_data_grad(g, p, xs, G, hW) : conv_data_grad(g, p, xs, mxw_grad_in_shape(g, 0), G, hW));
+}
+static int grad_conv_wgrad(mxw_grad_ctx *g) { return grad_wgrad_common(g, 0); }
+static int grad_deconv_wgrad(mxw_grad_ctx *g) { return grad_wgrad_common(g, 1); }
 
 static const char *const k_wgrad_inputs[] = {"ograd", "data", NULL};
 static const char *const k_wgrad_outputs[] = {"weight_grad", "bias_grad", NULL};
@@ -2593,6 +2621,7 @@ static const mxw_op_def op_backward_Convolution_weight = {
     .infer_shape = infer_shape_conv_wgrad,
     .infer_type = infer_type_f32_f64,
     .forward = forward_conv_wgrad,
+    .gradient = grad_conv_wgrad,
 };
 
 static const mxw_op_def op_backward_Deconvolution_weight = {
@@ -2611,6 +2640,7 @@ static const mxw_op_def op_backward_Deconvolution_weight = {
     .infer_shape = infer_shape_deconv_wgrad,
     .infer_type = infer_type_f32_f64,
     .forward = forward_deconv_wgrad,
+    .gradient = grad_deconv_wgrad,
 };
 
 /* a BatchNorm after it folds in along the output's channel axis (exec.c) */

@@ -284,18 +284,22 @@ static int fc_wgrad(const mxw_op_call *c) {
   return fc_weight_grads(&c->inputs[0], &c->inputs[1], &c->outputs[0], c->num_outputs > 1 ? &c->outputs[1] : NULL);
 }
 
-static int fc_gradient(mxw_grad_ctx *g) {
-  const FCParam *p = (const FCParam *)mxw_grad_param(g);
-  const mxw_shape *xs = mxw_grad_in_shape(g, 0);
-  /* d data = G W: dot contracts G's last axis (num_hidden) with W's first, giving (..., in) =
-   * the data's shape when flatten=False, (batch, d1*...*dk) when it flattened */
-  mxw_gid dx = mxw_grad_op(g, "dot", NULL, MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 1)));
+/* d data = G W (G the output gradient, W a weight): dot contracts G's last axis (num_hidden) with
+ * W's first, giving (..., in) = the data's shape when flatten=False, (batch, d1*...*dk) when it
+ * flattened, then reshaped to the data's shape xs. */
+static mxw_gid fc_data_grad(mxw_grad_ctx *g, const FCParam *p, const mxw_shape *xs, mxw_gid G, mxw_gid W) {
+  mxw_gid dx = mxw_grad_op(g, "dot", NULL, MXW_GIDS(G, W));
   if (p->flatten && xs->ndim != 2) {
     char shape[MXW_MAX_NDIM * 24 + 8];
     mxw_shape_attr(xs, shape, sizeof shape);
     dx = mxw_grad_op(g, "Reshape", MXW_KV("shape", shape), MXW_GIDS(dx));
   }
-  MXW_TRY(mxw_grad_set(g, 0, dx));
+  return dx;
+}
+
+static int fc_gradient(mxw_grad_ctx *g) {
+  const FCParam *p = (const FCParam *)mxw_grad_param(g);
+  MXW_TRY(mxw_grad_set(g, 0, fc_data_grad(g, p, mxw_grad_in_shape(g, 0), mxw_grad_ograd(g, 0), mxw_grad_in(g, 1))));
   mxw_gid d[2];
   MXW_TRY(mxw_grad_op_fwd(g, "_backward_FullyConnected_weight", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0)), d,
                           p->no_bias ? 1 : 2));
@@ -308,6 +312,44 @@ static int fc_gradient(mxw_grad_ctx *g) {
     d[1] = mxw_grad_op(g, "Reshape", MXW_KV("shape", shape), MXW_GIDS(d[1]));
   }
   return mxw_grad_set(g, 2, d[1]);
+}
+
+/* Second order (autograd.grad with create_graph). dW = G^T X and db = column sums of G are bilinear
+ * in (G, X): with incoming gradients hW, hb, <hW, dW> + <hb, db> = <G, X hW^T + hb>, so
+ * d/dG = FullyConnected(X, hW, hb) (the node's own attributes) and d/dX = G hW, the data gradient
+ * of a FullyConnected of weight hW. */
+static int fc_wgrad_gradient(mxw_grad_ctx *g) {
+  const FCParam *p = (const FCParam *)mxw_grad_param(g);
+  const mxw_gid G = mxw_grad_in(g, 0), X = mxw_grad_in(g, 1), hW = mxw_grad_ograd(g, 0);
+  mxw_gid dG = -1;
+  if (p->no_bias)
+    MXW_TRY(mxw_grad_op_fwd(g, "FullyConnected", MXW_GIDS(X, hW), &dG, 1));
+  else
+    MXW_TRY(mxw_grad_op_fwd(g, "FullyConnected", MXW_GIDS(X, hW, mxw_grad_ograd(g, 1)), &dG, 1));
+  MXW_TRY(mxw_grad_set(g, 0, dG));
+  return mxw_grad_set(g, 1, fc_data_grad(g, p, mxw_grad_in_shape(g, 1), G, hW));
+}
+
+/* _backward_FullyConnected(G, X, W) = (G W, G^T X, colsum G): with incoming gradients hX, hW, hb,
+ * d/dG = hX W^T + X hW^T + hb (two FullyConnected), d/dX = G hW, d/dW = G^T hX (the weight
+ * gradient of the same layer for data hX). */
+static int fc_backward_gradient(mxw_grad_ctx *g) {
+  const FCParam *p = (const FCParam *)mxw_grad_param(g);
+  const mxw_gid G = mxw_grad_in(g, 0), X = mxw_grad_in(g, 1), W = mxw_grad_in(g, 2);
+  const mxw_gid hX = mxw_grad_ograd(g, 0), hW = mxw_grad_ograd(g, 1);
+  char nh[32];
+  snprintf(nh, sizeof nh, "%lld", (long long)p->num_hidden);
+  const char *const *kv = MXW_KV("num_hidden", nh, "no_bias", "True", "flatten", p->flatten ? "True" : "False");
+  const mxw_gid t1 = mxw_grad_op(g, "FullyConnected", kv, MXW_GIDS(hX, W));
+  mxw_gid t2 = -1, dW[2] = {-1, -1};
+  if (p->no_bias)
+    MXW_TRY(mxw_grad_op_fwd(g, "FullyConnected", MXW_GIDS(X, hW), &t2, 1));
+  else
+    MXW_TRY(mxw_grad_op_fwd(g, "FullyConnected", MXW_GIDS(X, hW, mxw_grad_ograd(g, 2)), &t2, 1));
+  MXW_TRY(mxw_grad_set(g, 0, mxw_grad_op(g, "elemwise_add", NULL, MXW_GIDS(t1, t2))));
+  MXW_TRY(mxw_grad_set(g, 1, fc_data_grad(g, p, mxw_grad_in_shape(g, 1), G, hW)));
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_FullyConnected_weight", MXW_GIDS(G, hX), dW, p->no_bias ? 1 : 2));
+  return mxw_grad_set(g, 2, dW[0]);
 }
 
 static const mxw_op_def op_FullyConnected = {
@@ -344,6 +386,7 @@ static const mxw_op_def op_backward_FullyConnected = {
     .infer_shape = fc_backward_infer_shape,
     .infer_type = infer_type_float,
     .forward = fc_backward,
+    .gradient = fc_backward_gradient,
 };
 
 static const mxw_op_def op_backward_FullyConnected_weight = {
@@ -362,6 +405,7 @@ static const mxw_op_def op_backward_FullyConnected_weight = {
     .infer_shape = fc_wgrad_infer_shape,
     .infer_type = infer_type_float,
     .forward = fc_wgrad,
+    .gradient = fc_wgrad_gradient,
 };
 
 /* ---- dot and batch_dot ------------------------------------------------------------------------- */

@@ -555,20 +555,72 @@ static int grad_LeakyReLU(mxw_grad_ctx *g) {
   return prelu ? mxw_grad_set(g, 1, out[1]) : 0;
 }
 
-/* Second order (autograd.grad with create_graph) of leaky, whose derivative is piecewise constant:
- * d/d ograd is the same op on the incoming gradient, zero for data and output. The other kinds
- * have none (nor in MXNet 1.9.1): the second backward names the kind. */
+/* prelu's second order: gamma's shape for broadcasting against the data (MXNet's expand_shape, as
+ * prelu_gamma_layout) in `bshape`, and the data axes gamma is broadcast along in `axes` (returns
+ * their count). */
+static int prelu_broadcast_attrs(const mxw_shape *gamma, const mxw_shape *data, char *bshape, size_t nb, char *axes,
+                                 size_t na) {
+  int64_t g01[2], dims[MXW_MAX_NDIM];
+  MXW_TRY(prelu_gamma_layout(gamma, data, g01));
+  int count = 0;
+  size_t used = (size_t)snprintf(axes, na, "(");
+  for (int i = 0; i < data->ndim; i++) {
+    dims[i] = i <= 1 ? g01[i] : 1;
+    if (dims[i] == 1 && data->dims[i] != 1 && used < na)
+      used += (size_t)snprintf(axes + used, na - used, "%s%d", count++ ? ", " : "", i);
+  }
+  if (used < na) snprintf(axes + used, na - used, count == 1 ? ",)" : ")");
+  const mxw_shape b = mxw_shape_make(data->ndim, dims);
+  mxw_shape_attr(&b, bshape, nb);
+  return count;
+}
+
+/* Second order (autograd.grad with create_graph), with h the incoming gradient of the data
+ * gradient dx = g * s (s the derivative, as above): d/d ograd = h * s, the same op on h (every
+ * kind); then by kind --
+ *   leaky, rrelu: s is piecewise constant: nothing more;
+ *   elu, selu: s = y + c where y <= 0 (1 or lambda elsewhere), so d/d output = h * g * (y <= 0), and
+ *              the output's own gradient carries it to the data (f'' = f' where x <= 0);
+ *   gelu: d/d data = h * g * phi(x) (2 - x^2), f'' of the erf form (phi the normal density);
+ *   prelu (dgamma = sum of g * x * (x <= 0), incoming gradient k): d/d ograd += k * x * (x <= 0),
+ *          d/d data = k * g * (x <= 0), d/d gamma = the sum of h * g * (x <= 0) over gamma's
+ *          broadcast axes. */
 static int grad_backward_LeakyReLU(mxw_grad_ctx *g) {
   const LeakyReLUParam *p = (const LeakyReLUParam *)mxw_grad_param(g);
-  if (p->act_type != ACT_LEAKY)
-    return mxw_fail("the gradient of _backward_LeakyReLU (second order) exists for act_type='leaky' only, not '%s'",
-                    k_leaky_types[p->act_type]);
-  mxw_gid d0;
-  MXW_TRY(mxw_grad_op_fwd(g, "_backward_LeakyReLU",
-                          MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 1), mxw_grad_in(g, 2)), &d0, 1));
-  MXW_TRY(mxw_grad_set(g, 0, d0));
-  MXW_TRY(mxw_grad_set(g, 1, mxw_grad_zeros_like(g, mxw_grad_in(g, 1))));
-  return mxw_grad_set(g, 2, mxw_grad_zeros_like(g, mxw_grad_in(g, 2)));
+  const int act = p->act_type, four = act == ACT_PRELU || act == ACT_RRELU;
+  const mxw_gid h = mxw_grad_ograd(g, 0), G = mxw_grad_in(g, 0), x = mxw_grad_in(g, 1), y = mxw_grad_in(g, 2);
+  mxw_gid d[2] = {-1, -1}, ins[4] = {h, x, y, four ? mxw_grad_in(g, 3) : 0};
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_LeakyReLU", ins, four ? 4 : 3, d, act == ACT_PRELU ? 2 : 1));
+  mxw_gid d0 = d[0];
+  const char *const *zero = MXW_KV("scalar", "0");
+  if (act == ACT_ELU || act == ACT_SELU) {
+    const mxw_gid m = mxw_grad_op(g, "_lesser_equal_scalar", zero, MXW_GIDS(y));
+    MXW_TRY(mxw_grad_set(g, 2, mxw_grad_mul(g, mxw_grad_mul(g, h, G), m)));
+  } else if (act == ACT_GELU) {
+    char c[40];
+    snprintf(c, sizeof c, "%.17g", 1.0 / sqrt(2.0 * M_PI));
+    const mxw_gid x2 = mxw_grad_op(g, "square", NULL, MXW_GIDS(x));
+    const mxw_gid e =
+        mxw_grad_op(g, "exp", NULL, MXW_GIDS(mxw_grad_op(g, "_mul_scalar", MXW_KV("scalar", "-0.5"), MXW_GIDS(x2))));
+    const mxw_gid t = mxw_grad_op(g, "_rminus_scalar", MXW_KV("scalar", "2"), MXW_GIDS(x2));
+    const mxw_gid f2 = mxw_grad_op(g, "_mul_scalar", MXW_KV("scalar", c), MXW_GIDS(mxw_grad_mul(g, e, t)));
+    MXW_TRY(mxw_grad_set(g, 1, mxw_grad_mul(g, mxw_grad_mul(g, h, G), f2)));
+  } else if (act == ACT_PRELU) {
+    char bshape[MXW_MAX_NDIM * 24 + 8], axes[MXW_MAX_NDIM * 4 + 8], gshape[MXW_MAX_NDIM * 24 + 8];
+    const int naxes = prelu_broadcast_attrs(mxw_grad_in_shape(g, 3), mxw_grad_in_shape(g, 1), bshape, sizeof bshape,
+                                            axes, sizeof axes);
+    if (naxes < 0) return -1;
+    mxw_shape_attr(mxw_grad_in_shape(g, 3), gshape, sizeof gshape);
+    const mxw_gid k = mxw_grad_op(g, "Reshape", MXW_KV("shape", bshape), MXW_GIDS(mxw_grad_ograd(g, 1)));
+    const mxw_gid m = mxw_grad_op(g, "_lesser_equal_scalar", zero, MXW_GIDS(x));
+    const mxw_gid kx = mxw_grad_op(g, "broadcast_mul", NULL, MXW_GIDS(mxw_grad_mul(g, x, m), k));
+    d0 = mxw_grad_op(g, "elemwise_add", NULL, MXW_GIDS(d0, kx));
+    MXW_TRY(mxw_grad_set(g, 1, mxw_grad_op(g, "broadcast_mul", NULL, MXW_GIDS(mxw_grad_mul(g, G, m), k))));
+    mxw_gid dg = mxw_grad_mul(g, mxw_grad_mul(g, h, G), m);
+    if (naxes > 0) dg = mxw_grad_op(g, "sum", MXW_KV("axis", axes, "keepdims", "True"), MXW_GIDS(dg));
+    MXW_TRY(mxw_grad_set(g, 3, mxw_grad_op(g, "Reshape", MXW_KV("shape", gshape), MXW_GIDS(dg))));
+  }
+  return mxw_grad_set(g, 0, d0);
 }
 
 static const char *const k_backward_leaky_inputs[] = {"ograd", "data", "output", "gamma_or_mask", NULL};

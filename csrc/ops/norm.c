@@ -1525,7 +1525,103 @@ static int bn_backward_infer_type(const void *param, int nin, int *in, int nout,
   return 0;
 }
 
+/* ---- differentiable gradients (autograd.grad with create_graph) ----------------------------------
+ * The fused _backward_BatchNorm / _backward_LayerNorm / _backward_InstanceNorm kernels have no
+ * gradient of their own. When the gradient graph is built to be differentiated again
+ * (MXW_GRAD_DIFFERENTIABLE) these ops build their gradients from differentiable registered ops
+ * instead, recomputing the statistics from the data (their saved mean and std outputs are not
+ * functions of the data on the tape):
+ *   mu = mean(x), xc = x - mu, r = rsqrt(mean(xc^2) + eps), xh = xc r     (over the statistics axes)
+ *   gh = G gamma,  dx = r (gh - mean(gh) - xh mean(gh xh)),  dgamma = sum(G xh),  dbeta = sum(G)
+ * (the sums over every axis but the channel axis); with the moving statistics (BatchNorm in
+ * predict mode or use_global_stats) xh = (x - moving_mean) r with r = rsqrt(moving_var + eps),
+ * and dx = gh r. fix_gamma: gamma is 1 and gets no gradient. A second backward then
+ * differentiates these ops (second order and on). */
+typedef struct {
+  const char *stats_axes; /* "(a, ...)" for mean over the statistics axes */
+  int stats_exclude;      /* the statistics axes are every axis but those */
+  int caxis;              /* gamma's axis in the data */
+  double eps;
+  int fix_gamma, moving; /* moving: normalize with inputs 3 and 4 (moving_mean, moving_var) */
+  int64_t groups;        /* GroupNorm: the data seen as (N, groups, rest), gamma per group */
+} norm_grad_spec;
+
+/* (not inlined: the three callers share one copy, outside the first part of the split module) */
+__attribute__((noinline)) static int norm_grad_differentiable(mxw_grad_ctx *g, const norm_grad_spec *s) {
+  const mxw_shape *gs = mxw_grad_in_shape(g, 1);
+  char bshape[MXW_MAX_NDIM * 24 + 8], gshape[MXW_MAX_NDIM * 24 + 8], dshape[MXW_MAX_NDIM * 24 + 8], view[80], caxis[24],
+      eps[40];
+  mxw_gid x = mxw_grad_in(g, 0), G = mxw_grad_ograd(g, 0);
+  const mxw_shape *xs = mxw_grad_in_shape(g, 0);
+  mxw_shape_attr(xs, dshape, sizeof dshape);
+  mxw_shape grouped;
+  if (s->groups > 0) {
+    grouped =
+        mxw_shape_make(3, (const int64_t[]){xs->dims[0], s->groups, mxw_shape_size(xs) / xs->dims[0] / s->groups});
+    snprintf(view, sizeof view, "(0, %lld, -1)", (long long)s->groups);
+    x = mxw_grad_op(g, "Reshape", MXW_KV("shape", view), MXW_GIDS(x));
+    G = mxw_grad_op(g, "Reshape", MXW_KV("shape", view), MXW_GIDS(G));
+    xs = &grouped;
+  }
+  int64_t dims[MXW_MAX_NDIM];
+  for (int i = 0; i < xs->ndim; i++) dims[i] = i == s->caxis ? xs->dims[i] : 1;
+  const mxw_shape b = mxw_shape_make(xs->ndim, dims);
+  mxw_shape_attr(&b, bshape, sizeof bshape);
+  mxw_shape_attr(gs, gshape, sizeof gshape);
+  snprintf(caxis, sizeof caxis, "%d", s->caxis);
+  snprintf(eps, sizeof eps, "%.17g", s->eps);
+  const char *const *stats =
+      MXW_KV("axis", s->stats_axes, "keepdims", "True", "exclude", s->stats_exclude ? "True" : "False");
+  const char *const *per_channel = MXW_KV("axis", caxis, "exclude", "True");
+  const mxw_gid gh =
+      s->fix_gamma
+          ? G
+          : mxw_grad_op(g, "broadcast_mul", NULL,
+                        MXW_GIDS(G, mxw_grad_op(g, "Reshape", MXW_KV("shape", bshape), MXW_GIDS(mxw_grad_in(g, 1)))));
+  mxw_gid r, xh, dx;
+  if (s->moving) {
+    const mxw_gid mm = mxw_grad_op(g, "Reshape", MXW_KV("shape", bshape), MXW_GIDS(mxw_grad_in(g, 3)));
+    const mxw_gid mv = mxw_grad_op(g, "Reshape", MXW_KV("shape", bshape), MXW_GIDS(mxw_grad_in(g, 4)));
+    r = mxw_grad_op(g, "rsqrt", NULL, MXW_GIDS(mxw_grad_op(g, "_plus_scalar", MXW_KV("scalar", eps), MXW_GIDS(mv))));
+    xh = mxw_grad_op(g, "broadcast_mul", NULL, MXW_GIDS(mxw_grad_op(g, "broadcast_sub", NULL, MXW_GIDS(x, mm)), r));
+    dx = mxw_grad_op(g, "broadcast_mul", NULL, MXW_GIDS(gh, r));
+  } else {
+    const mxw_gid xc = mxw_grad_op(g, "broadcast_sub", NULL, MXW_GIDS(x, mxw_grad_op(g, "mean", stats, MXW_GIDS(x))));
+    const mxw_gid var = mxw_grad_op(g, "mean", stats, MXW_GIDS(mxw_grad_op(g, "square", NULL, MXW_GIDS(xc))));
+    r = mxw_grad_op(g, "rsqrt", NULL, MXW_GIDS(mxw_grad_op(g, "_plus_scalar", MXW_KV("scalar", eps), MXW_GIDS(var))));
+    xh = mxw_grad_op(g, "broadcast_mul", NULL, MXW_GIDS(xc, r));
+    const mxw_gid m1 = mxw_grad_op(g, "mean", stats, MXW_GIDS(gh));
+    const mxw_gid m2 = mxw_grad_op(g, "mean", stats, MXW_GIDS(mxw_grad_mul(g, gh, xh)));
+    const mxw_gid t = mxw_grad_op(g, "broadcast_sub", NULL,
+                                  MXW_GIDS(mxw_grad_op(g, "broadcast_sub", NULL, MXW_GIDS(gh, m1)),
+                                           mxw_grad_op(g, "broadcast_mul", NULL, MXW_GIDS(xh, m2))));
+    dx = mxw_grad_op(g, "broadcast_mul", NULL, MXW_GIDS(t, r));
+  }
+  if (s->groups > 0) dx = mxw_grad_op(g, "Reshape", MXW_KV("shape", dshape), MXW_GIDS(dx));
+  MXW_TRY(mxw_grad_set(g, 0, dx));
+  if (!s->fix_gamma) {
+    const mxw_gid dg = mxw_grad_op(g, "sum", per_channel, MXW_GIDS(mxw_grad_mul(g, G, xh)));
+    MXW_TRY(mxw_grad_set(g, 1, mxw_grad_op(g, "Reshape", MXW_KV("shape", gshape), MXW_GIDS(dg))));
+  }
+  const mxw_gid db = mxw_grad_op(g, "sum", per_channel, MXW_GIDS(G));
+  return mxw_grad_set(g, 2, mxw_grad_op(g, "Reshape", MXW_KV("shape", gshape), MXW_GIDS(db)));
+}
+
 static int grad_bn_common(mxw_grad_ctx *g, int with_relu) {
+  if (!with_relu && (mxw_grad_flags(g) & MXW_GRAD_DIFFERENTIABLE)) {
+    const BatchNormParam *p = (const BatchNormParam *)mxw_grad_param(g);
+    int axis;
+    MXW_TRY(data_axis(p->axis, mxw_grad_in_shape(g, 0), &axis));
+    char a[24];
+    snprintf(a, sizeof a, "%d", axis);
+    const norm_grad_spec s = {.stats_axes = a,
+                              .stats_exclude = 1,
+                              .caxis = axis,
+                              .eps = p->eps,
+                              .fix_gamma = p->fix_gamma,
+                              .moving = p->use_global_stats || !(mxw_grad_flags(g) & MXW_GRAD_TRAIN)};
+    return norm_grad_differentiable(g, &s);
+  }
   mxw_gid ins[9] = {mxw_grad_ograd(g, 0), mxw_grad_out(g, 1), mxw_grad_out(g, 2),
                     mxw_grad_in(g, 0),    mxw_grad_in(g, 1),  mxw_grad_in(g, 2),
                     mxw_grad_in(g, 3),    mxw_grad_in(g, 4),  with_relu ? mxw_grad_out(g, 3) : 0};
@@ -1774,9 +1870,36 @@ static int grad_norm3(mxw_grad_ctx *g, const char *op) {
   for (int i = 0; i < 3; i++) MXW_TRY(mxw_grad_set(g, i, out[i]));
   return 0;
 }
-static int grad_ln(mxw_grad_ctx *g) { return grad_norm3(g, "_backward_LayerNorm"); }
-static int grad_in(mxw_grad_ctx *g) { return grad_norm3(g, "_backward_InstanceNorm"); }
-static int grad_gn(mxw_grad_ctx *g) { return grad_norm3(g, "_backward_GroupNorm"); }
+static int grad_ln(mxw_grad_ctx *g) {
+  if (mxw_grad_flags(g) & MXW_GRAD_DIFFERENTIABLE) {
+    const LayerNormParam *p = (const LayerNormParam *)mxw_grad_param(g);
+    int axis;
+    MXW_TRY(data_axis(p->axis, mxw_grad_in_shape(g, 0), &axis));
+    char a[24];
+    snprintf(a, sizeof a, "%d", axis);
+    const norm_grad_spec s = {.stats_axes = a, .caxis = axis, .eps = p->eps};
+    return norm_grad_differentiable(g, &s);
+  }
+  return grad_norm3(g, "_backward_LayerNorm");
+}
+static int grad_in(mxw_grad_ctx *g) {
+  if (mxw_grad_flags(g) & MXW_GRAD_DIFFERENTIABLE) {
+    const norm_grad_spec s = {.stats_axes = "(0, 1)",
+                              .stats_exclude = 1,
+                              .caxis = 1,
+                              .eps = ((const InstanceNormParam *)mxw_grad_param(g))->eps};
+    return norm_grad_differentiable(g, &s);
+  }
+  return grad_norm3(g, "_backward_InstanceNorm");
+}
+static int grad_gn(mxw_grad_ctx *g) {
+  if (mxw_grad_flags(g) & MXW_GRAD_DIFFERENTIABLE) {
+    const GroupNormParam *p = (const GroupNormParam *)mxw_grad_param(g);
+    const norm_grad_spec s = {.stats_axes = "(2,)", .caxis = 1, .eps = p->eps, .groups = p->num_groups};
+    return norm_grad_differentiable(g, &s);
+  }
+  return grad_norm3(g, "_backward_GroupNorm");
+}
 
 static const char *const k_ln_backward_inputs[] = {"ograd", "data", "gamma", "mean", "std", NULL};
 static const char *const k_in_backward_inputs[] = {"ograd", "data", "gamma", "mean", "var", NULL};

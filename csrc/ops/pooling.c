@@ -873,14 +873,114 @@ static int infer_backward_pooling(const void *param, int nin, mxw_shape *in, int
   return mxw_shape_assign(&in[1], &out[0], "data");
 }
 
-static int grad_Pooling(mxw_grad_ctx *g) {
-  mxw_gid dx;
-  MXW_TRY(mxw_grad_op_fwd(g, "_backward_Pooling", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0), mxw_grad_out(g, 0)),
-                          &dx, 1));
+/* Input 0's gradient: _backward_Pooling of the incoming gradient, routed by data x and output y. */
+static int set_backward_pooling(mxw_grad_ctx *g, mxw_gid x, mxw_gid y) {
+  mxw_gid dx = -1;
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_Pooling", MXW_GIDS(mxw_grad_ograd(g, 0), x, y), &dx, 1));
   return mxw_grad_set(g, 0, dx);
 }
+static int grad_Pooling(mxw_grad_ctx *g) { return set_backward_pooling(g, mxw_grad_in(g, 0), mxw_grad_out(g, 0)); }
 
 static const char *const k_backward_pooling_inputs[] = {"ograd", "data", "output", NULL};
+
+/* ---- second order (autograd.grad with create_graph) ----------------------------------------------
+ * _backward_Pooling is linear in its output gradient G for max, avg and sum pooling, with routing
+ * fixed by data and output, so its gradient for an incoming h (data-shaped) is its adjoint applied
+ * to h, and nothing for data and output:
+ *   avg, sum: the forward pooling of h (the same windows and divisors as the backward's shares);
+ *   max: each output cell takes h at the cell its gradient went to -- the first cell of the window
+ *        equal to the output, as the backward's -- the internal _backward_grad_Pooling(h, data,
+ *        output), whose own gradient is _backward_Pooling again (third order and on).
+ * lp pooling's gradient depends on data and output nonlinearly: none (a clear error). */
+static void pool_gather_plane(const mxw_tensor *h, const mxw_tensor *x, const mxw_tensor *y, mxw_tensor *out,
+                              const pool_geom *g, int64_t ibase, int64_t obase, int64_t step) {
+  const int64_t D = g->in[0], H = g->in[1], W = g->in[2];
+  int64_t o = 0;
+  for (int64_t od = 0; od < g->out[0]; od++)
+    for (int64_t oh = 0; oh < g->out[1]; oh++)
+      for (int64_t ow = 0; ow < g->out[2]; ow++, o++) {
+        const int64_t d0 = max64(od * g->s[0] - g->p[0], 0), h0 = max64(oh * g->s[1] - g->p[1], 0),
+                      w0 = max64(ow * g->s[2] - g->p[2], 0);
+        const int64_t d1 = min64(od * g->s[0] - g->p[0] + g->k[0], D), h1 = min64(oh * g->s[1] - g->p[1] + g->k[1], H),
+                      w1 = min64(ow * g->s[2] - g->p[2] + g->k[2], W);
+        const double yv = mxw_load_f64(y->data, y->dtype, obase + o * step);
+        double v = 0.0;
+        for (int64_t d = d0; d < d1; d++)
+          for (int64_t r = h0; r < h1; r++)
+            for (int64_t w = w0; w < w1; w++) {
+              const int64_t idx = ibase + ((d * H + r) * W + w) * step;
+              if (mxw_load_f64(x->data, x->dtype, idx) == yv) {
+                v = mxw_load_f64(h->data, h->dtype, idx);
+                goto found;
+              }
+            }
+      found:
+        mxw_store_f64(out->data, out->dtype, obase + o * step, v);
+      }
+}
+
+static int fwd_backward_grad_Pooling(const mxw_op_call *c) {
+  const PoolingParam *p = (const PoolingParam *)c->param;
+  const mxw_tensor *h = &c->inputs[0], *x = &c->inputs[1], *y = &c->inputs[2];
+  MXW_CHECK(p->pool_type == POOL_MAX, "_backward_grad_Pooling is the second order of max pooling only");
+  const int last = is_chan_last(p);
+  const mxw_shape is = last ? channel_first(&x->shape) : x->shape, os = last ? channel_first(&y->shape) : y->shape;
+  pool_geom g;
+  make_geom(p, &is, &os, &g);
+  const int64_t N = is.dims[0], C = is.dims[1], isz = g.in[0] * g.in[1] * g.in[2], osz = g.out[0] * g.out[1] * g.out[2];
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t ch = 0; ch < C; ch++) {
+      if (last)
+        pool_gather_plane(h, x, y, &c->outputs[0], &g, n * isz * C + ch, n * osz * C + ch, C);
+      else
+        pool_gather_plane(h, x, y, &c->outputs[0], &g, (n * C + ch) * isz, (n * C + ch) * osz, 1);
+    }
+  return 0;
+}
+
+static int infer_backward_grad_pooling(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  (void)param;
+  (void)nin;
+  (void)nout;
+  MXW_TRY(mxw_shape_assign(&in[0], &in[1], "incoming gradient"));
+  return mxw_shape_assign(&out[0], &in[2], "gradient of the output gradient");
+}
+
+static int grad_backward_Pooling(mxw_grad_ctx *g) {
+  const PoolingParam *p = (const PoolingParam *)mxw_grad_param(g);
+  const mxw_gid h = mxw_grad_ograd(g, 0);
+  mxw_gid d = -1;
+  if (p->pool_type == POOL_LP)
+    return mxw_fail("the gradient of _backward_Pooling (second order) exists for max, avg and sum pooling, not lp");
+  if (p->pool_type == POOL_MAX)
+    MXW_TRY(mxw_grad_op_fwd(g, "_backward_grad_Pooling", MXW_GIDS(h, mxw_grad_in(g, 1), mxw_grad_in(g, 2)), &d, 1));
+  else
+    MXW_TRY(mxw_grad_op_fwd(g, "Pooling", MXW_GIDS(h), &d, 1));
+  return mxw_grad_set(g, 0, d);
+}
+
+/* _backward_grad_Pooling(h, data, output) is linear in h; its adjoint is _backward_Pooling. */
+static int grad_backward_grad_Pooling(mxw_grad_ctx *g) {
+  return set_backward_pooling(g, mxw_grad_in(g, 1), mxw_grad_in(g, 2));
+}
+
+static const mxw_op_def op_backward_grad_Pooling = {
+    .name = "_backward_grad_Pooling",
+    .doc = MXW_DOC("internal: the gradient of max pooling's backward with respect to its output gradient (each "
+                   "output cell takes the incoming gradient at the cell the backward routed to)"),
+    .attrs = k_pooling_attrs,
+    .num_attrs = (int)(sizeof k_pooling_attrs / sizeof k_pooling_attrs[0]),
+    .param_size = sizeof(PoolingParam),
+    .validate = validate_pooling,
+    .num_inputs = 3,
+    .input_names = k_backward_pooling_inputs,
+    .num_outputs = 1,
+    .infer_shape = infer_backward_grad_pooling,
+    .infer_type = infer_type_pooling,
+    .half_as_f32 = 1,
+    .forward = fwd_backward_grad_Pooling,
+    .gradient = grad_backward_grad_Pooling,
+};
 
 static const mxw_op_def op_backward_Pooling = {
     .name = "_backward_Pooling",
@@ -895,6 +995,7 @@ static const mxw_op_def op_backward_Pooling = {
     .infer_shape = infer_backward_pooling,
     .infer_type = infer_type_pooling,
     .forward = fwd_backward_Pooling,
+    .gradient = grad_backward_Pooling,
 };
 
 static const mxw_op_def op_Pooling = {
@@ -915,4 +1016,4 @@ static const mxw_op_def op_Pooling = {
     .gradient = grad_Pooling,
 };
 
-MXW_FAMILY(pooling, &op_Pooling, &op_backward_Pooling);
+MXW_FAMILY(pooling, &op_Pooling, &op_backward_Pooling, &op_backward_grad_Pooling);

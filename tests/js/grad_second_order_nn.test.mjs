@@ -1,0 +1,226 @@
+// Higher-order gradients through the network layers: autograd.grad(..., create_graph=True) through
+// Dense and convolution weights (MAML's inner step, Hessian-vector products), convolution and
+// pooling data gradients with LayerNorm, BatchNorm, InstanceNorm or GroupNorm between them (WGAN-GP's
+// gradient penalty on a convolutional critic), and the LeakyReLU kinds. MXNet 1.9.1 has none of
+// these second orders; the reference is independent of the package all the same: central finite
+// differences of first-order gradients (checkSecondOrderFD), and of each backward op's forward
+// (checkGrad).
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import * as mx from '../../dist/index.mjs';
+import { rng, assertClose } from './oracle.mjs';
+import { checkGrad } from './grad_check.mjs';
+
+const { nd, autograd, gluon } = mx;
+
+const f64 = (values, shape) => nd.array(Array.from(values, Number), { dtype: 'float64' }).reshape(shape);
+const vals = (a) => Array.from(a.toTypedArray(), Number);
+const size = (shape) => shape.reduce((a, b) => a * b, 1);
+
+// L(a_0, ..., a_n) = sum_k <hh_k, grad(f(a), a_wrt[k], head_grads=h)_k>: its gradient with respect
+// to every a_i by create_graph (a second backward) against central finite differences of L, which
+// needs first-order gradients only. shapes: the inputs' shapes (values drawn in [-1, 1] unless
+// given); wrt: the inputs of the inner gradient; outer: the inputs compared (default all; BatchNorm's
+// moving statistics get no gradient, as in MXNet); trainMode: the mode of the recording and of
+// both gradients.
+function checkSecondOrderFD(f, shapes, { wrt = [0], outer, values, seed = 3, trainMode = true } = {}) {
+  const r = rng(seed);
+  const x0 = values ?? shapes.map((s) => Array.from(r.uniform(size(s), -1, 1), Number));
+  const hh = wrt.map((i) => Array.from(r.uniform(size(shapes[i]), -1, 1), Number));
+  const hv = Array.from(r.uniform(4096, -1, 1), Number);
+  const L = (xv, create) => {
+    const a = xv.map((v, i) => f64(v, shapes[i]));
+    a.forEach((t) => t.attachGrad());
+    let l;
+    autograd.record(() => {
+      const y = f(...a);
+      const h = f64(hv.slice(0, y.size), y.shape);
+      const g = autograd.grad(y, wrt.map((i) => a[i]), { head_grads: h, create_graph: create, train_mode: trainMode });
+      l = g.map((gk, k) => nd.sum(nd.elemwise_mul(gk, f64(hh[k], gk.shape)))).reduce((s, t) => nd.elemwise_add(s, t));
+    }, { trainMode });
+    if (!create) return l.asscalar();
+    l.backward({ trainMode });
+    return a.map((t) => vals(t.grad));
+  };
+  const keep = outer ?? x0.map((_, i) => i);
+  const analytic = L(x0, true).filter((_, i) => keep.includes(i));
+  const eps = 1e-6;
+  const numeric = x0.filter((_, i) => keep.includes(i)).map((v, k) => v.map((_, j) => {
+    const i = keep[k];
+    const p = x0.map((u) => u.slice()), m = x0.map((u) => u.slice());
+    p[i][j] += eps;
+    m[i][j] -= eps;
+    return (L(p, false) - L(m, false)) / (2 * eps);
+  }));
+  return [analytic.flat(), numeric.flat()];
+}
+const expectFD = (name, f, shapes, opts = {}) => {
+  const [analytic, numeric] = checkSecondOrderFD(f, shapes, opts);
+  assert.ok(numeric.some((v) => Math.abs(v) > 1e-3), `${name}: the second-order terms are not all zero`);
+  assertClose(analytic, numeric, { rtol: 1e-6, atol: 1e-8, msg: name });
+};
+
+test('Dense: second order through the weight and bias gradients (a MAML inner step) and the data gradient', () => {
+  const fc = (attrs) => (x, w, b) => nd.tanh(b ? nd.FullyConnected(x, w, b, attrs) : nd.FullyConnected(x, w, attrs));
+  expectFD('weights and bias', fc({ num_hidden: 3 }), [[2, 4], [3, 4], [3]], { wrt: [1, 2] });
+  expectFD('data, weights and bias together', fc({ num_hidden: 3 }), [[2, 4], [3, 4], [3]], { wrt: [0, 1, 2] });
+  expectFD('3-D data flattened, no bias', fc({ num_hidden: 2, no_bias: true }), [[2, 2, 3], [2, 6]], { wrt: [0, 1] });
+  expectFD('flatten=False', fc({ num_hidden: 2, flatten: false }), [[2, 2, 3], [2, 3], [2]], { wrt: [1] });
+});
+
+test('Convolution and Deconvolution: second order through the weight, bias and data gradients', () => {
+  const conv = (attrs) => (x, w, b) => nd.tanh(nd.Convolution(x, w, b, attrs));
+  const deconv = (attrs) => (x, w, b) => nd.sin(nd.Deconvolution(x, w, b, attrs));
+  expectFD('Conv2D stride 2, pad 1, 2 groups: weights and bias',
+    conv({ kernel: [3, 3], stride: [2, 2], pad: [1, 1], num_filter: 4, num_group: 2 }), [[1, 4, 5, 5], [4, 2, 3, 3], [4]],
+    { wrt: [1, 2] });
+  expectFD('Conv2D: data (the gradient penalty)', conv({ kernel: [2, 3], num_filter: 2 }), [[2, 2, 4, 4], [2, 2, 2, 3], [2]],
+    { wrt: [0] });
+  expectFD('Conv1D dilate 2: data and weights', conv({ kernel: [3], dilate: [2], num_filter: 3 }), [[2, 2, 7], [3, 2, 3], [3]],
+    { wrt: [0, 1] });
+  expectFD('Conv2D NHWC: weights', conv({ kernel: [2, 2], num_filter: 2, layout: 'NHWC' }), [[1, 4, 3, 2], [2, 2, 2, 2], [2]],
+    { wrt: [1] });
+  expectFD('Deconv2D stride 2, adj 1: data, weights and bias',
+    deconv({ kernel: [3, 3], stride: [2, 2], adj: [1, 1], num_filter: 3, no_bias: false }), [[1, 2, 3, 3], [2, 3, 3, 3], [3]],
+    { wrt: [0, 1, 2] });
+});
+
+test('Pooling: second order through avg, sum and max pooling gradients (channel-first and channel-last)', () => {
+  const pool = (attrs) => (x) => nd.tanh(nd.Pooling(nd.sin(nd.square(x)), attrs));
+  expectFD('avg 3x3 stride 2 pad 1, count_include_pad false',
+    pool({ kernel: [3, 3], stride: [2, 2], pad: [1, 1], pool_type: 'avg', count_include_pad: false }), [[1, 2, 5, 5]]);
+  expectFD('avg, full convention', pool({ kernel: [2, 2], stride: [2, 2], pool_type: 'avg', pooling_convention: 'full' }),
+    [[1, 1, 5, 5]]);
+  expectFD('sum 1-D', pool({ kernel: [3], stride: [1], pool_type: 'sum' }), [[2, 2, 6]]);
+  expectFD('global avg', pool({ kernel: [1, 1], global_pool: true, pool_type: 'avg' }), [[2, 3, 3, 2]]);
+  expectFD('max 3x3 stride 2 pad 1', pool({ kernel: [3, 3], stride: [2, 2], pad: [1, 1], pool_type: 'max' }), [[1, 2, 5, 5]]);
+  expectFD('max 2x2 (disjoint windows)', pool({ kernel: [2, 2], stride: [2, 2], pool_type: 'max' }), [[2, 1, 4, 6]]);
+  expectFD('max NHWC', pool({ kernel: [2, 2], stride: [1, 1], pool_type: 'max', layout: 'NHWC' }), [[1, 4, 3, 2]]);
+  // lp pooling's gradient is nonlinear in data and output: no second order, a clear error
+  const x = f64([0.5, -0.2, 0.3, 0.9], [1, 1, 4]);
+  x.attachGrad();
+  let g;
+  autograd.record(() => {
+    g = autograd.grad(nd.Pooling(nd.square(x), { kernel: [2], pool_type: 'lp', p_value: 2 }), x, { create_graph: true });
+  });
+  assert.throws(() => g.backward(), (e) => e instanceof mx.MXNetError && /max, avg and sum pooling, not lp/.test(e.message));
+});
+
+test('LeakyReLU: second order of every kind (elu, selu, gelu, prelu, rrelu at inference)', () => {
+  const leaky = (attrs) => (x) => nd.LeakyReLU(nd.sin(nd.elemwise_mul(x, f64(Array(6).fill(3), [2, 3]))), attrs);
+  expectFD('elu', leaky({ act_type: 'elu', slope: 0.7 }), [[2, 3]]);
+  expectFD('selu', leaky({ act_type: 'selu' }), [[2, 3]]);
+  expectFD('gelu', leaky({ act_type: 'gelu' }), [[2, 3]]);
+  expectFD('rrelu (inference: the mean slope)', leaky({ act_type: 'rrelu' }), [[2, 3]], { trainMode: false });
+  const prelu = (x, gamma) => nd.square(nd.LeakyReLU(nd.sin(x), gamma, { act_type: 'prelu' }));
+  expectFD('prelu, gamma per channel', prelu, [[2, 3, 2], [3]], { wrt: [0, 1] });
+  expectFD('prelu, one gamma', prelu, [[2, 3], [1]], { wrt: [0, 1] });
+});
+
+test('LayerNorm, BatchNorm, InstanceNorm and GroupNorm: second order through the decomposed gradient', () => {
+  const ln = (attrs) => (x, g, b) => nd.sin(nd.LayerNorm(x, g, b, attrs));
+  expectFD('LayerNorm, last axis', ln({}), [[3, 5], [5], [5]], { wrt: [0] });
+  expectFD('LayerNorm axis 1 of 3-D: data, gamma and beta', ln({ axis: 1, eps: 1e-3 }), [[2, 3, 2], [3], [3]], { wrt: [0, 1, 2] });
+  const bn = (attrs) => (x, g, b, mm, mv) => nd.sin(nd.BatchNorm(x, g, b, mm, mv, attrs));
+  const bnShapes = [[4, 3, 2], [3], [3], [3], [3]];
+  const r = rng(5);
+  const bnValues = bnShapes.map((s, i) => Array.from(r.uniform(size(s), i === 4 ? 0.5 : -1, 1.5), Number));
+  expectFD('BatchNorm training (batch statistics)', bn({ fix_gamma: false }), bnShapes, { wrt: [0, 1], outer: [0, 1, 2], values: bnValues });
+  expectFD('BatchNorm training, fix_gamma', bn({ fix_gamma: true }), bnShapes, { wrt: [0], outer: [0, 1, 2], values: bnValues });
+  expectFD('BatchNorm inference (moving statistics)', bn({ fix_gamma: false }), bnShapes,
+    { wrt: [0, 1], outer: [0, 1, 2], values: bnValues, trainMode: false });
+  expectFD('BatchNorm use_global_stats, channel axis 2', bn({ fix_gamma: false, use_global_stats: true, axis: 2 }),
+    [[2, 2, 3], [3], [3], [3], [3]], { wrt: [0], outer: [0, 1, 2], values: bnValues.map((v, i) => (i === 0 ? v.slice(0, 12) : v)) });
+  expectFD('InstanceNorm', (x, g, b) => nd.sin(nd.InstanceNorm(x, g, b)), [[2, 2, 3], [2], [2]], { wrt: [0, 1] });
+  expectFD('GroupNorm, 2 groups of 2 channels (gamma per group)',
+    (x, g, b) => nd.sin(nd.GroupNorm(x, g, b, { num_groups: 2 })), [[2, 4, 3], [2], [2]], { wrt: [0, 1, 2] });
+});
+
+test('a WGAN-GP penalty on a convolutional critic (Conv2D, LayerNorm, LeakyReLU, pooling, Dense) equals finite differences', () => {
+  mx.random.seed(3);
+  const net = new gluon.nn.HybridSequential();
+  net.add(new gluon.nn.Conv2D(3, 3, 1, 1, { in_channels: 1 }), new gluon.nn.LayerNorm({ axis: 1, in_channels: 3 }),
+    new gluon.nn.LeakyReLU(0.2), new gluon.nn.MaxPool2D(2), new gluon.nn.Conv2D(2, 2, { in_channels: 3 }),
+    new gluon.nn.ELU(), new gluon.nn.Dense(1, { in_units: 2 }));
+  net.initialize(new mx.init.Uniform(0.8));
+  net.cast('float64');
+  const xv = Array.from(rng(9).uniform(2 * 16, -1, 1), Number);
+  const penalty = (withGrad) => {
+    const x = f64(xv, [2, 1, 4, 4]);
+    x.attachGrad();
+    let p;
+    autograd.record(() => {
+      const gx = autograd.grad(net(x), x, { create_graph: withGrad });
+      p = nd.sum(nd.square(nd.elemwise_sub(nd.sqrt(nd.sum(nd.square(gx.reshape([2, -1])), { axis: 1 })), nd.ones([2], { dtype: 'float64' }))));
+    });
+    if (withGrad) p.backward();
+    return p.asscalar();
+  };
+  penalty(true);
+  const W = net[0].weight;
+  const analytic = vals(W.grad());
+  const w0 = vals(W.data());
+  const at = (i, d) => {
+    const w = w0.slice();
+    w[i] += d;
+    W.setData(f64(w, W.shape));
+    return penalty(false);
+  };
+  const numeric = w0.map((_, i) => (at(i, 1e-6) - at(i, -1e-6)) / 2e-6);
+  W.setData(f64(w0, W.shape));
+  assertClose(analytic, numeric, { rtol: 1e-6, atol: 1e-8, msg: 'penalty gradient' });
+});
+
+// Each new backward op's own gradient, as an op of independent inputs, against finite differences
+// of the op itself. Max pooling's routing is held fixed (data and output not differentiated).
+test('the backward ops\' own gradients (checkGrad)', () => {
+  const G = { shape: [2, 3] }, X = { shape: [2, 4] };
+  checkGrad('_backward_FullyConnected_weight', [G, X], { num_hidden: 3 });
+  checkGrad('_backward_FullyConnected_weight', [G, X], { num_hidden: 3, no_bias: true });
+  checkGrad('_backward_FullyConnected', [G, X, { shape: [3, 4] }], { num_hidden: 3 });
+  checkGrad('_backward_FullyConnected', [{ shape: [2, 2, 3] }, { shape: [2, 2, 4] }, { shape: [3, 4] }],
+    { num_hidden: 3, flatten: false, no_bias: true });
+  const conv = { kernel: [3, 3], stride: [2, 2], pad: [1, 1], num_filter: 4, num_group: 2 };
+  checkGrad('_backward_Convolution_weight', [{ shape: [1, 4, 3, 3] }, { shape: [1, 4, 5, 5] }], conv);
+  checkGrad('_backward_Deconvolution_weight', [{ shape: [1, 3, 7, 7] }, { shape: [1, 2, 3, 3] }],
+    { kernel: [3, 3], stride: [2, 2], num_filter: 3 });
+  const data = { shape: [1, 2, 4, 4], data: Array.from(rng(2).uniform(32, -1, 1), Number) };
+  for (const attrs of [{ kernel: [2, 2], stride: [2, 2], pool_type: 'max' },
+    { kernel: [3, 3], stride: [1, 1], pad: [1, 1], pool_type: 'max' },
+    { kernel: [3, 3], stride: [2, 2], pad: [1, 1], pool_type: 'avg' }]) {
+    const x = f64(data.data, data.shape), y = nd.Pooling(x, attrs);
+    checkGrad('_backward_Pooling', [{ shape: y.shape }, x, y], attrs, { wrt: [0] });
+    if (attrs.pool_type === 'max') checkGrad('_backward_grad_Pooling', [{ shape: x.shape }, x, y], attrs, { wrt: [0] });
+  }
+  const xv = [0.8, -0.6, 0.4, -1.2, 1.1, -0.3];
+  const x = { shape: [2, 3], data: xv };
+  for (const act of ['elu', 'selu']) {
+    const y = nd.LeakyReLU(f64(xv, [2, 3]), { act_type: act });
+    checkGrad('_backward_LeakyReLU', [{ shape: [2, 3] }, x, { shape: [2, 3], data: vals(y) }], { act_type: act });
+  }
+  checkGrad('_backward_LeakyReLU', [{ shape: [2, 3] }, x, { shape: [2, 3] }], { act_type: 'gelu' }, { wrt: [0, 1] });
+  checkGrad('_backward_LeakyReLU', [{ shape: [2, 3] }, x, { shape: [2, 3] }, { shape: [3] }], { act_type: 'prelu' },
+    { wrt: [0, 1, 3] });
+});
+
+test('repeated penalty steps through convolution, BatchNorm and pooling leave memory flat', () => {
+  const net = new gluon.nn.HybridSequential();
+  net.add(new gluon.nn.Conv2D(4, 3, { in_channels: 2 }), new gluon.nn.BatchNorm({ in_channels: 4 }),
+    new gluon.nn.PReLU(), new gluon.nn.AvgPool2D(2), new gluon.nn.Dense(1, { in_units: 16 }));
+  net.initialize();
+  const step = () => mx.tidy(() => {
+    const x = nd.random.uniform(-1, 1, [2, 2, 6, 6]);
+    x.attachGrad();
+    let p;
+    autograd.record(() => { p = nd.sum(nd.square(autograd.grad(net(x), x, { create_graph: true }))); });
+    p.backward();
+    return vals(net[0].weight.grad())[0];
+  });
+  const first = step();
+  assert.ok(Number.isFinite(first) && first !== 0, `the penalty reaches the first weight: ${first}`);
+  const before = mx.memory();
+  for (let i = 0; i < 20; i++) step();
+  const after = mx.memory();
+  assert.equal(after.numArrays, before.numArrays);
+  assert.equal(after.bytes, before.bytes);
+});
