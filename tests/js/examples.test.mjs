@@ -43,6 +43,18 @@ test('examples/hybridblock_model.mjs: summary table, hook output, structural par
   assert.match(out, /output \[ 10, 20 \] params model\d+_dense0_weight, model\d+_dense0_bias, model\d+_dense1_weight, model\d+_dense1_bias/);
 });
 
+test('examples/wgan_gp.mjs: the gradient-penalty GAN moves its samples onto the target Gaussian at (2, -1)', () => {
+  const out = run('wgan_gp.mjs');
+  const rows = [...out.matchAll(/^step +(\d+) +generated mean \((-?[\d.]+), (-?[\d.]+)\) +distance to target ([\d.]+)/gm)]
+    .map((m) => ({ step: Number(m[1]), mean: [Number(m[2]), Number(m[3])], dist: Number(m[4]) }));
+  assert.deepEqual(rows.map((r) => r.step), [0, 50, 100, 150, 200, 250, 300, 350, 400]);
+  // the printed distance is the mean's distance from the target (hand-set in the example)
+  for (const r of rows) assert.ok(Math.abs(Math.hypot(r.mean[0] - 2, r.mean[1] + 1) - r.dist) < 2e-3, JSON.stringify(r));
+  assert.ok(rows[0].dist > 2, `untrained: ${rows[0].dist}`);
+  for (const r of rows.slice(-3)) assert.ok(r.dist < 0.5, `step ${r.step}: ${r.dist}`);
+  assert.match(out, /critic W-distance -?\d+\.\d{3}\n/);
+});
+
 test('examples/imperative.mjs runs and reports a clean MXNetError for a bad call', () => {
   const out = run('imperative.mjs');
   assert.match(out, /MXNetError: Operator dot: /);
