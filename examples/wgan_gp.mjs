@@ -19,7 +19,8 @@ const mlp = (out) => {
   return net;
 };
 const generator = mlp(2), critic = mlp(1);
-generator.hybridize(); // the critic stays imperative: a hybridized block's gradient is not differentiable again
+generator.hybridize();
+critic.hybridize(); // create_graph recomputes its graph for the penalty's second-order terms
 // the critic learns faster than the generator (two time-scale updates), so that it keeps up
 const gTrainer = new gluon.Trainer(generator.collectParams(), 'adam', { learning_rate: 2e-4, beta1: 0.5, beta2: 0.9 });
 const cTrainer = new gluon.Trainer(critic.collectParams(), 'adam', { learning_rate: 2e-3, beta1: 0.5, beta2: 0.9 });

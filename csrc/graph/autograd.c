@@ -454,10 +454,10 @@ static char *grad_name(const mxw_grad_ctx *g, char *buf, size_t len) {
   return buf;
 }
 
-/* A gradient node of `op` on gids `in` (attributes kv, or the forward node's params when
- * fwd_params), its first nout outputs pushed into out. */
-static int grad_node(mxw_grad_ctx *g, const char *op, const char *const *kv, int fwd_params, const mxw_gid *in, int nin,
-                     mxw_gid *out, int nout) {
+/* A gradient node of `op` on gids `in` (attributes kv, or a copy of the params `copy`), its first
+ * nout outputs pushed into out. */
+static int grad_node(mxw_grad_ctx *g, const char *op, const char *const *kv, const mxw_params *copy, const mxw_gid *in,
+                     int nin, mxw_gid *out, int nout) {
   if (!gids_ok(g, in, nin)) return -1;
   int id = find_op(op);
   if (id < 0) return -1;
@@ -465,7 +465,7 @@ static int grad_node(mxw_grad_ctx *g, const char *op, const char *const *kv, int
   if (!ins) return mxw_fail("out of memory");
   for (int i = 0; i < nin; i++) ins[i] = g->tab[in[i]];
   char name[300];
-  mxw_node *n = new_node(g->b, grad_name(g, name, sizeof name), id, kv, fwd_params ? g->fwd->params : NULL, ins, nin);
+  mxw_node *n = new_node(g->b, grad_name(g, name, sizeof name), id, kv, copy, ins, nin);
   if (ins != small) free(ins);
   if (!n) return -1;
   int have = mxw_node_num_outputs(n);
@@ -477,16 +477,29 @@ static int grad_node(mxw_grad_ctx *g, const char *op, const char *const *kv, int
 
 int mxw_grad_op_n(mxw_grad_ctx *g, const char *op, const char *const *kv, const mxw_gid *in, int nin, mxw_gid *out,
                   int nout) {
-  return grad_node(g, op, kv, 0, in, nin, out, nout);
+  return grad_node(g, op, kv, NULL, in, nin, out, nout);
 }
 
 mxw_gid mxw_grad_op(mxw_grad_ctx *g, const char *op, const char *const *kv, const mxw_gid *in, int nin) {
   mxw_gid out = -1;
-  return grad_node(g, op, kv, 0, in, nin, &out, 1) == 0 ? out : -1;
+  return grad_node(g, op, kv, NULL, in, nin, &out, 1) == 0 ? out : -1;
 }
 
 int mxw_grad_op_fwd(mxw_grad_ctx *g, const char *op, const mxw_gid *in, int nin, mxw_gid *out, int nout) {
-  return grad_node(g, op, NULL, 1, in, nin, out, nout);
+  return grad_node(g, op, NULL, g->fwd->params, in, nin, out, nout);
+}
+
+int mxw_grad_op_like(mxw_grad_ctx *g, const mxw_node *like, const mxw_gid *in, int nin, mxw_gid *out, int nout) {
+  return grad_node(g, like->op->name, NULL, like->params, in, nin, out, nout);
+}
+
+mxw_entry mxw_grad_entry(const mxw_grad_ctx *g, mxw_gid gid) {
+  return gid >= 0 && gid < g->ntab ? g->tab[gid] : (mxw_entry){NULL, 0, 0};
+}
+
+mxw_gid mxw_grad_adopt(mxw_grad_ctx *g, mxw_entry e) {
+  if (!e.node || keep_made(g->b, e.node) != 0) return -1;
+  return push(g, e);
 }
 
 int mxw_grad_set_fwd_op(mxw_grad_ctx *g, const char *op, int with_input) {

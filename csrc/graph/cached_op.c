@@ -10,6 +10,7 @@
  * running the backward half on that arena. Arenas return to the pool when the tape lets go. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../core/ndarray.h"
 #include "graph.h"
@@ -493,9 +494,154 @@ static int cached_backward_run(const mxw_op_call *c) {
   return 0;
 }
 
+/* ---- create_graph through a hybridized call -----------------------------------------------------
+ * _backward_CachedOp runs the backward half on the call's arena and has no gradient. When the
+ * gradient graph is built to be differentiated again (autograd.grad with create_graph), the call's
+ * gradient is instead the gradient of its forward graph recomputed from the call's inputs: the
+ * forward nodes are copied into the gradient graph (same ops and params) on the inputs' values, and
+ * the gradient pass runs over the copy, so every op's own FGradient applies and the result is a
+ * function of the inputs on the tape. A copied op's state inputs (BatchNorm's running statistics)
+ * get copies of their own, so the recomputation does not update them a second time. A graph that
+ * draws random numbers in training mode (Dropout, the random ops) would draw different ones:
+ * refused, naming the node. */
+typedef struct {
+  const mxw_executor *tex;
+  mxw_node **copy, **orig; /* pairs: a node of the copied graph (or an input leaf), its forward node */
+  int *index;              /* the forward node's output for the copy's output 0 (-1: the same outputs) */
+  int n;
+} copy_map;
+
+static void map_add(copy_map *m, mxw_node *copy, mxw_node *orig, int index) {
+  m->copy[m->n] = copy;
+  m->orig[m->n] = orig;
+  m->index[m->n++] = index;
+}
+
+static int copy_value(void *ud, mxw_node *n, int index, mxw_entry *entry, mxw_shape *shape, int *dtype) {
+  const copy_map *m = (const copy_map *)ud;
+  if (entry) *entry = (mxw_entry){n, (uint32_t)index, 0};
+  for (int i = 0; i < m->n; i++)
+    if (m->copy[i] == n)
+      return mxw_exec_entry_info(m->tex, m->orig[i], m->index[i] < 0 ? index : m->index[i], shape, dtype);
+  return mxw_fail("internal error: node '%s' is not in the recomputed graph", n->name);
+}
+
+static int draws_random(const mxw_node *n, int train) {
+  const char *s = n->op->name;
+  if (strstr(s, "random") || strstr(s, "sample") || strstr(s, "shuffle")) return 1;
+  return train && (strcmp(s, "Dropout") == 0 || strcmp(s, "RNN") == 0);
+}
+
+static int cached_grad_recompute(mxw_grad_ctx *g, const train_plan *p) {
+  const mxw_executor *tex = p->tex;
+  const int split = p->split, nh = p->nfwd, train = (mxw_grad_flags(g) & MXW_GRAD_TRAIN) != 0;
+  int *base = (int *)calloc((size_t)split + 1, sizeof(int)), nx = 0, rc = -1;
+  mxw_gid *gid = NULL, *ins = NULL;
+  mxw_entry *heads = (mxw_entry *)calloc((size_t)nh + 1, sizeof(mxw_entry));
+  mxw_entry *hgrads = (mxw_entry *)calloc((size_t)nh + 1, sizeof(mxw_entry));
+  mxw_node **xs = (mxw_node **)calloc((size_t)p->ngrad + 1, sizeof(mxw_node *));
+  int *xin = (int *)calloc((size_t)p->ngrad + 1, sizeof(int));
+  mxw_entry *xg = (mxw_entry *)calloc((size_t)p->ngrad + 1, sizeof(mxw_entry));
+  int ncopies = split + 1; /* nodes, and the copies of state inputs */
+  for (int i = 0; i < split; i++)
+    ncopies += mxw_exec_node(tex, i)->op ? mxw_exec_node(tex, i)->op->num_mutate_inputs : 0;
+  copy_map m = {tex, (mxw_node **)calloc((size_t)ncopies, sizeof(mxw_node *)),
+                (mxw_node **)calloc((size_t)ncopies, sizeof(mxw_node *)), (int *)calloc((size_t)ncopies, sizeof(int)),
+                0};
+  int max_in = 1;
+  for (int i = 0; base && i < split; i++) {
+    const mxw_node *n = mxw_exec_node(tex, i);
+    base[i + 1] = base[i] + (n->op ? mxw_node_num_outputs(n) : 1);
+    if (n->num_inputs > max_in) max_in = n->num_inputs;
+  }
+  if (base) gid = (mxw_gid *)malloc(sizeof(mxw_gid) * (size_t)(base[split] + 1));
+  ins = (mxw_gid *)malloc(sizeof(mxw_gid) * (size_t)max_in);
+  if (!base || !gid || !ins || !heads || !hgrads || !xs || !xin || !xg || !m.copy || !m.orig || !m.index) {
+    mxw_fail("out of memory");
+    goto done;
+  }
+  for (int i = 0; i < split; i++) {
+    mxw_node *n = mxw_exec_node(tex, i);
+    if (!n->op) { /* a graph input: the call's input of the same position */
+      int src = -1;
+      for (int k = 0; k < p->ntin && src < 0; k++)
+        if (mxw_exec_input_node(tex, k) == n && p->tin_src[k] >= 0) src = p->tin_src[k];
+      if (src < 0 || src >= mxw_grad_num_inputs(g)) {
+        mxw_fail("create_graph through a hybridized block: its input '%s' has no value", n->name);
+        goto done;
+      }
+      if ((gid[base[i]] = mxw_grad_in(g, src)) < 0) goto done;
+      map_add(&m, mxw_grad_entry(g, gid[base[i]]).node, n, -1);
+      continue;
+    }
+    if (draws_random(n, train)) {
+      mxw_fail(
+          "create_graph through a hybridized block whose graph draws random numbers in training mode (node '%s', "
+          "%s): recomputing it would draw different ones; call the block without hybridize()",
+          n->name, n->op->name);
+      goto done;
+    }
+    for (int k = 0; k < n->num_inputs; k++) {
+      const mxw_entry e = n->inputs[k];
+      const int j = e.node->index;
+      if (j < 0 || j >= split || mxw_exec_node(tex, j) != e.node) {
+        mxw_fail("internal error: input %d of node '%s' is not in the forward graph", k, n->name);
+        goto done;
+      }
+      ins[k] = gid[base[j] + (int)e.index];
+      for (int t = 0; t < n->op->num_mutate_inputs; t++)
+        if (n->op->mutate_inputs[t] == k) {
+          if ((ins[k] = mxw_grad_op(g, "_copy", NULL, MXW_GIDS(ins[k]))) < 0) goto done;
+          map_add(&m, mxw_grad_entry(g, ins[k]).node, e.node, (int)e.index);
+        }
+    }
+    if (mxw_grad_op_like(g, n, ins, n->num_inputs, gid + base[i], mxw_node_num_outputs(n)) != 0) goto done;
+    map_add(&m, mxw_grad_entry(g, gid[base[i]]).node, n, -1);
+  }
+  const mxw_entry *fh = mxw_exec_heads(tex);
+  for (int h = 0; h < nh; h++) {
+    const int j = fh[h].node->index;
+    heads[h] = mxw_grad_entry(g, gid[base[j] + (int)fh[h].index]);
+    hgrads[h] = mxw_grad_entry(g, mxw_grad_ograd(g, h));
+    if (!heads[h].node || !hgrads[h].node) goto done;
+  }
+  for (int j = 0; j < p->ngrad; j++) { /* an input passed twice is one leaf: its gradient goes to the first */
+    mxw_node *leaf = mxw_grad_entry(g, mxw_grad_in(g, p->grad_input[j])).node;
+    int dup = 0;
+    for (int t = 0; t < nx; t++) dup |= xs[t] == leaf;
+    if (!leaf || dup) continue;
+    xin[nx] = p->grad_input[j];
+    xs[nx++] = leaf;
+  }
+  if (mxw_gradient_build(heads, nh, hgrads, xs, nx, copy_value, &m, mxw_grad_flags(g), xg) != 0) goto done;
+  rc = 0;
+  for (int j = 0; j < nx; j++) {
+    if (!xg[j].node) continue;
+    const mxw_gid d = mxw_grad_adopt(g, xg[j]);
+    xg[j].node = NULL; /* adopted (or released on failure) */
+    if (rc == 0) rc = mxw_grad_set(g, xin[j], d);
+  }
+done:
+  for (int j = 0; xg && j < nx; j++)
+    if (xg[j].node) mxw_node_release(xg[j].node);
+  free(base);
+  free(gid);
+  free(ins);
+  free(heads);
+  free(hgrads);
+  free(xs);
+  free(xin);
+  free(xg);
+  free(m.copy);
+  free(m.orig);
+  free(m.index);
+  return rc;
+}
+
 static int cached_grad(mxw_grad_ctx *g) {
   const CachedOpParam *cp = (const CachedOpParam *)mxw_grad_param(g);
   const train_plan *p = cp->st->plan;
+  if (mxw_grad_flags(g) & MXW_GRAD_DIFFERENTIABLE) return cached_grad_recompute(g, p);
   int nh = mxw_grad_num_outputs(g), n = mxw_grad_num_inputs(g);
   MXW_CHECK(p->ngrad <= n, "a recorded call with %d inputs and %d gradients", n, p->ngrad);
   mxw_gid *in = (mxw_gid *)malloc(sizeof(mxw_gid) * (size_t)(nh + p->ngrad + 1)), *out = in + nh;

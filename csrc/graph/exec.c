@@ -1144,6 +1144,7 @@ int mxw_exec_train_head_external(const mxw_executor *ex, int h) {
 }
 
 int mxw_exec_num_nodes(const mxw_executor *ex) { return ex->g.num_nodes; }
+mxw_node *mxw_exec_node(const mxw_executor *ex, int i) { return i >= 0 && i < ex->g.num_nodes ? ex->g.nodes[i] : NULL; }
 const mxw_entry *mxw_exec_heads(const mxw_executor *ex) { return ex->g.heads; }
 int mxw_exec_is_planned(const mxw_executor *ex) { return ex->planned; }
 struct mxw_train_plans **mxw_exec_plans(mxw_executor *ex) {

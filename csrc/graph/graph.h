@@ -100,6 +100,13 @@ typedef int (*mxw_value_fn)(void *ud, mxw_node *n, int index, mxw_entry *entry, 
 int mxw_gradient_build(const mxw_entry *heads, int num_heads, const mxw_entry *head_grads, mxw_node *const *xs,
                        int num_xs, mxw_value_fn value, void *ud, int flags, mxw_entry *x_grads);
 
+/* For gradients that build graphs of their own (cached_op.c): a node of like's op with a copy of
+ * its params on gids `in` (nout outputs pushed into out); the entry a gid stands for; a gid for an
+ * entry built elsewhere, taking over one reference to its node (released with the pass's nodes). */
+int mxw_grad_op_like(mxw_grad_ctx *g, const mxw_node *like, const mxw_gid *in, int nin, mxw_gid *out, int nout);
+mxw_entry mxw_grad_entry(const mxw_grad_ctx *g, mxw_gid gid);
+mxw_gid mxw_grad_adopt(mxw_grad_ctx *g, mxw_entry e);
+
 /* The executor's i-th input variable node (exec.c). */
 struct mxw_executor;
 mxw_node *mxw_exec_input_node(const struct mxw_executor *ex, int i);
@@ -119,6 +126,7 @@ int mxw_exec_train_head_external(const struct mxw_executor *ex, int h);
 int mxw_exec_train_head(const struct mxw_executor *ex, int h, void **data, mxw_shape *shape, int *dtype);
 int mxw_exec_entry_info(const struct mxw_executor *ex, const mxw_node *n, int index, mxw_shape *shape, int *dtype);
 int mxw_exec_num_nodes(const struct mxw_executor *ex);
+mxw_node *mxw_exec_node(const struct mxw_executor *ex, int i); /* in execution (topological) order */
 int mxw_exec_forward_into(struct mxw_executor *ex, int num_inputs, struct mxw_ndarray *const *inputs, int is_train,
                           int *num_outputs, struct mxw_ndarray **outputs);
 const mxw_entry *mxw_exec_heads(const struct mxw_executor *ex);

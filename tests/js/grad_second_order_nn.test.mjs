@@ -224,3 +224,86 @@ test('repeated penalty steps through convolution, BatchNorm and pooling leave me
   assert.equal(after.numArrays, before.numArrays);
   assert.equal(after.bytes, before.bytes);
 });
+
+// A hybridized block's call is one _CachedOp node on the tape; with create_graph its gradient is
+// that of its forward graph recomputed from the call's inputs (csrc/graph/cached_op.c).
+function critic(hybridize) {
+  mx.random.seed(11);
+  const net = new gluon.nn.HybridSequential();
+  net.add(new gluon.nn.Conv2D(3, 3, { in_channels: 2 }), new gluon.nn.BatchNorm({ in_channels: 3 }),
+    new gluon.nn.LeakyReLU(0.2), new gluon.nn.MaxPool2D(2), new gluon.nn.Conv2D(2, 1, { in_channels: 3 }),
+    new gluon.nn.LayerNorm({ axis: 1, in_channels: 2 }), new gluon.nn.Activation('tanh'), new gluon.nn.Dense(1, { in_units: 8 }));
+  net.initialize(new mx.init.Uniform(0.7));
+  net.cast('float64');
+  if (hybridize) net.hybridize();
+  return net;
+}
+const xCritic = Array.from(rng(4).uniform(2 * 2 * 6 * 6, -1, 1), Number);
+function penaltyStep(net, withGrad = true) {
+  const x = f64(xCritic, [2, 2, 6, 6]);
+  x.attachGrad();
+  let p;
+  autograd.record(() => {
+    const gx = autograd.grad(net(x), x, { create_graph: withGrad });
+    p = nd.sum(nd.square(gx));
+  });
+  if (withGrad) p.backward();
+  return p.asscalar();
+}
+
+test('hybridized: create_graph through a hybridized critic (Conv2D, BatchNorm, LayerNorm, pooling) equals finite differences and the imperative run', () => {
+  const hyb = critic(true), imp = critic(false);
+  const ph = penaltyStep(hyb), pi = penaltyStep(imp);
+  assertClose([ph], [pi], { rtol: 1e-12, msg: 'penalty' });
+  for (const [i, name] of [[0, 'weight'], [4, 'weight'], [7, 'weight'], [1, 'gamma'], [5, 'beta']]) {
+    assertClose(vals(hyb[i][name].grad()), vals(imp[i][name].grad()), { rtol: 1e-10, atol: 1e-13, msg: `layer ${i} ${name}` });
+  }
+  // BatchNorm's running statistics were updated once by the recorded call, not again by the recomputation
+  assertClose(vals(hyb[1].running_mean.data()), vals(imp[1].running_mean.data()), { rtol: 1e-12, msg: 'running_mean' });
+  assert.ok(vals(hyb[1].running_mean.data()).some((v) => v !== 0));
+  // the hybridized result against finite differences of first-order penalties, for the last Conv2D's weight
+  const W = hyb[4].weight;
+  const analytic = vals(W.grad());
+  const w0 = vals(W.data());
+  const fresh = critic(true);
+  const at = (i, d) => {
+    const w = w0.slice();
+    w[i] += d;
+    fresh[4].weight.setData(f64(w, W.shape));
+    return penaltyStep(fresh, false);
+  };
+  const numeric = w0.map((_, i) => (at(i, 1e-6) - at(i, -1e-6)) / 2e-6);
+  // (each finite-difference call is a training forward: BatchNorm normalizes with the batch, as above)
+  assertClose(analytic, numeric, { rtol: 1e-6, atol: 1e-8, msg: 'hybridized penalty gradient' });
+});
+
+test('hybridized: Dropout in training refuses create_graph by name; in predict mode it is the identity and works', () => {
+  const net = new gluon.nn.HybridSequential();
+  net.add(new gluon.nn.Dense(4, { in_units: 3, activation: 'tanh' }), new gluon.nn.Dropout(0.5), new gluon.nn.Dense(1, { in_units: 4 }));
+  net.initialize();
+  net.hybridize();
+  const x = nd.array([[0.1, -0.2, 0.3]]);
+  x.attachGrad();
+  assert.throws(() => autograd.record(() => autograd.grad(net(x), x, { create_graph: true })),
+    (e) => e instanceof mx.MXNetError && /draws random numbers in training mode \(node '.*dropout.*', Dropout\).*without hybridize/.test(e.message));
+  let g;
+  autograd.record(() => { g = autograd.grad(net(x), x, { create_graph: true, train_mode: false }); }, { trainMode: false });
+  // d/dx of sum(dD/dx) by hand: D = w2 . tanh(W1 x + b1) + b2, dD/dx = W1^T (w2 * (1 - t^2)),
+  // d/dx_j sum_i (dD/dx)_i = sum_k w2_k * (-2 t_k (1 - t_k^2)) * (sum_i W1_ki) * W1_kj
+  const W1 = net[0].weight.data().toArray(), b1 = vals(net[0].bias.data()), w2 = vals(net[2].weight.data());
+  const xv = [0.1, -0.2, 0.3];
+  const t = W1.map((row, k) => Math.tanh(row.reduce((s, w, j) => s + w * xv[j], b1[k])));
+  const expected = xv.map((_, j) => t.reduce((s, tk, k) => s + w2[k] * -2 * tk * (1 - tk * tk) * W1[k].reduce((a, b) => a + b, 0) * W1[k][j], 0));
+  g.backward({ trainMode: false });
+  assertClose(vals(x.grad), expected, { rtol: 1e-4, atol: 1e-6, msg: 'second derivative' });
+});
+
+test('hybridized create_graph steps leave memory flat', () => {
+  const net = critic(true);
+  for (let i = 0; i < 2; i++) mx.tidy(() => penaltyStep(net)); // the plan and its pooled arena
+  const before = mx.memory();
+  for (let i = 0; i < 20; i++) mx.tidy(() => penaltyStep(net));
+  const after = mx.memory();
+  assert.equal(after.numArrays, before.numArrays);
+  assert.equal(after.bytes, before.bytes);
+});
