@@ -354,7 +354,8 @@ typedef struct mxw_grad_ctx mxw_grad_ctx;
 typedef int32_t mxw_gid;
 #define MXW_GIDS(...) ((const mxw_gid[]){__VA_ARGS__}), (int)(sizeof((mxw_gid[]){__VA_ARGS__}) / sizeof(mxw_gid))
 #define MXW_KV(...) ((const char *const[]){__VA_ARGS__, NULL})
-const void *mxw_grad_param(const mxw_grad_ctx *g); /* the forward node's parsed params */
+const void *mxw_grad_param(const mxw_grad_ctx *g);   /* the forward node's parsed params */
+const char *mxw_grad_op_name(const mxw_grad_ctx *g); /* and its op's name */
 int mxw_grad_num_inputs(const mxw_grad_ctx *g);
 int mxw_grad_num_outputs(const mxw_grad_ctx *g);
 /* Shape and dtype of forward input i / output i (known in eager and hybridized use alike). */
@@ -387,6 +388,10 @@ mxw_gid mxw_grad_zeros_like(mxw_grad_ctx *g, mxw_gid like);
 #define MXW_GRAD_DIFFERENTIABLE 1
 #define MXW_GRAD_TRAIN 2
 int mxw_grad_flags(const mxw_grad_ctx *g);
+/* The gradient of an elementwise backward op dx = ograd * s(inputs 1..) whose factor s is
+ * piecewise constant (clip, hard_sigmoid, ...; second order): input 0's gradient is the same op on
+ * the incoming gradient and the same other inputs; those get none. */
+int mxw_grad_linear_in_ograd(mxw_grad_ctx *g);
 /* The common one-input case: input 0's gradient is `op`(ograd) -- or `op`(ograd, input 0) with
  * with_input, for backward kernels that need the input's shape or values -- with the forward
  * node's params (e.g. "_backward_tile", or "reverse" for a self-adjoint op). */

@@ -497,6 +497,12 @@ mxw_entry mxw_grad_entry(const mxw_grad_ctx *g, mxw_gid gid) {
   return gid >= 0 && gid < g->ntab ? g->tab[gid] : (mxw_entry){NULL, 0, 0};
 }
 
+mxw_gid mxw_grad_constant(mxw_grad_ctx *g, const char *name, const mxw_ndarray *arr) {
+  mxw_node *n = value_node(name, arr);
+  if (!n || keep_made(g->b, n) != 0) return -1;
+  return push(g, (mxw_entry){n, 0, 0});
+}
+
 mxw_gid mxw_grad_adopt(mxw_grad_ctx *g, mxw_entry e) {
   if (!e.node || keep_made(g->b, e.node) != 0) return -1;
   return push(g, e);
@@ -520,6 +526,17 @@ mxw_gid mxw_grad_mul(mxw_grad_ctx *g, mxw_gid a, mxw_gid b) {
 }
 
 int mxw_grad_flags(const mxw_grad_ctx *g) { return g->b->flags; }
+const char *mxw_grad_op_name(const mxw_grad_ctx *g) { return g->fwd->op->name; }
+
+int mxw_grad_linear_in_ograd(mxw_grad_ctx *g) {
+  mxw_gid small[8], *in = g->nin <= 8 ? small : (mxw_gid *)malloc(sizeof(mxw_gid) * (size_t)g->nin), d = -1;
+  if (!in) return mxw_fail("out of memory");
+  in[0] = mxw_grad_ograd(g, 0);
+  for (int i = 1; i < g->nin; i++) in[i] = mxw_grad_in(g, i);
+  const int rc = mxw_grad_op_fwd(g, g->fwd->op->name, in, g->nin, &d, 1);
+  if (in != small) free(in);
+  return rc != 0 ? rc : mxw_grad_set(g, 0, d);
+}
 
 mxw_gid mxw_grad_zeros_like(mxw_grad_ctx *g, mxw_gid like) {
   return mxw_grad_op(g, "zeros_like", NULL, MXW_GIDS(like));

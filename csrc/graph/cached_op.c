@@ -501,9 +501,11 @@ static int cached_backward_run(const mxw_op_call *c) {
  * forward nodes are copied into the gradient graph (same ops and params) on the inputs' values, and
  * the gradient pass runs over the copy, so every op's own FGradient applies and the result is a
  * function of the inputs on the tape. A copied op's state inputs (BatchNorm's running statistics)
- * get copies of their own, so the recomputation does not update them a second time. A graph that
- * draws random numbers in training mode (Dropout, the random ops) would draw different ones:
- * refused, naming the node. */
+ * get copies of their own, so the recomputation does not update them a second time. Dropout is
+ * not drawn again: the copy multiplies by the mask the call drew, read from the call's arena
+ * (where the backward half would read it). Other ops drawing random numbers in
+ * training mode (the random ops, RNN's dropout) would draw different ones: refused, naming the
+ * node. */
 typedef struct {
   const mxw_executor *tex;
   mxw_node **copy, **orig; /* pairs: a node of the copied graph (or an input leaf), its forward node */
@@ -529,10 +531,28 @@ static int copy_value(void *ud, mxw_node *n, int index, mxw_entry *entry, mxw_sh
 static int draws_random(const mxw_node *n, int train) {
   const char *s = n->op->name;
   if (strstr(s, "random") || strstr(s, "sample") || strstr(s, "shuffle")) return 1;
-  return train && (strcmp(s, "Dropout") == 0 || strcmp(s, "RNN") == 0);
+  return train && strcmp(s, "RNN") == 0;
 }
 
-static int cached_grad_recompute(mxw_grad_ctx *g, const train_plan *p) {
+/* A Dropout node's copy: out = data * mask, mask the call's (a constant: no gradient); 1 when the
+ * call kept no mask (nothing reads it), the node is then copied as it is. */
+static int copy_dropout(mxw_grad_ctx *g, const train_plan *p, uint8_t *arena, const mxw_node *n, mxw_gid data,
+                        mxw_gid *out) {
+  void *ptr;
+  mxw_shape s;
+  int t;
+  MXW_TRY(mxw_exec_arena_entry(p->tex, arena, n, 1, &ptr, &s, &t));
+  if (!ptr) return 1;
+  mxw_ndarray *mask = mxw_ndarray_alloc(&s, t);
+  if (!mask) return -1;
+  memcpy(mask->t.data, ptr, (size_t)mxw_shape_size(&s) * (size_t)mxw_dtype_size(t));
+  out[1] = mxw_grad_constant(g, "dropout_mask", mask);
+  mxw_ndarray_free(mask);
+  out[0] = mxw_grad_op(g, "broadcast_mul", NULL, MXW_GIDS(data, out[1]));
+  return out[0] < 0 ? -1 : 0;
+}
+
+static int cached_grad_recompute(mxw_grad_ctx *g, const train_plan *p, uint8_t *arena) {
   const mxw_executor *tex = p->tex;
   const int split = p->split, nh = p->nfwd, train = (mxw_grad_flags(g) & MXW_GRAD_TRAIN) != 0;
   int *base = (int *)calloc((size_t)split + 1, sizeof(int)), nx = 0, rc = -1;
@@ -542,7 +562,7 @@ static int cached_grad_recompute(mxw_grad_ctx *g, const train_plan *p) {
   mxw_node **xs = (mxw_node **)calloc((size_t)p->ngrad + 1, sizeof(mxw_node *));
   int *xin = (int *)calloc((size_t)p->ngrad + 1, sizeof(int));
   mxw_entry *xg = (mxw_entry *)calloc((size_t)p->ngrad + 1, sizeof(mxw_entry));
-  int ncopies = split + 1; /* nodes, and the copies of state inputs */
+  int ncopies = 2 * split + 1; /* nodes (Dropout: two), and the copies of state inputs */
   for (int i = 0; i < split; i++)
     ncopies += mxw_exec_node(tex, i)->op ? mxw_exec_node(tex, i)->op->num_mutate_inputs : 0;
   copy_map m = {tex, (mxw_node **)calloc((size_t)ncopies, sizeof(mxw_node *)),
@@ -595,8 +615,14 @@ static int cached_grad_recompute(mxw_grad_ctx *g, const train_plan *p) {
           map_add(&m, mxw_grad_entry(g, ins[k]).node, e.node, (int)e.index);
         }
     }
-    if (mxw_grad_op_like(g, n, ins, n->num_inputs, gid + base[i], mxw_node_num_outputs(n)) != 0) goto done;
+    const int dropout = strcmp(n->op->name, "Dropout") == 0 && n->num_inputs == 1 && mxw_node_num_outputs(n) == 2
+                            ? copy_dropout(g, p, arena, n, ins[0], gid + base[i])
+                            : 1;
+    if (dropout < 0) goto done;
+    if (dropout == 1 && mxw_grad_op_like(g, n, ins, n->num_inputs, gid + base[i], mxw_node_num_outputs(n)) != 0)
+      goto done;
     map_add(&m, mxw_grad_entry(g, gid[base[i]]).node, n, -1);
+    if (dropout == 0) map_add(&m, mxw_grad_entry(g, gid[base[i] + 1]).node, n, 1); /* the mask */
   }
   const mxw_entry *fh = mxw_exec_heads(tex);
   for (int h = 0; h < nh; h++) {
@@ -641,7 +667,7 @@ done:
 static int cached_grad(mxw_grad_ctx *g) {
   const CachedOpParam *cp = (const CachedOpParam *)mxw_grad_param(g);
   const train_plan *p = cp->st->plan;
-  if (mxw_grad_flags(g) & MXW_GRAD_DIFFERENTIABLE) return cached_grad_recompute(g, p);
+  if (mxw_grad_flags(g) & MXW_GRAD_DIFFERENTIABLE) return cached_grad_recompute(g, p, cp->st->arena);
   int nh = mxw_grad_num_outputs(g), n = mxw_grad_num_inputs(g);
   MXW_CHECK(p->ngrad <= n, "a recorded call with %d inputs and %d gradients", n, p->ngrad);
   mxw_gid *in = (mxw_gid *)malloc(sizeof(mxw_gid) * (size_t)(nh + p->ngrad + 1)), *out = in + nh;

@@ -1144,6 +1144,13 @@ int mxw_exec_train_head_external(const mxw_executor *ex, int h) {
 }
 
 int mxw_exec_num_nodes(const mxw_executor *ex) { return ex->g.num_nodes; }
+int mxw_exec_arena_entry(const mxw_executor *ex, uint8_t *arena, const mxw_node *n, int index, void **data,
+                         mxw_shape *shape, int *dtype) {
+  MXW_TRY(mxw_exec_entry_info(ex, n, index, shape, dtype));
+  const int e = ex->g.entry_base[n->index] + index;
+  *data = arena && ex->offset && ex->offset[e] >= 0 ? arena + ex->offset[e] : NULL;
+  return 0;
+}
 mxw_node *mxw_exec_node(const mxw_executor *ex, int i) { return i >= 0 && i < ex->g.num_nodes ? ex->g.nodes[i] : NULL; }
 const mxw_entry *mxw_exec_heads(const mxw_executor *ex) { return ex->g.heads; }
 int mxw_exec_is_planned(const mxw_executor *ex) { return ex->planned; }

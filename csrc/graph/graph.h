@@ -106,6 +106,8 @@ int mxw_gradient_build(const mxw_entry *heads, int num_heads, const mxw_entry *h
 int mxw_grad_op_like(mxw_grad_ctx *g, const mxw_node *like, const mxw_gid *in, int nin, mxw_gid *out, int nout);
 mxw_entry mxw_grad_entry(const mxw_grad_ctx *g, mxw_gid gid);
 mxw_gid mxw_grad_adopt(mxw_grad_ctx *g, mxw_entry e);
+struct mxw_ndarray;
+mxw_gid mxw_grad_constant(mxw_grad_ctx *g, const char *name, const struct mxw_ndarray *arr); /* shares arr */
 
 /* The executor's i-th input variable node (exec.c). */
 struct mxw_executor;
@@ -127,6 +129,9 @@ int mxw_exec_train_head(const struct mxw_executor *ex, int h, void **data, mxw_s
 int mxw_exec_entry_info(const struct mxw_executor *ex, const mxw_node *n, int index, mxw_shape *shape, int *dtype);
 int mxw_exec_num_nodes(const struct mxw_executor *ex);
 mxw_node *mxw_exec_node(const struct mxw_executor *ex, int i); /* in execution (topological) order */
+/* Where output `index` of node n lives in a training executor's arena (NULL: it has no buffer). */
+int mxw_exec_arena_entry(const struct mxw_executor *ex, uint8_t *arena, const mxw_node *n, int index, void **data,
+                         mxw_shape *shape, int *dtype);
 int mxw_exec_forward_into(struct mxw_executor *ex, int num_inputs, struct mxw_ndarray *const *inputs, int is_train,
                           int *num_outputs, struct mxw_ndarray **outputs);
 const mxw_entry *mxw_exec_heads(const struct mxw_executor *ex);

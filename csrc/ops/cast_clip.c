@@ -222,6 +222,7 @@ static const mxw_op_def op_backward_clip = {
     .num_outputs = 1,
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_backward_clip,
-    .inplace = 1};
+    .inplace = 1,
+    .gradient = mxw_grad_linear_in_ograd};
 
 MXW_FAMILY(cast_clip, &op_Cast, &op_amp_cast, &op_clip, &op_backward_clip);

@@ -174,6 +174,13 @@ static int grad_adaptive(mxw_grad_ctx *g) {
                           MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0)), &dx, 1));
   return mxw_grad_set(g, 0, dx);
 }
+/* Second order: the backward spreads each output cell's gradient over its window divided by the
+ * window's size, the transpose of the forward's average: its gradient is the forward of h. */
+static int grad_backward_adaptive(mxw_grad_ctx *g) {
+  mxw_gid d = -1;
+  MXW_TRY(mxw_grad_op_fwd(g, "_contrib_AdaptiveAvgPooling2D", MXW_GIDS(mxw_grad_ograd(g, 0)), &d, 1));
+  return mxw_grad_set(g, 0, d);
+}
 static const mxw_op_def op_adaptive = {
     .name = "_contrib_AdaptiveAvgPooling2D",
     .doc = MXW_DOC("2-D adaptive average pooling of NCHW data to output_size (h, w): output cell (i, j) averages rows "
@@ -199,7 +206,9 @@ static const mxw_op_def op_backward_adaptive = {
     .input_names = k_ograd_data,
     .num_outputs = 1,
     .infer_shape = infer_backward_like_inputs,
-    .forward = fwd_backward_adaptive};
+    .forward = fwd_backward_adaptive,
+    .gradient = grad_backward_adaptive,
+};
 
 /* ==== _contrib_BilinearResize2D ================================================================== */
 enum { RS_SIZE, RS_ODD_SCALE, RS_LIKE, RS_TO_EVEN_DOWN, RS_TO_EVEN_UP, RS_TO_ODD_DOWN, RS_TO_ODD_UP };
@@ -428,6 +437,17 @@ static int grad_resize(mxw_grad_ctx *g) {
   }
   return mxw_grad_set(g, 0, d[0]);
 }
+/* Second order: the backward (ograd, data[, like]) is the transpose of the forward's bilinear
+ * interpolation, linear in ograd: its gradient is the forward of h (with like when it has one). */
+static int grad_backward_resize(mxw_grad_ctx *g) {
+  const ResizeParam *p = (const ResizeParam *)mxw_grad_param(g);
+  mxw_gid d = -1;
+  if (p->mode == RS_LIKE)
+    MXW_TRY(mxw_grad_op_fwd(g, "_contrib_BilinearResize2D", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 2)), &d, 1));
+  else
+    MXW_TRY(mxw_grad_op_fwd(g, "_contrib_BilinearResize2D", MXW_GIDS(mxw_grad_ograd(g, 0)), &d, 1));
+  return mxw_grad_set(g, 0, d);
+}
 /* The output follows data's dtype; like lends only its shape. */
 static int infer_type_resize(const void *param, int nin, int *in, int nout, int *out) {
   (void)param;
@@ -479,7 +499,8 @@ static const mxw_op_def op_backward_resize = {
     .num_outputs_fn = resize_num_inputs,
     .infer_shape = infer_backward_like_inputs,
     .infer_type = infer_type_backward_resize,
-    .forward = fwd_backward_resize};
+    .forward = fwd_backward_resize,
+    .gradient = grad_backward_resize};
 
 /* ==== shape_array / size_array =================================================================== */
 static int infer_shape_array(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {

@@ -600,7 +600,8 @@ static const mxw_op_def op_backward_hard_sigmoid = {
     .num_outputs = 1,
     .infer_shape = mxw_infer_shape_same,
     .forward = fwd_backward_hard_sigmoid,
-    .inplace = 1};
+    .inplace = 1,
+    .gradient = mxw_grad_linear_in_ograd};
 
 /* ---- Activation ------------------------------------------------------------------------------ */
 enum { ACT_RELU, ACT_SIGMOID, ACT_TANH, ACT_SOFTRELU, ACT_SOFTSIGN };

@@ -825,6 +825,14 @@ static int grad_Embedding(mxw_grad_ctx *g) {
 
 static const char *const k_ograd_data[] = {"ograd", "data", NULL};
 
+/* Second order: the weight gradient scatter-adds ograd rows, linear in ograd; its adjoint takes
+ * the rows of the incoming gradient hW that the indices select: Embedding(indices, hW). */
+static int grad_backward_Embedding(mxw_grad_ctx *g) {
+  mxw_gid d = -1;
+  MXW_TRY(mxw_grad_op_fwd(g, "Embedding", MXW_GIDS(mxw_grad_in(g, 1), mxw_grad_ograd(g, 0)), &d, 1));
+  return mxw_grad_set(g, 0, d);
+}
+
 static const mxw_op_def op_backward_Embedding = {
     .name = "_backward_Embedding",
     .doc = MXW_DOC("the weight gradient of Embedding: ograd rows scatter-added into the rows their indices select"),
@@ -838,6 +846,7 @@ static const mxw_op_def op_backward_Embedding = {
     .infer_shape = infer_backward_embedding,
     .infer_type = infer_type_backward_embedding,
     .forward = fwd_backward_Embedding,
+    .gradient = grad_backward_Embedding,
 };
 
 static const mxw_op_def op_Embedding = {

@@ -857,7 +857,7 @@ static int grad_reduce_with(mxw_grad_ctx *g, const char *op, int use_out) {
 /* Second order (autograd.grad with create_graph) of the linear ones: _backward_sum and
  * _backward_mean broadcast ograd back over the reduced axes (mean divides by the count), so their
  * gradient is the reduction itself of the incoming gradient, with the same axes; zero for data.
- * The others (max, min, prod, nansum, nanprod) have none, as in MXNet 1.9.1. */
+ * max and min: below; prod, nansum and nanprod have none, as in MXNet 1.9.1. */
 static int grad2_reduce(mxw_grad_ctx *g, const char *reduction) {
   mxw_gid d;
   MXW_TRY(mxw_grad_op_fwd(g, reduction, MXW_GIDS(mxw_grad_ograd(g, 0)), &d, 1));
@@ -865,6 +865,18 @@ static int grad2_reduce(mxw_grad_ctx *g, const char *reduction) {
   return mxw_grad_set(g, 1, mxw_grad_zeros_like(g, mxw_grad_in(g, 1)));
 }
 static int grad2_sum(mxw_grad_ctx *g) { return grad2_reduce(g, "sum"); }
+
+/* _backward_max / _backward_min (ograd, x, y) = ograd broadcast * (x == y): linear in ograd with
+ * the routing mask m = the same op on ones; its gradient for an incoming h is sum(h * m) over the
+ * reduced axes (the op's own axes, keepdims and exclude), none for x and y (second order). */
+static int grad2_minmax(mxw_grad_ctx *g) {
+  const mxw_gid x = mxw_grad_in(g, 1), y = mxw_grad_in(g, 2);
+  mxw_gid m = -1, d = -1;
+  MXW_TRY(
+      mxw_grad_op_fwd(g, mxw_grad_op_name(g), MXW_GIDS(mxw_grad_op(g, "ones_like", NULL, MXW_GIDS(y)), x, y), &m, 1));
+  MXW_TRY(mxw_grad_op_fwd(g, "sum", MXW_GIDS(mxw_grad_mul(g, mxw_grad_ograd(g, 0), m)), &d, 1));
+  return mxw_grad_set(g, 0, d);
+}
 static int grad2_mean(mxw_grad_ctx *g) { return grad2_reduce(g, "mean"); }
 
 REDUCE_OP(sum, ALIASES("sum_axis"), COMB_SUM, MAP_ID, POST_NONE, infer_reduce, "sum over the given axes", BW_SUM, 0,
@@ -872,9 +884,9 @@ REDUCE_OP(sum, ALIASES("sum_axis"), COMB_SUM, MAP_ID, POST_NONE, infer_reduce, "
 REDUCE_OP(mean, NULL, COMB_SUM, MAP_ID, POST_MEAN, infer_reduce, "mean over the given axes", BW_MEAN, 0,
           .gradient = grad2_mean)
 REDUCE_OP(max, ALIASES("max_axis"), COMB_MAX, MAP_ID, POST_NONE, infer_reduce_minmax,
-          "maximum over the given axes (NaN propagates)", BW_EQ, 1, .gradient = NULL)
+          "maximum over the given axes (NaN propagates)", BW_EQ, 1, .gradient = grad2_minmax)
 REDUCE_OP(min, ALIASES("min_axis"), COMB_MIN, MAP_ID, POST_NONE, infer_reduce_minmax,
-          "minimum over the given axes (NaN propagates)", BW_EQ, 1, .gradient = NULL)
+          "minimum over the given axes (NaN propagates)", BW_EQ, 1, .gradient = grad2_minmax)
 REDUCE_OP(prod, NULL, COMB_PROD, MAP_ID, POST_NONE, infer_reduce, "product over the given axes", BW_PROD, 1,
           .gradient = NULL)
 REDUCE_OP(nansum, NULL, COMB_SUM, MAP_NAN_TO_0, POST_NONE, infer_reduce, "sum over the given axes, NaN counted as 0",
@@ -935,6 +947,28 @@ static int fwd_backward_norm(const mxw_op_call *c) {
 }
 static int grad_norm(mxw_grad_ctx *g) { return grad_reduce_with(g, "_backward_norm", 1); }
 
+/* Second order. _backward_norm(G, x, y) = G broadcast * u with u = x / y (ord 2, 0 where y = 0) or
+ * sign(x) (ord 1), u = the same op on ones; with h the incoming gradient and S = sum(h * u) over
+ * the norm's axes: d/dG = S; for ord 2 also d/dx = _backward_norm(G, h, y) = G h / y and d/dy =
+ * -S G / y (ord 1: u is piecewise constant). */
+static int grad2_norm(mxw_grad_ctx *g) {
+  const NormParam *p = (const NormParam *)mxw_grad_param(g);
+  const mxw_gid G = mxw_grad_in(g, 0), x = mxw_grad_in(g, 1), y = mxw_grad_in(g, 2), h = mxw_grad_ograd(g, 0);
+  char axis[MXW_MAX_TUPLE * 24 + 8];
+  mxw_tuple_str(&p->axis, axis, sizeof axis);
+  mxw_gid u = -1, d = -1;
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_norm", MXW_GIDS(mxw_grad_op(g, "ones_like", NULL, MXW_GIDS(G)), x, y), &u, 1));
+  const char *const *kv = p->axis.ndim > 0 ? MXW_KV("axis", axis, "keepdims", p->keepdims ? "True" : "False")
+                                           : MXW_KV("keepdims", p->keepdims ? "True" : "False");
+  const mxw_gid S = mxw_grad_op(g, "sum", kv, MXW_GIDS(mxw_grad_mul(g, h, u)));
+  MXW_TRY(mxw_grad_set(g, 0, S));
+  if (p->ord == 1) return 0;
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_norm", MXW_GIDS(G, h, y), &d, 1));
+  MXW_TRY(mxw_grad_set(g, 1, d));
+  const mxw_gid t = mxw_grad_op(g, "elemwise_div", NULL, MXW_GIDS(mxw_grad_mul(g, S, G), y));
+  return mxw_grad_set(g, 2, mxw_grad_op(g, "negative", NULL, MXW_GIDS(t)));
+}
+
 static const mxw_op_def op_norm = {.name = "norm",
                                    .doc = MXW_DOC("L1 or L2 norm over the given axes (all by default)"),
                                    .attrs = k_norm_attrs,
@@ -961,7 +995,8 @@ static const mxw_op_def op_backward_norm = {
     .infer_shape = infer_reduce_backward,
     .infer_type = infer_type_reduce_backward,
     .half_as_f32 = 1,
-    .forward = fwd_backward_norm};
+    .forward = fwd_backward_norm,
+    .gradient = grad2_norm};
 
 /* ==== argmax, argmin ========================================================================== */
 typedef struct {

@@ -171,6 +171,24 @@ test('a WGAN-GP penalty on a convolutional critic (Conv2D, LayerNorm, LeakyReLU,
   assertClose(analytic, numeric, { rtol: 1e-6, atol: 1e-8, msg: 'penalty gradient' });
 });
 
+test('clip (ReLU6), hard_sigmoid, Embedding, max/min, norm, bilinear resize and adaptive pooling: second order', () => {
+  const scale = (x, k) => nd._mul_scalar(x, { scalar: k });
+  expectFD('clip(x, -0.5, 0.6) of sin', (x) => nd.square(nd.clip(nd.sin(scale(x, 2)), -0.5, 0.6)), [[2, 5]]);
+  expectFD('hard_sigmoid', (x) => nd.square(nd.hard_sigmoid(scale(x, 3))), [[2, 5]]);
+  const idx = nd.array([2, 0, 3, 2], { dtype: 'float64' });
+  expectFD('Embedding: the weight (an NLP model\'s inner step)', (w) => nd.tanh(nd.Embedding(idx, w, { input_dim: 4, output_dim: 3 })),
+    [[4, 3]]);
+  expectFD('max over axis 1', (x) => nd.max(nd.sin(scale(x, 2)), { axis: 1 }), [[3, 4]]);
+  expectFD('min over every axis but 0, keepdims', (x) => nd.broadcast_mul(x, nd.min(nd.square(x), { axis: 0, exclude: true, keepdims: true })),
+    [[2, 2, 3]]);
+  expectFD('norm (L2) over axis 1', (x) => nd.norm(nd.sin(x), { axis: 1 }), [[3, 4]]);
+  expectFD('norm (L2) of everything, keepdims', (x) => nd.broadcast_mul(x, nd.norm(x, { keepdims: true })), [[2, 3]]);
+  expectFD('norm (L1) over axis 0', (x) => nd.square(nd.norm(nd.sin(x), { ord: 1, axis: 0 })), [[3, 2]]);
+  expectFD('BilinearResize2D 3x4 -> 5x7', (x) => nd.tanh(nd.contrib.BilinearResize2D(nd.sin(x), { height: 5, width: 7 })), [[1, 2, 3, 4]]);
+  expectFD('AdaptiveAvgPooling2D 5x5 -> 2x3', (x) => nd.tanh(nd.contrib.AdaptiveAvgPooling2D(nd.sin(x), { output_size: [2, 3] })),
+    [[1, 2, 5, 5]]);
+});
+
 // Each new backward op's own gradient, as an op of independent inputs, against finite differences
 // of the op itself. Max pooling's routing is held fixed (data and output not differentiated).
 test('the backward ops\' own gradients (checkGrad)', () => {
@@ -199,6 +217,22 @@ test('the backward ops\' own gradients (checkGrad)', () => {
     checkGrad('_backward_LeakyReLU', [{ shape: [2, 3] }, x, { shape: [2, 3], data: vals(y) }], { act_type: act });
   }
   checkGrad('_backward_LeakyReLU', [{ shape: [2, 3] }, x, { shape: [2, 3] }], { act_type: 'gelu' }, { wrt: [0, 1] });
+  const xs = { shape: [2, 5], data: [0.9, -0.7, 0.3, -0.1, 0.45, 1.3, -1.2, 0.05, 0.6, -0.35] };
+  checkGrad('_backward_clip', [{ shape: [2, 5] }, xs], { a_min: -0.5, a_max: 0.5 }, { wrt: [0] });
+  checkGrad('_backward_hard_sigmoid', [{ shape: [2, 5] }, xs], {}, { wrt: [0] });
+  checkGrad('_backward_Embedding', [{ shape: [4, 3] }, nd.array([2, 0, 3, 2], { dtype: 'float64' })],
+    { input_dim: 4, output_dim: 3 }, { wrt: [0] });
+  const m = f64(xs.data, [2, 5]);
+  for (const [op, backward] of [['max', '_backward_max'], ['min', '_backward_min']]) {
+    const y = nd[op](m, { axis: 1 });
+    checkGrad(backward, [{ shape: [2] }, m, y], { axis: [1] }, { wrt: [0] });
+  }
+  checkGrad('_backward_norm', [{ shape: [2] }, xs, { shape: [2], low: 0.5, high: 1.5 }], { axis: [1] });
+  checkGrad('_backward_norm', [{ shape: [5] }, xs, { shape: [5] }], { axis: [0], ord: 1 }, { wrt: [0] });
+  checkGrad('_backward_contrib_BilinearResize2D', [{ shape: [1, 2, 5, 7] }, { shape: [1, 2, 3, 4] }],
+    { height: 5, width: 7 }, { wrt: [0] });
+  checkGrad('_backward_contrib_AdaptiveAvgPooling2D', [{ shape: [1, 2, 2, 3] }, { shape: [1, 2, 5, 5] }],
+    { output_size: [2, 3] }, { wrt: [0] });
   checkGrad('_backward_LeakyReLU', [{ shape: [2, 3] }, x, { shape: [2, 3] }, { shape: [3] }], { act_type: 'prelu' },
     { wrt: [0, 1, 3] });
 });
@@ -277,25 +311,44 @@ test('hybridized: create_graph through a hybridized critic (Conv2D, BatchNorm, L
   assertClose(analytic, numeric, { rtol: 1e-6, atol: 1e-8, msg: 'hybridized penalty gradient' });
 });
 
-test('hybridized: Dropout in training refuses create_graph by name; in predict mode it is the identity and works', () => {
+test('hybridized: Dropout keeps the mask the call drew; a block drawing random numbers is refused by name', () => {
+  mx.random.seed(2);
   const net = new gluon.nn.HybridSequential();
   net.add(new gluon.nn.Dense(4, { in_units: 3, activation: 'tanh' }), new gluon.nn.Dropout(0.5), new gluon.nn.Dense(1, { in_units: 4 }));
   net.initialize();
+  net.cast('float64');
   net.hybridize();
-  const x = nd.array([[0.1, -0.2, 0.3]]);
-  x.attachGrad();
-  assert.throws(() => autograd.record(() => autograd.grad(net(x), x, { create_graph: true })),
-    (e) => e instanceof mx.MXNetError && /draws random numbers in training mode \(node '.*dropout.*', Dropout\).*without hybridize/.test(e.message));
-  let g;
-  autograd.record(() => { g = autograd.grad(net(x), x, { create_graph: true, train_mode: false }); }, { trainMode: false });
-  // d/dx of sum(dD/dx) by hand: D = w2 . tanh(W1 x + b1) + b2, dD/dx = W1^T (w2 * (1 - t^2)),
-  // d/dx_j sum_i (dD/dx)_i = sum_k w2_k * (-2 t_k (1 - t_k^2)) * (sum_i W1_ki) * W1_kj
-  const W1 = net[0].weight.data().toArray(), b1 = vals(net[0].bias.data()), w2 = vals(net[2].weight.data());
   const xv = [0.1, -0.2, 0.3];
-  const t = W1.map((row, k) => Math.tanh(row.reduce((s, w, j) => s + w * xv[j], b1[k])));
-  const expected = xv.map((_, j) => t.reduce((s, tk, k) => s + w2[k] * -2 * tk * (1 - tk * tk) * W1[k].reduce((a, b) => a + b, 0) * W1[k][j], 0));
-  g.backward({ trainMode: false });
-  assertClose(vals(x.grad), expected, { rtol: 1e-4, atol: 1e-6, msg: 'second derivative' });
+  const x = f64(xv, [1, 3]);
+  x.attachGrad();
+  let g;
+  autograd.record(() => { g = autograd.grad(net(x), x, { create_graph: true }); });
+  g.backward();
+  // by hand, for a mask m (0 or 1/(1-p) = 2 per hidden unit): D = w2 . (m * tanh(W1 x + b1)) + b2,
+  // dD/dx_j = sum_k w2_k m_k (1 - t_k^2) W1_kj, and d/dx_j of sum_i dD/dx_i =
+  // sum_k w2_k m_k (-2 t_k (1 - t_k^2)) (sum_i W1_ki) W1_kj. The mask the call drew is the one whose
+  // first derivative is the gradient returned; the second derivative must use the same mask.
+  const W1 = net[0].weight.data().toArray(), b1 = vals(net[0].bias.data()), w2 = vals(net[2].weight.data());
+  const t = W1.map((row, k) => Math.tanh(row.reduce((acc, w, j) => acc + w * xv[j], b1[k])));
+  const first = (m) => xv.map((_, j) => t.reduce((acc, tk, k) => acc + w2[k] * m[k] * (1 - tk * tk) * W1[k][j], 0));
+  const second = (m) => xv.map((_, j) => t.reduce((acc, tk, k) =>
+    acc + w2[k] * m[k] * -2 * tk * (1 - tk * tk) * W1[k].reduce((a, b) => a + b, 0) * W1[k][j], 0));
+  const masks = Array.from({ length: 16 }, (_, b) => [0, 1, 2, 3].map((k) => ((b >> k) & 1) * 2));
+  const gv = vals(g);
+  const drawn = masks.filter((m) => first(m).every((v, j) => Math.abs(v - gv[j]) < 1e-12));
+  assert.equal(drawn.length, 1, `one mask explains the first derivative ${gv}`);
+  assert.ok(drawn[0].includes(0) && drawn[0].includes(2), `the mask drops some units and keeps some: ${drawn[0]}`);
+  assertClose(vals(x.grad), second(drawn[0]), { rtol: 1e-10, atol: 1e-14, msg: 'second derivative with the drawn mask' });
+
+  class Noisy extends gluon.HybridBlock {
+    hybridForward(F, v) { return F.broadcast_add(F.tanh(v), F.random_normal({ shape: [1, 3] })); }
+  }
+  const noisy = new Noisy();
+  noisy.hybridize();
+  const u = nd.array([[0.1, -0.2, 0.3]]);
+  u.attachGrad();
+  assert.throws(() => autograd.record(() => autograd.grad(noisy(u), u, { create_graph: true })),
+    (e) => e instanceof mx.MXNetError && /draws random numbers in training mode \(node '.*', _random_normal\).*without hybridize/.test(e.message));
 });
 
 test('hybridized create_graph steps leave memory flat', () => {
