@@ -826,14 +826,13 @@ static int run_recorded(const mxw_entry *xg, int nx, int is_train, mxw_ndarray *
       vals[base[i]] = n->ag->values[0]; /* borrowed */
       continue;
     }
-    /* the backward halves of a hybridized call and of an autograd.Function keep their saved values
-     * out of the tape and have no gradient (in MXNet neither): a gradient through them could only
-     * be differentiated as if it did not depend on the forward's inputs */
-    const int hybrid = strcmp(n->op->name, "_backward_CachedOp") == 0;
-    if (hybrid || strcmp(n->op->name, "_backward_CustomFunction") == 0) {
-      mxw_fail("create_graph: the gradient of %s cannot be differentiated again (%s has no gradient)%s",
-               hybrid ? "a hybridized block" : "an autograd.Function", n->op->name,
-               hybrid ? "; for higher-order gradients call the block without hybridize()" : "");
+    /* an autograd.Function's backward half (JS code) keeps its saved values out of the tape and has
+     * no gradient (in MXNet neither): a gradient through it could only be differentiated as if it
+     * did not depend on the forward's inputs. (A hybridized call's gradient is its recomputed
+     * forward graph's here: cached_op.c.) */
+    if (strcmp(n->op->name, "_backward_CustomFunction") == 0) {
+      mxw_fail("create_graph: the gradient of an autograd.Function cannot be differentiated again (%s has no gradient)",
+               n->op->name);
       goto done;
     }
     for (int k = 0; k < n->num_inputs; k++) ins[k] = vals[base[n->inputs[k].node->index] + (int)n->inputs[k].index];
