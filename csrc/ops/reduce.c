@@ -26,6 +26,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "../core/mxw_parallel.h"
 
@@ -857,7 +858,7 @@ static int grad_reduce_with(mxw_grad_ctx *g, const char *op, int use_out) {
 /* Second order (autograd.grad with create_graph) of the linear ones: _backward_sum and
  * _backward_mean broadcast ograd back over the reduced axes (mean divides by the count), so their
  * gradient is the reduction itself of the incoming gradient, with the same axes; zero for data.
- * max and min: below; prod, nansum and nanprod have none, as in MXNet 1.9.1. */
+ * max, min, prod and nansum: below; nanprod has none, as in MXNet 1.9.1. */
 static int grad2_reduce(mxw_grad_ctx *g, const char *reduction) {
   mxw_gid d;
   MXW_TRY(mxw_grad_op_fwd(g, reduction, MXW_GIDS(mxw_grad_ograd(g, 0)), &d, 1));
@@ -866,16 +867,27 @@ static int grad2_reduce(mxw_grad_ctx *g, const char *reduction) {
 }
 static int grad2_sum(mxw_grad_ctx *g) { return grad2_reduce(g, "sum"); }
 
-/* _backward_max / _backward_min (ograd, x, y) = ograd broadcast * (x == y): linear in ograd with
- * the routing mask m = the same op on ones; its gradient for an incoming h is sum(h * m) over the
- * reduced axes (the op's own axes, keepdims and exclude), none for x and y (second order). */
-static int grad2_minmax(mxw_grad_ctx *g) {
-  const mxw_gid x = mxw_grad_in(g, 1), y = mxw_grad_in(g, 2);
-  mxw_gid m = -1, d = -1;
-  MXW_TRY(
-      mxw_grad_op_fwd(g, mxw_grad_op_name(g), MXW_GIDS(mxw_grad_op(g, "ones_like", NULL, MXW_GIDS(y)), x, y), &m, 1));
-  MXW_TRY(mxw_grad_op_fwd(g, "sum", MXW_GIDS(mxw_grad_mul(g, mxw_grad_ograd(g, 0), m)), &d, 1));
-  return mxw_grad_set(g, 0, d);
+/* _backward_<op>(ograd, x[, y]) = ograd broadcast * u(x, y) for max and min (u = (x == y)), nansum
+ * (u = x is a number) and prod (u = y / x), u = the same op on ones: linear in ograd, so its gradient
+ * for an incoming h is S = sum(h * u) over the reduced axes (the op's own axes, keepdims and
+ * exclude). u is piecewise constant but for prod, where d/dx = -h * (ograd u) / x and d/dy =
+ * sum(h * ograd / x) = sum(h * the op on (ograd, x, ones)) (second order). */
+static int grad2_routed(mxw_grad_ctx *g) {
+  const int prod = strcmp(mxw_grad_op_name(g), "_backward_prod") == 0, nin = mxw_grad_num_inputs(g);
+  const mxw_gid G = mxw_grad_in(g, 0), x = mxw_grad_in(g, 1), y = nin > 2 ? mxw_grad_in(g, 2) : -1;
+  const mxw_gid h = mxw_grad_ograd(g, 0), ones = mxw_grad_op(g, "ones_like", NULL, MXW_GIDS(G));
+  mxw_gid u = -1, d = -1;
+  MXW_TRY(mxw_grad_op_fwd(g, mxw_grad_op_name(g), (const mxw_gid[]){ones, x, y}, nin, &u, 1));
+  MXW_TRY(mxw_grad_op_fwd(g, "sum", MXW_GIDS(mxw_grad_mul(g, h, u)), &d, 1));
+  MXW_TRY(mxw_grad_set(g, 0, d));
+  if (!prod) return 0;
+  mxw_gid gu = -1, gx = -1, dy = -1;
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_prod", MXW_GIDS(G, x, y), &gu, 1));
+  const mxw_gid t = mxw_grad_op(g, "elemwise_div", NULL, MXW_GIDS(mxw_grad_mul(g, h, gu), x));
+  MXW_TRY(mxw_grad_set(g, 1, mxw_grad_op(g, "negative", NULL, MXW_GIDS(t))));
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_prod", MXW_GIDS(G, x, mxw_grad_op(g, "ones_like", NULL, MXW_GIDS(y))), &gx, 1));
+  MXW_TRY(mxw_grad_op_fwd(g, "sum", MXW_GIDS(mxw_grad_mul(g, h, gx)), &dy, 1));
+  return mxw_grad_set(g, 2, dy);
 }
 static int grad2_mean(mxw_grad_ctx *g) { return grad2_reduce(g, "mean"); }
 
@@ -884,13 +896,13 @@ REDUCE_OP(sum, ALIASES("sum_axis"), COMB_SUM, MAP_ID, POST_NONE, infer_reduce, "
 REDUCE_OP(mean, NULL, COMB_SUM, MAP_ID, POST_MEAN, infer_reduce, "mean over the given axes", BW_MEAN, 0,
           .gradient = grad2_mean)
 REDUCE_OP(max, ALIASES("max_axis"), COMB_MAX, MAP_ID, POST_NONE, infer_reduce_minmax,
-          "maximum over the given axes (NaN propagates)", BW_EQ, 1, .gradient = grad2_minmax)
+          "maximum over the given axes (NaN propagates)", BW_EQ, 1, .gradient = grad2_routed)
 REDUCE_OP(min, ALIASES("min_axis"), COMB_MIN, MAP_ID, POST_NONE, infer_reduce_minmax,
-          "minimum over the given axes (NaN propagates)", BW_EQ, 1, .gradient = grad2_minmax)
+          "minimum over the given axes (NaN propagates)", BW_EQ, 1, .gradient = grad2_routed)
 REDUCE_OP(prod, NULL, COMB_PROD, MAP_ID, POST_NONE, infer_reduce, "product over the given axes", BW_PROD, 1,
-          .gradient = NULL)
+          .gradient = grad2_routed)
 REDUCE_OP(nansum, NULL, COMB_SUM, MAP_NAN_TO_0, POST_NONE, infer_reduce, "sum over the given axes, NaN counted as 0",
-          BW_NANSUM, 0, .gradient = NULL)
+          BW_NANSUM, 0, .gradient = grad2_routed)
 REDUCE_OP(nanprod, NULL, COMB_PROD, MAP_NAN_TO_1, POST_NONE, infer_reduce,
           "product over the given axes, NaN counted as 1", BW_NANPROD, 1, .gradient = NULL)
 

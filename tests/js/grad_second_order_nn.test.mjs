@@ -182,6 +182,9 @@ test('clip (ReLU6), hard_sigmoid, Embedding, max/min, norm, bilinear resize and 
   expectFD('min over every axis but 0, keepdims', (x) => nd.broadcast_mul(x, nd.min(nd.square(x), { axis: 0, exclude: true, keepdims: true })),
     [[2, 2, 3]]);
   expectFD('norm (L2) over axis 1', (x) => nd.norm(nd.sin(x), { axis: 1 }), [[3, 4]]);
+  expectFD('prod over axis 1', (x) => nd.prod(nd._plus_scalar(nd.sin(x), { scalar: 1.5 }), { axis: 1 }), [[2, 3]]);
+  expectFD('nansum over axis 0, keepdims', (x) => nd.broadcast_mul(x, nd.nansum(nd.square(x), { axis: 0, keepdims: true })),
+    [[3, 2]]);
   expectFD('norm (L2) of everything, keepdims', (x) => nd.broadcast_mul(x, nd.norm(x, { keepdims: true })), [[2, 3]]);
   expectFD('norm (L1) over axis 0', (x) => nd.square(nd.norm(nd.sin(x), { ord: 1, axis: 0 })), [[3, 2]]);
   expectFD('BilinearResize2D 3x4 -> 5x7', (x) => nd.tanh(nd.contrib.BilinearResize2D(nd.sin(x), { height: 5, width: 7 })), [[1, 2, 3, 4]]);
@@ -227,6 +230,8 @@ test('the backward ops\' own gradients (checkGrad)', () => {
     const y = nd[op](m, { axis: 1 });
     checkGrad(backward, [{ shape: [2] }, m, y], { axis: [1] }, { wrt: [0] });
   }
+  checkGrad('_backward_prod', [{ shape: [2] }, xs, { shape: [2] }], { axis: [1] });
+  checkGrad('_backward_nansum', [{ shape: [5] }, xs], { axis: [0] }, { wrt: [0] });
   checkGrad('_backward_norm', [{ shape: [2] }, xs, { shape: [2], low: 0.5, high: 1.5 }], { axis: [1] });
   checkGrad('_backward_norm', [{ shape: [5] }, xs, { shape: [5] }], { axis: [0], ord: 1 }, { wrt: [0] });
   checkGrad('_backward_contrib_BilinearResize2D', [{ shape: [1, 2, 5, 7] }, { shape: [1, 2, 3, 4] }],
