@@ -2089,7 +2089,28 @@ static int l2_backward_infer_shape(const void *param, int nin, mxw_shape *in, in
   (void)nout;
   return mxw_shape_assign(&out[0], &in[1], "data gradient");
 }
+/* Differentiable form (create_graph, as norm_grad_differentiable): over the mode's axes,
+ * n = sqrt(sum(x^2) + eps), y = x / n, dx = (G - y sum(G y)) / n. */
+static int grad_l2_differentiable(mxw_grad_ctx *g) {
+  const L2NormParam *p = (const L2NormParam *)mxw_grad_param(g);
+  char eps[40];
+  snprintf(eps, sizeof eps, "%.17g", p->eps);
+  const char *const *axes = p->mode == L2_INSTANCE  ? MXW_KV("axis", "0", "exclude", "True", "keepdims", "True")
+                            : p->mode == L2_SPATIAL ? MXW_KV("axis", "(0, 1)", "exclude", "True", "keepdims", "True")
+                                                    : MXW_KV("axis", "1", "keepdims", "True");
+  const mxw_gid x = mxw_grad_in(g, 0), G = mxw_grad_ograd(g, 0);
+  const mxw_gid ss = mxw_grad_op(g, "sum", axes, MXW_GIDS(mxw_grad_op(g, "square", NULL, MXW_GIDS(x))));
+  const mxw_gid n =
+      mxw_grad_op(g, "sqrt", NULL, MXW_GIDS(mxw_grad_op(g, "_plus_scalar", MXW_KV("scalar", eps), MXW_GIDS(ss))));
+  const mxw_gid y = mxw_grad_op(g, "broadcast_div", NULL, MXW_GIDS(x, n));
+  const mxw_gid s = mxw_grad_op(g, "sum", axes, MXW_GIDS(mxw_grad_mul(g, G, y)));
+  const mxw_gid t =
+      mxw_grad_op(g, "elemwise_sub", NULL, MXW_GIDS(G, mxw_grad_op(g, "broadcast_mul", NULL, MXW_GIDS(y, s))));
+  return mxw_grad_set(g, 0, mxw_grad_op(g, "broadcast_div", NULL, MXW_GIDS(t, n)));
+}
+
 static int grad_l2(mxw_grad_ctx *g) {
+  if (mxw_grad_flags(g) & MXW_GRAD_DIFFERENTIABLE) return grad_l2_differentiable(g);
   mxw_gid dx;
   MXW_TRY(mxw_grad_op_fwd(g, "_backward_L2Normalization",
                           MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_out(g, 0), mxw_grad_out(g, 1)), &dx, 1));

@@ -117,7 +117,7 @@ test('LeakyReLU: second order of every kind (elu, selu, gelu, prelu, rrelu at in
   expectFD('prelu, one gamma', prelu, [[2, 3], [1]], { wrt: [0, 1] });
 });
 
-test('LayerNorm, BatchNorm, InstanceNorm and GroupNorm: second order through the decomposed gradient', () => {
+test('LayerNorm, BatchNorm, InstanceNorm, GroupNorm and L2Normalization: second order through the decomposed gradient', () => {
   const ln = (attrs) => (x, g, b) => nd.sin(nd.LayerNorm(x, g, b, attrs));
   expectFD('LayerNorm, last axis', ln({}), [[3, 5], [5], [5]], { wrt: [0] });
   expectFD('LayerNorm axis 1 of 3-D: data, gamma and beta', ln({ axis: 1, eps: 1e-3 }), [[2, 3, 2], [3], [3]], { wrt: [0, 1, 2] });
@@ -132,6 +132,9 @@ test('LayerNorm, BatchNorm, InstanceNorm and GroupNorm: second order through the
   expectFD('BatchNorm use_global_stats, channel axis 2', bn({ fix_gamma: false, use_global_stats: true, axis: 2 }),
     [[2, 2, 3], [3], [3], [3], [3]], { wrt: [0], outer: [0, 1, 2], values: bnValues.map((v, i) => (i === 0 ? v.slice(0, 12) : v)) });
   expectFD('InstanceNorm', (x, g, b) => nd.sin(nd.InstanceNorm(x, g, b)), [[2, 2, 3], [2], [2]], { wrt: [0, 1] });
+  for (const mode of ['instance', 'channel', 'spatial']) {
+    expectFD(`L2Normalization, ${mode}`, (x) => nd.sin(nd.L2Normalization(x, { mode, eps: 1e-3 })), [[2, 3, 2]]);
+  }
   expectFD('GroupNorm, 2 groups of 2 channels (gamma per group)',
     (x, g, b) => nd.sin(nd.GroupNorm(x, g, b, { num_groups: 2 })), [[2, 4, 3], [2], [2]], { wrt: [0, 1, 2] });
 });
