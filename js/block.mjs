@@ -663,6 +663,7 @@ export class HybridBlock extends Block {
     this._cachedGraph = null;
     this._cachedOp = null;
     this._cachedOpArgs = null;
+    this._cargs = null; // sized for the old graph's inputs: a re-trace may take another count
   }
   dispose() {
     if (this._disposed) return;

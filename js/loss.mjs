@@ -4,8 +4,7 @@
 // exclude=True)), so a loss runs imperatively, hybridized and under autograd. `loss(output, label)`
 // gives one value per sample (the batch axis kept, the other axes averaged or summed as Gluon).
 // Constructors take Python's parameters positionally or in one options object (snake or camel).
-//
-// Not here: CTCLoss (the CTCLoss operator is not in the C registry).
+
 import { MXNetError } from './core.mjs';
 import { NDArray, tidy } from './ndarray.mjs';
 import { HybridBlock } from './block.mjs';
@@ -32,6 +31,7 @@ const SIGNATURES = lazySignatures([
   ['PoissonNLLLoss', [W(), ['from_logits', true, 'bool'], BA, ['compute_full', false, 'bool']]],
   ['CosineEmbeddingLoss', [W(), BA, ['margin', 0, 'number']]],
   ['SDMLLoss', [['smoothing_parameter', 0.3, 'number'], W(1.0), BA]],
+  ['CTCLoss', [['layout', 'NTC', 'str'], ['label_layout', 'NT', 'str'], W()]],
 ], { prefix: 'gluon.loss.', common: { kwargs: BLOCK_KW } });
 
 const bind = (name, args) => bindArgs(SIGNATURES[name], args);
@@ -343,5 +343,33 @@ export class SDMLLoss extends Loss {
     const distances = this._computeDistances(x1, x2);
     const logProbabilities = F.log_softmax(distances.neg(), { axis: 1 });
     return this.kl_loss(logProbabilities, labels.asInContext(distances.context));
+  }
+}
+
+// Connectionist Temporal Classification loss (the CTCLoss operator with blank_label 'last': the
+// alphabet's last channel is the blank, labels are 0..A-2 and a label row without label_lengths
+// ends at its first -1). pred (N, T, A) before the softmax ('TNC': (T, N, A)), label (N, L) ('TN':
+// (L, N)); pred_lengths / label_lengths (N,) give each sequence's steps and labels. One loss per
+// sequence, shape (N,).
+export class CTCLoss extends Loss {
+  constructor(...args) {
+    const a = bind('CTCLoss', args);
+    if (a.layout !== 'NTC' && a.layout !== 'TNC') {
+      throw new MXNetError(`Only 'NTC' and 'TNC' layouts for pred are supported. Got: ${a.layout}`);
+    }
+    if (a.labelLayout !== 'NT' && a.labelLayout !== 'TN') {
+      throw new MXNetError(`Only 'NT' and 'TN' layouts for label are supported. Got: ${a.labelLayout}`);
+    }
+    super(a.weight, a.labelLayout.indexOf('N'), blockKw(a));
+    this._layout = a.layout;
+    this._labelLayout = a.labelLayout;
+  }
+  hybridForward(F, pred, label, predLengths = null, labelLengths = null, sampleWeight = null) {
+    if (this._layout === 'NTC') pred = F.swapaxes(pred, { dim1: 0, dim2: 1 });
+    if (this._batchAxis === 1) label = F.swapaxes(label, { dim1: 0, dim2: 1 });
+    const loss = F.CTCLoss(pred, label, predLengths, labelLengths, {
+      use_data_lengths: given(predLengths), use_label_lengths: given(labelLengths), blank_label: 'last',
+    });
+    return applyWeighting(F, loss, this._weight, sampleWeight);
   }
 }

@@ -119,9 +119,30 @@ export function parseCall(spec, a, Kind, kindName) {
   return { inputs, attrs, out, name, attr };
 }
 
-// nd takes no holes: absent optional inputs (Python's None) are dropped from the end, and one in
-// the middle is an error.
-function compactInputs(op, inputs, variadic) {
+// An input that a boolean attribute use_<input> switches on (CTCLoss's data_lengths, RNN's
+// sequence_length): absent (Python's None) while that attribute is off, MXNet's generated functions
+// leave it out and the op's later inputs move up, as here.
+const truthy = (v) => v === true || v === 1 || (typeof v === 'string' && /^(true|1)$/i.test(v));
+function gatedOff(op, i, attrs) {
+  const name = op.inputs[i];
+  if (name === undefined) return false;
+  const flag = `use_${name}`;
+  if (!op.attrs.some((a) => a.name === flag)) return false;
+  return !truthy(attrs?.[flag]);
+}
+export function dropGatedHoles(op, inputs, attrs) {
+  let last = inputs.length - 1;
+  while (last >= 0 && (inputs[last] === null || inputs[last] === undefined)) last--;
+  for (let i = last - 1; i >= 0; i--) {
+    if ((inputs[i] === null || inputs[i] === undefined) && gatedOff(op, i, attrs)) inputs.splice(i, 1);
+  }
+  return inputs;
+}
+
+// nd takes no other holes: absent optional inputs (Python's None) are dropped from the end, and one
+// in the middle is an error (unless dropGatedHoles's rule takes it out).
+function compactInputs(op, inputs, variadic, attrs) {
+  if (!variadic) dropGatedHoles(op, inputs, attrs);
   let m = inputs.length;
   while (m > 0 && (inputs[m - 1] === null || inputs[m - 1] === undefined)) m--;
   inputs.length = m;
@@ -173,17 +194,19 @@ function makeNdOp(id) {
       if (attrs !== undefined) {
         while (n > 0 && (a[n - 1] === null || a[n - 1] === undefined)) n--;
         if (n !== a.length) a.length = n;
+        let hole = false;
         for (let i = 0; i < n; i++) {
           if (!(a[i] instanceof NDArray)) {
-            if (a[i] === null || a[i] === undefined) compactInputs(op, a, false);
+            if (a[i] === null || a[i] === undefined) { hole = true; break; }
             throw new MXNetError(`Operator ${op.name}: input '${op.inputs[i]}' must be an NDArray, got ${describe(a[i])}`);
           }
         }
-        return invokeVisible(id, a, attrs, out);
+        if (!hole) return invokeVisible(id, a, attrs, out);
+        if (opts !== undefined) a.push(opts); // the general way below
       }
     }
     const { inputs, attrs, out } = parseCall(spec, a, NDArray, 'an NDArray');
-    return invokeVisible(id, compactInputs(op, inputs, variadic), attrs, out);
+    return invokeVisible(id, compactInputs(op, inputs, variadic, attrs), attrs, out);
   };
   Object.defineProperty(fn, 'name', { value: op.name });
   fn.doc = op.doc;

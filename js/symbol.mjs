@@ -3,7 +3,7 @@
 import { M, MXNetError, args, check, heap32, registry, DTYPE_FLAGS, DTYPE_NAMES } from './core.mjs';
 import { attrString, pyFloat } from './format.mjs';
 import { opId, attrStrings, sigArgs } from './ndarray.mjs';
-import { callSpec, parseCall, isOptions } from './ops.mjs';
+import { callSpec, parseCall, isOptions, dropGatedHoles } from './ops.mjs';
 import { installFluent, SYMBOL_FLUENT } from './fluent.mjs';
 import { READ_OPTION_NAMES, readText, readOptions, writeFileSync } from './io.mjs';
 
@@ -326,6 +326,7 @@ export function callOp(calledName, positional, attrsIn) {
 // inputs (null, or fewer than the op takes) become "<name>_<input>" variables in C.
 function composeCall(id, calledName, a) {
   const { inputs, attrs, name, attr } = parseCall(callSpec(id), a, Symbol, 'a Symbol');
+  if (!registry.ops[id].variadic) dropGatedHoles(registry.ops[id], inputs, attrs);
   while (inputs.length && inputs[inputs.length - 1] === null) inputs.pop();
   const nodeName = currentNameManager().get(name, calledName.toLowerCase());
   const { keys, vals } = attrStrings(id, attrs);

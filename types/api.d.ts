@@ -432,6 +432,7 @@ export declare namespace gluon {
     const PoissonNLLLoss: Ctor<_Loss, 'gluon.loss.PoissonNLLLoss'>;
     const CosineEmbeddingLoss: Ctor<_Loss, 'gluon.loss.CosineEmbeddingLoss'>;
     const SDMLLoss: Ctor<_Loss, 'gluon.loss.SDMLLoss'>;
+    const CTCLoss: Ctor<_Loss, 'gluon.loss.CTCLoss'>;
   }
   namespace data {
     export type Dataset<T = unknown> = _Dataset<T>;

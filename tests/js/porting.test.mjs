@@ -234,6 +234,9 @@ test('rule 6: hybridForward(F, a, b = null, params): net(a) passes b = null and 
   net2.initialize();
   net2.hybridize();
   assert.deepEqual(net2(a, b).toArray(), [[11, 22, 33], [12, 24, 36]]);
+  // then with fewer inputs: traced again, and called with the new graph's one input
+  assert.deepEqual(net2(a).toArray(), [[1, 2, 3], [2, 4, 6]]);
+  assert.deepEqual(net2(a, b).toArray(), [[11, 22, 33], [12, 24, 36]]);
 });
 
 test('rule 6: numbers and strings pass through to hybridForward un-hybridized; hybridized they are refused as Gluon does', () => {
