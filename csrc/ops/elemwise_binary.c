@@ -107,6 +107,19 @@ static inline double power_d(double a, double b) { return pow(a, b); }
 static inline int64_t power_i(int64_t a, int64_t b) { return sat_i64(pow((double)a, (double)b)); }
 static inline uint64_t power_u(uint64_t a, uint64_t b) { return sat_u64(pow((double)a, (double)b)); }
 
+/* mshadow_op::smooth_l1_loss, b the scalar sigma: 0.5 (b a)^2 where |a| < 1 / b^2, else |a| - 0.5 / b^2
+ * (in float for float32, with MXNet's operation order). */
+static inline float smooth_l1_f(float a, float b) {
+  const float bsq = b * b, ibsq = 1.0f / bsq;
+  return a > ibsq ? a - 0.5f * ibsq : (a < -ibsq ? -a - 0.5f * ibsq : 0.5f * a * a * bsq);
+}
+static inline double smooth_l1_d(double a, double b) {
+  const double bsq = b * b, ibsq = 1.0 / bsq;
+  return a > ibsq ? a - 0.5 * ibsq : (a < -ibsq ? -a - 0.5 * ibsq : 0.5 * a * a * bsq);
+}
+static inline int64_t smooth_l1_i(int64_t a, int64_t b) { return sat_i64(smooth_l1_d((double)a, (double)b)); }
+static inline uint64_t smooth_l1_u(uint64_t a, uint64_t b) { return sat_u64(smooth_l1_d((double)a, (double)b)); }
+
 static inline float hypot_f(float a, float b) { return hypotf(a, b); }
 static inline double hypot_d(double a, double b) { return hypot(a, b); }
 static inline int64_t hypot_i(int64_t a, int64_t b) { return sat_i64(hypot((double)a, (double)b)); }
@@ -173,7 +186,7 @@ MATH_ANY_TYPE(logical_xor, (a != 0) != (b != 0))
   X(minimum)                \
   X(equal)                  \
   X(not_equal) X(greater) X(greater_equal) X(lesser) X(lesser_equal) X(logical_and) X(logical_or) X(logical_xor)
-#define BINARY_MATH_SCALAR(X) X(mod) X(hypot)
+#define BINARY_MATH_SCALAR(X) X(mod) X(hypot) X(smooth_l1)
 
 /* ---- 2. row kernels --------------------------------------------------------------------------- */
 /* o[i] = f(a[i*sa], b[i*sb]) for i < n, sa and sb in {0, 1}. Four loops so that each one is a
@@ -245,6 +258,7 @@ typedef struct binary_kernels {
 #define COST_mod MXW_COST_MATH
 #define COST_power MXW_COST_MATH
 #define COST_hypot MXW_COST_MATH
+#define COST_smooth_l1 MXW_COST_DIV
 #define COST_equal MXW_COST_CHEAP
 #define COST_not_equal MXW_COST_CHEAP
 #define COST_greater MXW_COST_CHEAP
@@ -693,6 +707,14 @@ static int grad_s_hypot(mxw_grad_ctx *g) { /* dx = g * x / y */
   mxw_gid og = mxw_grad_ograd(g, 0), x = mxw_grad_in(g, 0), y = mxw_grad_out(g, 0);
   return mxw_grad_set(g, 0, GOP("elemwise_mul", GOP("elemwise_div", og, y), x));
 }
+/* smooth_l1: dx = g * clip(s^2 x, -1, 1) (MXNet's smooth_l1_gradient: s^2 x inside |x| < 1 / s^2,
+ * sign(x) outside), from differentiable ops, so the second order follows */
+static int grad_s_smooth_l1(mxw_grad_ctx *g) {
+  const double s = gscalar(g);
+  mxw_gid d = mxw_grad_op(g, "clip", MXW_KV("a_min", "-1", "a_max", "1"),
+                          MXW_GIDS(scalar_op(g, "_mul_scalar", s * s, mxw_grad_in(g, 0))));
+  return mxw_grad_set(g, 0, GOP("elemwise_mul", mxw_grad_ograd(g, 0), d));
+}
 static int grad_add_n(mxw_grad_ctx *g) {
   for (int i = 0; i < mxw_grad_num_inputs(g); i++) MXW_TRY(mxw_grad_set(g, i, mxw_grad_ograd(g, 0)));
   return 0;
@@ -798,6 +820,9 @@ SCALAR_OP(_rpower_scalar, power, 1, ALIASES("_RPowerScalar"), "scalar ^ data", G
 SCALAR_OP(_maximum_scalar, maximum, 0, ALIASES("_MaximumScalar"), "data > scalar ? data : scalar", GRAD(grad_s_maximum))
 SCALAR_OP(_minimum_scalar, minimum, 0, ALIASES("_MinimumScalar"), "data < scalar ? data : scalar", GRAD(grad_s_minimum))
 SCALAR_OP(_hypot_scalar, hypot, 0, ALIASES("_HypotScalar"), "sqrt(data^2 + scalar^2)", GRAD(grad_s_hypot))
+SCALAR_OP(smooth_l1, smooth_l1, 0, NULL,
+          "smooth L1 with sigma = scalar: 0.5 (scalar x)^2 where |x| < 1 / scalar^2, else |x| - 0.5 / scalar^2",
+          GRAD(grad_s_smooth_l1))
 SCALAR_OP(_equal_scalar, equal, 0, ALIASES("_EqualScalar"), "1 where data == scalar, else 0", NO_GRAD)
 SCALAR_OP(_not_equal_scalar, not_equal, 0, ALIASES("_NotEqualScalar"), "1 where data != scalar, else 0", NO_GRAD)
 SCALAR_OP(_greater_scalar, greater, 0, ALIASES("_GreaterScalar"), "1 where data > scalar, else 0", NO_GRAD)
@@ -834,6 +859,6 @@ MXW_FAMILY(elemwise_binary, &op_broadcast_add, &op_broadcast_sub, &op_broadcast_
            &op__greater_equal, &op__lesser, &op__lesser_equal, &op__logical_and, &op__logical_or, &op__logical_xor,
            &op__plus_scalar, &op__minus_scalar, &op__rminus_scalar, &op__mul_scalar, &op__div_scalar, &op__rdiv_scalar,
            &op__mod_scalar, &op__rmod_scalar, &op__power_scalar, &op__rpower_scalar, &op__maximum_scalar,
-           &op__minimum_scalar, &op__hypot_scalar, &op__equal_scalar, &op__not_equal_scalar, &op__greater_scalar,
-           &op__greater_equal_scalar, &op__lesser_scalar, &op__lesser_equal_scalar, &op__logical_and_scalar,
-           &op__logical_or_scalar, &op__logical_xor_scalar, &op_add_n);
+           &op__minimum_scalar, &op__hypot_scalar, &op_smooth_l1, &op__equal_scalar, &op__not_equal_scalar,
+           &op__greater_scalar, &op__greater_equal_scalar, &op__lesser_scalar, &op__lesser_equal_scalar,
+           &op__logical_and_scalar, &op__logical_or_scalar, &op__logical_xor_scalar, &op_add_n);

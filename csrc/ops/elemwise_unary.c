@@ -291,6 +291,7 @@ BWD_IN(log10, g / (a * (float)M_LN10), g / (a * M_LN10), MXW_COST_DIV)
 BWD_OUT(sqrt, g *(0.5f / a), g *(0.5 / a), MXW_COST_DIV)
 BWD_IN(rsqrt, g *(-0.5f / (sqrtf(a) * a)), g *(-0.5 / (sqrt(a) * a)), MXW_COST_DIV)
 BWD_OUT(cbrt, g *(1.f / (3.f * a * a)), g *(1.0 / (3.0 * a * a)), MXW_COST_DIV)
+BWD_IN(rcbrt, g *(-1.f / (3.f * cbrtf(a) * a)), g *(-1.0 / (3.0 * cbrt(a) * a)), MXW_COST_MATH)
 BWD_IN(square, g *(2.f * a), g *(2.0 * a), MXW_COST_CHEAP)
 BWD_IN(reciprocal, g *(-1.f / (a * a)), g *(-1.0 / (a * a)), MXW_COST_DIV)
 BWD_IN_F32(abs, g *(float)sign_grad_d(a), g *sign_grad_d(a), MXW_COST_CHEAP, sign_grad_f32)
@@ -347,12 +348,13 @@ SECOND(log, -1.f / (a * a), -1.0 / (a * a), MXW_COST_DIV)     /* f1 = 1 / x */
 SECOND(log1p, -1.f / ((1.f + a) * (1.f + a)), -1.0 / ((1.0 + a) * (1.0 + a)), MXW_COST_DIV)
 SECOND(log2, -1.f / (a * a * (float)M_LN2), -1.0 / (a * a * M_LN2), MXW_COST_DIV)
 SECOND(log10, -1.f / (a * a * (float)M_LN10), -1.0 / (a * a * M_LN10), MXW_COST_DIV)
-SECOND(sqrt, -0.5f / (a * a), -0.5 / (a * a), MXW_COST_DIV)                       /* f1(y) = 1 / 2y */
-SECOND(rsqrt, 0.75f / (a * a * sqrtf(a)), 0.75 / (a * a * sqrt(a)), MXW_COST_DIV) /* f1 = -x^-1.5 / 2 */
-SECOND(cbrt, -2.f / (3.f * a * a * a), -2.0 / (3.0 * a * a * a), MXW_COST_DIV)    /* f1(y) = 1 / 3y^2 */
-SECOND(square, 2.f, 2.0, MXW_COST_CHEAP)                                          /* f1 = 2x */
-SECOND(reciprocal, 2.f / (a * a * a), 2.0 / (a * a * a), MXW_COST_DIV)            /* f1 = -1 / x^2 */
-SECOND_ZERO(abs)                                                                  /* f1 = sign(x) */
+SECOND(sqrt, -0.5f / (a * a), -0.5 / (a * a), MXW_COST_DIV)                                 /* f1(y) = 1 / 2y */
+SECOND(rsqrt, 0.75f / (a * a * sqrtf(a)), 0.75 / (a * a * sqrt(a)), MXW_COST_DIV)           /* f1 = -x^-1.5 / 2 */
+SECOND(cbrt, -2.f / (3.f * a * a * a), -2.0 / (3.0 * a * a * a), MXW_COST_DIV)              /* f1(y) = 1 / 3y^2 */
+SECOND(rcbrt, 4.f / (9.f * a * a * cbrtf(a)), 4.0 / (9.0 * a * a * cbrt(a)), MXW_COST_MATH) /* f1 = -x^(-4/3) / 3 */
+SECOND(square, 2.f, 2.0, MXW_COST_CHEAP)                                                    /* f1 = 2x */
+SECOND(reciprocal, 2.f / (a * a * a), 2.0 / (a * a * a), MXW_COST_DIV)                      /* f1 = -1 / x^2 */
+SECOND_ZERO(abs)                                                                            /* f1 = sign(x) */
 SECOND(erf, (float)(-4.0 / sqrt(M_PI)) * a * expf(-(a * a)), (-4.0 / sqrt(M_PI)) * a * exp(-(a * a)), MXW_COST_MATH)
 SECOND(softsign, -2.f * (float)sign_grad_d(a) / ((1.f + fabsf(a)) * (1.f + fabsf(a)) * (1.f + fabsf(a))),
        -2.0 * sign_grad_d(a) / ((1.0 + fabs(a)) * (1.0 + fabs(a)) * (1.0 + fabs(a))), MXW_COST_DIV)
@@ -460,6 +462,7 @@ UNARY_OP(log10, ALIASES("_npi_log10"), log10f(x), log10(x), "base-10 logarithm",
 UNARY_OP(sqrt, ALIASES("_npi_sqrt"), sqrtf(x), sqrt(x), "square root", GRAD(grad_sqrt), MXW_COST_DIV)
 UNARY_OP(rsqrt, NULL, 1.f / sqrtf(x), 1.0 / sqrt(x), "1 / sqrt(x)", GRAD(grad_rsqrt), MXW_COST_DIV)
 UNARY_OP(cbrt, ALIASES("_npi_cbrt"), cbrtf(x), cbrt(x), "cube root", GRAD(grad_cbrt), MXW_COST_MATH)
+UNARY_OP(rcbrt, NULL, 1.f / cbrtf(x), 1.0 / cbrt(x), "1 / cbrt(x)", GRAD(grad_rcbrt), MXW_COST_MATH)
 UNARY_OP(square, ALIASES("_npi_square"), x *x, x *x, "x * x", GRAD(grad_square), MXW_COST_CHEAP)
 UNARY_OP(reciprocal, ALIASES("_npi_reciprocal"), 1.f / x, 1.0 / x, "1 / x", GRAD(grad_reciprocal), MXW_COST_DIV)
 UNARY_OP(abs, ALIASES("_npi_absolute"), fabsf(x), fabs(x), "|x|", GRAD(grad_abs), MXW_COST_CHEAP)
@@ -897,21 +900,21 @@ static const mxw_op_def op_backward_Activation = {
     .gradient = grad_backward_Activation};
 
 MXW_FAMILY(elemwise_unary, &op_relu, &op_sigmoid, &op_tanh, &op_exp, &op_expm1, &op_log, &op_log1p, &op_log2, &op_log10,
-           &op_sqrt, &op_rsqrt, &op_cbrt, &op_square, &op_reciprocal, &op_abs, &op_negative, &op_sign, &op_floor,
-           &op_ceil, &op_round, &op_rint, &op_fix, &op_trunc, &op_erf, &op_softsign, &op_sin, &op_cos, &op_tan,
-           &op_arcsin, &op_arccos, &op_arctan, &op_sinh, &op_cosh, &op_arcsinh, &op_arccosh, &op_arctanh, &op_gamma,
-           &op_gammaln, &op_degrees, &op_radians, &op_logical_not, &op__copy, &op_BlockGrad, &op_make_loss,
+           &op_sqrt, &op_rsqrt, &op_cbrt, &op_rcbrt, &op_square, &op_reciprocal, &op_abs, &op_negative, &op_sign,
+           &op_floor, &op_ceil, &op_round, &op_rint, &op_fix, &op_trunc, &op_erf, &op_softsign, &op_sin, &op_cos,
+           &op_tan, &op_arcsin, &op_arccos, &op_arctan, &op_sinh, &op_cosh, &op_arcsinh, &op_arccosh, &op_arctanh,
+           &op_gamma, &op_gammaln, &op_degrees, &op_radians, &op_logical_not, &op__copy, &op_BlockGrad, &op_make_loss,
            &op_zeros_like, &op_ones_like, &op_hard_sigmoid, &op_Activation, &op_backward_relu, &op_backward_sigmoid,
            &op_backward_tanh, &op_backward_expm1, &op_backward_log, &op_backward_log1p, &op_backward_log2,
-           &op_backward_log10, &op_backward_sqrt, &op_backward_rsqrt, &op_backward_cbrt, &op_backward_square,
-           &op_backward_reciprocal, &op_backward_abs, &op_backward_erf, &op_backward_softsign, &op_backward_sin,
-           &op_backward_cos, &op_backward_tan, &op_backward_arcsin, &op_backward_arccos, &op_backward_arctan,
-           &op_backward_sinh, &op_backward_cosh, &op_backward_arcsinh, &op_backward_arccosh, &op_backward_arctanh,
-           &op_backward_gamma, &op_backward_gammaln, &op_backward_degrees, &op_backward_radians,
+           &op_backward_log10, &op_backward_sqrt, &op_backward_rsqrt, &op_backward_cbrt, &op_backward_rcbrt,
+           &op_backward_square, &op_backward_reciprocal, &op_backward_abs, &op_backward_erf, &op_backward_softsign,
+           &op_backward_sin, &op_backward_cos, &op_backward_tan, &op_backward_arcsin, &op_backward_arccos,
+           &op_backward_arctan, &op_backward_sinh, &op_backward_cosh, &op_backward_arcsinh, &op_backward_arccosh,
+           &op_backward_arctanh, &op_backward_gamma, &op_backward_gammaln, &op_backward_degrees, &op_backward_radians,
            &op_backward_hard_sigmoid, &op_backward_Activation, &op_backward_grad_sigmoid, &op_backward_grad_tanh,
            &op_backward_grad_expm1, &op_backward_grad_log, &op_backward_grad_log1p, &op_backward_grad_log2,
            &op_backward_grad_log10, &op_backward_grad_sqrt, &op_backward_grad_rsqrt, &op_backward_grad_cbrt,
-           &op_backward_grad_square, &op_backward_grad_reciprocal, &op_backward_grad_erf, &op_backward_grad_softsign,
-           &op_backward_grad_sin, &op_backward_grad_cos, &op_backward_grad_tan, &op_backward_grad_arcsin,
-           &op_backward_grad_arccos, &op_backward_grad_arctan, &op_backward_grad_sinh, &op_backward_grad_cosh,
-           &op_backward_grad_arcsinh, &op_backward_grad_arccosh, &op_backward_grad_arctanh);
+           &op_backward_grad_rcbrt, &op_backward_grad_square, &op_backward_grad_reciprocal, &op_backward_grad_erf,
+           &op_backward_grad_softsign, &op_backward_grad_sin, &op_backward_grad_cos, &op_backward_grad_tan,
+           &op_backward_grad_arcsin, &op_backward_grad_arccos, &op_backward_grad_arctan, &op_backward_grad_sinh,
+           &op_backward_grad_cosh, &op_backward_grad_arcsinh, &op_backward_grad_arccosh, &op_backward_grad_arctanh);

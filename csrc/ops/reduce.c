@@ -1366,6 +1366,109 @@ static const mxw_op_def op_backward_pick = {
     .forward = fwd_backward_pick,
     .gradient = grad2_pick};
 
+/* ==== moments ================================================================================ */
+/* mean and var = mean((x - mean)^2) over `axes` (MXNet 1.9.1's moments-inl.h: the mean, then the
+ * squared deviations reduced the same way), both of the reduced shape. */
+typedef struct {
+  mxw_tuple axes;
+  int keepdims;
+} MomentsParam;
+
+static const mxw_attr_spec k_moments_attrs[] = {
+    MXW_A_OPT_SHAPE("axes", MomentsParam, axes, "None", "axes to reduce; None reduces all"),
+    MXW_A_BOOL("keepdims", MomentsParam, keepdims, "False", "keep reduced axes as size-1 dims"),
+};
+
+static int infer_moments(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const MomentsParam *p = (const MomentsParam *)param;
+  (void)nin;
+  (void)nout;
+  MXW_TRY(infer_reduce_shape(&p->axes, 0, p->keepdims, &in[0], &out[0]));
+  MXW_TRY(mxw_shape_assign(&out[1], &out[0], "var"));
+  return mxw_shape_assign(&out[0], &out[1], "mean");
+}
+
+static int fwd_moments(const mxw_op_call *c) {
+  const MomentsParam *p = (const MomentsParam *)c->param;
+  const mxw_tensor *x = &c->inputs[0];
+  MXW_CHECK(x->dtype == MXW_FLOAT32 || x->dtype == MXW_FLOAT64, "data must be a floating-point array, got %s",
+            mxw_dtype_name(x->dtype));
+  const reduce_kind mean = {COMB_SUM, MAP_ID, POST_MEAN};
+  mxw_op_call cm = *c;
+  cm.num_outputs = 1;
+  MXW_TRY(reduce_forward(&cm, mean, &p->axes, 0));
+  const int64_t n = mxw_tensor_size(x);
+  const int f32 = x->dtype == MXW_FLOAT32;
+  void *dev = malloc((size_t)(n > 0 ? n : 1) * (f32 ? sizeof(float) : sizeof(double)));
+  if (!dev) return mxw_fail("out of memory for the squared deviations (%lld elements)", (long long)n);
+  if (n > 0 && mxw_tensor_size(&c->outputs[0]) > 0) {
+    uint8_t reduced[MXW_MAX_NDIM];
+    if (resolve_axes(&p->axes, 0, &x->shape, reduced) != 0) {
+      free(dev);
+      return -1;
+    }
+    bcast_map m;
+    make_bcast_map(&x->shape, reduced, &m);
+    const int64_t rows = n / m.size[m.nb - 1];
+    if (f32) {
+      const float *xs = (const float *)x->data, *mu = (const float *)c->outputs[0].data;
+      float *d = (float *)dev;
+      BCAST_FOR(&m, 0, rows, {
+        const float e = xs[i] - mu[o];
+        d[i] = e * e;
+      });
+    } else {
+      const double *xs = (const double *)x->data, *mu = (const double *)c->outputs[0].data;
+      double *d = (double *)dev;
+      BCAST_FOR(&m, 0, rows, {
+        const double e = xs[i] - mu[o];
+        d[i] = e * e;
+      });
+    }
+  }
+  mxw_tensor dt = *x;
+  dt.data = dev;
+  mxw_op_call cv = *c;
+  cv.inputs = &dt;
+  cv.num_inputs = 1;
+  cv.outputs = &c->outputs[1];
+  cv.num_outputs = 1;
+  const int rc = reduce_forward(&cv, mean, &p->axes, 0);
+  free(dev);
+  return rc;
+}
+
+/* dx = gmean / N + 2 (x - mean) gvar / N, from differentiable ops (so second order follows):
+ * _backward_mean(gmean, x) + 2 (x - _backward_sum(mean, x)) _backward_mean(gvar, x). */
+static int grad_moments(mxw_grad_ctx *g) {
+  const MomentsParam *p = (const MomentsParam *)mxw_grad_param(g);
+  char axes[160] = "None";
+  if (p->axes.ndim >= 0) tuple_str(&p->axes, axes, sizeof axes);
+  const char *const *kv = MXW_KV("axis", axes, "keepdims", p->keepdims ? "True" : "False");
+  const mxw_gid x = mxw_grad_in(g, 0);
+  const mxw_gid dm = mxw_grad_op(g, "_backward_mean", kv, MXW_GIDS(mxw_grad_ograd(g, 0), x));
+  const mxw_gid gv = mxw_grad_op(g, "_backward_mean", kv, MXW_GIDS(mxw_grad_ograd(g, 1), x));
+  const mxw_gid centred = mxw_grad_op(
+      g, "elemwise_sub", NULL, MXW_GIDS(x, mxw_grad_op(g, "_backward_sum", kv, MXW_GIDS(mxw_grad_out(g, 0), x))));
+  const mxw_gid dv = mxw_grad_op(g, "_mul_scalar", MXW_KV("scalar", "2"), MXW_GIDS(mxw_grad_mul(g, centred, gv)));
+  return mxw_grad_set(g, 0, mxw_grad_op(g, "elemwise_add", NULL, MXW_GIDS(dm, dv)));
+}
+
+static const mxw_op_def op_moments = {
+    .name = "moments",
+    .doc = MXW_DOC("mean and variance (mean of squared deviations) over the given axes"),
+    .attrs = k_moments_attrs,
+    .num_attrs = 2,
+    .param_size = sizeof(MomentsParam),
+    .num_inputs = 1,
+    .input_names = k_data,
+    .num_outputs = 2,
+    .infer_shape = infer_moments,
+    .half_as_f32 = 1,
+    .forward = fwd_moments,
+    .gradient = grad_moments,
+};
+
 MXW_FAMILY(reduce, &op_sum, &op_mean, &op_max, &op_min, &op_prod, &op_nansum, &op_nanprod, &op_norm, &op_argmax,
-           &op_argmin, &op_pick, &op_backward_sum, &op_backward_mean, &op_backward_max, &op_backward_min,
+           &op_argmin, &op_pick, &op_moments, &op_backward_sum, &op_backward_mean, &op_backward_max, &op_backward_min,
            &op_backward_prod, &op_backward_nansum, &op_backward_nanprod, &op_backward_norm, &op_backward_pick);

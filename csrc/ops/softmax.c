@@ -1,6 +1,6 @@
 /* softmax.c -- softmax along an axis and the output layers built on it (ops.md §2), forward
  * and backward:
- *   softmax (_npx_softmax), log_softmax (_npx_log_softmax), SoftmaxActivation,
+ *   softmax (_npx_softmax), log_softmax (_npx_log_softmax), softmin, SoftmaxActivation,
  *   SoftmaxOutput (Softmax), LinearRegressionOutput, LogisticRegressionOutput,
  *   MAERegressionOutput.
  * Gradients (MXNet's FGradients, see "gradients" below): softmax-type ops through
@@ -524,6 +524,31 @@ static int softmax_forward(const mxw_op_call *c, int log) {
 static int fwd_softmax(const mxw_op_call *c) { return softmax_forward(c, 0); }
 static int fwd_log_softmax(const mxw_op_call *c) { return softmax_forward(c, 1); }
 
+/* softmin = softmax of -data (MXNet's SoftmaxCompute with negate): the softmax kernel on a negated
+ * copy (float32, or double for the other dtypes), which keeps its max subtraction exact. */
+static int fwd_softmin(const mxw_op_call *c) {
+  const mxw_tensor *in = &c->inputs[0];
+  const int64_t n = mxw_tensor_size(in);
+  const int f32 = in->dtype == MXW_FLOAT32;
+  void *buf = malloc((size_t)(n > 0 ? n : 1) * (f32 ? sizeof(float) : sizeof(double)));
+  if (!buf) return mxw_fail("out of memory for the negated data (%lld elements)", (long long)n);
+  if (f32) {
+    for (int64_t i = 0; i < n; i++) ((float *)buf)[i] = -((const float *)in->data)[i];
+  } else {
+    for (int64_t i = 0; i < n; i++) ((double *)buf)[i] = -mxw_load_f64(in->data, in->dtype, i);
+  }
+  mxw_tensor ins[2];
+  ins[0] = *in;
+  ins[0].data = buf;
+  ins[0].dtype = f32 ? MXW_FLOAT32 : MXW_FLOAT64;
+  if (c->num_inputs > 1) ins[1] = c->inputs[1];
+  mxw_op_call neg = *c;
+  neg.inputs = ins;
+  const int rc = softmax_forward(&neg, 0);
+  free(buf);
+  return rc;
+}
+
 /* Gradient (MXNet's SoftmaxFGradient): _backward_softmax / _backward_log_softmax(ograd, output
  * [, data][, length]) -- data only when `dtype` overrides the output dtype (it gives dx's dtype),
  * length when use_length (entries past it get 0; the length itself gets no gradient). */
@@ -565,7 +590,7 @@ static int softmax_backward(const mxw_op_call *c, int log) {
 static int fwd_backward_softmax(const mxw_op_call *c) { return softmax_backward(c, 0); }
 static int fwd_backward_log_softmax(const mxw_op_call *c) { return softmax_backward(c, 1); }
 
-static int grad_softmax_with(mxw_grad_ctx *g, const char *op) {
+static int grad_softmax_with(mxw_grad_ctx *g, const char *op, int negate) {
   const SoftmaxParam *p = (const SoftmaxParam *)mxw_grad_param(g);
   mxw_gid in[4], dx;
   int nin = 0;
@@ -574,10 +599,13 @@ static int grad_softmax_with(mxw_grad_ctx *g, const char *op) {
   if (softmax_has_dtype(p)) in[nin++] = mxw_grad_in(g, 0);
   if (softmax_uses_length(p)) in[nin++] = mxw_grad_in(g, 1);
   MXW_TRY(mxw_grad_op_fwd(g, op, in, nin, &dx, 1));
+  if (negate) dx = mxw_grad_op(g, "negative", NULL, MXW_GIDS(dx));
   return mxw_grad_set(g, 0, dx);
 }
-static int grad_softmax(mxw_grad_ctx *g) { return grad_softmax_with(g, "_backward_softmax"); }
-static int grad_log_softmax(mxw_grad_ctx *g) { return grad_softmax_with(g, "_backward_log_softmax"); }
+static int grad_softmax(mxw_grad_ctx *g) { return grad_softmax_with(g, "_backward_softmax", 0); }
+static int grad_log_softmax(mxw_grad_ctx *g) { return grad_softmax_with(g, "_backward_log_softmax", 0); }
+/* softmin y = softmax(-x / T): dx = -_backward_softmax(g, y) */
+static int grad_softmin(mxw_grad_ctx *g) { return grad_softmax_with(g, "_backward_softmax", 1); }
 
 static const mxw_op_def op_softmax = {
     .name = "softmax",
@@ -610,6 +638,20 @@ static const mxw_op_def op_log_softmax = {.name = "log_softmax",
                                           .half_as_f32 = 1,
                                           .forward = fwd_log_softmax,
                                           .gradient = grad_log_softmax};
+static const mxw_op_def op_softmin = {.name = "softmin",
+                                      .doc = MXW_DOC("softmax of -x along an axis: exp((min - x) / T) / sum"),
+                                      .attrs = k_softmax_attrs,
+                                      .num_attrs = 4,
+                                      .param_size = sizeof(SoftmaxParam),
+                                      .num_inputs = 1,
+                                      .input_names = k_data_length,
+                                      .num_inputs_fn = softmax_num_inputs,
+                                      .num_outputs = 1,
+                                      .infer_shape = infer_softmax,
+                                      .infer_type = infer_softmax_type,
+                                      .half_as_f32 = 1,
+                                      .forward = fwd_softmin,
+                                      .gradient = grad_softmin};
 
 /* Second order (autograd.grad with create_graph), for the plain forms (no dtype, no length). With
  * s = sum(g y), the backward dx = y (g - s) / T (softmax) and dx = (g - exp(y) sum(g)) / T
@@ -1114,7 +1156,8 @@ REGRESSION_OP(LogisticRegressionOutput, fwd_logistic_output,
               "sigmoid forward; gradient (y - label) * grad_scale / num_output", "_backward_logistic_reg_out",
               fwd_backward_linear_reg)
 
-MXW_FAMILY(softmax, &op_softmax, &op_log_softmax, &op_SoftmaxActivation, &op_SoftmaxOutput, &op_LinearRegressionOutput,
-           &op_MAERegressionOutput, &op_LogisticRegressionOutput, &op_backward_softmax, &op_backward_log_softmax,
-           &op_backward_SoftmaxActivation, &op_backward_SoftmaxOutput, &op_backward_LinearRegressionOutput,
-           &op_backward_MAERegressionOutput, &op_backward_LogisticRegressionOutput);
+MXW_FAMILY(softmax, &op_softmax, &op_log_softmax, &op_softmin, &op_SoftmaxActivation, &op_SoftmaxOutput,
+           &op_LinearRegressionOutput, &op_MAERegressionOutput, &op_LogisticRegressionOutput, &op_backward_softmax,
+           &op_backward_log_softmax, &op_backward_SoftmaxActivation, &op_backward_SoftmaxOutput,
+           &op_backward_LinearRegressionOutput, &op_backward_MAERegressionOutput,
+           &op_backward_LogisticRegressionOutput);

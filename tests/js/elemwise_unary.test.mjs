@@ -25,6 +25,7 @@ const cases = [
   ['sqrt', pos, (t) => tf.sqrt(t)],
   ['rsqrt', pos, (t) => tf.rsqrt(t)],
   ['cbrt', pos, (t) => tf.pow(t, 1 / 3)],
+  ['rcbrt', pos, (t) => tf.pow(t, -1 / 3)],
   ['square', x, (t) => tf.square(t)],
   ['reciprocal', pos, (t) => tf.reciprocal(t)],
   ['abs', x, (t) => tf.abs(t)],

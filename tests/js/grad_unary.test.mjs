@@ -12,7 +12,7 @@ const u = (low, high, shape = S) => ({ shape, low, high });
 const DIFFERENTIABLE = {
   relu: [u(0.05, 1), u(-1, -0.05)], sigmoid: [u(-3, 3)], tanh: [u(-2, 2)], exp: [u(-2, 2)], expm1: [u(-2, 2)],
   log: [u(0.2, 3)], log1p: [u(-0.5, 2)], log2: [u(0.2, 3)], log10: [u(0.2, 3)], sqrt: [u(0.2, 3)],
-  rsqrt: [u(0.2, 3)], cbrt: [u(0.2, 3), u(-3, -0.2)], square: [u(-2, 2)], reciprocal: [u(0.3, 2), u(-2, -0.3)],
+  rsqrt: [u(0.2, 3)], cbrt: [u(0.2, 3), u(-3, -0.2)], rcbrt: [u(0.2, 3), u(-3, -0.2)], square: [u(-2, 2)], reciprocal: [u(0.3, 2), u(-2, -0.3)],
   abs: [u(0.1, 2), u(-2, -0.1)], negative: [u(-2, 2)], erf: [u(-2, 2)], softsign: [u(0.1, 2), u(-2, -0.1)],
   sin: [u(-3, 3)], cos: [u(-3, 3)], tan: [u(-1.2, 1.2)], arcsin: [u(-0.9, 0.9)], arccos: [u(-0.9, 0.9)],
   arctan: [u(-3, 3)], sinh: [u(-2, 2)], cosh: [u(-2, 2)], arcsinh: [u(-3, 3)], arccosh: [u(1.2, 3)],
@@ -58,6 +58,7 @@ test('the _backward_* kernels match MXNet\'s derivative formulas (float32 and fl
     ['log2', 'in', [0.2, 3], (x) => 1 / (x * Math.LN2)], ['log10', 'in', [0.2, 3], (x) => 1 / (x * Math.LN10)],
     ['sqrt', 'out', [0.2, 3], (y) => 0.5 / y], ['rsqrt', 'in', [0.2, 3], (x) => -0.5 / (Math.sqrt(x) * x)],
     ['cbrt', 'out', [0.2, 3], (y) => 1 / (3 * y * y)], ['square', 'in', [-2, 2], (x) => 2 * x],
+    ['rcbrt', 'in', [0.2, 3], (x) => -1 / (3 * Math.cbrt(x) * x)],
     ['reciprocal', 'in', [0.3, 2], (x) => -1 / (x * x)], ['abs', 'in', [-2, 2], Math.sign],
     ['erf', 'in', [-2, 2], (x) => (2 / Math.sqrt(Math.PI)) * Math.exp(-x * x)],
     ['softsign', 'in', [-2, 2], (x) => 1 / (1 + Math.abs(x)) ** 2], ['sin', 'in', [-3, 3], Math.cos],
