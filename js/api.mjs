@@ -102,6 +102,10 @@ helpers.image = imageNamespace(generated);
 const contribNamespace = (ops) => Object.freeze(Object.fromEntries(
   Object.entries(ops).filter(([k]) => k.startsWith('_contrib_')).map(([k, f]) => [k.slice(9), f])));
 helpers.contrib = Object.freeze({ ...contribNamespace(generated), ...ndControlFlow }); // + foreach, while_loop, cond
+// ... and the _linalg_* ops as nd.linalg.gemm2, F.linalg.potrf, ... (ndarray/linalg.py)
+const linalgNamespace = (ops) => Object.freeze(Object.fromEntries(
+  Object.entries(ops).filter(([k]) => k.startsWith('_linalg_')).map(([k, f]) => [k.slice(8), f])));
+helpers.linalg = linalgNamespace(generated);
 // (Object.assign, not an object spread: a spread of ~900 names gives each its own hidden-class
 // transition, ~3 ms of the import each for nd and sym; assign builds a dictionary at once)
 export const nd = Object.freeze(Object.assign({}, helpers, generated, Object.fromEntries(
@@ -120,6 +124,7 @@ const symHelpers = {
 };
 symHelpers.image = imageNamespace(symGenerated);
 symHelpers.contrib = Object.freeze({ ...contribNamespace(symGenerated), ...symControlFlow });
+symHelpers.linalg = linalgNamespace(symGenerated);
 Object.assign(symHelpers, symCreation(symGenerated)); // sym.zeros, ones, full, arange, linspace, eye
 export const sym = Object.freeze(Object.assign({}, symGenerated, symHelpers)); // (assign: as nd)
 export const symbol = sym;

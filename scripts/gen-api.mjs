@@ -354,7 +354,7 @@ const ndHelperDecls = {
   load: '(source: Source, options?: LoadOptions) => Promise<NDArray[] | Record<string, NDArray>>',
   loadBytes: '(bytes: Uint8Array | ArrayBuffer, options?: { maxBytes?: number; max_bytes?: number }) => NDArray[] | Record<string, NDArray>',
   random: 'typeof random',
-  image: 'NdImageOps', contrib: 'NdContribOps',
+  image: 'NdImageOps', contrib: 'NdContribOps', linalg: 'NdLinalgOps',
 };
 for (const f of ['add', 'subtract', 'multiply', 'divide', 'true_divide', 'modulo', 'power', 'maximum', 'minimum', 'equal',
   'not_equal', 'greater', 'greater_equal', 'lesser', 'lesser_equal', 'logical_and', 'logical_or', 'logical_xor']) {
@@ -364,7 +364,7 @@ const symHelperDecls = {
   Symbol: 'typeof Symbol', var: 'SymVar', Variable: 'SymVar', Group: '(symbols: Symbol[]) => Symbol',
   fromJSON: '(json: string) => Symbol', load_json: '(json: string) => Symbol', loadJSON: '(json: string) => Symbol',
   load: '(source: Source, options?: LoadOptions) => Promise<Symbol>', image: 'SymImageOps', contrib: 'SymContribOps',
-  zeros: "(...args: Args<'sym.zeros'>) => Symbol", ones: "(...args: Args<'sym.ones'>) => Symbol",
+  linalg: 'SymLinalgOps', zeros: "(...args: Args<'sym.zeros'>) => Symbol", ones: "(...args: Args<'sym.ones'>) => Symbol",
   full: "(...args: Args<'sym.full'>) => Symbol", arange: "(...args: Args<'sym.arange'>) => Symbol",
   linspace: "(...args: Args<'sym.linspace'>) => Symbol", eye: "(...args: Args<'sym.eye'>) => Symbol",
 };
@@ -384,9 +384,11 @@ for (const [ns, decls, winners] of [['nd', ndHelperDecls, 'registry'], ['sym', s
   }
 }
 // nd.image / sym.image: the _image_* ops without their prefix (ndarray/image.py); nd.contrib /
-// sym.contrib likewise the _contrib_* ops (ndarray/contrib.py)
+// sym.contrib likewise the _contrib_* ops (ndarray/contrib.py), nd.linalg / sym.linalg the _linalg_*
+// ops (ndarray/linalg.py)
 for (const [prefix, kinds] of [['_image_', [['NDArray', 'NdImageOps'], ['Symbol', 'SymImageOps']]],
-  ['_contrib_', [['NDArray', 'NdContribOps'], ['Symbol', 'SymContribOps']]]]) {
+  ['_contrib_', [['NDArray', 'NdContribOps'], ['Symbol', 'SymContribOps']]],
+  ['_linalg_', [['NDArray', 'NdLinalgOps'], ['Symbol', 'SymLinalgOps']]]]) {
   // every registered name with the prefix, aliases included (as the run-time namespace has them)
   const named = registry.ops.flatMap((o) => [o.name, ...o.aliases].filter((n) => n.startsWith(prefix)).map((n) => [n, o]));
   for (const [T, name] of kinds) {

@@ -1,0 +1,904 @@
+/* la_op.c -- MXNet 1.9.1's linear-algebra operators (src/operator/tensor/la_op.h, la_op.cc,
+ * la_op-inl.h), the ones Python reaches as mx.nd.linalg.* / F.linalg.*:
+ *   _linalg_gemm  (A, B, C): alpha op(A) op(B) + beta C    _linalg_gemm2 (A, B): alpha op(A) op(B)
+ *   _linalg_syrk  (A): alpha A A^T (A^T A with transpose)   _linalg_potrf (A): the Cholesky factor
+ *   _linalg_inverse, _linalg_det, _linalg_slogdet (sign, logabsdet), _linalg_sumlogdiag,
+ *   _linalg_extractdiag / _linalg_makediag (offset).
+ * Every op works on the last two axes as a batch of matrices (gemm / gemm2: `axis` names the rows'
+ * axis, the columns are the last). float32 and float64 (float16 through float32).
+ *
+ * Numerics: the products run through the package's GEMM (mxw_sgemm / mxw_dgemm) when the rows are
+ * the second-to-last axis, else through a strided loop in double; the factorizations (Cholesky,
+ * LU with partial pivoting as LAPACK's getrf) compute in double and store in the dtype. As MXNet,
+ * det and slogdet keep the LU factors and the (1-based) pivots as hidden outputs. A matrix that is
+ * not positive definite (potrf) or singular (inverse) is an error naming its index in the batch;
+ * det of a singular matrix is 0 and slogdet's (0, -inf).
+ *
+ * Gradients (la_op-inl.h's *_backward), built from these ops where MXNet's are products -- so they
+ * differentiate again:
+ *   gemm2 / gemm: dA, dB = gemm2 of the head gradient with the other operand (transposes kept),
+ *                 dC = beta G;
+ *   syrk:         dA = alpha (G + G^T) A  (A (G + G^T) with transpose);
+ *   inverse:      dA = -Y^T G Y^T, Y = A^-1;   det: dA = G det Y^T;   slogdet: dA = G_logabsdet Y^T;
+ *   sumlogdiag:   dA = makediag(G / diag(A));   extractdiag <-> makediag are each other's gradient;
+ *   potrf:        _backward_linalg_potrf(dL, L) = 0.5 L^-T copyLTU(L^T dL) L^-1 (symmetric, as
+ *                 MXNet: a symmetric perturbation of A), with no gradient of its own. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/mxw_core.h"
+#include "../kernels/gemm.h"
+
+#define ALIASES(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define SHAPE_STR(s, b) mxw_shape_str((s), (b), sizeof(b))
+typedef char shape_buf[160];
+
+static const char *const k_A[] = {"A", NULL};
+static const char *const k_AB[] = {"A", "B", NULL};
+static const char *const k_ABC[] = {"A", "B", "C", NULL};
+
+static int shape_known(const mxw_shape *s) {
+  if (s->ndim < 0) return 0;
+  for (int i = 0; i < s->ndim; i++)
+    if (s->dims[i] < 0) return 0;
+  return 1;
+}
+static int64_t batch_of(const mxw_shape *s, int drop) {
+  int64_t b = 1;
+  for (int i = 0; i < s->ndim - drop; i++) b *= s->dims[i];
+  return b;
+}
+static int float_dtype(const mxw_tensor *t, const char *what) {
+  MXW_CHECK(t->dtype == MXW_FLOAT32 || t->dtype == MXW_FLOAT64, "%s must be float32 or float64, got %s", what,
+            mxw_dtype_name(t->dtype));
+  return 0;
+}
+/* Strings of the attributes the gradients pass on. */
+static void fmt_double(char *buf, size_t n, double v) { snprintf(buf, n, "%.17g", v); }
+
+/* ==== gemm / gemm2 ============================================================================== */
+typedef struct {
+  int transpose_a, transpose_b;
+  double alpha, beta;
+  int64_t axis;
+} MacParam;
+
+static const mxw_attr_spec k_gemm_attrs[] = {
+    MXW_A_BOOL("transpose_a", MacParam, transpose_a, "False", "multiply with the transpose of A"),
+    MXW_A_BOOL("transpose_b", MacParam, transpose_b, "False", "multiply with the transpose of B"),
+    MXW_A_FLOAT("alpha", MacParam, alpha, "1", "scalar factor of A B"),
+    MXW_A_FLOAT("beta", MacParam, beta, "1", "scalar factor of C"),
+    MXW_A_INT("axis", MacParam, axis, "-2", "the axis of the matrix rows (the columns are the last axis)"),
+};
+/* gemm2's table: the same struct without beta (its default stays 1, unused) */
+static const mxw_attr_spec k_gemm2_attrs[] = {
+    MXW_A_BOOL("transpose_a", MacParam, transpose_a, "False", "multiply with the transpose of A"),
+    MXW_A_BOOL("transpose_b", MacParam, transpose_b, "False", "multiply with the transpose of B"),
+    MXW_A_FLOAT("alpha", MacParam, alpha, "1", "scalar factor of A B"),
+    MXW_A_INT("axis", MacParam, axis, "-2", "the axis of the matrix rows (the columns are the last axis)"),
+};
+
+/* The row axis of an ndim-D operand, checked (la_op.h: 0 <= axis < ndim - 1). */
+static int row_axis(const MacParam *p, int ndim, int *ax) {
+  const int64_t a = p->axis < 0 ? ndim + p->axis : p->axis;
+  MXW_CHECK(a >= 0 && a < ndim - 1, "invalid row axis %lld for %d-D operands", (long long)p->axis, ndim);
+  *ax = (int)a;
+  return 0;
+}
+
+static int infer_gemm(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const MacParam *p = (const MacParam *)param;
+  (void)nout;
+  if (!shape_known(&in[0]) || !shape_known(&in[1])) return 0;
+  shape_buf a, b;
+  const int nd = in[0].ndim;
+  MXW_CHECK(nd >= 2 && in[1].ndim == nd, "A %s and B %s must be matrices (or batches of them) of the same rank",
+            SHAPE_STR(&in[0], a), SHAPE_STR(&in[1], b));
+  int ax;
+  MXW_TRY(row_axis(p, nd, &ax));
+  mxw_shape o = in[0];
+  for (int i = 0; i < nd - 1; i++)
+    MXW_CHECK(i == ax || in[0].dims[i] == in[1].dims[i],
+              "A %s and B %s must have the same shape except on the row and column axes", SHAPE_STR(&in[0], a),
+              SHAPE_STR(&in[1], b));
+  const int64_t ka = p->transpose_a ? in[0].dims[ax] : in[0].dims[nd - 1];
+  const int64_t kb = p->transpose_b ? in[1].dims[nd - 1] : in[1].dims[ax];
+  MXW_CHECK(ka == kb, "incompatible matrix dimensions for multiplication: A %s%s, B %s%s", SHAPE_STR(&in[0], a),
+            p->transpose_a ? " (transposed)" : "", SHAPE_STR(&in[1], b), p->transpose_b ? " (transposed)" : "");
+  o.dims[ax] = p->transpose_a ? in[0].dims[nd - 1] : in[0].dims[ax];
+  o.dims[nd - 1] = p->transpose_b ? in[1].dims[ax] : in[1].dims[nd - 1];
+  MXW_TRY(mxw_shape_assign(&out[0], &o, "output"));
+  if (nin > 2) MXW_TRY(mxw_shape_assign(&in[2], &o, "C"));
+  return 0;
+}
+
+/* Element (r, c) of matrix `b` of an operand whose rows are axis `ax`: offsets by strides. */
+typedef struct {
+  int nd, ax;
+  int64_t dims[MXW_MAX_NDIM], strides[MXW_MAX_NDIM];
+} mat_layout;
+static void make_layout(const mxw_shape *s, int ax, mat_layout *l) {
+  l->nd = s->ndim;
+  l->ax = ax;
+  int64_t st = 1;
+  for (int i = s->ndim - 1; i >= 0; i--) {
+    l->dims[i] = s->dims[i];
+    l->strides[i] = st;
+    st *= s->dims[i];
+  }
+}
+/* Offset of batch item b (the dims other than ax and the last, in order). */
+static int64_t batch_offset(const mat_layout *l, int64_t b) {
+  int64_t off = 0;
+  for (int i = l->nd - 2; i >= 0; i--) {
+    if (i == l->ax) continue;
+    off += (b % l->dims[i]) * l->strides[i];
+    b /= l->dims[i];
+  }
+  return off;
+}
+
+/* out = alpha op(A) op(B) (+ beta C) over the batch. */
+static int gemm_run(const mxw_op_call *c, const MacParam *p, int with_c) {
+  const mxw_tensor *A = &c->inputs[0], *B = &c->inputs[1];
+  mxw_tensor *O = &c->outputs[0];
+  MXW_TRY(float_dtype(A, "A"));
+  const int nd = A->shape.ndim;
+  int ax;
+  MXW_TRY(row_axis(p, nd, &ax));
+  const int64_t M = O->shape.dims[ax], N = O->shape.dims[nd - 1];
+  const int64_t K = p->transpose_a ? A->shape.dims[ax] : A->shape.dims[nd - 1];
+  const double beta = with_c ? p->beta : 0.0;
+  const size_t es = (size_t)mxw_dtype_size(O->dtype);
+  if (with_c)
+    memcpy(O->data, c->inputs[2].data, (size_t)mxw_tensor_size(O) * es);
+  else
+    memset(O->data, 0, (size_t)mxw_tensor_size(O) * es);
+  int64_t batch = 1;
+  for (int i = 0; i < nd - 1; i++)
+    if (i != ax) batch *= A->shape.dims[i];
+  if (ax == nd - 2) { /* contiguous matrices: the GEMM */
+    const int64_t sa = A->shape.dims[nd - 2] * A->shape.dims[nd - 1],
+                  sb = B->shape.dims[nd - 2] * B->shape.dims[nd - 1];
+    const int64_t lda = A->shape.dims[nd - 1], ldb = B->shape.dims[nd - 1];
+    for (int64_t b = 0; b < batch; b++) {
+      int rc;
+      if (O->dtype == MXW_FLOAT32)
+        rc = mxw_sgemm(p->transpose_a, p->transpose_b, M, N, K, (float)p->alpha, (const float *)A->data + b * sa, lda,
+                       (const float *)B->data + b * sb, ldb, (float)beta, (float *)O->data + b * M * N, N);
+      else
+        rc = mxw_dgemm(p->transpose_a, p->transpose_b, M, N, K, p->alpha, (const double *)A->data + b * sa, lda,
+                       (const double *)B->data + b * sb, ldb, beta, (double *)O->data + b * M * N, N);
+      if (rc != 0) return -1;
+    }
+    return 0;
+  }
+  /* rows on another axis: strided, in double */
+  mat_layout la, lb, lo;
+  make_layout(&A->shape, ax, &la);
+  make_layout(&B->shape, ax, &lb);
+  make_layout(&O->shape, ax, &lo);
+  const int64_t ra = la.strides[ax], rb = lb.strides[ax], ro = lo.strides[ax];
+  for (int64_t b = 0; b < batch; b++) {
+    const int64_t oa = batch_offset(&la, b), ob = batch_offset(&lb, b), oo = batch_offset(&lo, b);
+    for (int64_t i = 0; i < M; i++)
+      for (int64_t j = 0; j < N; j++) {
+        double s = 0.0;
+        for (int64_t k = 0; k < K; k++) {
+          const int64_t ia = p->transpose_a ? oa + k * ra + i : oa + i * ra + k;
+          const int64_t ib = p->transpose_b ? ob + j * rb + k : ob + k * rb + j;
+          s += mxw_load_f64(A->data, A->dtype, ia) * mxw_load_f64(B->data, B->dtype, ib);
+        }
+        const int64_t io = oo + i * ro + j;
+        mxw_store_f64(O->data, O->dtype, io, p->alpha * s + beta * mxw_load_f64(O->data, O->dtype, io));
+      }
+  }
+  return 0;
+}
+static int fwd_gemm(const mxw_op_call *c) { return gemm_run(c, (const MacParam *)c->param, 1); }
+static int fwd_gemm2(const mxw_op_call *c) { return gemm_run(c, (const MacParam *)c->param, 0); }
+
+/* la_op-inl.h's gemm2_backward, as gemm2 nodes: dA = tA ? alpha op(B) G^T : alpha G op(B)^T,
+ * dB = tB ? alpha G^T op(A) : alpha op(A)^T G. */
+static mxw_gid gemm2_node(mxw_grad_ctx *g, mxw_gid a, mxw_gid b, int ta, int tb, double alpha, int64_t axis) {
+  char al[40], axs[24];
+  fmt_double(al, sizeof al, alpha);
+  snprintf(axs, sizeof axs, "%lld", (long long)axis);
+  return mxw_grad_op(
+      g, "_linalg_gemm2",
+      MXW_KV("transpose_a", ta ? "True" : "False", "transpose_b", tb ? "True" : "False", "alpha", al, "axis", axs),
+      MXW_GIDS(a, b));
+}
+static int grad_gemm_common(mxw_grad_ctx *g, int with_c) {
+  const MacParam *p = (const MacParam *)mxw_grad_param(g);
+  const mxw_gid G = mxw_grad_ograd(g, 0), A = mxw_grad_in(g, 0), B = mxw_grad_in(g, 1);
+  const int tA = p->transpose_a, tB = p->transpose_b;
+  const mxw_gid dA =
+      tA ? gemm2_node(g, B, G, tB, 1, p->alpha, p->axis) : gemm2_node(g, G, B, 0, !tB, p->alpha, p->axis);
+  const mxw_gid dB =
+      tB ? gemm2_node(g, G, A, 1, tA, p->alpha, p->axis) : gemm2_node(g, A, G, !tA, 0, p->alpha, p->axis);
+  MXW_TRY(mxw_grad_set(g, 0, dA));
+  MXW_TRY(mxw_grad_set(g, 1, dB));
+  if (!with_c) return 0;
+  char be[40];
+  fmt_double(be, sizeof be, p->beta);
+  return mxw_grad_set(g, 2, mxw_grad_op(g, "_mul_scalar", MXW_KV("scalar", be), MXW_GIDS(G)));
+}
+static int grad_gemm(mxw_grad_ctx *g) { return grad_gemm_common(g, 1); }
+static int grad_gemm2(mxw_grad_ctx *g) { return grad_gemm_common(g, 0); }
+
+static const mxw_op_def op_gemm = {
+    .name = "_linalg_gemm",
+    .aliases = ALIASES("linalg_gemm"),
+    .doc = MXW_DOC("alpha op(A) op(B) + beta C over batches of matrices (op: optional transpose)"),
+    .attrs = k_gemm_attrs,
+    .num_attrs = 5,
+    .param_size = sizeof(MacParam),
+    .num_inputs = 3,
+    .input_names = k_ABC,
+    .num_outputs = 1,
+    .infer_shape = infer_gemm,
+    .half_as_f32 = 1,
+    .forward = fwd_gemm,
+    .gradient = grad_gemm,
+};
+static const mxw_op_def op_gemm2 = {
+    .name = "_linalg_gemm2",
+    .aliases = ALIASES("linalg_gemm2"),
+    .doc = MXW_DOC("alpha op(A) op(B) over batches of matrices (op: optional transpose)"),
+    .attrs = k_gemm2_attrs,
+    .num_attrs = 4,
+    .param_size = sizeof(MacParam),
+    .num_inputs = 2,
+    .input_names = k_AB,
+    .num_outputs = 1,
+    .infer_shape = infer_gemm,
+    .half_as_f32 = 1,
+    .forward = fwd_gemm2,
+    .gradient = grad_gemm2,
+};
+
+/* ==== square-matrix ops: shared helpers ========================================================== */
+/* n of a batch of square matrices (last two axes), checked. */
+static int square_n(const mxw_shape *s, int64_t *n) {
+  shape_buf b;
+  MXW_CHECK(s->ndim >= 2 && s->dims[s->ndim - 1] == s->dims[s->ndim - 2],
+            "A must be a square matrix or a batch of them, got shape %s", SHAPE_STR(s, b));
+  *n = s->dims[s->ndim - 1];
+  return 0;
+}
+static int infer_same_square(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  (void)param;
+  (void)nin;
+  (void)nout;
+  if (!shape_known(&in[0])) return 0;
+  int64_t n;
+  MXW_TRY(square_n(&in[0], &n));
+  return mxw_shape_assign(&out[0], &in[0], "output");
+}
+/* The batch shape of square matrices, (1,) for one matrix (la_op.h's LaReduceShape<2>). */
+static mxw_shape reduce2_shape(const mxw_shape *s) {
+  mxw_shape o;
+  memset(&o, 0, sizeof o);
+  for (int i = 0; i < s->ndim - 2; i++) o.dims[o.ndim++] = s->dims[i];
+  if (o.ndim == 0) o.dims[o.ndim++] = 1;
+  return o;
+}
+
+/* Matrix b of t into w (n x n doubles), and back. */
+static void load_mat(const mxw_tensor *t, int64_t b, int64_t n, double *w) {
+  for (int64_t i = 0; i < n * n; i++) w[i] = mxw_load_f64(t->data, t->dtype, b * n * n + i);
+}
+static void store_mat(mxw_tensor *t, int64_t b, int64_t n, const double *w) {
+  for (int64_t i = 0; i < n * n; i++) mxw_store_f64(t->data, t->dtype, b * n * n + i, w[i]);
+}
+
+/* LU with partial pivoting in place (LAPACK getrf: P A = L U, unit L below the diagonal); piv[i] the
+ * 0-based row swapped with row i. Returns the number of row swaps, or -1 for an exactly singular
+ * matrix (a zero pivot; the factorization still completes as getrf's). */
+static int lu_factor(double *a, int64_t n, int64_t *piv, int *singular) {
+  int swaps = 0;
+  *singular = 0;
+  for (int64_t k = 0; k < n; k++) {
+    int64_t p = k;
+    double best = fabs(a[k * n + k]);
+    for (int64_t i = k + 1; i < n; i++)
+      if (fabs(a[i * n + k]) > best) {
+        best = fabs(a[i * n + k]);
+        p = i;
+      }
+    piv[k] = p;
+    if (p != k) {
+      swaps++;
+      for (int64_t j = 0; j < n; j++) {
+        const double t = a[k * n + j];
+        a[k * n + j] = a[p * n + j];
+        a[p * n + j] = t;
+      }
+    }
+    const double d = a[k * n + k];
+    if (d == 0.0) {
+      *singular = 1;
+      continue;
+    }
+    for (int64_t i = k + 1; i < n; i++) {
+      const double f = a[i * n + k] / d;
+      a[i * n + k] = f;
+      for (int64_t j = k + 1; j < n; j++) a[i * n + j] -= f * a[k * n + j];
+    }
+  }
+  return swaps;
+}
+
+/* ==== inverse ===================================================================================== */
+static int fwd_inverse(const mxw_op_call *c) {
+  const mxw_tensor *A = &c->inputs[0];
+  mxw_tensor *O = &c->outputs[0];
+  MXW_TRY(float_dtype(A, "A"));
+  int64_t n;
+  MXW_TRY(square_n(&A->shape, &n));
+  const int64_t batch = batch_of(&A->shape, 2);
+  double *w = (double *)mxw_scratch(0, (size_t)(2 * n * n + 1) * sizeof(double) + (size_t)(n + 1) * sizeof(int64_t));
+  if (!w) return -1;
+  double *inv = w + n * n;
+  int64_t *piv = (int64_t *)(inv + n * n + 1);
+  for (int64_t b = 0; b < batch; b++) {
+    load_mat(A, b, n, w);
+    int singular;
+    lu_factor(w, n, piv, &singular);
+    MXW_CHECK(!singular, "matrix %lld of the batch is singular: it has no inverse", (long long)b);
+    /* solve A X = I column by column: apply the row swaps to e_j, then L and U substitutions */
+    for (int64_t j = 0; j < n; j++) {
+      double *x = inv + j * n; /* column j, stored as a row for now */
+      for (int64_t i = 0; i < n; i++) x[i] = i == j;
+      for (int64_t k = 0; k < n; k++)
+        if (piv[k] != k) {
+          const double t = x[k];
+          x[k] = x[piv[k]];
+          x[piv[k]] = t;
+        }
+      for (int64_t i = 0; i < n; i++)
+        for (int64_t k = 0; k < i; k++) x[i] -= w[i * n + k] * x[k];
+      for (int64_t i = n - 1; i >= 0; i--) {
+        for (int64_t k = i + 1; k < n; k++) x[i] -= w[i * n + k] * x[k];
+        x[i] /= w[i * n + i];
+      }
+    }
+    for (int64_t i = 0; i < n; i++) /* columns -> rows */
+      for (int64_t j = 0; j < n; j++) mxw_store_f64(O->data, O->dtype, b * n * n + i * n + j, inv[j * n + i]);
+  }
+  return 0;
+}
+
+static mxw_gid swap_last2(mxw_grad_ctx *g, mxw_gid x, int ndim) {
+  char d1[16], d2[16];
+  snprintf(d1, sizeof d1, "%d", ndim - 2);
+  snprintf(d2, sizeof d2, "%d", ndim - 1);
+  return mxw_grad_op(g, "SwapAxis", MXW_KV("dim1", d1, "dim2", d2), MXW_GIDS(x));
+}
+/* dA = -Y^T G Y^T */
+static int grad_inverse(mxw_grad_ctx *g) {
+  const mxw_gid Y = mxw_grad_out(g, 0), G = mxw_grad_ograd(g, 0);
+  return mxw_grad_set(g, 0, gemm2_node(g, gemm2_node(g, Y, G, 1, 0, 1.0, -2), Y, 0, 1, -1.0, -2));
+}
+
+static const mxw_op_def op_inverse = {
+    .name = "_linalg_inverse",
+    .aliases = ALIASES("linalg_inverse"),
+    .doc = MXW_DOC("the inverse of square matrices (LU with partial pivoting); singular is an error"),
+    .num_inputs = 1,
+    .input_names = k_A,
+    .num_outputs = 1,
+    .infer_shape = infer_same_square,
+    .half_as_f32 = 1,
+    .forward = fwd_inverse,
+    .gradient = grad_inverse,
+};
+
+/* ==== det / slogdet ================================================================================ */
+/* outputs: det: (det, LU, pivot); slogdet: (sign, logabsdet, LU, pivot); pivot int32, 1-based */
+static int infer_det_common(mxw_shape *in, mxw_shape *out, int nvals) {
+  if (!shape_known(&in[0])) return 0;
+  int64_t n;
+  MXW_TRY(square_n(&in[0], &n));
+  const mxw_shape r = reduce2_shape(&in[0]);
+  for (int i = 0; i < nvals; i++) MXW_TRY(mxw_shape_assign(&out[i], &r, "output"));
+  MXW_TRY(mxw_shape_assign(&out[nvals], &in[0], "LU"));
+  mxw_shape pv = in[0];
+  pv.ndim -= 1;
+  return mxw_shape_assign(&out[nvals + 1], &pv, "pivot");
+}
+static int infer_det(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  (void)param;
+  (void)nin;
+  (void)nout;
+  return infer_det_common(in, out, 1);
+}
+static int infer_slogdet(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  (void)param;
+  (void)nin;
+  (void)nout;
+  return infer_det_common(in, out, 2);
+}
+static int infer_type_det_common(int *in, int nout, int *out) {
+  if (in[0] < 0) in[0] = out[0];
+  if (in[0] < 0) return 0;
+  for (int i = 0; i < nout - 1; i++) out[i] = in[0];
+  out[nout - 1] = MXW_INT32;
+  return 0;
+}
+static int infer_type_det(const void *param, int nin, int *in, int nout, int *out) {
+  (void)param;
+  (void)nin;
+  return infer_type_det_common(in, nout, out);
+}
+
+static int det_run(const mxw_op_call *c, int nvals) {
+  const mxw_tensor *A = &c->inputs[0];
+  MXW_TRY(float_dtype(A, "A"));
+  int64_t n;
+  MXW_TRY(square_n(&A->shape, &n));
+  mxw_tensor *LU = &c->outputs[nvals], *PV = &c->outputs[nvals + 1];
+  const int64_t batch = batch_of(&A->shape, 2);
+  double *w = (double *)mxw_scratch(0, (size_t)(n * n + 1) * sizeof(double) + (size_t)(n + 1) * sizeof(int64_t));
+  if (!w) return -1;
+  int64_t *piv = (int64_t *)(w + n * n + 1);
+  for (int64_t b = 0; b < batch; b++) {
+    load_mat(A, b, n, w);
+    int singular;
+    const int swaps = lu_factor(w, n, piv, &singular);
+    double sign = swaps % 2 ? -1.0 : 1.0, logabs = 0.0, det = sign;
+    for (int64_t i = 0; i < n; i++) {
+      const double d = w[i * n + i];
+      det *= d;
+      if (d < 0) sign = -sign;
+      logabs += log(fabs(d));
+    }
+    if (singular) {
+      sign = 0.0;
+      logabs = -INFINITY;
+      det = 0.0;
+    }
+    store_mat(LU, b, n, w);
+    for (int64_t i = 0; i < n; i++) ((int32_t *)PV->data)[b * n + i] = (int32_t)(piv[i] + 1);
+    if (nvals == 1) {
+      mxw_store_f64(c->outputs[0].data, c->outputs[0].dtype, b, det);
+    } else {
+      mxw_store_f64(c->outputs[0].data, c->outputs[0].dtype, b, sign);
+      mxw_store_f64(c->outputs[1].data, c->outputs[1].dtype, b, logabs);
+    }
+  }
+  return 0;
+}
+static int fwd_det(const mxw_op_call *c) { return det_run(c, 1); }
+static int fwd_slogdet(const mxw_op_call *c) { return det_run(c, 2); }
+
+/* G (batch shape) times a value of it, reshaped to (batch..., 1, 1) and broadcast onto inverse(A)^T */
+static int grad_det_common(mxw_grad_ctx *g, mxw_gid scale) {
+  const mxw_shape *s = mxw_grad_in_shape(g, 0);
+  char shp[200];
+  size_t used = (size_t)snprintf(shp, sizeof shp, "(");
+  for (int i = 0; i < s->ndim - 2 && used < sizeof shp; i++)
+    used += (size_t)snprintf(shp + used, sizeof shp - used, "%lld, ", (long long)s->dims[i]);
+  if (used < sizeof shp) snprintf(shp + used, sizeof shp - used, "1, 1)");
+  const mxw_gid t = mxw_grad_op(g, "Reshape", MXW_KV("shape", shp), MXW_GIDS(scale));
+  const mxw_gid yt = swap_last2(g, mxw_grad_op(g, "_linalg_inverse", NULL, MXW_GIDS(mxw_grad_in(g, 0))), s->ndim);
+  return mxw_grad_set(g, 0, mxw_grad_op(g, "broadcast_mul", NULL, MXW_GIDS(t, yt)));
+}
+/* dA = G det A^-T */
+static int grad_det(mxw_grad_ctx *g) {
+  return grad_det_common(g, mxw_grad_mul(g, mxw_grad_ograd(g, 0), mxw_grad_out(g, 0)));
+}
+/* dA = G_logabsdet A^-T (the sign has none) */
+static int grad_slogdet(mxw_grad_ctx *g) { return grad_det_common(g, mxw_grad_ograd(g, 1)); }
+
+static int det_visible(const void *param) {
+  (void)param;
+  return 1;
+}
+static int slogdet_visible(const void *param) {
+  (void)param;
+  return 2;
+}
+static const char *const k_det_outputs[] = {"output", "LU", "pivot", NULL};
+static const char *const k_slogdet_outputs[] = {"sign", "logabsdet", "LU", "pivot", NULL};
+
+static const mxw_op_def op_det = {
+    .name = "_linalg_det",
+    .aliases = ALIASES("linalg_det"),
+    .doc = MXW_DOC("the determinant of square matrices (LU with partial pivoting; 0 when singular)"),
+    .num_inputs = 1,
+    .input_names = k_A,
+    .num_outputs = 3,
+    .num_visible_outputs_fn = det_visible,
+    .output_names = k_det_outputs,
+    .infer_shape = infer_det,
+    .infer_type = infer_type_det,
+    .forward = fwd_det,
+    .gradient = grad_det,
+};
+static const mxw_op_def op_slogdet = {
+    .name = "_linalg_slogdet",
+    .aliases = ALIASES("linalg_slogdet"),
+    .doc = MXW_DOC("sign and log |determinant| of square matrices ((0, -inf) when singular)"),
+    .num_inputs = 1,
+    .input_names = k_A,
+    .num_outputs = 4,
+    .num_visible_outputs_fn = slogdet_visible,
+    .output_names = k_slogdet_outputs,
+    .infer_shape = infer_slogdet,
+    .infer_type = infer_type_det,
+    .forward = fwd_slogdet,
+    .gradient = grad_slogdet,
+};
+
+/* ==== potrf ======================================================================================== */
+typedef struct {
+  int lower;
+} CholParam;
+static const mxw_attr_spec k_chol_attrs[] = {
+    MXW_A_BOOL("lower", CholParam, lower, "True", "the factor is lower triangular (False: upper, L^T)"),
+};
+
+/* A = L L^T from A's lower triangle, in double; 0 when positive definite. */
+static int cholesky(double *a, int64_t n) {
+  for (int64_t j = 0; j < n; j++) {
+    double d = a[j * n + j];
+    for (int64_t k = 0; k < j; k++) d -= a[j * n + k] * a[j * n + k];
+    if (!(d > 0.0)) return -1;
+    d = sqrt(d);
+    a[j * n + j] = d;
+    for (int64_t i = j + 1; i < n; i++) {
+      double s = a[i * n + j];
+      for (int64_t k = 0; k < j; k++) s -= a[i * n + k] * a[j * n + k];
+      a[i * n + j] = s / d;
+    }
+    for (int64_t k = j + 1; k < n; k++) a[j * n + k] = 0.0; /* the upper triangle of L */
+  }
+  return 0;
+}
+
+static int fwd_potrf(const mxw_op_call *c) {
+  const CholParam *p = (const CholParam *)c->param;
+  const mxw_tensor *A = &c->inputs[0];
+  mxw_tensor *O = &c->outputs[0];
+  MXW_TRY(float_dtype(A, "A"));
+  int64_t n;
+  MXW_TRY(square_n(&A->shape, &n));
+  const int64_t batch = batch_of(&A->shape, 2);
+  double *w = (double *)mxw_scratch(0, (size_t)(n * n + 1) * sizeof(double));
+  if (!w) return -1;
+  for (int64_t b = 0; b < batch; b++) {
+    load_mat(A, b, n, w);
+    if (!p->lower) /* the upper triangle holds A: factor its transpose */
+      for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < i; j++) w[i * n + j] = w[j * n + i];
+    MXW_CHECK(cholesky(w, n) == 0, "matrix %lld of the batch is not positive definite", (long long)b);
+    if (!p->lower)
+      for (int64_t i = 0; i < n; i++)
+        for (int64_t j = i + 1; j < n; j++) {
+          w[i * n + j] = w[j * n + i];
+          w[j * n + i] = 0.0;
+        }
+    store_mat(O, b, n, w);
+  }
+  return 0;
+}
+
+static int grad_potrf(mxw_grad_ctx *g) {
+  mxw_gid dA = -1;
+  MXW_TRY(mxw_grad_op_fwd(g, "_backward_linalg_potrf", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_out(g, 0)), &dA, 1));
+  return mxw_grad_set(g, 0, dA);
+}
+
+/* dA = 0.5 L^-T copyLTU(L^T dL) L^-1 for L lower (upper: L = U^T, dL = dU^T), in double. */
+static int fwd_backward_potrf(const mxw_op_call *c) {
+  const CholParam *p = (const CholParam *)c->param;
+  const mxw_tensor *dLt = &c->inputs[0], *Lt = &c->inputs[1];
+  mxw_tensor *dA = &c->outputs[0];
+  int64_t n;
+  MXW_TRY(square_n(&Lt->shape, &n));
+  const int64_t batch = batch_of(&Lt->shape, 2);
+  double *L = (double *)mxw_scratch(0, (size_t)(4 * n * n + 1) * sizeof(double));
+  if (!L) return -1;
+  double *dL = L + n * n, *P = dL + n * n, *Li = P + n * n;
+  for (int64_t b = 0; b < batch; b++) {
+    load_mat(Lt, b, n, L);
+    load_mat(dLt, b, n, dL);
+    if (!p->lower)
+      for (int64_t i = 0; i < n; i++)
+        for (int64_t j = i + 1; j < n; j++) {
+          double t = L[i * n + j];
+          L[i * n + j] = L[j * n + i];
+          L[j * n + i] = t;
+          t = dL[i * n + j];
+          dL[i * n + j] = dL[j * n + i];
+          dL[j * n + i] = t;
+        }
+    for (int64_t i = 0; i < n; i++) /* P = L^T dL, only L's lower triangle read */
+      for (int64_t j = 0; j < n; j++) {
+        double s = 0.0;
+        for (int64_t k = i; k < n; k++) s += L[k * n + i] * dL[k * n + j];
+        P[i * n + j] = s;
+      }
+    for (int64_t i = 0; i < n; i++) /* copyLTU */
+      for (int64_t j = i + 1; j < n; j++) P[i * n + j] = P[j * n + i];
+    for (int64_t j = 0; j < n; j++) { /* Li = L^-1 (lower), column j by forward substitution */
+      for (int64_t i = 0; i < n; i++) {
+        double s = i == j;
+        for (int64_t k = j; k < i; k++) s -= L[i * n + k] * Li[k * n + j];
+        Li[i * n + j] = i < j ? 0.0 : s / L[i * n + i];
+      }
+    }
+    /* dA = 0.5 Li^T P Li: first T = P Li (into dL), then Li^T T */
+    for (int64_t i = 0; i < n; i++)
+      for (int64_t j = 0; j < n; j++) {
+        double s = 0.0;
+        for (int64_t k = j; k < n; k++) s += P[i * n + k] * Li[k * n + j];
+        dL[i * n + j] = s;
+      }
+    for (int64_t i = 0; i < n; i++)
+      for (int64_t j = 0; j < n; j++) {
+        double s = 0.0;
+        for (int64_t k = i; k < n; k++) s += Li[k * n + i] * dL[k * n + j];
+        mxw_store_f64(dA->data, dA->dtype, b * n * n + i * n + j, 0.5 * s);
+      }
+  }
+  return 0;
+}
+static int infer_backward_potrf(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  (void)param;
+  (void)nin;
+  (void)nout;
+  return mxw_shape_assign(&out[0], &in[1], "output");
+}
+static const char *const k_dL_L[] = {"ograd", "L", NULL};
+
+static const mxw_op_def op_potrf = {
+    .name = "_linalg_potrf",
+    .aliases = ALIASES("linalg_potrf"),
+    .doc = MXW_DOC("the Cholesky factor L (A = L L^T, from A's lower triangle; upper: L^T) of symmetric "
+                   "positive-definite matrices"),
+    .attrs = k_chol_attrs,
+    .num_attrs = 1,
+    .param_size = sizeof(CholParam),
+    .num_inputs = 1,
+    .input_names = k_A,
+    .num_outputs = 1,
+    .infer_shape = infer_same_square,
+    .half_as_f32 = 1,
+    .forward = fwd_potrf,
+    .gradient = grad_potrf,
+};
+static const mxw_op_def op_backward_potrf = {
+    .name = "_backward_linalg_potrf",
+    .doc = MXW_DOC("the gradient of potrf: 0.5 L^-T copyLTU(L^T dL) L^-1"),
+    .attrs = k_chol_attrs,
+    .num_attrs = 1,
+    .param_size = sizeof(CholParam),
+    .num_inputs = 2,
+    .input_names = k_dL_L,
+    .num_outputs = 1,
+    .infer_shape = infer_backward_potrf,
+    .half_as_f32 = 1,
+    .forward = fwd_backward_potrf,
+};
+
+/* ==== syrk ========================================================================================= */
+typedef struct {
+  int transpose;
+  double alpha;
+} SyrkParam;
+static const mxw_attr_spec k_syrk_attrs[] = {
+    MXW_A_BOOL("transpose", SyrkParam, transpose, "False", "A^T A instead of A A^T"),
+    MXW_A_FLOAT("alpha", SyrkParam, alpha, "1", "scalar factor of the result"),
+};
+static int infer_syrk(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const SyrkParam *p = (const SyrkParam *)param;
+  (void)nin;
+  (void)nout;
+  if (!shape_known(&in[0])) return 0;
+  shape_buf b;
+  MXW_CHECK(in[0].ndim >= 2, "A must be a matrix or a batch of them, got shape %s", SHAPE_STR(&in[0], b));
+  mxw_shape o = in[0];
+  const int nd = o.ndim;
+  o.dims[nd - 2] = o.dims[nd - 1] = p->transpose ? in[0].dims[nd - 1] : in[0].dims[nd - 2];
+  return mxw_shape_assign(&out[0], &o, "output");
+}
+static int fwd_syrk(const mxw_op_call *c) {
+  const SyrkParam *p = (const SyrkParam *)c->param;
+  const mxw_tensor *A = &c->inputs[0];
+  mxw_tensor *O = &c->outputs[0];
+  MXW_TRY(float_dtype(A, "A"));
+  const int nd = A->shape.ndim;
+  const int64_t r = A->shape.dims[nd - 2], k = A->shape.dims[nd - 1], m = p->transpose ? k : r,
+                K = p->transpose ? r : k;
+  const int64_t batch = batch_of(&A->shape, 2);
+  for (int64_t b = 0; b < batch; b++) {
+    int rc;
+    if (A->dtype == MXW_FLOAT32)
+      rc = mxw_sgemm(p->transpose, !p->transpose, m, m, K, (float)p->alpha, (const float *)A->data + b * r * k, k,
+                     (const float *)A->data + b * r * k, k, 0.f, (float *)O->data + b * m * m, m);
+    else
+      rc = mxw_dgemm(p->transpose, !p->transpose, m, m, K, p->alpha, (const double *)A->data + b * r * k, k,
+                     (const double *)A->data + b * r * k, k, 0.0, (double *)O->data + b * m * m, m);
+    if (rc != 0) return -1;
+  }
+  return 0;
+}
+/* dA = alpha (G + G^T) A, or alpha A (G + G^T) with transpose */
+static int grad_syrk(mxw_grad_ctx *g) {
+  const SyrkParam *p = (const SyrkParam *)mxw_grad_param(g);
+  const mxw_gid G = mxw_grad_ograd(g, 0), A = mxw_grad_in(g, 0);
+  const mxw_gid S = mxw_grad_op(g, "elemwise_add", NULL, MXW_GIDS(G, swap_last2(g, G, mxw_grad_in_shape(g, 0)->ndim)));
+  return mxw_grad_set(g, 0,
+                      p->transpose ? gemm2_node(g, A, S, 0, 0, p->alpha, -2) : gemm2_node(g, S, A, 0, 0, p->alpha, -2));
+}
+static const mxw_op_def op_syrk = {
+    .name = "_linalg_syrk",
+    .aliases = ALIASES("linalg_syrk"),
+    .doc = MXW_DOC("alpha A A^T (alpha A^T A with transpose) over batches of matrices"),
+    .attrs = k_syrk_attrs,
+    .num_attrs = 2,
+    .param_size = sizeof(SyrkParam),
+    .num_inputs = 1,
+    .input_names = k_A,
+    .num_outputs = 1,
+    .infer_shape = infer_syrk,
+    .half_as_f32 = 1,
+    .forward = fwd_syrk,
+    .gradient = grad_syrk,
+};
+
+/* ==== sumlogdiag, extractdiag, makediag ============================================================== */
+static int infer_sumlogdiag(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  (void)param;
+  (void)nin;
+  (void)nout;
+  if (!shape_known(&in[0])) return 0;
+  int64_t n;
+  MXW_TRY(square_n(&in[0], &n));
+  const mxw_shape r = reduce2_shape(&in[0]);
+  return mxw_shape_assign(&out[0], &r, "output");
+}
+static int fwd_sumlogdiag(const mxw_op_call *c) {
+  const mxw_tensor *A = &c->inputs[0];
+  MXW_TRY(float_dtype(A, "A"));
+  int64_t n;
+  MXW_TRY(square_n(&A->shape, &n));
+  const int64_t batch = batch_of(&A->shape, 2);
+  for (int64_t b = 0; b < batch; b++) {
+    double s = 0.0;
+    for (int64_t i = 0; i < n; i++) s += log(mxw_load_f64(A->data, A->dtype, b * n * n + i * n + i));
+    mxw_store_f64(c->outputs[0].data, c->outputs[0].dtype, b, s);
+  }
+  return 0;
+}
+/* dA = makediag(G / diag(A)) */
+static int grad_sumlogdiag(mxw_grad_ctx *g) {
+  const mxw_shape *s = mxw_grad_in_shape(g, 0);
+  char shp[200];
+  size_t used = (size_t)snprintf(shp, sizeof shp, "(");
+  for (int i = 0; i < s->ndim - 2 && used < sizeof shp; i++)
+    used += (size_t)snprintf(shp + used, sizeof shp - used, "%lld, ", (long long)s->dims[i]);
+  if (used < sizeof shp) snprintf(shp + used, sizeof shp - used, "1)");
+  const mxw_gid G = mxw_grad_op(g, "Reshape", MXW_KV("shape", shp), MXW_GIDS(mxw_grad_ograd(g, 0)));
+  const mxw_gid d = mxw_grad_op(g, "_linalg_extractdiag", NULL, MXW_GIDS(mxw_grad_in(g, 0)));
+  const mxw_gid q = mxw_grad_op(g, "broadcast_div", NULL, MXW_GIDS(G, d));
+  return mxw_grad_set(g, 0, mxw_grad_op(g, "_linalg_makediag", NULL, MXW_GIDS(q)));
+}
+static const mxw_op_def op_sumlogdiag = {
+    .name = "_linalg_sumlogdiag",
+    .aliases = ALIASES("linalg_sumlogdiag"),
+    .doc = MXW_DOC("the sum of the logarithms of the diagonal of square matrices"),
+    .num_inputs = 1,
+    .input_names = k_A,
+    .num_outputs = 1,
+    .infer_shape = infer_sumlogdiag,
+    .half_as_f32 = 1,
+    .forward = fwd_sumlogdiag,
+    .gradient = grad_sumlogdiag,
+};
+
+typedef struct {
+  int64_t offset;
+} LaDiagParam;
+static const mxw_attr_spec k_ladiag_attrs[] = {
+    MXW_A_INT("offset", LaDiagParam, offset, "0", "the diagonal: 0 the main one, > 0 above it, < 0 below"),
+};
+static int64_t iabs64(int64_t v) { return v < 0 ? -v : v; }
+
+static int infer_extractdiag(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const LaDiagParam *p = (const LaDiagParam *)param;
+  (void)nin;
+  (void)nout;
+  if (!shape_known(&in[0])) return 0;
+  int64_t n;
+  MXW_TRY(square_n(&in[0], &n));
+  const int64_t m = n - iabs64(p->offset);
+  MXW_CHECK(m > 0, "offset %lld is too large for %lld x %lld matrices", (long long)p->offset, (long long)n,
+            (long long)n);
+  mxw_shape o = in[0];
+  o.ndim -= 1;
+  o.dims[o.ndim - 1] = m;
+  return mxw_shape_assign(&out[0], &o, "output");
+}
+static int infer_makediag(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const LaDiagParam *p = (const LaDiagParam *)param;
+  (void)nin;
+  (void)nout;
+  if (!shape_known(&in[0])) return 0;
+  shape_buf b;
+  MXW_CHECK(in[0].ndim >= 1 && in[0].ndim < MXW_MAX_NDIM, "A must be a vector or a batch of them, got shape %s",
+            SHAPE_STR(&in[0], b));
+  mxw_shape o = in[0];
+  const int64_t m = in[0].dims[in[0].ndim - 1] + iabs64(p->offset);
+  o.dims[o.ndim - 1] = m;
+  o.dims[o.ndim++] = m;
+  return mxw_shape_assign(&out[0], &o, "output");
+}
+/* element t of diagonal `offset` of an m x m matrix */
+static int64_t diag_index(int64_t t, int64_t offset, int64_t m) {
+  return offset >= 0 ? t * m + t + offset : (t - offset) * m + t;
+}
+static int fwd_extractdiag(const mxw_op_call *c) {
+  const LaDiagParam *p = (const LaDiagParam *)c->param;
+  const mxw_tensor *A = &c->inputs[0];
+  mxw_tensor *O = &c->outputs[0];
+  const int64_t n = A->shape.dims[A->shape.ndim - 1], m = n - iabs64(p->offset), batch = batch_of(&A->shape, 2);
+  const size_t es = (size_t)mxw_dtype_size(A->dtype);
+  for (int64_t b = 0; b < batch; b++)
+    for (int64_t t = 0; t < m; t++)
+      memcpy((char *)O->data + (size_t)(b * m + t) * es,
+             (const char *)A->data + (size_t)(b * n * n + diag_index(t, p->offset, n)) * es, es);
+  return 0;
+}
+static int fwd_makediag(const mxw_op_call *c) {
+  const LaDiagParam *p = (const LaDiagParam *)c->param;
+  const mxw_tensor *A = &c->inputs[0];
+  mxw_tensor *O = &c->outputs[0];
+  const int64_t k = A->shape.dims[A->shape.ndim - 1], m = k + iabs64(p->offset), batch = batch_of(&A->shape, 1);
+  const size_t es = (size_t)mxw_dtype_size(A->dtype);
+  memset(O->data, 0, (size_t)mxw_tensor_size(O) * es);
+  for (int64_t b = 0; b < batch; b++)
+    for (int64_t t = 0; t < k; t++)
+      memcpy((char *)O->data + (size_t)(b * m * m + diag_index(t, p->offset, m)) * es,
+             (const char *)A->data + (size_t)(b * k + t) * es, es);
+  return 0;
+}
+static int grad_extractdiag(mxw_grad_ctx *g) { return mxw_grad_set_fwd_op(g, "_linalg_makediag", 0); }
+static int grad_makediag(mxw_grad_ctx *g) { return mxw_grad_set_fwd_op(g, "_linalg_extractdiag", 0); }
+
+static const mxw_op_def op_extractdiag = {
+    .name = "_linalg_extractdiag",
+    .aliases = ALIASES("linalg_extractdiag"),
+    .doc = MXW_DOC("diagonal `offset` of square matrices, as vectors"),
+    .attrs = k_ladiag_attrs,
+    .num_attrs = 1,
+    .param_size = sizeof(LaDiagParam),
+    .num_inputs = 1,
+    .input_names = k_A,
+    .num_outputs = 1,
+    .infer_shape = infer_extractdiag,
+    .forward = fwd_extractdiag,
+    .gradient = grad_extractdiag,
+};
+static const mxw_op_def op_makediag = {
+    .name = "_linalg_makediag",
+    .aliases = ALIASES("linalg_makediag"),
+    .doc = MXW_DOC("square matrices with the vectors on diagonal `offset`, zeros elsewhere"),
+    .attrs = k_ladiag_attrs,
+    .num_attrs = 1,
+    .param_size = sizeof(LaDiagParam),
+    .num_inputs = 1,
+    .input_names = k_A,
+    .num_outputs = 1,
+    .infer_shape = infer_makediag,
+    .forward = fwd_makediag,
+    .gradient = grad_makediag,
+};
+
+MXW_FAMILY(la_op, &op_gemm, &op_gemm2, &op_syrk, &op_potrf, &op_backward_potrf, &op_inverse, &op_det, &op_slogdet,
+           &op_sumlogdiag, &op_extractdiag, &op_makediag);

@@ -1,0 +1,216 @@
+// The linalg operators (nd.linalg.* / F.linalg.*, MXNet 1.9.1's la_op): gemm, gemm2, syrk, potrf,
+// inverse, det, slogdet, sumlogdiag, extractdiag, makediag. Values against TF.js's matMul and
+// against float64 reference implementations written out here (Gauss-Jordan inverse, determinant
+// by cofactor expansion, Cholesky-Banachiewicz), MXNet's docstring examples; gradients against
+// central finite differences (potrf's with symmetric perturbations, as MXNet defines it).
+import test from 'node:test';
+import { checkGrad, assert, assertClose, rng, tf, mx, nd, autograd } from './grad_check.mjs';
+
+const { linalg } = nd;
+const rand = (shape, seed, lo = -1, hi = 1) =>
+  nd.array(Array.from(rng(seed).uniform(shape.reduce((a, b) => a * b, 1), lo, hi), Number), { dtype: 'float64' }).reshape(shape);
+// a batch of well-conditioned (diagonally dominant) matrices, and of symmetric positive-definite ones
+const dominant = (b, n, seed) => {
+  const m = rand([b, n, n], seed).toArray();
+  for (const a of m) for (let i = 0; i < n; i++) a[i][i] += n * (i % 2 ? -1 : 1);
+  return m;
+};
+const spd = (b, n, seed) => rand([b, n, n], seed).toArray().map((a) => a.map((_, i) =>
+  a.map((__, j) => a.reduce((s, row) => s + row[i] * row[j], 0) + (i === j ? 0.5 : 0))));
+const T = (a) => a[0].map((_, j) => a.map((r) => r[j]));
+const mm = (a, b) => a.map((r) => b[0].map((_, j) => r.reduce((s, v, k) => s + v * b[k][j], 0)));
+function invRef(a) { // Gauss-Jordan with partial pivoting
+  const n = a.length, m = a.map((r, i) => [...r, ...r.map((_, j) => (i === j ? 1 : 0))]);
+  for (let c = 0; c < n; c++) {
+    let p = c;
+    for (let r = c + 1; r < n; r++) if (Math.abs(m[r][c]) > Math.abs(m[p][c])) p = r;
+    [m[c], m[p]] = [m[p], m[c]];
+    const d = m[c][c];
+    m[c] = m[c].map((v) => v / d);
+    for (let r = 0; r < n; r++) if (r !== c) { const f = m[r][c]; m[r] = m[r].map((v, j) => v - f * m[c][j]); }
+  }
+  return m.map((r) => r.slice(n));
+}
+const detRef = (a) => (a.length === 1 ? a[0][0]
+  : a[0].reduce((s, v, j) => s + (j % 2 ? -1 : 1) * v * detRef(a.slice(1).map((r) => r.filter((_, k) => k !== j))), 0));
+function cholRef(a) {
+  const n = a.length, l = a.map(() => new Array(n).fill(0));
+  for (let i = 0; i < n; i++) {
+    for (let j = 0; j <= i; j++) {
+      let s = a[i][j];
+      for (let k = 0; k < j; k++) s -= l[i][k] * l[j][k];
+      l[i][j] = i === j ? Math.sqrt(s) : s / l[j][j];
+    }
+  }
+  return l;
+}
+const flat = (x) => x.flat(Infinity);
+const tfOf = (x) => tf.tensor(Array.from(x.toTypedArray()), x.shape, 'float32');
+
+test('gemm2 and gemm equal TF.js matMul (transposes, alpha, beta, batches, the row axis)', () => {
+  const A = rand([2, 3, 4], 1), B = rand([2, 4, 5], 2), C = rand([2, 3, 5], 3);
+  const want = tf.matMul(tfOf(A), tfOf(B));
+  assertClose(linalg.gemm2(A, B).toTypedArray(), want.dataSync(), { rtol: 1e-5, atol: 1e-6 });
+  assertClose(linalg.gemm2(A.astype('float32'), B.astype('float32'), { alpha: 2 }).toTypedArray(), tf.mul(want, 2).dataSync(), { rtol: 1e-5, atol: 1e-6 });
+  const At = A.swapaxes(1, 2), Bt = B.swapaxes(1, 2);
+  assertClose(linalg.gemm2(At, Bt, { transpose_a: true, transpose_b: true }).toTypedArray(), want.dataSync(), { rtol: 1e-5, atol: 1e-6 });
+  assertClose(linalg.gemm(A, B, C, { alpha: 0.5, beta: -2 }).toTypedArray(),
+    tf.add(tf.mul(want, 0.5), tf.mul(tfOf(C), -2)).dataSync(), { rtol: 1e-5, atol: 1e-6 });
+  // rows on axis 0: (rows, batch, cols) operands are (batch) matrices rows x cols
+  const A0 = A.transpose([1, 0, 2]), B0 = B.transpose([1, 0, 2]);
+  const out0 = linalg.gemm2(A0, B0, { axis: 0 });
+  assert.deepEqual(out0.shape, [3, 2, 5]);
+  assertClose(out0.transpose([1, 0, 2]).toTypedArray(), want.dataSync(), { rtol: 1e-5, atol: 1e-6 });
+  assertClose(linalg.gemm(A0, B0, C.transpose([1, 0, 2]), { axis: -3, beta: 0 }).transpose([1, 0, 2]).toTypedArray(),
+    want.dataSync(), { rtol: 1e-5, atol: 1e-6 });
+  assert.throws(() => linalg.gemm2(A, A), /incompatible matrix dimensions/);
+  assert.throws(() => linalg.gemm2(A, B, { axis: 2 }), /invalid row axis/);
+});
+
+test('gemm2 / gemm / syrk gradients against finite differences, and a second order', () => {
+  checkGrad('_linalg_gemm2', [{ shape: [2, 3, 4] }, { shape: [2, 4, 5] }], { alpha: 1.5 });
+  checkGrad('linalg_gemm2', [{ shape: [4, 3] }, { shape: [5, 4] }], { transpose_a: true, transpose_b: true });
+  checkGrad('_linalg_gemm2', [{ shape: [3, 2, 4] }, { shape: [4, 2, 5] }], { axis: 0 });
+  checkGrad('_linalg_gemm', [{ shape: [2, 3, 4] }, { shape: [2, 5, 4] }, { shape: [2, 3, 5] }], { transpose_b: true, alpha: -0.5, beta: 2 });
+  checkGrad('_linalg_syrk', [{ shape: [2, 3, 4] }], { alpha: 0.7 });
+  checkGrad('linalg_syrk', [{ shape: [3, 4] }], { transpose: true });
+  // second order: the gradient of sum(A A) is G A^T + A^T G; differentiate <that, H> again
+  const A = rand([3, 3], 4), H = rand([3, 3], 5);
+  A.attachGrad();
+  autograd.record(() => {
+    const [g] = autograd.grad(linalg.gemm2(A, A).sum(), [A], { createGraph: true });
+    return (g.mul(H)).sum();
+  }).backward();
+  // d/dA <1 A^T + A^T 1, H> = H^T-weighted sums: d/dA_ij [sum_k (sum_l A_kl) H_ki ... ] by hand:
+  // <J A^T + A^T J, H> = sum_ij H_ij (sum_k A_jk + sum_k A_ki), so d/dA_ab = sum_i H_ia + sum_j H_bj... as
+  // row and column sums of H
+  const h = H.toArray();
+  const want = [0, 1, 2].map((a) => [0, 1, 2].map((b) => h.reduce((s, r) => s + r[a], 0) + h[b].reduce((s, v) => s + v, 0)));
+  assertClose(A.grad.toTypedArray(), flat(want), { rtol: 1e-12, atol: 1e-12 });
+});
+
+test('inverse, det and slogdet equal the float64 references; singular matrices', () => {
+  const m = dominant(3, 4, 6);
+  const A = nd.array(m, { dtype: 'float64' });
+  assertClose(linalg.inverse(A).toTypedArray(), flat(m.map(invRef)), { rtol: 1e-12, atol: 1e-13 });
+  assertClose(linalg.det(A).toTypedArray(), m.map(detRef), { rtol: 1e-12, atol: 1e-12 });
+  const [sign, logabs] = linalg.slogdet(A);
+  assertClose(sign.toTypedArray(), m.map((a) => Math.sign(detRef(a))), { rtol: 0, atol: 0 });
+  assertClose(logabs.toTypedArray(), m.map((a) => Math.log(Math.abs(detRef(a)))), { rtol: 1e-12, atol: 1e-12 });
+  assert.deepEqual(linalg.det(nd.array([[4, 2], [2, 10]])).toArray(), [36]);
+  assertClose(linalg.inverse(A.astype('float32')).toTypedArray(), flat(m.map(invRef)), { rtol: 1e-4, atol: 1e-5 });
+  // singular: det 0, slogdet (0, -inf), inverse an error naming the matrix
+  const S = nd.array([[[1, 2], [3, 4]], [[1, 2], [2, 4]]], { dtype: 'float64' });
+  assertClose(linalg.det(S).toTypedArray(), [-2, 0], { rtol: 1e-15, atol: 0 });
+  const [s2, l2] = linalg.slogdet(S);
+  assert.deepEqual(Array.from(s2.toTypedArray()), [-1, 0]);
+  assertClose([l2.toTypedArray()[0]], [Math.log(2)], { rtol: 1e-14, atol: 0 });
+  assert.equal(l2.toTypedArray()[1], -Infinity);
+  assert.throws(() => linalg.inverse(S), /matrix 1 of the batch is singular/);
+  assert.throws(() => linalg.det(rand([2, 3], 7)), /square matrix/);
+});
+
+test('inverse, det, slogdet, sumlogdiag gradients against finite differences; second order through inverse', () => {
+  const A = nd.array(dominant(2, 3, 8), { dtype: 'float64' });
+  checkGrad('_linalg_inverse', [A]);
+  checkGrad('_linalg_det', [A]);
+  checkGrad('linalg_det', [nd.array(dominant(1, 3, 9)[0], { dtype: 'float64' })]);
+  checkGrad('_linalg_slogdet', [A]);
+  checkGrad('_linalg_sumlogdiag', [nd.array(spd(2, 3, 10), { dtype: 'float64' })]);
+  // d/dA of <grad of sum(inverse(A)), H> against finite differences of the first gradient
+  const H = rand([3, 3], 11), A0 = nd.array(dominant(1, 3, 12)[0], { dtype: 'float64' });
+  const firstGrad = (a) => {
+    const x = a.copy();
+    x.attachGrad();
+    autograd.record(() => linalg.inverse(x).sum()).backward();
+    return Float64Array.from(x.grad.toTypedArray());
+  };
+  A0.attachGrad();
+  autograd.record(() => {
+    const [g] = autograd.grad(linalg.inverse(A0).sum(), [A0], { createGraph: true });
+    return g.mul(H).sum();
+  }).backward();
+  const hv = H.toTypedArray(), base = Float64Array.from(A0.toTypedArray()), eps = 1e-6;
+  const numeric = Array.from(base, (_, i) => {
+    const p = base.slice(), q = base.slice();
+    p[i] += eps;
+    q[i] -= eps;
+    const gp = firstGrad(nd.array(Array.from(p), { dtype: 'float64' }).reshape([3, 3]));
+    const gq = firstGrad(nd.array(Array.from(q), { dtype: 'float64' }).reshape([3, 3]));
+    return gp.reduce((s, v, k) => s + (v - gq[k]) * hv[k], 0) / (2 * eps);
+  });
+  assertClose(A0.grad.toTypedArray(), numeric, { rtol: 1e-6, atol: 1e-8 });
+});
+
+test('potrf equals the Cholesky reference (lower and upper); its gradient as MXNet defines it', () => {
+  const m = spd(2, 4, 13);
+  const A = nd.array(m, { dtype: 'float64' });
+  assertClose(linalg.potrf(A).toTypedArray(), flat(m.map(cholRef)), { rtol: 1e-12, atol: 1e-13 });
+  assertClose(linalg.potrf(A, { lower: false }).toTypedArray(), flat(m.map((a) => T(cholRef(a)))), { rtol: 1e-12, atol: 1e-13 });
+  assert.deepEqual(linalg.potrf(nd.array([[4, 2], [2, 10]])).toArray(), [[2, 0], [1, 3]]); // MXNet's docstring
+  assert.throws(() => linalg.potrf(nd.array([[1, 2], [2, 1]])), /not positive definite/);
+  // MXNet's gradient is symmetric: a symmetric perturbation E_ij + E_ji of A moves the objective
+  // by dA_ij + dA_ji (dA_ii on the diagonal)
+  for (const lower of [true, false]) {
+    const a = m[0], n = 4, H = rand([n, n], 14).toArray();
+    const f = (mat) => flat(linalg.potrf(nd.array(mat, { dtype: 'float64' }), { lower }).toArray())
+      .reduce((s, v, k) => s + v * flat(H)[k], 0);
+    const x = nd.array(a, { dtype: 'float64' });
+    x.attachGrad();
+    autograd.record(() => linalg.potrf(x, { lower })).backward(nd.array(H, { dtype: 'float64' }));
+    const g = x.grad.toArray();
+    for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) assertClose([g[i][j]], [g[j][i]], { rtol: 1e-12, atol: 1e-14 });
+    const eps = 1e-6;
+    for (let i = 0; i < n; i++) {
+      for (let j = 0; j <= i; j++) {
+        const p = a.map((r) => [...r]), q = a.map((r) => [...r]);
+        p[i][j] += eps; q[i][j] -= eps;
+        if (i !== j) { p[j][i] += eps; q[j][i] -= eps; }
+        const numeric = (f(p) - f(q)) / (2 * eps);
+        assertClose([i === j ? g[i][i] : g[i][j] + g[j][i]], [numeric], { rtol: 1e-6, atol: 1e-8, msg: `(${i}, ${j}) lower=${lower}` });
+      }
+    }
+  }
+  // no second order (it would need the backward's own gradient): the error names it
+  const x = nd.array(m[0], { dtype: 'float64' });
+  x.attachGrad();
+  assert.throws(() => autograd.record(() => {
+    const [g] = autograd.grad(linalg.potrf(x).sum(), [x], { createGraph: true });
+    return g.sum();
+  }).backward(), /_backward_linalg_potrf/);
+});
+
+test('extractdiag and makediag with offsets; their gradients', () => {
+  const A = nd.array([[1, 2, 3], [4, 5, 6], [7, 8, 9]], { dtype: 'float64' });
+  assert.deepEqual(linalg.extractdiag(A).toArray(), [1, 5, 9]);
+  assert.deepEqual(linalg.extractdiag(A, { offset: 1 }).toArray(), [2, 6]);
+  assert.deepEqual(linalg.extractdiag(A, { offset: -2 }).toArray(), [7]);
+  assert.deepEqual(linalg.makediag(nd.array([1, 2])).toArray(), [[1, 0], [0, 2]]);
+  assert.deepEqual(linalg.makediag(nd.array([[1, 2], [3, 4]]), { offset: 1 }).toArray(),
+    [[[0, 1, 0], [0, 0, 2], [0, 0, 0]], [[0, 3, 0], [0, 0, 4], [0, 0, 0]]]);
+  assert.throws(() => linalg.extractdiag(A, { offset: 3 }), /offset 3 is too large/);
+  checkGrad('_linalg_extractdiag', [{ shape: [2, 4, 4] }], { offset: -1 });
+  checkGrad('_linalg_makediag', [{ shape: [2, 3] }], { offset: 2 });
+});
+
+test('linalg in a hybridized block (a Gaussian log-likelihood through potrf) matches the imperative run and exports MXNet names', () => {
+  class GaussLogLik extends mx.gluon.HybridBlock {
+    hybridForward(F, K, y) {
+      const L = F.linalg.potrf(K);
+      const Kinv = F.linalg.inverse(K);
+      const quad = F.linalg.gemm2(F.linalg.gemm2(y, Kinv, { transpose_a: true }), y);
+      return quad.mul(-0.5).reshape([-1]).sub(F.linalg.sumlogdiag(L));
+    }
+  }
+  const K = nd.array(spd(1, 3, 15)[0], { dtype: 'float64' }), y = rand([3, 1], 16);
+  const net = new GaussLogLik();
+  const imp = net(K, y).toTypedArray();
+  // by hand: -0.5 y^T K^-1 y - sum(log diag(chol(K)))
+  const k = K.toArray(), yv = y.toArray();
+  const quad = mm(mm(T(yv), invRef(k)), yv)[0][0];
+  assertClose(imp, [-0.5 * quad - cholRef(k).reduce((s, r, i) => s + Math.log(r[i]), 0)], { rtol: 1e-12, atol: 1e-12 });
+  net.hybridize();
+  assertClose(net(K, y).toTypedArray(), imp, { rtol: 1e-12, atol: 1e-12 });
+  const ops = JSON.parse(net.exportBytes().symbol).nodes.map((n) => n.op);
+  for (const op of ['_linalg_potrf', '_linalg_inverse', '_linalg_gemm2', '_linalg_sumlogdiag']) assert.ok(ops.includes(op), op);
+});
