@@ -3,7 +3,8 @@
  *   _linalg_gemm  (A, B, C): alpha op(A) op(B) + beta C    _linalg_gemm2 (A, B): alpha op(A) op(B)
  *   _linalg_syrk  (A): alpha A A^T (A^T A with transpose)   _linalg_potrf (A): the Cholesky factor
  *   _linalg_inverse, _linalg_det, _linalg_slogdet (sign, logabsdet), _linalg_sumlogdiag,
- *   _linalg_extractdiag / _linalg_makediag (offset).
+ *   _linalg_extractdiag / _linalg_makediag (offset), _linalg_trmm / _linalg_trsm (triangular
+ *   product and solve).
  * Every op works on the last two axes as a batch of matrices (gemm / gemm2: `axis` names the rows'
  * axis, the columns are the last). float32 and float64 (float16 through float32).
  *
@@ -22,7 +23,8 @@
  *   inverse:      dA = -Y^T G Y^T, Y = A^-1;   det: dA = G det Y^T;   slogdet: dA = G_logabsdet Y^T;
  *   sumlogdiag:   dA = makediag(G / diag(A));   extractdiag <-> makediag are each other's gradient;
  *   potrf:        _backward_linalg_potrf(dL, L) = 0.5 L^-T copyLTU(L^T dL) L^-1 (symmetric, as
- *                 MXNet: a symmetric perturbation of A), with no gradient of its own. */
+ *                 MXNet: a symmetric perturbation of A), with no gradient of its own;
+ *   trmm / trsm:  their own backward kernels (below), without gradients of their own. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -900,5 +902,273 @@ static const mxw_op_def op_makediag = {
     .gradient = grad_makediag,
 };
 
-MXW_FAMILY(la_op, &op_gemm, &op_gemm2, &op_syrk, &op_potrf, &op_backward_potrf, &op_inverse, &op_det, &op_slogdet,
-           &op_sumlogdiag, &op_extractdiag, &op_makediag);
+/* ==== trmm / trsm ================================================================================== */
+/* trmm: alpha op(A) B (rightside: alpha B op(A)); trsm: the X of op(A) X = alpha B (rightside:
+ * X op(A) = alpha B); A triangular: only its `lower` (or upper) triangle is read, as BLAS does, and
+ * the gradient of the other triangle is 0. Computed in double. */
+typedef struct {
+  int transpose, rightside, lower;
+  double alpha;
+} TriParam;
+static const mxw_attr_spec k_tri_attrs[] = {
+    MXW_A_BOOL("transpose", TriParam, transpose, "False", "use the transpose of the triangular matrix"),
+    MXW_A_BOOL("rightside", TriParam, rightside, "False", "the triangular matrix on the right of B"),
+    MXW_A_BOOL("lower", TriParam, lower, "True", "A is lower triangular (False: upper)"),
+    MXW_A_FLOAT("alpha", TriParam, alpha, "1", "scalar factor"),
+};
+
+static int infer_tri(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const TriParam *p = (const TriParam *)param;
+  (void)nin;
+  (void)nout;
+  if (!shape_known(&in[0]) || !shape_known(&in[1])) return 0;
+  shape_buf a, b;
+  const int nd = in[0].ndim;
+  int64_t n;
+  MXW_TRY(square_n(&in[0], &n));
+  MXW_CHECK(in[1].ndim == nd, "A %s and B %s must have the same rank", SHAPE_STR(&in[0], a), SHAPE_STR(&in[1], b));
+  for (int i = 0; i < nd - 2; i++)
+    MXW_CHECK(in[0].dims[i] == in[1].dims[i], "A %s and B %s must have the same batch shape", SHAPE_STR(&in[0], a),
+              SHAPE_STR(&in[1], b));
+  MXW_CHECK(in[1].dims[p->rightside ? nd - 1 : nd - 2] == n, "incompatible matrix dimensions: A %s, B %s%s",
+            SHAPE_STR(&in[0], a), SHAPE_STR(&in[1], b), p->rightside ? " (rightside)" : "");
+  return mxw_shape_assign(&out[0], &in[1], "output");
+}
+
+/* M = op(tri(A)) of matrix b into w (n x n) */
+static void load_tri(const TriParam *p, const mxw_tensor *A, int64_t b, int64_t n, double *w) {
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = 0; j < n; j++) {
+      const int in = p->lower ? j <= i : j >= i;
+      const double v = in ? mxw_load_f64(A->data, A->dtype, b * n * n + i * n + j) : 0.0;
+      if (p->transpose)
+        w[j * n + i] = v;
+      else
+        w[i * n + j] = v;
+    }
+}
+/* Y (r x c) = M X (left) or X M (right), M n x n; X r x c */
+static void tri_mul(const double *M, const double *X, double *Y, int64_t r, int64_t c, int64_t n, int right) {
+  for (int64_t i = 0; i < r; i++)
+    for (int64_t j = 0; j < c; j++) {
+      double s = 0.0;
+      for (int64_t k = 0; k < n; k++) s += right ? X[i * c + k] * M[k * n + j] : M[i * n + k] * X[k * c + j];
+      Y[i * c + j] = s;
+    }
+}
+/* Y = M^-1 X (left) or X M^-1 (right) for triangular M (lower or upper as stored), in place on Y = X
+ * copy; 0, or -1 for a zero on the diagonal */
+static int tri_solve(const double *M, double *Y, int64_t r, int64_t c, int64_t n, int right) {
+  int lowerM = 1; /* M's shape: lower when its strict upper part is 0 */
+  for (int64_t i = 0; i < n && lowerM; i++)
+    for (int64_t j = i + 1; j < n; j++)
+      if (M[i * n + j] != 0.0) {
+        lowerM = 0;
+        break;
+      }
+  for (int64_t i = 0; i < n; i++)
+    if (M[i * n + i] == 0.0) return -1;
+  if (!right) { /* columns of Y: M y = x */
+    for (int64_t j = 0; j < c; j++) {
+      if (lowerM) {
+        for (int64_t i = 0; i < n; i++) {
+          double s = Y[i * c + j];
+          for (int64_t k = 0; k < i; k++) s -= M[i * n + k] * Y[k * c + j];
+          Y[i * c + j] = s / M[i * n + i];
+        }
+      } else {
+        for (int64_t i = n - 1; i >= 0; i--) {
+          double s = Y[i * c + j];
+          for (int64_t k = i + 1; k < n; k++) s -= M[i * n + k] * Y[k * c + j];
+          Y[i * c + j] = s / M[i * n + i];
+        }
+      }
+    }
+    return 0;
+  }
+  /* rows of Y: y M = x, i.e. M^T y^T = x^T (M^T lower when M is upper) */
+  for (int64_t i = 0; i < r; i++) {
+    double *y = Y + i * c;
+    if (!lowerM) {
+      for (int64_t j = 0; j < n; j++) {
+        double s = y[j];
+        for (int64_t k = 0; k < j; k++) s -= y[k] * M[k * n + j];
+        y[j] = s / M[j * n + j];
+      }
+    } else {
+      for (int64_t j = n - 1; j >= 0; j--) {
+        double s = y[j];
+        for (int64_t k = j + 1; k < n; k++) s -= y[k] * M[k * n + j];
+        y[j] = s / M[j * n + j];
+      }
+    }
+  }
+  return 0;
+}
+
+static int tri_forward(const mxw_op_call *c, int solve) {
+  const TriParam *p = (const TriParam *)c->param;
+  const mxw_tensor *A = &c->inputs[0], *B = &c->inputs[1];
+  mxw_tensor *O = &c->outputs[0];
+  MXW_TRY(float_dtype(A, "A"));
+  const int nd = B->shape.ndim;
+  const int64_t n = A->shape.dims[nd - 1], r = B->shape.dims[nd - 2], cc = B->shape.dims[nd - 1],
+                batch = batch_of(&A->shape, 2);
+  double *M = (double *)mxw_scratch(0, (size_t)(n * n + 2 * r * cc + 1) * sizeof(double));
+  if (!M) return -1;
+  double *X = M + n * n, *Y = X + r * cc;
+  for (int64_t b = 0; b < batch; b++) {
+    load_tri(p, A, b, n, M);
+    for (int64_t i = 0; i < r * cc; i++) X[i] = p->alpha * mxw_load_f64(B->data, B->dtype, b * r * cc + i);
+    if (solve) {
+      memcpy(Y, X, (size_t)(r * cc) * sizeof(double));
+      MXW_CHECK(tri_solve(M, Y, r, cc, n, p->rightside) == 0,
+                "matrix %lld of the batch is singular (a zero on the diagonal of A)", (long long)b);
+    } else {
+      tri_mul(M, X, Y, r, cc, n, p->rightside);
+    }
+    for (int64_t i = 0; i < r * cc; i++) mxw_store_f64(O->data, O->dtype, b * r * cc + i, Y[i]);
+  }
+  return 0;
+}
+static int fwd_trmm(const mxw_op_call *c) { return tri_forward(c, 0); }
+static int fwd_trsm(const mxw_op_call *c) { return tri_forward(c, 1); }
+
+/* _backward_linalg_trmm / _trsm (G, A, B[, X]) -> (dA, dB), with M = op(tri(A)):
+ *   trmm left:  dB = alpha M^T G, dM = alpha G B^T;  right: dB = alpha G M^T, dM = alpha B^T G;
+ *   trsm left:  Z = M^-T G, dB = alpha Z, dM = -Z X^T;  right: Z = G M^-T, dB = alpha Z, dM = -X^T Z;
+ * dA = tri(dM, or dM^T with transpose). */
+static int tri_backward(const mxw_op_call *c, int solve) {
+  const TriParam *p = (const TriParam *)c->param;
+  const mxw_tensor *G = &c->inputs[0], *A = &c->inputs[1], *B = &c->inputs[2], *Xo = solve ? &c->inputs[3] : NULL;
+  mxw_tensor *dA = &c->outputs[0], *dB = &c->outputs[1];
+  const int nd = B->shape.ndim;
+  const int64_t n = A->shape.dims[nd - 1], r = B->shape.dims[nd - 2], cc = B->shape.dims[nd - 1],
+                batch = batch_of(&A->shape, 2);
+  double *M = (double *)mxw_scratch(0, (size_t)(3 * n * n + 3 * r * cc + 1) * sizeof(double));
+  if (!M) return -1;
+  double *Mt = M + n * n, *dM = Mt + n * n, *g = dM + n * n, *z = g + r * cc, *o = z + r * cc;
+  for (int64_t b = 0; b < batch; b++) {
+    load_tri(p, A, b, n, M);
+    for (int64_t i = 0; i < n; i++)
+      for (int64_t j = 0; j < n; j++) Mt[i * n + j] = M[j * n + i];
+    for (int64_t i = 0; i < r * cc; i++) {
+      g[i] = mxw_load_f64(G->data, G->dtype, b * r * cc + i);
+      /* o: B (trmm) or X (trsm), the other factor of dM */
+      o[i] =
+          solve ? mxw_load_f64(Xo->data, Xo->dtype, b * r * cc + i) : mxw_load_f64(B->data, B->dtype, b * r * cc + i);
+    }
+    if (solve) {
+      memcpy(z, g, (size_t)(r * cc) * sizeof(double));
+      MXW_CHECK(tri_solve(Mt, z, r, cc, n, p->rightside) == 0, "matrix %lld of the batch is singular", (long long)b);
+    } else {
+      tri_mul(Mt, g, z, r, cc, n, p->rightside); /* M^T G or G M^T */
+    }
+    for (int64_t i = 0; i < r * cc; i++) mxw_store_f64(dB->data, dB->dtype, b * r * cc + i, p->alpha * z[i]);
+    /* dM (n x n): left: U V^T over the r x c operands (rows n); right: V^T U */
+    const double *u = solve ? z : g, *v = o;
+    const double f = solve ? -1.0 : p->alpha;
+    for (int64_t i = 0; i < n; i++)
+      for (int64_t j = 0; j < n; j++) {
+        double s = 0.0;
+        if (!p->rightside)
+          for (int64_t k = 0; k < cc; k++) s += u[i * cc + k] * v[j * cc + k];
+        else
+          for (int64_t k = 0; k < r; k++) s += v[k * cc + i] * u[k * cc + j];
+        dM[i * n + j] = f * s;
+      }
+    for (int64_t i = 0; i < n; i++)
+      for (int64_t j = 0; j < n; j++) {
+        const int in = p->lower ? j <= i : j >= i;
+        const double val = in ? (p->transpose ? dM[j * n + i] : dM[i * n + j]) : 0.0;
+        mxw_store_f64(dA->data, dA->dtype, b * n * n + i * n + j, val);
+      }
+  }
+  return 0;
+}
+static int fwd_backward_trmm(const mxw_op_call *c) { return tri_backward(c, 0); }
+static int fwd_backward_trsm(const mxw_op_call *c) { return tri_backward(c, 1); }
+
+static int grad_tri(mxw_grad_ctx *g, int solve) {
+  mxw_gid d[2] = {-1, -1};
+  if (solve)
+    MXW_TRY(mxw_grad_op_fwd(g, "_backward_linalg_trsm",
+                            MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0), mxw_grad_in(g, 1), mxw_grad_out(g, 0)), d,
+                            2));
+  else
+    MXW_TRY(mxw_grad_op_fwd(g, "_backward_linalg_trmm",
+                            MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0), mxw_grad_in(g, 1)), d, 2));
+  MXW_TRY(mxw_grad_set(g, 0, d[0]));
+  return mxw_grad_set(g, 1, d[1]);
+}
+static int grad_trmm(mxw_grad_ctx *g) { return grad_tri(g, 0); }
+static int grad_trsm(mxw_grad_ctx *g) { return grad_tri(g, 1); }
+
+static int infer_backward_tri(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  (void)param;
+  (void)nin;
+  (void)nout;
+  MXW_TRY(mxw_shape_assign(&out[0], &in[1], "A's gradient"));
+  return mxw_shape_assign(&out[1], &in[2], "B's gradient");
+}
+static const char *const k_tri_bwd_inputs[] = {"ograd", "A", "B", "out", NULL};
+
+static const mxw_op_def op_trmm = {
+    .name = "_linalg_trmm",
+    .aliases = ALIASES("linalg_trmm"),
+    .doc = MXW_DOC("alpha op(A) B (rightside: alpha B op(A)) with A triangular"),
+    .attrs = k_tri_attrs,
+    .num_attrs = 4,
+    .param_size = sizeof(TriParam),
+    .num_inputs = 2,
+    .input_names = k_AB,
+    .num_outputs = 1,
+    .infer_shape = infer_tri,
+    .half_as_f32 = 1,
+    .forward = fwd_trmm,
+    .gradient = grad_trmm,
+};
+static const mxw_op_def op_trsm = {
+    .name = "_linalg_trsm",
+    .aliases = ALIASES("linalg_trsm"),
+    .doc = MXW_DOC("X with op(A) X = alpha B (rightside: X op(A) = alpha B), A triangular"),
+    .attrs = k_tri_attrs,
+    .num_attrs = 4,
+    .param_size = sizeof(TriParam),
+    .num_inputs = 2,
+    .input_names = k_AB,
+    .num_outputs = 1,
+    .infer_shape = infer_tri,
+    .half_as_f32 = 1,
+    .forward = fwd_trsm,
+    .gradient = grad_trsm,
+};
+static const mxw_op_def op_backward_trmm = {
+    .name = "_backward_linalg_trmm",
+    .doc = MXW_DOC("the gradients of trmm for A (its triangle) and B"),
+    .attrs = k_tri_attrs,
+    .num_attrs = 4,
+    .param_size = sizeof(TriParam),
+    .num_inputs = 3,
+    .input_names = k_tri_bwd_inputs,
+    .num_outputs = 2,
+    .infer_shape = infer_backward_tri,
+    .half_as_f32 = 1,
+    .forward = fwd_backward_trmm,
+};
+static const mxw_op_def op_backward_trsm = {
+    .name = "_backward_linalg_trsm",
+    .doc = MXW_DOC("the gradients of trsm for A (its triangle) and B"),
+    .attrs = k_tri_attrs,
+    .num_attrs = 4,
+    .param_size = sizeof(TriParam),
+    .num_inputs = 4,
+    .input_names = k_tri_bwd_inputs,
+    .num_outputs = 2,
+    .infer_shape = infer_backward_tri,
+    .half_as_f32 = 1,
+    .forward = fwd_backward_trsm,
+};
+
+MXW_FAMILY(la_op, &op_trmm, &op_trsm, &op_backward_trmm, &op_backward_trsm, &op_gemm, &op_gemm2, &op_syrk, &op_potrf,
+           &op_backward_potrf, &op_inverse, &op_det, &op_slogdet, &op_sumlogdiag, &op_extractdiag, &op_makediag);

@@ -214,3 +214,35 @@ test('linalg in a hybridized block (a Gaussian log-likelihood through potrf) mat
   const ops = JSON.parse(net.exportBytes().symbol).nodes.map((n) => n.op);
   for (const op of ['_linalg_potrf', '_linalg_inverse', '_linalg_gemm2', '_linalg_sumlogdiag']) assert.ok(ops.includes(op), op);
 });
+
+test('trmm and trsm (left and right, transposed, upper) against the float64 references; gradients', () => {
+  const n = 3, m = dominant(2, n, 17);
+  const A = nd.array(m, { dtype: 'float64' });
+  const tri = (a, lower) => a.map((r, i) => r.map((v, j) => ((lower ? j <= i : j >= i) ? v : 0)));
+  for (const lower of [true, false]) {
+    for (const transpose of [false, true]) {
+      for (const rightside of [false, true]) {
+        const B = rand(rightside ? [2, 4, n] : [2, n, 4], 18);
+        const attrs = { lower, transpose, rightside, alpha: 1.5 };
+        const bv = B.toArray();
+        const M = m.map((a) => (transpose ? T(tri(a, lower)) : tri(a, lower)));
+        const prod = M.map((mi, k) => (rightside ? mm(bv[k], mi) : mm(mi, bv[k])).map((r) => r.map((v) => 1.5 * v)));
+        assertClose(linalg.trmm(A, B, attrs).toTypedArray(), flat(prod), { rtol: 1e-12, atol: 1e-13, msg: JSON.stringify(attrs) });
+        const sol = M.map((mi, k) => {
+          const inv = invRef(mi);
+          return (rightside ? mm(bv[k], inv) : mm(inv, bv[k])).map((r) => r.map((v) => 1.5 * v));
+        });
+        assertClose(linalg.trsm(A, B, attrs).toTypedArray(), flat(sol), { rtol: 1e-11, atol: 1e-12, msg: JSON.stringify(attrs) });
+        checkGrad('_linalg_trmm', [A, B], attrs);
+        checkGrad('_linalg_trsm', [A, B], attrs);
+      }
+    }
+  }
+  // only the triangle is read: the other one gets no gradient
+  const B = rand([2, n, 2], 19);
+  A.attachGrad();
+  autograd.record(() => linalg.trsm(A, B).sum()).backward();
+  for (const a of A.grad.toArray()) for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) assert.equal(a[i][j], 0);
+  assert.throws(() => linalg.trsm(nd.array([[1, 0], [1, 0]]), nd.ones([2, 1])), /singular/);
+  assert.throws(() => linalg.trmm(A, rand([2, 4, 2], 20)), /incompatible matrix dimensions/);
+});
