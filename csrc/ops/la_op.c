@@ -122,6 +122,7 @@ typedef struct {
   int64_t dims[MXW_MAX_NDIM], strides[MXW_MAX_NDIM];
 } mat_layout;
 static void make_layout(const mxw_shape *s, int ax, mat_layout *l) {
+  memset(l, 0, sizeof *l);
   l->nd = s->ndim;
   l->ax = ax;
   int64_t st = 1;
@@ -134,10 +135,11 @@ static void make_layout(const mxw_shape *s, int ax, mat_layout *l) {
 /* Offset of batch item b (the dims other than ax and the last, in order). */
 static int64_t batch_offset(const mat_layout *l, int64_t b) {
   int64_t off = 0;
-  for (int i = l->nd - 2; i >= 0; i--) {
+  for (int i = (l->nd < MXW_MAX_NDIM ? l->nd : MXW_MAX_NDIM) - 2; i >= 0; i--) {
     if (i == l->ax) continue;
-    off += (b % l->dims[i]) * l->strides[i];
-    b /= l->dims[i];
+    const int64_t d = l->dims[i] > 0 ? l->dims[i] : 1; /* (an empty batch has no items to place) */
+    off += (b % d) * l->strides[i];
+    b /= d;
   }
   return off;
 }
