@@ -353,6 +353,12 @@ export class NDArray {
     }
     return this.reshape(keep.length ? keep : [1]);
   }
+  // diag(k=0, **kwargs)
+  diag(...a) {
+    const rest = {};
+    const { k = 0 } = sigArgs('diag', a, ['k'], rest);
+    return invokeByName('diag', [this], { ...rest, k })[0];
+  }
   // broadcast_to(shape): leading axes of size 1 are added first, as NDArray.broadcast_to does.
   broadcastTo(...a) {
     let { shape } = sigArgs('broadcast_to', a, ['shape']);

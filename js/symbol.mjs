@@ -293,6 +293,12 @@ export class Symbol {
     const { axis = null } = sigArgs('squeeze', a, ['axis', 'inplace'], rest);
     return callOp('squeeze', [this], { ...rest, axis });
   }
+  // diag(k=0, **kwargs)
+  diag(...a) {
+    const rest = {};
+    const { k = 0 } = sigArgs('diag', a, ['k'], rest);
+    return callOp('diag', [this], { ...rest, k });
+  }
 }
 
 function notForSymbol(fn, alias, o) {

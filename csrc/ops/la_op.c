@@ -1113,7 +1113,7 @@ static int infer_backward_tri(const void *param, int nin, mxw_shape *in, int nou
   MXW_TRY(mxw_shape_assign(&out[0], &in[1], "A's gradient"));
   return mxw_shape_assign(&out[1], &in[2], "B's gradient");
 }
-static const char *const k_tri_bwd_inputs[] = {"ograd", "A", "B", "out", NULL};
+static const char *const k_tri_bwd_inputs[] = {"ograd", "A", "B", "output", NULL};
 
 static const mxw_op_def op_trmm = {
     .name = "_linalg_trmm",
