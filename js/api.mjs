@@ -65,6 +65,11 @@ const helpers = {
   full: creation.full,
   arange: creation.arange,
   concatenate: creation.concatenate,
+  // split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False): ndarray.py's, as NDArray.splitV2
+  split_v2: (ary, ...rest) => {
+    if (!(ary instanceof NDArray)) throw new MXNetError('nd.split_v2: ary must be an NDArray');
+    return ary.splitV2(...rest);
+  },
   add: ufn('broadcast_add', '_plus_scalar', null, (x, y) => x + y),
   subtract: ufn('broadcast_sub', '_minus_scalar', '_rminus_scalar', (x, y) => x - y),
   multiply: ufn('broadcast_mul', '_mul_scalar', null, (x, y) => x * y),
@@ -121,6 +126,11 @@ const symHelpers = {
   load_json: fromJSON,
   loadJSON: fromJSON,
   load: loadSymbol,
+  // split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False): symbol.py's, as Symbol.splitV2
+  split_v2: (ary, ...rest) => {
+    if (!(ary instanceof Symbol)) throw new MXNetError('sym.split_v2: ary must be a Symbol');
+    return ary.splitV2(...rest);
+  },
 };
 symHelpers.image = imageNamespace(symGenerated);
 symHelpers.contrib = Object.freeze({ ...contribNamespace(symGenerated), ...symControlFlow });

@@ -353,6 +353,25 @@ export class NDArray {
     }
     return this.reshape(keep.length ? keep : [1]);
   }
+  // split_v2(indices_or_sections, axis=0, squeeze_axis=False) (ndarray.py's split_v2: sections
+  // become the equal parts' start indices, a list of indices gets a leading 0)
+  splitV2(...a) {
+    const { indices_or_sections: ios, axis = 0, squeeze_axis = false } =
+      sigArgs('split_v2', a, ['indices_or_sections', 'axis', 'squeeze_axis']);
+    let indices;
+    if (Number.isInteger(ios)) {
+      const shape = this.shape, ax = axis < 0 ? axis + shape.length : axis;
+      if (ios <= 0 || ax < 0 || ax >= shape.length || shape[ax] % ios !== 0) {
+        throw new MXNetError('split_v2: array split does not result in an equal division');
+      }
+      indices = Array.from({ length: ios }, (_, i) => i * (shape[ax] / ios));
+    } else if (Array.isArray(ios)) {
+      indices = [0, ...ios];
+    } else {
+      throw new MXNetError('split_v2: indices_or_sections must either int or tuple of ints');
+    }
+    return invokeByName('_split_v2', [this], { indices, axis, squeeze_axis });
+  }
   // diag(k=0, **kwargs)
   diag(...a) {
     const rest = {};

@@ -293,6 +293,14 @@ export class Symbol {
     const { axis = null } = sigArgs('squeeze', a, ['axis', 'inplace'], rest);
     return callOp('squeeze', [this], { ...rest, axis });
   }
+  // split_v2(indices_or_sections, axis=0, squeeze_axis=False) (symbol.py's: an int is `sections`)
+  splitV2(...a) {
+    const { indices_or_sections: ios, axis = 0, squeeze_axis = false } =
+      sigArgs('split_v2', a, ['indices_or_sections', 'axis', 'squeeze_axis']);
+    if (Number.isInteger(ios)) return callOp('_split_v2', [this], { indices: [], axis, squeeze_axis, sections: ios });
+    if (!Array.isArray(ios)) throw new MXNetError('split_v2: indices_or_sections must either int or tuple of ints');
+    return callOp('_split_v2', [this], { indices: [0, ...ios], axis, squeeze_axis, sections: 0 });
+  }
   // diag(k=0, **kwargs)
   diag(...a) {
     const rest = {};

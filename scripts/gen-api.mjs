@@ -129,6 +129,8 @@ export declare class NDArray {
   flatten(inplace?: boolean | { inplace?: boolean }): NDArray;
   expandDims(axis: number | { axis: number; inplace?: boolean }, inplace?: boolean | { inplace?: boolean }): NDArray;
   squeeze(axis?: number | number[] | null | { axis?: number | number[] | null; inplace?: boolean }, inplace?: boolean | { inplace?: boolean }): NDArray;
+  diag(k?: number | { k?: number; axis1?: number; axis2?: number }, opts?: { axis1?: number; axis2?: number }): NDArray;
+  splitV2(indicesOrSections: number | number[] | { indicesOrSections?: number | number[]; indices_or_sections?: number | number[]; axis?: number; squeezeAxis?: boolean; squeeze_axis?: boolean }, axis?: number | { axis?: number; squeezeAxis?: boolean }, squeezeAxis?: boolean): NDArray[];
   broadcastTo(shape: number[] | { shape: number[] }): NDArray; broadcastLike(other: NDArray): NDArray;
 ${binaryMethods('NDArray')}
   /** in place: x += o; returns x */ iadd(o: Operand<NDArray>): this; isub(o: Operand<NDArray>): this; imul(o: Operand<NDArray>): this;
@@ -155,6 +157,8 @@ ${binaryMethods('Symbol')}
   flatten(inplace?: boolean | { inplace?: boolean }): Symbol;
   expandDims(axis: number | { axis: number; inplace?: boolean }, inplace?: boolean | { inplace?: boolean }): Symbol;
   squeeze(axis?: number | number[] | null | { axis?: number | number[] | null; inplace?: boolean }, inplace?: boolean | { inplace?: boolean }): Symbol;
+  diag(k?: number | { k?: number; axis1?: number; axis2?: number }, opts?: { axis1?: number; axis2?: number }): Symbol;
+  splitV2(indicesOrSections: number | number[] | { indicesOrSections?: number | number[]; indices_or_sections?: number | number[]; axis?: number; squeezeAxis?: boolean; squeeze_axis?: boolean }, axis?: number | { axis?: number; squeezeAxis?: boolean }, squeezeAxis?: boolean): Symbol;
 @@SYM_FLUENT@@
   dispose(): void; toString(): string;
 }
@@ -355,6 +359,7 @@ const ndHelperDecls = {
   loadBytes: '(bytes: Uint8Array | ArrayBuffer, options?: { maxBytes?: number; max_bytes?: number }) => NDArray[] | Record<string, NDArray>',
   random: 'typeof random',
   image: 'NdImageOps', contrib: 'NdContribOps', linalg: 'NdLinalgOps',
+  split_v2: '(ary: NDArray, indicesOrSections: number | number[] | { indicesOrSections?: number | number[]; indices_or_sections?: number | number[]; axis?: number; squeezeAxis?: boolean; squeeze_axis?: boolean }, axis?: number, squeezeAxis?: boolean) => NDArray[]',
 };
 for (const f of ['add', 'subtract', 'multiply', 'divide', 'true_divide', 'modulo', 'power', 'maximum', 'minimum', 'equal',
   'not_equal', 'greater', 'greater_equal', 'lesser', 'lesser_equal', 'logical_and', 'logical_or', 'logical_xor']) {
@@ -364,7 +369,8 @@ const symHelperDecls = {
   Symbol: 'typeof Symbol', var: 'SymVar', Variable: 'SymVar', Group: '(symbols: Symbol[]) => Symbol',
   fromJSON: '(json: string) => Symbol', load_json: '(json: string) => Symbol', loadJSON: '(json: string) => Symbol',
   load: '(source: Source, options?: LoadOptions) => Promise<Symbol>', image: 'SymImageOps', contrib: 'SymContribOps',
-  linalg: 'SymLinalgOps', zeros: "(...args: Args<'sym.zeros'>) => Symbol", ones: "(...args: Args<'sym.ones'>) => Symbol",
+  linalg: 'SymLinalgOps', split_v2: '(ary: Symbol, indicesOrSections: number | number[] | { indicesOrSections?: number | number[]; indices_or_sections?: number | number[]; axis?: number; squeezeAxis?: boolean; squeeze_axis?: boolean }, axis?: number, squeezeAxis?: boolean) => Symbol',
+  zeros: "(...args: Args<'sym.zeros'>) => Symbol", ones: "(...args: Args<'sym.ones'>) => Symbol",
   full: "(...args: Args<'sym.full'>) => Symbol", arange: "(...args: Args<'sym.arange'>) => Symbol",
   linspace: "(...args: Args<'sym.linspace'>) => Symbol", eye: "(...args: Args<'sym.eye'>) => Symbol",
 };

@@ -1216,6 +1216,29 @@ static const mxw_op_def op_argmin = {
     .forward = fwd_argmin,
     .no_grad = 1};
 
+/* argmax_channel(data): argmax over the last axis (MXNet registers it as argmax with axis -1 and no
+ * parameters of its own). */
+static const ReduceAxisParam k_last_axis = {{1, -1}, 0};
+static int infer_argmax_channel(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  (void)param;
+  return infer_argreduce(&k_last_axis, nin, in, nout, out);
+}
+static int fwd_argmax_channel(const mxw_op_call *c) {
+  mxw_op_call last = *c;
+  last.param = &k_last_axis;
+  return argreduce_forward(&last, 1);
+}
+static const mxw_op_def op_argmax_channel = {
+    .name = "argmax_channel",
+    .doc = MXW_DOC("index of the maximum along the last axis, as the input dtype"),
+    .num_inputs = 1,
+    .input_names = k_data,
+    .num_outputs = 1,
+    .infer_shape = infer_argmax_channel,
+    .half_as_f32 = 1,
+    .forward = fwd_argmax_channel,
+    .no_grad = 1};
+
 /* ==== pick ===================================================================================== */
 enum { PICK_WRAP, PICK_CLIP };
 static const char *const k_pick_modes[] = {"wrap", "clip", NULL};
@@ -1470,5 +1493,6 @@ static const mxw_op_def op_moments = {
 };
 
 MXW_FAMILY(reduce, &op_sum, &op_mean, &op_max, &op_min, &op_prod, &op_nansum, &op_nanprod, &op_norm, &op_argmax,
-           &op_argmin, &op_pick, &op_moments, &op_backward_sum, &op_backward_mean, &op_backward_max, &op_backward_min,
-           &op_backward_prod, &op_backward_nansum, &op_backward_nanprod, &op_backward_norm, &op_backward_pick);
+           &op_argmin, &op_argmax_channel, &op_pick, &op_moments, &op_backward_sum, &op_backward_mean, &op_backward_max,
+           &op_backward_min, &op_backward_prod, &op_backward_nansum, &op_backward_nanprod, &op_backward_norm,
+           &op_backward_pick);

@@ -1153,6 +1153,150 @@ static const mxw_op_def op_SliceChannel = {.name = "SliceChannel",
                                            .forward = fwd_SliceChannel,
                                            .gradient = grad_SliceChannel};
 
+/* ==== _split_v2 ================================================================================= */
+/* MXNet's _split_v2 (matrix_op-inl.h; Python's split_v2 passes indices starting with 0): the parts
+ * [indices[i], indices[i + 1]) of the axis, the last one to the end; with sections > 0, that many
+ * equal parts. Each part must be non-empty (start < end <= the axis size). */
+typedef struct {
+  mxw_tuple indices;
+  int64_t axis;
+  int squeeze_axis;
+  int64_t sections;
+} SplitV2Param;
+static const mxw_attr_spec k_split_v2_attrs[] = {
+    MXW_A_SHAPE("indices", SplitV2Param, indices, NULL, "the parts' first indices along the axis"),
+    MXW_A_INT("axis", SplitV2Param, axis, "1", "the axis to split"),
+    MXW_A_BOOL("squeeze_axis", SplitV2Param, squeeze_axis, "False", "drop the split axis (its parts have size 1)"),
+    MXW_A_INT("sections", SplitV2Param, sections, "0", "equal parts (0: split at indices)"),
+};
+static int validate_split_v2(void *param) {
+  const SplitV2Param *p = (const SplitV2Param *)param;
+  MXW_CHECK(p->sections >= 0 && p->sections <= 65536, "sections must be in [0, 65536], got %lld",
+            (long long)p->sections);
+  MXW_CHECK(p->sections > 0 || p->indices.ndim >= 1, "indices must list at least one index (or give sections)");
+  return 0;
+}
+static int num_outputs_split_v2(const void *param) {
+  const SplitV2Param *p = (const SplitV2Param *)param;
+  return p->sections > 0 ? (int)p->sections : p->indices.ndim;
+}
+/* The parts' start indices (n of them) and the axis, for an input of shape x. */
+static int split_v2_points(const SplitV2Param *p, const mxw_shape *x, int *axis, int64_t *pts, int *n) {
+  shape_buf xs;
+  if (mxw_normalize_axis(p->axis, x->ndim, axis) != 0)
+    return mxw_fail("axis=%lld is out of range for input of shape %s", (long long)p->axis, SHAPE_STR(x, xs));
+  const int64_t len = x->dims[*axis];
+  *n = num_outputs_split_v2(p);
+  if (p->sections > 0) {
+    MXW_CHECK(len % p->sections == 0, "cannot split axis %d of input of shape %s into sections=%lld equal parts", *axis,
+              SHAPE_STR(x, xs), (long long)p->sections);
+    for (int i = 0; i < *n; i++) pts[i] = i * (len / p->sections);
+  } else {
+    for (int i = 0; i < *n; i++) pts[i] = p->indices.v[i];
+  }
+  for (int i = 0; i < *n; i++) {
+    const int64_t start = pts[i], end = i + 1 < *n ? pts[i + 1] : len;
+    MXW_CHECK(start >= 0 && start < end && end <= len,
+              "part %d would be [%lld, %lld) of axis %d of size %lld: indices must increase and stay below the size", i,
+              (long long)start, (long long)end, *axis, (long long)len);
+    MXW_CHECK(!p->squeeze_axis || end - start == 1, "squeeze_axis=True needs parts of size 1, part %d has %lld", i,
+              (long long)(end - start));
+  }
+  return 0;
+}
+static int infer_split_v2(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const SplitV2Param *p = (const SplitV2Param *)param;
+  (void)nin;
+  const mxw_shape *x = &in[0];
+  if (x->ndim < 0) return 0;
+  for (int d = 0; d < x->ndim; d++)
+    if (x->dims[d] < 0) return 0;
+  int axis, n;
+  int64_t *pts = (int64_t *)malloc(sizeof(int64_t) * (size_t)(nout > 0 ? nout : 1));
+  MXW_CHECK(pts != NULL, "out of memory");
+  if (split_v2_points(p, x, &axis, pts, &n) != 0) {
+    free(pts);
+    return -1;
+  }
+  int rc = 0;
+  for (int i = 0; i < n && i < nout && rc == 0; i++) {
+    mxw_shape o = *x;
+    o.dims[axis] = (i + 1 < n ? pts[i + 1] : x->dims[axis]) - pts[i];
+    if (p->squeeze_axis) {
+      for (int d = axis; d + 1 < o.ndim; d++) o.dims[d] = o.dims[d + 1];
+      o.ndim--;
+    }
+    rc = mxw_shape_assign_nth(&out[i], &o, "output%d", i);
+  }
+  free(pts);
+  return rc;
+}
+static int fwd_split_v2(const mxw_op_call *c) {
+  const SplitV2Param *p = (const SplitV2Param *)c->param;
+  const mxw_tensor *in = &c->inputs[0];
+  const int nd = in->shape.ndim;
+  int axis, n;
+  int64_t *pts = (int64_t *)malloc(sizeof(int64_t) * (size_t)(c->num_outputs > 0 ? c->num_outputs : 1));
+  MXW_CHECK(pts != NULL, "out of memory");
+  if (split_v2_points(p, &in->shape, &axis, pts, &n) != 0) {
+    free(pts);
+    return -1;
+  }
+  int64_t ist[MXW_MAX_NDIM], pst[MXW_MAX_NDIM];
+  contiguous_strides(&in->shape, ist);
+  const size_t es = elsize(in);
+  for (int k = 0; k < n; k++) {
+    mxw_shape ps = in->shape;
+    ps.dims[axis] = (k + 1 < n ? pts[k + 1] : in->shape.dims[axis]) - pts[k];
+    contiguous_strides(&ps, pst);
+    copy_plan pl = {0};
+    for (int d = 0; d < nd; d++) plan_push(&pl, ps.dims[d], ist[d], pst[d]);
+    plan_run(&pl, es, (const char *)in->data + pts[k] * ist[axis] * (int64_t)es, c->outputs[k].data);
+  }
+  free(pts);
+  return 0;
+}
+/* The parts' gradients joined (stack when squeezed), after zeros for the axis before indices[0]. */
+static int grad_split_v2(mxw_grad_ctx *g) {
+  const SplitV2Param *p = (const SplitV2Param *)mxw_grad_param(g);
+  const int n = mxw_grad_num_outputs(g);
+  int axis;
+  MXW_TRY(mxw_normalize_axis(p->axis, mxw_grad_in_shape(g, 0)->ndim, &axis));
+  const int64_t first = p->sections > 0 ? 0 : p->indices.v[0];
+  mxw_gid *og = (mxw_gid *)malloc(sizeof(mxw_gid) * (size_t)(n + 1));
+  MXW_CHECK(og != NULL, "out of memory");
+  int k = 0;
+  char num[24], ax[24], end[32];
+  snprintf(ax, sizeof ax, "%d", axis);
+  if (first > 0) {
+    snprintf(end, sizeof end, "%lld", (long long)first);
+    og[k++] = mxw_grad_op(g, "slice_axis", MXW_KV("axis", ax, "begin", "0", "end", end),
+                          MXW_GIDS(mxw_grad_zeros_like(g, mxw_grad_in(g, 0))));
+  }
+  for (int i = 0; i < n; i++) {
+    mxw_gid o = mxw_grad_ograd(g, i);
+    if (p->squeeze_axis) o = mxw_grad_op(g, "expand_dims", MXW_KV("axis", ax), MXW_GIDS(o));
+    og[k++] = o;
+  }
+  snprintf(num, sizeof num, "%d", k);
+  const mxw_gid dx = mxw_grad_op(g, "Concat", MXW_KV("num_args", num, "dim", ax), og, k);
+  free(og);
+  return mxw_grad_set(g, 0, dx);
+}
+static const mxw_op_def op_split_v2 = {.name = "_split_v2",
+                                       .doc = MXW_DOC("splits an axis at the given indices (or into equal sections)"),
+                                       .attrs = k_split_v2_attrs,
+                                       .num_attrs = 4,
+                                       .param_size = sizeof(SplitV2Param),
+                                       .validate = validate_split_v2,
+                                       .num_inputs = 1,
+                                       .input_names = k_data,
+                                       .num_outputs = 1,
+                                       .num_outputs_fn = num_outputs_split_v2,
+                                       .infer_shape = infer_split_v2,
+                                       .forward = fwd_split_v2,
+                                       .gradient = grad_split_v2};
+
 /* ==== slice ==================================================================================== */
 typedef struct {
   mxw_tuple begin, end, step;
@@ -2240,7 +2384,7 @@ static const mxw_op_def op_backward_Pad = {
     .gradient = grad_backward_Pad};
 
 MXW_FAMILY(shape_ops, &op_Reshape, &op_Flatten, &op_transpose, &op_SwapAxis, &op_expand_dims, &op_squeeze, &op_Concat,
-           &op_stack, &op_SliceChannel, &op_slice, &op_slice_axis, &op_slice_like, &op_broadcast_to, &op_broadcast_like,
-           &op_reshape_like, &op_tile, &op_repeat, &op_reverse, &op_depth_to_space, &op_space_to_depth, &op_Pad,
-           &op_backward_slice, &op_backward_slice_axis, &op_backward_slice_like, &op_backward_tile, &op_backward_repeat,
-           &op_backward_Pad);
+           &op_stack, &op_SliceChannel, &op_split_v2, &op_slice, &op_slice_axis, &op_slice_like, &op_broadcast_to,
+           &op_broadcast_like, &op_reshape_like, &op_tile, &op_repeat, &op_reverse, &op_depth_to_space,
+           &op_space_to_depth, &op_Pad, &op_backward_slice, &op_backward_slice_axis, &op_backward_slice_like,
+           &op_backward_tile, &op_backward_repeat, &op_backward_Pad);

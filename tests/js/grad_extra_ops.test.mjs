@@ -145,3 +145,35 @@ test('the new ops compose in symbols and run hybridized like imperatively', () =
   const ops = json.nodes.map((n) => n.op);
   for (const op of ['moments', 'softmin', '_np_cumsum', 'smooth_l1', 'rcbrt', 'diag']) assert.ok(ops.includes(op), `${op} in ${ops}`);
 });
+
+test('split_v2 (nd/sym helpers and the fluent method) against TF.js split; _split_v2 gradient; argmax_channel', () => {
+  const x = sample([4, 6, 2], 8);
+  const parts = nd.split_v2(x, [1, 4], 1);
+  const want = tf.split(tfOf(x), [1, 3, 2], 1);
+  assert.equal(parts.length, 3);
+  parts.forEach((p, i) => {
+    assert.deepEqual(p.shape, want[i].shape);
+    assertClose(p.toTypedArray(), want[i].dataSync(), { rtol: 1e-6, atol: 1e-7 });
+  });
+  // sections: equal parts, positionally or by name; squeeze_axis
+  const eq = x.splitV2(3, { axis: 1 });
+  tf.split(tfOf(x), 3, 1).forEach((w, i) => assertClose(eq[i].toTypedArray(), w.dataSync(), { rtol: 1e-6, atol: 1e-7 }));
+  const sq = x.splitV2({ indicesOrSections: 4, axis: 0, squeezeAxis: true });
+  assert.deepEqual(sq.map((p) => p.shape), [[6, 2], [6, 2], [6, 2], [6, 2]]);
+  assert.throws(() => x.splitV2(4, 1), /equal division/);
+  assert.throws(() => nd._split_v2(x, { indices: [0, 3, 2], axis: 1 }), /indices must increase/);
+  // Symbol: an int is `sections`; the outputs run through the executor
+  const s = mx.sym.split_v2(mx.sym.var('x'), 2, { axis: 1 });
+  assert.equal(s.numOutputs, 2);
+  const outs = new mx.CachedOp(s).forward([x]);
+  tf.split(tfOf(x), 2, 1).forEach((w, i) => assertClose(outs[i].toTypedArray(), w.dataSync(), { rtol: 1e-6, atol: 1e-7 }));
+  // gradient: the parts' gradients joined again (zeros before a first index > 0)
+  checkGrad('_split_v2', [{ shape: [3, 5, 2] }], { indices: [0, 2, 3], axis: 1 });
+  checkGrad('_split_v2', [{ shape: [3, 5, 2] }], { indices: [1, 4], axis: -2 });
+  checkGrad('_split_v2', [{ shape: [2, 3] }], { indices: [0, 1, 2], axis: 1, squeeze_axis: true });
+  checkGrad('_split_v2', [{ shape: [4, 3] }], { indices: [], sections: 2, axis: 0 });
+  // argmax_channel: argmax over the last axis, as a float index
+  const a = nd.array([[1, 5, 2], [7, 0, 7]]);
+  assert.deepEqual(nd.argmax_channel(a).toArray(), [1, 0]);
+  assert.deepEqual(Array.from(a.argmaxChannel().toTypedArray()), Array.from(tf.argMax(tfOf(a), 1).dataSync()));
+});

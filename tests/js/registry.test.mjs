@@ -15,7 +15,7 @@ const listOps = path.join(root, 'build/native/mxw_list_ops');
 // ndarray.py-level functions that are not operators in MXNet's registry either.
 const HELPERS = ['NDArray', 'array', 'empty', 'zeros', 'ones', 'full', 'arange', 'add', 'subtract',
   'multiply', 'divide', 'modulo', 'power', 'maximum', 'minimum', 'equal', 'not_equal', 'greater',
-  'greater_equal', 'lesser', 'lesser_equal', 'concatenate', 'true_divide', 'logical_and', 'logical_or', 'logical_xor', 'random', 'save', 'saveBytes', 'load', 'loadBytes', 'CachedOp', 'image', 'contrib', 'linalg'];
+  'greater_equal', 'lesser', 'lesser_equal', 'concatenate', 'true_divide', 'logical_and', 'logical_or', 'logical_xor', 'random', 'save', 'saveBytes', 'load', 'loadBytes', 'CachedOp', 'image', 'contrib', 'linalg', 'split_v2'];
 
 function nativeRegistry() {
   assert.ok(existsSync(listOps), 'build/native/mxw_list_ops is missing: run `npm test` (scripts/build.sh) first');
