@@ -224,7 +224,9 @@ test('HTTP errors name the URL; a failed file aborts the other one', async () =>
     await rejectsWith(gluon.SymbolBlock.imports(`${srv.url}/m-symbol.json`, ['data'], `${srv.url}/missing.bin`),
       /cannot fetch http:\/\/127\.0\.0\.1:\d+\/missing\.bin: HTTP 404/);
     await rejectsWith(nd.load(`${srv.url}/nothing.bin`), /HTTP 404/);
-    assert.equal(mx.memory().numArrays, before.numArrays);
+    // no array made by the failed loads is left (earlier tests' arrays may be finalized meanwhile:
+    // the count cannot grow)
+    assert.ok(mx.memory().numArrays <= before.numArrays, `${mx.memory().numArrays} arrays, ${before.numArrays} before`);
     await rejectsWith(nd.load('http://127.0.0.1:1/x.params'), /cannot fetch http:\/\/127\.0\.0\.1:1\/x\.params/);
   } finally {
     await srv.close();
