@@ -479,14 +479,18 @@ static int det_run(const mxw_op_call *c, int nvals) {
 static int fwd_det(const mxw_op_call *c) { return det_run(c, 1); }
 static int fwd_slogdet(const mxw_op_call *c) { return det_run(c, 2); }
 
+/* "(d0, d1, ..., <tail>" for the batch dims of square matrices s (all but the last two). */
+static void batch_shape_str(const mxw_shape *s, const char *tail, char *buf, size_t len) {
+  size_t used = (size_t)snprintf(buf, len, "(");
+  for (int i = 0; i < s->ndim - 2 && used < len; i++)
+    used += (size_t)snprintf(buf + used, len - used, "%lld, ", (long long)s->dims[i]);
+  if (used < len) snprintf(buf + used, len - used, "%s", tail);
+}
 /* G (batch shape) times a value of it, reshaped to (batch..., 1, 1) and broadcast onto inverse(A)^T */
 static int grad_det_common(mxw_grad_ctx *g, mxw_gid scale) {
   const mxw_shape *s = mxw_grad_in_shape(g, 0);
   char shp[200];
-  size_t used = (size_t)snprintf(shp, sizeof shp, "(");
-  for (int i = 0; i < s->ndim - 2 && used < sizeof shp; i++)
-    used += (size_t)snprintf(shp + used, sizeof shp - used, "%lld, ", (long long)s->dims[i]);
-  if (used < sizeof shp) snprintf(shp + used, sizeof shp - used, "1, 1)");
+  batch_shape_str(s, "1, 1)", shp, sizeof shp);
   const mxw_gid t = mxw_grad_op(g, "Reshape", MXW_KV("shape", shp), MXW_GIDS(scale));
   const mxw_gid yt = swap_last2(g, mxw_grad_op(g, "_linalg_inverse", NULL, MXW_GIDS(mxw_grad_in(g, 0))), s->ndim);
   return mxw_grad_set(g, 0, mxw_grad_op(g, "broadcast_mul", NULL, MXW_GIDS(t, yt)));
@@ -782,12 +786,8 @@ static int fwd_sumlogdiag(const mxw_op_call *c) {
 }
 /* dA = makediag(G / diag(A)) */
 static int grad_sumlogdiag(mxw_grad_ctx *g) {
-  const mxw_shape *s = mxw_grad_in_shape(g, 0);
   char shp[200];
-  size_t used = (size_t)snprintf(shp, sizeof shp, "(");
-  for (int i = 0; i < s->ndim - 2 && used < sizeof shp; i++)
-    used += (size_t)snprintf(shp + used, sizeof shp - used, "%lld, ", (long long)s->dims[i]);
-  if (used < sizeof shp) snprintf(shp + used, sizeof shp - used, "1)");
+  batch_shape_str(mxw_grad_in_shape(g, 0), "1)", shp, sizeof shp);
   const mxw_gid G = mxw_grad_op(g, "Reshape", MXW_KV("shape", shp), MXW_GIDS(mxw_grad_ograd(g, 0)));
   const mxw_gid d = mxw_grad_op(g, "_linalg_extractdiag", NULL, MXW_GIDS(mxw_grad_in(g, 0)));
   const mxw_gid q = mxw_grad_op(g, "broadcast_div", NULL, MXW_GIDS(G, d));
