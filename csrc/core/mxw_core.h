@@ -422,6 +422,8 @@ int mxw_shape_assign_nth(mxw_shape *dst, const mxw_shape *src, const char *what_
 int mxw_shape_unify(mxw_shape *have, const mxw_shape *want, const char *name, const char *rule);
 /* Default type inference: every known dtype must agree; fills the unknown ones. */
 int mxw_infer_type_same(const void *param, int nin, int *in, int nout, int *out);
+/* Output 0 takes input 0's dtype (gradients whose other inputs, indices or shapes, keep theirs). */
+int mxw_infer_type_first(const void *param, int nin, int *in, int nout, int *out);
 /* Same-shape elementwise: all inputs and outputs share one shape. */
 int mxw_infer_shape_same(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out);
 /* (A, R, S) -> (A, S, R) for elements of esize bytes (1, 2, 4 or 8). */

@@ -136,6 +136,14 @@ int mxw_infer_type_same(const void *param, int nin, int *in, int nout, int *out)
   return 0;
 }
 
+int mxw_infer_type_first(const void *param, int nin, int *in, int nout, int *out) {
+  (void)param;
+  (void)nin;
+  (void)nout;
+  if (in[0] >= 0) out[0] = in[0];
+  return 0;
+}
+
 int mxw_normalize_axis(int64_t axis, int ndim, int *out) {
   int64_t a = axis < 0 ? axis + ndim : axis;
   if (a < 0 || a >= ndim) return mxw_fail("axis %lld is out of range for %d dimensions", (long long)axis, ndim);

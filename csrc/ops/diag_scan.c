@@ -340,13 +340,6 @@ static int infer_backward_diag(const void *param, int nin, mxw_shape *in, int no
   (void)nout;
   return mxw_shape_assign(&out[0], &in[1], "output");
 }
-static int infer_type_backward_diag(const void *param, int nin, int *in, int nout, int *out) {
-  (void)param;
-  (void)nin;
-  (void)nout;
-  if (in[0] >= 0) out[0] = in[0];
-  return 0;
-}
 static int fwd_backward_diag(const mxw_op_call *c) {
   const DiagParam *p = (const DiagParam *)c->param;
   const mxw_tensor *og = &c->inputs[0], *x = &c->inputs[1];
@@ -377,7 +370,7 @@ static const mxw_op_def op_backward_diag = {
     .input_names = k_ograd_data,
     .num_outputs = 1,
     .infer_shape = infer_backward_diag,
-    .infer_type = infer_type_backward_diag,
+    .infer_type = mxw_infer_type_first,
     .forward = fwd_backward_diag,
     .gradient = grad_backward_diag,
 };

@@ -1115,62 +1115,30 @@ static int infer_backward_tri(const void *param, int nin, mxw_shape *in, int nou
 }
 static const char *const k_tri_bwd_inputs[] = {"ograd", "A", "B", "output", NULL};
 
-static const mxw_op_def op_trmm = {
-    .name = "_linalg_trmm",
-    .aliases = ALIASES("linalg_trmm"),
-    .doc = MXW_DOC("alpha op(A) B (rightside: alpha B op(A)) with A triangular"),
-    .attrs = k_tri_attrs,
-    .num_attrs = 4,
-    .param_size = sizeof(TriParam),
-    .num_inputs = 2,
-    .input_names = k_AB,
-    .num_outputs = 1,
-    .infer_shape = infer_tri,
-    .half_as_f32 = 1,
-    .forward = fwd_trmm,
-    .gradient = grad_trmm,
-};
-static const mxw_op_def op_trsm = {
-    .name = "_linalg_trsm",
-    .aliases = ALIASES("linalg_trsm"),
-    .doc = MXW_DOC("X with op(A) X = alpha B (rightside: X op(A) = alpha B), A triangular"),
-    .attrs = k_tri_attrs,
-    .num_attrs = 4,
-    .param_size = sizeof(TriParam),
-    .num_inputs = 2,
-    .input_names = k_AB,
-    .num_outputs = 1,
-    .infer_shape = infer_tri,
-    .half_as_f32 = 1,
-    .forward = fwd_trsm,
-    .gradient = grad_trsm,
-};
-static const mxw_op_def op_backward_trmm = {
-    .name = "_backward_linalg_trmm",
-    .doc = MXW_DOC("the gradients of trmm for A (its triangle) and B"),
-    .attrs = k_tri_attrs,
-    .num_attrs = 4,
-    .param_size = sizeof(TriParam),
-    .num_inputs = 3,
-    .input_names = k_tri_bwd_inputs,
-    .num_outputs = 2,
-    .infer_shape = infer_backward_tri,
-    .half_as_f32 = 1,
-    .forward = fwd_backward_trmm,
-};
-static const mxw_op_def op_backward_trsm = {
-    .name = "_backward_linalg_trsm",
-    .doc = MXW_DOC("the gradients of trsm for A (its triangle) and B"),
-    .attrs = k_tri_attrs,
-    .num_attrs = 4,
-    .param_size = sizeof(TriParam),
-    .num_inputs = 4,
-    .input_names = k_tri_bwd_inputs,
-    .num_outputs = 2,
-    .infer_shape = infer_backward_tri,
-    .half_as_f32 = 1,
-    .forward = fwd_backward_trsm,
-};
+/* trmm / trsm and their backward ops: one attribute table (TriParam). */
+#define TRI_OP(VAR, NAME, ALIAS_LIST, DOC, NIN, INPUTS, NOUT, INFER, FWD, GRADSPEC) \
+  static const mxw_op_def VAR = {.name = NAME,                                      \
+                                 .aliases = ALIAS_LIST,                             \
+                                 .doc = MXW_DOC(DOC),                               \
+                                 .attrs = k_tri_attrs,                              \
+                                 .num_attrs = 4,                                    \
+                                 .param_size = sizeof(TriParam),                    \
+                                 .num_inputs = NIN,                                 \
+                                 .input_names = INPUTS,                             \
+                                 .num_outputs = NOUT,                               \
+                                 .infer_shape = INFER,                              \
+                                 .half_as_f32 = 1,                                  \
+                                 .forward = FWD,                                    \
+                                 GRADSPEC};
+TRI_OP(op_trmm, "_linalg_trmm", ALIASES("linalg_trmm"), "alpha op(A) B (rightside: alpha B op(A)) with A triangular", 2,
+       k_AB, 1, infer_tri, fwd_trmm, .gradient = grad_trmm)
+TRI_OP(op_trsm, "_linalg_trsm", ALIASES("linalg_trsm"),
+       "X with op(A) X = alpha B (rightside: X op(A) = alpha B), A triangular", 2, k_AB, 1, infer_tri, fwd_trsm,
+       .gradient = grad_trsm)
+TRI_OP(op_backward_trmm, "_backward_linalg_trmm", NULL, "the gradients of trmm for A (its triangle) and B", 3,
+       k_tri_bwd_inputs, 2, infer_backward_tri, fwd_backward_trmm, .gradient = NULL)
+TRI_OP(op_backward_trsm, "_backward_linalg_trsm", NULL, "the gradients of trsm for A (its triangle) and B", 4,
+       k_tri_bwd_inputs, 2, infer_backward_tri, fwd_backward_trsm, .gradient = NULL)
 
 MXW_FAMILY(la_op, &op_trmm, &op_trsm, &op_backward_trmm, &op_backward_trsm, &op_gemm, &op_gemm2, &op_syrk, &op_potrf,
            &op_backward_potrf, &op_inverse, &op_det, &op_slogdet, &op_sumlogdiag, &op_extractdiag, &op_makediag);

@@ -809,13 +809,6 @@ static int infer_backward_embedding(const void *param, int nin, mxw_shape *in, i
   const mxw_shape w = mxw_shape_make(2, wd);
   return mxw_shape_assign(&out[0], &w, "weight gradient");
 }
-static int infer_type_backward_embedding(const void *param, int nin, int *in, int nout, int *out) {
-  (void)param;
-  (void)nin;
-  (void)nout;
-  if (in[0] >= 0) out[0] = in[0];
-  return 0;
-}
 
 static int grad_Embedding(mxw_grad_ctx *g) {
   mxw_gid dw;
@@ -844,7 +837,7 @@ static const mxw_op_def op_backward_Embedding = {
     .input_names = k_ograd_data,
     .num_outputs = 1,
     .infer_shape = infer_backward_embedding,
-    .infer_type = infer_type_backward_embedding,
+    .infer_type = mxw_infer_type_first,
     .forward = fwd_backward_Embedding,
     .gradient = grad_backward_Embedding,
 };

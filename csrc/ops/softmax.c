@@ -607,51 +607,30 @@ static int grad_log_softmax(mxw_grad_ctx *g) { return grad_softmax_with(g, "_bac
 /* softmin y = softmax(-x / T): dx = -_backward_softmax(g, y) */
 static int grad_softmin(mxw_grad_ctx *g) { return grad_softmax_with(g, "_backward_softmax", 1); }
 
-static const mxw_op_def op_softmax = {
-    .name = "softmax",
-    .aliases = ALIASES("_npx_softmax"),
-    .doc = MXW_DOC("exp((x - max) / T) / sum along an axis, optionally over the first length[i] entries only"),
-    .attrs = k_softmax_attrs,
-    .num_attrs = 4,
-    .param_size = sizeof(SoftmaxParam),
-    .num_inputs = 1,
-    .input_names = k_data_length,
-    .num_inputs_fn = softmax_num_inputs,
-    .num_outputs = 1,
-    .infer_shape = infer_softmax,
-    .infer_type = infer_softmax_type,
-    .half_as_f32 = 1,
-    .forward = fwd_softmax,
-    .gradient = grad_softmax};
-static const mxw_op_def op_log_softmax = {.name = "log_softmax",
-                                          .aliases = ALIASES("_npx_log_softmax"),
-                                          .doc = MXW_DOC("(x - max) / T - log(sum(exp((x - max) / T))) along an axis"),
-                                          .attrs = k_softmax_attrs,
-                                          .num_attrs = 4,
-                                          .param_size = sizeof(SoftmaxParam),
-                                          .num_inputs = 1,
-                                          .input_names = k_data_length,
-                                          .num_inputs_fn = softmax_num_inputs,
-                                          .num_outputs = 1,
-                                          .infer_shape = infer_softmax,
-                                          .infer_type = infer_softmax_type,
-                                          .half_as_f32 = 1,
-                                          .forward = fwd_log_softmax,
-                                          .gradient = grad_log_softmax};
-static const mxw_op_def op_softmin = {.name = "softmin",
-                                      .doc = MXW_DOC("softmax of -x along an axis: exp((min - x) / T) / sum"),
-                                      .attrs = k_softmax_attrs,
-                                      .num_attrs = 4,
-                                      .param_size = sizeof(SoftmaxParam),
-                                      .num_inputs = 1,
-                                      .input_names = k_data_length,
-                                      .num_inputs_fn = softmax_num_inputs,
-                                      .num_outputs = 1,
-                                      .infer_shape = infer_softmax,
-                                      .infer_type = infer_softmax_type,
-                                      .half_as_f32 = 1,
-                                      .forward = fwd_softmin,
-                                      .gradient = grad_softmin};
+/* softmax, log_softmax and softmin: one attribute table, inputs (data[, length]), shapes and types. */
+#define SOFTMAX_OP(VAR, NAME, ALIAS_LIST, DOC, FWD, GRAD)             \
+  static const mxw_op_def VAR = {.name = NAME,                        \
+                                 .aliases = ALIAS_LIST,               \
+                                 .doc = MXW_DOC(DOC),                 \
+                                 .attrs = k_softmax_attrs,            \
+                                 .num_attrs = 4,                      \
+                                 .param_size = sizeof(SoftmaxParam),  \
+                                 .num_inputs = 1,                     \
+                                 .input_names = k_data_length,        \
+                                 .num_inputs_fn = softmax_num_inputs, \
+                                 .num_outputs = 1,                    \
+                                 .infer_shape = infer_softmax,        \
+                                 .infer_type = infer_softmax_type,    \
+                                 .half_as_f32 = 1,                    \
+                                 .forward = FWD,                      \
+                                 .gradient = GRAD};
+SOFTMAX_OP(op_softmax, "softmax", ALIASES("_npx_softmax"),
+           "exp((x - max) / T) / sum along an axis, optionally over the first length[i] entries only", fwd_softmax,
+           grad_softmax)
+SOFTMAX_OP(op_log_softmax, "log_softmax", ALIASES("_npx_log_softmax"),
+           "(x - max) / T - log(sum(exp((x - max) / T))) along an axis", fwd_log_softmax, grad_log_softmax)
+SOFTMAX_OP(op_softmin, "softmin", NULL, "softmax of -x along an axis: exp((min - x) / T) / sum", fwd_softmin,
+           grad_softmin)
 
 /* Second order (autograd.grad with create_graph), for the plain forms (no dtype, no length). With
  * s = sum(g y), the backward dx = y (g - s) / T (softmax) and dx = (g - exp(y) sum(g)) / T
@@ -984,10 +963,6 @@ static int fwd_backward_softmax_output(const mxw_op_call *c) {
 static int infer_softmax_output_backward(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
   return mxw_shape_assign(&out[0], &in[0], "output");
 }
-static int infer_first_type(const void *param, int nin, int *in, int nout, int *out) {
-  if (in[0] >= 0) out[0] = in[0];
-  return 0;
-}
 static int grad_softmax_output(mxw_grad_ctx *g) {
   const SoftmaxOutputParam *p = (const SoftmaxOutputParam *)mxw_grad_param(g);
   mxw_gid dx;
@@ -1027,7 +1002,7 @@ static const mxw_op_def op_backward_SoftmaxOutput = {
     .num_inputs_fn = softmax_output_backward_num_inputs,
     .num_outputs = 1,
     .infer_shape = infer_softmax_output_backward,
-    .infer_type = infer_first_type,
+    .infer_type = mxw_infer_type_first,
     .half_as_f32 = 1,
     .forward = fwd_backward_softmax_output};
 
