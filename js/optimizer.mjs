@@ -285,7 +285,8 @@ export class Optimizer {
 snakeAliases(Optimizer.prototype, ['rescaleGrad', 'lrScheduler', 'lrMult', 'wdMult', 'beginNumUpdate', 'numUpdate',
   'clipGradient', 'multiPrecision', 'aggregateNum', 'symInfo', 'paramDict', 'allowNpArray', 'lazyUpdate', 'wdLh',
   'lowerBound', 'upperBound', 'biasCorrection', 'floatStableEps', 'clipWeights', 'scheduleDecay', 'mSchedule',
-  '_indexUpdateCount', '_allIndexUpdateCounts']);
+  '_indexUpdateCount', '_allIndexUpdateCounts', 'momentumCorrection', 'lastLr', 'curLr', 'warmupStrategy', 'warmupEpochs',
+  'batchScale', 'updatesPerEpoch', 'initUpdates', 'numEpochs', 'weightPrevious']);
 registerType('optimizer', (v) => v instanceof Optimizer, 'an Optimizer');
 
 // ---- the registry ------------------------------------------------------------------------------
@@ -423,6 +424,207 @@ export class FTML extends Optimizer {
   }
 }
 
+// ---- LARS ------------------------------------------------------------------------------------
+// SGD (with momentum) whose learning rate is scaled per layer (except biases and BatchNorm's gamma
+// and beta, by name): lr * eta * |w| / (|g| * rescale_grad + wd * |w| + eps) where both norms are
+// positive. As Python's aggregated path: multi_sum_sq of the weights and gradients, multi_lars, then
+// preloaded_multi_(mp_)sgd(_mom)_update on groups of aggregate_num weights, the learning rates and
+// weight decays as float32 arrays. With momentum_correction the momentum is scaled by the learning
+// rate's change between updates (cur_lr / last_lr). Only `_weight` parameters get weight decay
+// when param_idx2name names them (LARS's set_wd_mult).
+export class LARS extends Optimizer {
+  // LARS(momentum=0.0, lazy_update=True, eta=0.001, eps=0, momentum_correction=True, **kwargs)
+  constructor(...args) {
+    const a = bindArgs(sig('LARS'), args);
+    super(BOUND, a);
+    this.momentum = a.momentum;
+    this.momentumCorrection = a.momentumCorrection;
+    this.lazyUpdate = a.lazyUpdate;
+    this.aggregateNum = envInt('MXNET_OPTIMIZER_AGGREGATION_SIZE', 4);
+    this.eta = a.eta;
+    this.eps = a.eps;
+    this.skip = 0;
+    this.lastLr = null;
+    this.curLr = null;
+  }
+  // the learning rates, keeping the last two base rates for the momentum correction
+  _getLrs(indices) {
+    if (this.curLr != null) this.lastLr = this.curLr;
+    const lr = this.lrScheduler != null ? callScheduler(this.lrScheduler, this.numUpdate) : this.lr;
+    if (this.curLr == null) this.lastLr = lr;
+    this.curLr = lr;
+    return super._getLrs(indices);
+  }
+  setWdMult(argsWdMult) {
+    this.wdMult = {};
+    for (const n of Object.values(this.idx2name)) if (!n.endsWith('_weight')) this.wdMult[n] = 0.0;
+    Object.assign(this.wdMult, this._symbolMults('__wd_mult__'), toPlainDict(argsWdMult));
+  }
+  createStateMultiPrecision(index, weight) { return momentumStateMP(this, index, weight, 'SGD'); }
+  createState(index, weight) { return this.momentum !== 0.0 ? zerosLike(weight) : null; }
+
+  _updateImpl(indices, weights, grads, states, multiPrecision = false) {
+    if (!Array.isArray(indices)) {
+      indices = [indices];
+      weights = [weights];
+      grads = [grads];
+      states = [states];
+    }
+    weights.forEach((w, i) => checkArrays(w, grads[i]));
+    this._update_count(indices);
+    const lrs = this._get_lrs(indices);
+    const wds = this._get_wds(indices);
+    const kwargs = { rescale_grad: this.rescaleGrad };
+    if (this.momentum > 0) {
+      kwargs.momentum = this.momentumCorrection && this.lastLr !== 0 ? this.momentum * (this.curLr / this.lastLr) : this.momentum;
+    }
+    if (this.clipGradient) kwargs.clip_gradient = this.clipGradient;
+    const names = indices.map((i) => (has(this.idx2name, i) ? this.idx2name[i] : String(i)));
+    const skip = (n) => n.endsWith('gamma') || n.endsWith('beta') || n.endsWith('bias');
+    const full = [...names.keys()].filter((i) => !skip(names[i]));
+    const nbLars = full.length;
+    full.push(...[...names.keys()].filter((i) => skip(names[i])));
+    const ctx = ctxOf(weights[0]);
+    const pick = (list) => full.map((i) => list[i]);
+    const [ws, gs, ss] = [pick(weights), pick(grads), pick(states)];
+    tidy(() => {
+      const newLrs = onContext(array(pick(lrs), { dtype: 'float32' }), ctx);
+      const newWds = onContext(array(pick(wds), { dtype: 'float32' }), ctx);
+      if (nbLars > 0) {
+        const wSumSq = op('multi_sum_sq', ws.slice(0, nbLars), { num_arrays: nbLars });
+        const gSumSq = op('multi_sum_sq', gs.slice(0, nbLars), { num_arrays: nbLars });
+        const head = (x) => x.get([0, nbLars]);
+        op('multi_lars', [head(newLrs), wSumSq, gSumSq, head(newWds)],
+          { eta: this.eta, eps: this.eps, rescale_grad: this.rescaleGrad }, head(newLrs));
+      }
+      for (let s = 0; s < full.length; s += this.aggregateNum) {
+        const e = Math.min(full.length, s + this.aggregateNum);
+        const group = [];
+        for (let i = s; i < e; i++) {
+          group.push(ws[i], gs[i]);
+          if (!multiPrecision) {
+            if (this.momentum > 0) group.push(ss[i]);
+          } else if (this.momentum > 0) {
+            group.push(ss[i][0], ss[i][1]);
+          } else {
+            group.push(ss[i][1]);
+          }
+        }
+        group.push(newLrs.get([s, e]), newWds.get([s, e]));
+        const name = `preloaded_multi_${multiPrecision ? 'mp_' : ''}sgd_${this.momentum > 0 ? 'mom_' : ''}update`;
+        invokeByName(name, group, { num_weights: e - s, ...kwargs }, ws.slice(s, e));
+      }
+    });
+  }
+  update(index, weight, grad, state) { this._updateImpl(index, weight, grad, state, false); }
+  updateMultiPrecision(index, weight, grad, state) {
+    const w0 = Array.isArray(index) ? weight[0] : weight;
+    this._updateImpl(index, weight, grad, state, this.multiPrecision && w0.dtype === 'float16');
+  }
+}
+
+// ---- LBSGD -----------------------------------------------------------------------------------
+// Large-batch SGD: gradients are summed over batch_scale updates (a macro-batch); on its last one
+// the weight takes an SGD (with momentum) step with the mean gradient and the learning rate times
+// a warmup multiplier: 'linear', 'power2' or 'sqrt' from 1 to batch_scale over warmup_epochs *
+// updates_per_epoch updates, or 'lars': sqrt(|w|^2 / (|g|^2 + wd |w|^2 + 1e-18)) clipped to
+// [0.01, 100]. The other updates leave the weight unchanged. (Python keeps the first gradient of a
+// macro-batch by reference, so a Trainer, which overwrites its gradient buffers, sums the last
+// gradient batch_scale times; here it is copied, as the algorithm intends.)
+export class LBSGD extends Optimizer {
+  // LBSGD(momentum=0.0, multi_precision=False, warmup_strategy='linear', warmup_epochs=5,
+  //   batch_scale=1, updates_per_epoch=32, begin_epoch=0, num_epochs=60, **kwargs)
+  constructor(...args) {
+    const a = bindArgs(sig('LBSGD'), args);
+    super(BOUND, a);
+    this.momentum = a.momentum;
+    this.multiPrecision = a.multiPrecision;
+    this.warmupStrategy = a.warmupStrategy;
+    this.warmupEpochs = a.warmupEpochs;
+    this.batchScale = a.batchScale;
+    this.updatesPerEpoch = a.updatesPerEpoch;
+    this.initUpdates = a.beginEpoch * a.updatesPerEpoch;
+    this.numEpochs = a.numEpochs;
+    this.lbmult = 1;
+    // index -> {cum_grad: NDArray | 0, num_cums}: arrays, not saved with the optimizer's fields
+    Object.defineProperty(this, 'cumgrads', { value: {}, writable: true, configurable: true, enumerable: false });
+    this.adaptive = false;
+    this.admult = 1;
+  }
+  createState(index, weight) {
+    if (this.multiPrecision && weight.dtype === 'float16') {
+      const master = astype32(weight);
+      return [this.momentum !== 0.0 ? zeros(weight) : null, master];
+    }
+    if (weight.dtype === 'float16' && !this.multiPrecision) {
+      warnOnce('Accumulating with float16 in optimizer can lead to poor accuracy or slow convergence. '
+        + 'Consider using multi_precision=True option of the SGD optimizer');
+    }
+    return this.momentum !== 0.0 ? zerosLike(weight) : null;
+  }
+  _getLbmult(nup) {
+    const nwup = this.warmupEpochs * this.updatesPerEpoch, maxmult = this.batchScale;
+    if (nup >= nwup) return maxmult;
+    if (nwup <= 1) return 1.0;
+    switch (this.warmupStrategy) {
+      case 'linear': return 1.0 + (maxmult - 1) * nup / nwup;
+      case 'power2': return 1.0 + (maxmult - 1) * (nup * nup) / (nwup * nwup);
+      case 'sqrt': return 1.0 + (maxmult - 1) * Math.sqrt(nup / nwup);
+      default: return 1.0;
+    }
+  }
+  _get_lbmult(nup) { return this._getLbmult(nup); }
+  // sums of squares (Python's _l2norm here is the inner product)
+  _l2norm(v) { return tidy(() => op('sum', [op('square', [v.astype('float32')])]).item()); }
+  _getLars(weight, g, wd) {
+    const w2 = this._l2norm(weight), g2 = this._l2norm(g);
+    return Math.min(100, Math.max(0.01, Math.sqrt(w2 / (g2 + wd * w2 + 1e-18))));
+  }
+  _get_lars(weight, g, wd) { return this._getLars(weight, g, wd); }
+  _cumulateGradient(grad, index) {
+    const c = this.cumgrads[index];
+    let cum, num;
+    if (c && c.num_cums > 0) {
+      cum = keep(c.cum_grad instanceof NDArray ? add(c.cum_grad, grad) : grad.copy());
+      num = c.num_cums + 1;
+    } else {
+      cum = keep(grad.copy());
+      num = this.initUpdates + 1;
+    }
+    if (c?.cum_grad instanceof NDArray) c.cum_grad.dispose();
+    this.cumgrads[index] = { cum_grad: cum, num_cums: num };
+    return this.cumgrads[index];
+  }
+  update(index, weight, grad, state) {
+    checkArrays(weight, grad);
+    let lr = this._get_lr(index);
+    const wd = this._get_wd(index);
+    this._update_count(index);
+    const c = this._cumulateGradient(grad, index);
+    if (c.num_cums % this.batchScale !== 0) {
+      op('sgd_update', [weight, grad], { lr: 0.0, wd }, weight);
+      return;
+    }
+    tidy(() => {
+      const g = mulS(c.cum_grad, 1 / this.batchScale);
+      lr *= this.warmupStrategy === 'lars' ? this._get_lars(weight, g, wd) : this._get_lbmult(c.num_cums);
+      const kwargs = { rescale_grad: this.rescaleGrad };
+      if (this.momentum > 0) kwargs.momentum = this.momentum;
+      if (this.clipGradient) kwargs.clip_gradient = this.clipGradient;
+      if (!Array.isArray(state)) {
+        if (state != null) op('sgd_mom_update', [weight, g, state], { lr, wd, ...kwargs }, weight);
+        else op('sgd_update', [weight, g], { lr, wd, ...kwargs }, weight);
+      } else if (state[0] != null) {
+        op('mp_sgd_mom_update', [weight, g, state[0], state[1]], { lr, wd, ...kwargs }, weight);
+      } else {
+        op('mp_sgd_update', [weight, g, state[1]], { lr, wd, ...kwargs }, weight);
+      }
+    });
+    c.cum_grad.dispose();
+    c.cum_grad = 0; // (the macro-batch's sum restarts; num_cums counts on)
+  }
+}
+
 // ---- LAMB ------------------------------------------------------------------------------------
 export class LAMB extends Optimizer {
   // LAMB(learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-6, lower_bound=None,
@@ -476,6 +678,48 @@ export class LAMB extends Optimizer {
   updateMultiPrecision(index, weight, grad, state) {
     const w0 = Array.isArray(index) ? weight[0] : weight;
     this._updateImpl(index, weight, grad, state, this.multiPrecision && w0.dtype === 'float16');
+  }
+}
+
+// ---- DCASGD ----------------------------------------------------------------------------------
+// Delay-compensated asynchronous SGD: g = clip(rescale_grad * grad, clip_gradient);
+// mom = momentum * mom - lr * (g + wd * w + lamda * g * g * (w - w_prev)) (mom = the step without
+// momentum); w_prev = w; w += mom. (Python tests the momentum array's truth value, which raises
+// for a weight of more than one element: here a momentum state is used when there is one.)
+export class DCASGD extends Optimizer {
+  // DCASGD(momentum=0.0, lamda=0.04, **kwargs)
+  constructor(...args) {
+    const a = bindArgs(sig('DCASGD'), args);
+    super(BOUND, a);
+    this.momentum = a.momentum;
+    this.weightPrevious = {};
+    this.lamda = a.lamda;
+  }
+  createState(index, weight) {
+    const prev = keep(onContext(weight.copy(), ctxOf(weight)));
+    return [this.momentum === 0.0 ? null : zerosLike(weight), prev];
+  }
+  update(index, weight, grad, state) {
+    checkArrays(weight, grad);
+    this._update_count(index);
+    const lr = this._get_lr(index), wd = this._get_wd(index);
+    const [mom, prev] = state;
+    tidy(() => {
+      let g = mulS(grad, this.rescaleGrad);
+      if (this.clipGradient != null) g = clipNd(g, this.clipGradient);
+      // -lr * (g + wd * w + lamda * g * g * (w - w_prev))
+      const dc = mul(mulS(mul(g, g), this.lamda), op('broadcast_sub', [weight, prev]));
+      const step = mulS(add(add(g, mulS(weight, wd)), dc), -lr);
+      if (mom != null) {
+        imulS(mom, this.momentum);
+        iadd(mom, step);
+        assign(prev, weight);
+        iadd(weight, mom);
+      } else {
+        assign(prev, weight);
+        iadd(weight, step);
+      }
+    });
   }
 }
 
@@ -738,7 +982,7 @@ export class Test extends Optimizer {
   }
 }
 
-for (const k of [SGD, Signum, FTML, LAMB, NAG, SGLD, ccSGD, Adam, AdaGrad, RMSProp, AdaDelta, Ftrl, Adamax, Nadam, Test]) register(k);
+for (const k of [SGD, Signum, FTML, LARS, LBSGD, LAMB, DCASGD, NAG, SGLD, ccSGD, Adam, AdaGrad, RMSProp, AdaDelta, Ftrl, Adamax, Nadam, Test]) register(k);
 
 // ---- Updater ---------------------------------------------------------------------------------
 // The states' file format (also the Trainer's saveStates): an MXNet NDArray-list (nd.save) file
@@ -969,7 +1213,7 @@ export function parseStates(bytes) {
 export function getUpdater(optimizer) { return new Updater(optimizer); }
 
 const api = {
-  Optimizer, SGD, ccSGD, Signum, FTML, LAMB, NAG, SGLD, Adam, AdaGrad, RMSProp, AdaDelta, Ftrl, Adamax, Nadam, Test,
+  Optimizer, SGD, ccSGD, Signum, FTML, LARS, LBSGD, LAMB, DCASGD, NAG, SGLD, Adam, AdaGrad, RMSProp, AdaDelta, Ftrl, Adamax, Nadam, Test,
   Updater, create, register, getUpdater, get_updater: getUpdater,
 };
 export default Object.freeze(api);

@@ -587,6 +587,8 @@ export declare namespace optimizer {
   const Signum: Ctor<_Optimizer, 'optimizer.Signum'>;
   const FTML: Ctor<_Optimizer, 'optimizer.FTML'>;
   const LAMB: Ctor<_Optimizer, 'optimizer.LAMB'>;
+  const LARS: Ctor<_Optimizer, 'optimizer.LARS'>;
+  const LBSGD: Ctor<_Optimizer, 'optimizer.LBSGD'>;
   const DCASGD: Ctor<_Optimizer, 'optimizer.DCASGD'>;
   const NAG: Ctor<_Optimizer, 'optimizer.NAG'>;
   const SGLD: Ctor<_Optimizer, 'optimizer.SGLD'>;

@@ -167,12 +167,13 @@ typedef struct mxw_opt_float {
 
 typedef struct mxw_attr_spec {
   const char *name;
-  mxw_attr_type type;
-  int optional;                   /* "None" is accepted (field is mxw_opt_* or tuple ndim -1) */
   const char *def;                /* default in MXNet's string form; NULL = required */
-  size_t offset;                  /* where the parsed value lives in the op's param struct */
   const char *const *enum_values; /* NULL-terminated, for MXW_ATTR_ENUM */
   const char *doc;
+  /* (narrow fields, packed after the pointers: the tables are a large part of the module's data) */
+  uint16_t offset;  /* where the parsed value lives in the op's param struct */
+  uint8_t type;     /* mxw_attr_type */
+  uint8_t optional; /* "None" is accepted (field is mxw_opt_* or tuple ndim -1) */
 } mxw_attr_spec;
 
 /* Documentation strings of operators and attributes. The shipped wasm modules are built with
@@ -186,8 +187,11 @@ typedef struct mxw_attr_spec {
 #endif
 
 /* Spec helpers for tables: MXW_A_INT("num_hidden", FCParam, num_hidden, NULL, "doc") ... */
-#define MXW_A(name_, type_, opt_, def_, st_, field_, enums_, doc_) \
-  { name_, type_, opt_, def_, offsetof(st_, field_), enums_, MXW_DOC(doc_) }
+#define MXW_A(name_, type_, opt_, def_, st_, field_, enums_, doc_)                                \
+  {                                                                                               \
+    .name = name_, .type = type_, .optional = opt_, .def = def_, .offset = offsetof(st_, field_), \
+    .enum_values = enums_, .doc = MXW_DOC(doc_)                                                   \
+  }
 #define MXW_A_INT(n, st, f, def, doc) MXW_A(n, MXW_ATTR_INT, 0, def, st, f, NULL, doc)
 #define MXW_A_OPT_INT(n, st, f, def, doc) MXW_A(n, MXW_ATTR_INT, 1, def, st, f, NULL, doc)
 #define MXW_A_FLOAT(n, st, f, def, doc) MXW_A(n, MXW_ATTR_FLOAT, 0, def, st, f, NULL, doc)
@@ -257,6 +261,7 @@ int mxw_parse_floats(const char *name, const char *text, float *v, int max, int 
 double mxw_parse_double(const char *s, char **end);
 
 #define MXW_VARIADIC (-1)
+#define MXW_MUTATE_ALL (-1)
 
 typedef struct mxw_op_def {
   const char *name;
@@ -264,22 +269,17 @@ typedef struct mxw_op_def {
   const char *doc;
 
   const mxw_attr_spec *attrs;
-  int num_attrs;
-  size_t param_size;
   /* Optional: cross-attribute checks and derived fields after parsing. */
   int (*validate)(void *param);
 
   /* Inputs: a fixed list of names, or variadic ("arg0", "arg1", ... counted by num_inputs_fn). */
-  int num_inputs;                          /* fixed count, or MXW_VARIADIC */
   const char *const *input_names;          /* NULL-terminated */
   int (*num_inputs_fn)(const void *param); /* optional: e.g. FullyConnected drops bias */
-  int num_outputs;
   int (*num_outputs_fn)(const void *param);
   int (*num_visible_outputs_fn)(const void *param);
   const char *const *output_names; /* NULL: "output" or "output<i>" */
   /* Inputs the op mutates (auxiliary states), as FMutateInputs. */
   const int *mutate_inputs;
-  int num_mutate_inputs;
 
   /* Shape inference. in/out are in-out: known entries constrain, unknown ones (ndim -1 or dims
    * -1) may be filled, in both directions (e.g. FullyConnected fills its weight's shape). */
@@ -293,18 +293,6 @@ typedef struct mxw_op_def {
   /* Optional: input names that depend on attributes (NULL return: "arg<index>"), e.g. bilinear
    * UpSampling's data/weight. A composed variadic op may leave such named inputs missing. */
   const char *(*input_name_fn)(const void *param, int index);
-  /* Output 0 may share input 0's buffer (elementwise ops whose kernels read each element before
-   * writing it): the executor then computes in place when input 0 dies at this node. */
-  int inplace;
-  /* With inplace: output i may share input i * inplace_stride's buffer (0: output 0 and input 0
-   * only), e.g. multi_sgd_update's weights, each written over by its own new value. */
-  int inplace_stride;
-  /* float16 / bfloat16 tensors run through float32 copies (mxw_op_forward, mxw_run_as_f32): for
-   * ops whose 16-bit path would otherwise compute element by element through double. Not for ops
-   * that update a 16-bit input in place (only outputs are converted back). */
-  int half_as_f32;
-  /* Fusion: the op applies call->fused_act to output 0 itself (e.g. per cache-hot band). */
-  int fusable_act;
   /* For activation ops: the mxw_act they compute with these params (0: not fusable). */
   int (*as_activation)(const void *param);
   /* Fusion: the op applies call->affine along this axis of output 0 (of ndim dims) itself;
@@ -320,9 +308,6 @@ typedef struct mxw_op_def {
    * graphs alike. NULL: the op has no gradient (a backward pass reaching it is an error)
    * unless no_grad is set. */
   int (*gradient)(struct mxw_grad_ctx *g);
-  /* MXNet marks the op non-differentiable (argmax, comparisons, random draws, ...): its inputs
-   * get zero gradients. */
-  int no_grad;
   /* Params that hold a reference (internal ops such as _CachedOp): called when a copy of the
    * param struct is made (retain) and when one is freed (release). */
   void (*param_retain)(void *param);
@@ -335,7 +320,31 @@ typedef struct mxw_op_def {
    * a buffer only when a node reads it (the op's backward, in a graph that will be differentiated);
    * otherwise its data is NULL and the forward keeps nothing. */
   int (*tape_output)(const void *param);
+  /* The counts and flags, narrow and packed after the pointers (the op tables are a large part of
+   * the module's data): */
+  uint32_t param_size;
+  int16_t num_attrs;
+  int16_t num_inputs; /* fixed count, or MXW_VARIADIC (input_names, num_inputs_fn) */
+  int16_t num_outputs;
+  int16_t num_mutate_inputs; /* of mutate_inputs, or MXW_MUTATE_ALL: every input (reset_arrays) */
+  /* Output 0 may share input 0's buffer (elementwise ops whose kernels read each element before
+   * writing it): the executor then computes in place when input 0 dies at this node. */
+  uint8_t inplace;
+  /* With inplace: output i may share input i * inplace_stride's buffer (0: output 0 and input 0
+   * only), e.g. multi_sgd_update's weights, each written over by its own new value. */
+  uint8_t inplace_stride;
+  /* float16 / bfloat16 tensors run through float32 copies (mxw_op_forward, mxw_run_as_f32): for
+   * ops whose 16-bit path would otherwise compute element by element through double. Not for ops
+   * that update a 16-bit input in place (only outputs are converted back). */
+  uint8_t half_as_f32;
+  /* Fusion: the op applies call->fused_act to output 0 itself (e.g. per cache-hot band). */
+  uint8_t fusable_act;
+  /* MXNet marks the op non-differentiable (argmax, comparisons, random draws, ...): its inputs
+   * get zero gradients. */
+  uint8_t no_grad;
 } mxw_op_def;
+/* Whether the op mutates input i (FMutateInputs). */
+int mxw_op_mutates_input(const mxw_op_def *op, int i);
 
 /* ---- gradients (MXNet's FGradient) ----------------------------------------------------------
  * An op's gradient function builds graph nodes of registered ops (often `_backward_<op>` ops

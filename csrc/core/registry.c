@@ -81,6 +81,13 @@ static int ensure_table(void) {
 
 int mxw_op_count(void) { return ensure_table() == 0 ? g_num_ops : 0; }
 
+int mxw_op_mutates_input(const mxw_op_def *op, int i) {
+  if (op->num_mutate_inputs == MXW_MUTATE_ALL) return 1;
+  for (int k = 0; k < op->num_mutate_inputs; k++)
+    if (op->mutate_inputs[k] == i) return 1;
+  return 0;
+}
+
 const mxw_op_def *mxw_op_get(int op) {
   if (ensure_table() != 0 || op < 0 || op >= g_num_ops) return NULL;
   return g_ops[op];
@@ -624,7 +631,9 @@ const char *mxw_registry_json(void) {
     cJSON_AddNumberToObject(o, "num_visible_outputs", nvis);
     cJSON_AddItemToObject(o, "outputs", string_array(op->output_names));
     cJSON *mut = cJSON_AddArrayToObject(o, "mutate_inputs");
-    for (int m = 0; m < op->num_mutate_inputs; m++) cJSON_AddItemToArray(mut, cJSON_CreateNumber(op->mutate_inputs[m]));
+    const int all = op->num_mutate_inputs == MXW_MUTATE_ALL; /* (every input of the default count) */
+    for (int m = 0; m < (all ? nin : op->num_mutate_inputs); m++)
+      cJSON_AddItemToArray(mut, cJSON_CreateNumber(all ? m : op->mutate_inputs[m]));
     cJSON *attrs = cJSON_AddArrayToObject(o, "attrs");
     for (int a = 0; a < op->num_attrs; a++) {
       const mxw_attr_spec *s = &op->attrs[a];

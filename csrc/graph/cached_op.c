@@ -563,8 +563,10 @@ static int cached_grad_recompute(mxw_grad_ctx *g, const train_plan *p, uint8_t *
   int *xin = (int *)calloc((size_t)p->ngrad + 1, sizeof(int));
   mxw_entry *xg = (mxw_entry *)calloc((size_t)p->ngrad + 1, sizeof(mxw_entry));
   int ncopies = 2 * split + 1; /* nodes (Dropout: two), and the copies of state inputs */
-  for (int i = 0; i < split; i++)
-    ncopies += mxw_exec_node(tex, i)->op ? mxw_exec_node(tex, i)->op->num_mutate_inputs : 0;
+  for (int i = 0; i < split; i++) {
+    const mxw_node *n = mxw_exec_node(tex, i);
+    if (n->op) ncopies += n->op->num_mutate_inputs == MXW_MUTATE_ALL ? n->num_inputs : n->op->num_mutate_inputs;
+  }
   copy_map m = {tex, (mxw_node **)calloc((size_t)ncopies, sizeof(mxw_node *)),
                 (mxw_node **)calloc((size_t)ncopies, sizeof(mxw_node *)), (int *)calloc((size_t)ncopies, sizeof(int)),
                 0};
@@ -609,11 +611,10 @@ static int cached_grad_recompute(mxw_grad_ctx *g, const train_plan *p, uint8_t *
         goto done;
       }
       ins[k] = gid[base[j] + (int)e.index];
-      for (int t = 0; t < n->op->num_mutate_inputs; t++)
-        if (n->op->mutate_inputs[t] == k) {
-          if ((ins[k] = mxw_grad_op(g, "_copy", NULL, MXW_GIDS(ins[k]))) < 0) goto done;
-          map_add(&m, mxw_grad_entry(g, ins[k]).node, e.node, (int)e.index);
-        }
+      if (mxw_op_mutates_input(n->op, k)) {
+        if ((ins[k] = mxw_grad_op(g, "_copy", NULL, MXW_GIDS(ins[k]))) < 0) goto done;
+        map_add(&m, mxw_grad_entry(g, ins[k]).node, e.node, (int)e.index);
+      }
     }
     const int dropout = strcmp(n->op->name, "Dropout") == 0 && n->num_inputs == 1 && mxw_node_num_outputs(n) == 2
                             ? copy_dropout(g, p, arena, n, ins[0], gid + base[i])

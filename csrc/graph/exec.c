@@ -71,7 +71,7 @@ static int graph_index(const mxw_symbol *s, exec_graph *g) {
 static void var_hints(const mxw_node *n, mxw_shape *shape, int *dtype) {
   const char *sh = mxw_attrs_get(&n->attrs, "__shape__");
   if (sh && shape->ndim < 0) {
-    mxw_attr_spec spec = {"__shape__", MXW_ATTR_SHAPE, 1, NULL, 0, NULL, NULL};
+    mxw_attr_spec spec = {.name = "__shape__", .type = MXW_ATTR_SHAPE, .optional = 1};
     mxw_tuple t;
     char saved[2048];
     memcpy(saved, mxw_get_last_error(), sizeof saved);

@@ -172,7 +172,7 @@ int mxw_attrs_copy(mxw_attrs *dst, const mxw_attrs *src) {
  * "__dtype__" an integer type flag (-1 = unknown). Anything else is an error naming the variable. */
 static int check_hint(const char *var, const char *key, const char *val) {
   if (strcmp(key, "__shape__") == 0) {
-    mxw_attr_spec spec = {"__shape__", MXW_ATTR_SHAPE, 1, NULL, 0, NULL, NULL};
+    mxw_attr_spec spec = {.name = "__shape__", .type = MXW_ATTR_SHAPE, .optional = 1};
     mxw_tuple t;
     int ok = mxw_attr_parse(&spec, val, &t) == 0 && t.ndim <= MXW_MAX_NDIM;
     for (int i = 0; ok && i < t.ndim; i++) ok = t.has[i] && t.v[i] >= -1 && t.v[i] <= INT32_MAX;
@@ -316,10 +316,7 @@ void mxw_node_output_name(const mxw_node *n, int i, char *buf, size_t len) {
 }
 
 int mxw_node_is_mutated_input(const mxw_node *n, int i) {
-  if (!n->op) return 0;
-  for (int k = 0; k < n->op->num_mutate_inputs; k++)
-    if (n->op->mutate_inputs[k] == i) return 1;
-  return 0;
+  return n->op ? mxw_op_mutates_input(n->op, i) : 0;
 }
 
 /* ---- DFS --------------------------------------------------------------------------------------- */

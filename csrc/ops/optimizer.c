@@ -82,11 +82,7 @@ static int dtype_error(int dtype) {
 }
 
 /* The states this op mutates (FMutateInputs). */
-static int is_mutated(const mxw_op_def *op, int i) {
-  for (int k = 0; k < op->num_mutate_inputs; k++)
-    if (op->mutate_inputs[k] == i) return 1;
-  return 0;
-}
+static int is_mutated(const mxw_op_def *op, int i) { return mxw_op_mutates_input(op, i); }
 
 /* A kernel over elements [begin, end) on the pool: the inputs with n elements (`full`) and the
  * output are offset to begin; the others (lamb's r1, r2) are passed whole. With copy_weight
@@ -1405,15 +1401,25 @@ static void multi_mp_sgd_f32(int64_t n, void *const *in, void *out, const void *
   memcpy(out, w32, (size_t)n * sizeof(float));
 }
 
-/* One weight's update at a time, each through the single-weight runner with its own lr and wd. */
+/* One weight's update at a time, each through the single-weight runner with its own lr and wd:
+ * the attributes' (multi_*), or the last two inputs' (preloaded_multi_*: float32 arrays). */
 static int multi_run(const mxw_op_call *c, int stride, int mp, kern_fn f32, kern_fn f64) {
   const MultiSGDParam *mp_param = (const MultiSGDParam *)c->param;
-  const int nw = (int)mp_param->num_weights;
-  MXW_CHECK(c->num_inputs == stride * nw && c->num_outputs == nw, "%d inputs and %d outputs for %d weights",
-            c->num_inputs, c->num_outputs, nw);
+  const int nw = (int)mp_param->num_weights, preloaded = c->num_inputs == stride * nw + 2;
+  MXW_CHECK((preloaded || c->num_inputs == stride * nw) && c->num_outputs == nw,
+            "%d inputs and %d outputs for %d weights", c->num_inputs, c->num_outputs, nw);
+  const float *lrs = mp_param->lrs, *wds = mp_param->wds;
+  if (preloaded) {
+    for (int k = 0; k < 2; k++) {
+      const mxw_tensor *t = &c->inputs[stride * nw + k];
+      MXW_CHECK(t->dtype == MXW_FLOAT32 && mxw_tensor_size(t) == nw, "%s must be float32 with %d elements",
+                k ? "wds" : "lrs", nw);
+    }
+    lrs = (const float *)c->inputs[stride * nw].data;
+    wds = (const float *)c->inputs[stride * nw + 1].data;
+  }
   for (int i = 0; i < nw; i++) {
-    const SGDMomParam sp = {mp_param->lrs[i],       mp_param->momentum,      mp_param->wds[i],
-                            mp_param->rescale_grad, mp_param->clip_gradient, 0};
+    const SGDMomParam sp = {lrs[i], mp_param->momentum, wds[i], mp_param->rescale_grad, mp_param->clip_gradient, 0};
     mxw_op_call one = *c;
     one.param = &sp;
     one.num_inputs = stride;
@@ -1440,12 +1446,14 @@ static const int k_mut_multi4[] = {SIXTY(MUT4)};
 /* MXNet's argument: data (NDArray-or-Symbol[]); each input's name comes from input_name_fn */
 static const char *const k_multi_data[] = {"data", NULL};
 
-#define MULTI_OP(name_, doc_, attrs_, v, stride_, ...)                                                          \
-  .name = name_, .doc = MXW_DOC(doc_), .attrs = attrs_, .num_attrs = (int)(sizeof(attrs_) / sizeof(attrs_[0])), \
-  .param_size = sizeof(MultiSGDParam), .validate = validate_multi_sgd, .num_inputs = MXW_VARIADIC,              \
-  .input_names = k_multi_data, .num_inputs_fn = v##_num_inputs, .input_name_fn = v##_input_name,                \
-  .num_outputs_fn = multi_num_outputs, .infer_shape = v##_infer_shape, .infer_type = v##_infer_type,            \
-  .forward = fwd_##v, .inplace_stride = stride_, UPDATE_OP, __VA_ARGS__
+#define MULTI_OP_V(name_, doc_, attrs_, v, stride_, validate_, ...)                                                    \
+  .name = name_, .doc = MXW_DOC(doc_), .attrs = attrs_, .num_attrs = (int)(sizeof(attrs_) / sizeof(attrs_[0])),        \
+  .param_size = sizeof(MultiSGDParam), .validate = validate_, .num_inputs = MXW_VARIADIC, .input_names = k_multi_data, \
+  .num_inputs_fn = v##_num_inputs, .input_name_fn = v##_input_name, .num_outputs_fn = multi_num_outputs,               \
+  .infer_shape = v##_infer_shape, .infer_type = v##_infer_type, .forward = fwd_##v, .inplace_stride = stride_,         \
+  UPDATE_OP, __VA_ARGS__
+#define MULTI_OP(name_, doc_, attrs_, v, stride_, ...) \
+  MULTI_OP_V(name_, doc_, attrs_, v, stride_, validate_multi_sgd, __VA_ARGS__)
 static const mxw_op_def op_multi_sgd_update = {
     MULTI_OP("multi_sgd_update", "Update function for Stochastic Gradient Descent (SDG) optimizer over several weights",
              k_multi_sgd_attrs, multi_sgd, 2, .num_mutate_inputs = 0)};
@@ -1462,8 +1470,88 @@ static const mxw_op_def op_multi_mp_sgd_mom_update = {MULTI_OP(
     "Momentum update function for multi-precision Stochastic Gradient Descent (SGD) optimizer over several weights",
     k_multi_sgd_mom_attrs, multi_mp_sgd_mom, 4, .mutate_inputs = k_mut_multi4, .num_mutate_inputs = 2 * MULTI_MAX)};
 
+/* ==== preloaded_multi_sgd_update / preloaded_multi_sgd_mom_update / preloaded_multi_mp_sgd_update /
+ * preloaded_multi_mp_sgd_mom_update (src/operator/contrib/preloaded_multi_sgd-inl.h), which
+ * Python's LARS calls: the multi_* updates with the learning rates and weight decays as two more
+ * inputs, `lrs` and `wds` (float32, num_weights elements each), after the groups, so that
+ * multi_lars can compute them without a round trip through the host. */
+static int validate_preloaded(void *param) {
+  const MultiSGDParam *p = (const MultiSGDParam *)param;
+  MXW_CHECK(p->num_weights >= 1 && p->num_weights <= MULTI_MAX, "num_weights must be in [1, %d], got %lld", MULTI_MAX,
+            (long long)p->num_weights);
+  return 0;
+}
+static const mxw_attr_spec k_preloaded_sgd_attrs[] = {MULTI_TAIL_ATTRS};
+static const mxw_attr_spec k_preloaded_sgd_mom_attrs[] = {
+    MXW_A_FLOAT("momentum", MultiSGDParam, momentum, "0", "The decay rate of momentum estimates at each epoch."),
+    MULTI_TAIL_ATTRS};
+/* PreloadedMultiSGDShape / MP_PreloadedMultiSGD_InferType: the groups as multi_*'s, then lrs and
+ * wds, float32 vectors of num_weights elements */
+static int preloaded_infer_shape(int stride, const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const int nw = multi_num_outputs(param);
+  MXW_CHECK(nin == stride * nw + 2, "%d inputs for %d weights (expected %d)", nin, nw, stride * nw + 2);
+  for (int k = 0; k < 2; k++) {
+    mxw_shape *s = &in[stride * nw + k];
+    if (s->ndim < 0) {
+      const int64_t n = nw;
+      *s = mxw_shape_make(1, &n);
+    }
+    const int64_t size = mxw_shape_size(s);
+    MXW_CHECK(size < 0 || size == nw,
+              "Number of %s is inconsistent with num_weights parameter passed. Expected number of %s: %d, and got %lld",
+              k ? "weight decays" : "learning rates", k ? "weight decays" : "learning rates", nw, (long long)size);
+  }
+  return multi_infer_shape(stride, param, stride * nw, in, nout, out);
+}
+static int preloaded_infer_type(int stride, int n_low, const void *param, int nin, int *in, int nout, int *out) {
+  const int nw = multi_num_outputs(param);
+  MXW_CHECK(nin == stride * nw + 2, "%d inputs for %d weights (expected %d)", nin, nw, stride * nw + 2);
+  for (int k = stride * nw; k < nin; k++) {
+    MXW_CHECK(in[k] < 0 || in[k] == MXW_FLOAT32, "%s has dtype %s, expected float32", k == stride * nw ? "lrs" : "wds",
+              mxw_dtype_name(in[k]));
+    in[k] = MXW_FLOAT32;
+  }
+  return multi_infer_type(stride, n_low, param, stride * nw, in, nout, out);
+}
+#define PRELOADED_VARIANT(v, base, stride, n_low)                                               \
+  static int v##_num_inputs(const void *p) { return (stride)*multi_num_outputs(p) + 2; }        \
+  static const char *v##_input_name(const void *p, int i) {                                     \
+    const int at = i - (stride)*multi_num_outputs(p);                                           \
+    return at == 0 ? "lrs" : at == 1 ? "wds" : multi_input_name(stride, k_kinds_##base, i);     \
+  }                                                                                             \
+  static int v##_infer_shape(const void *p, int nin, mxw_shape *in, int nout, mxw_shape *out) { \
+    return preloaded_infer_shape(stride, p, nin, in, nout, out);                                \
+  }                                                                                             \
+  static int v##_infer_type(const void *p, int nin, int *in, int nout, int *out) {              \
+    return preloaded_infer_type(stride, n_low, p, nin, in, nout, out);                          \
+  }                                                                                             \
+  static int fwd_##v(const mxw_op_call *c) { return fwd_##base(c); }
+PRELOADED_VARIANT(preloaded_multi_sgd, multi_sgd, 2, 2)
+PRELOADED_VARIANT(preloaded_multi_sgd_mom, multi_sgd_mom, 3, 3)
+PRELOADED_VARIANT(preloaded_multi_mp_sgd, multi_mp_sgd, 3, 2)
+PRELOADED_VARIANT(preloaded_multi_mp_sgd_mom, multi_mp_sgd_mom, 4, 2)
+#define PRELOADED_OP(name_, doc_, attrs_, v, stride_, ...) \
+  MULTI_OP_V(name_, doc_, attrs_, v, stride_, validate_preloaded, __VA_ARGS__)
+static const mxw_op_def op_preloaded_multi_sgd_update = {
+    PRELOADED_OP("preloaded_multi_sgd_update", "Update function for Stochastic Gradient Descent (SDG) optimizer.",
+                 k_preloaded_sgd_attrs, preloaded_multi_sgd, 2, .num_mutate_inputs = 0)};
+static const mxw_op_def op_preloaded_multi_sgd_mom_update = {
+    PRELOADED_OP("preloaded_multi_sgd_mom_update",
+                 "Momentum update function for Stochastic Gradient Descent (SGD) optimizer.", k_preloaded_sgd_mom_attrs,
+                 preloaded_multi_sgd_mom, 3, .mutate_inputs = k_mut_multi3, .num_mutate_inputs = MULTI_MAX)};
+static const mxw_op_def op_preloaded_multi_mp_sgd_update = {PRELOADED_OP(
+    "preloaded_multi_mp_sgd_update", "Update function for multi-precision Stochastic Gradient Descent (SDG) optimizer.",
+    k_preloaded_sgd_attrs, preloaded_multi_mp_sgd, 3, .mutate_inputs = k_mut_multi3, .num_mutate_inputs = MULTI_MAX)};
+static const mxw_op_def op_preloaded_multi_mp_sgd_mom_update = {
+    PRELOADED_OP("preloaded_multi_mp_sgd_mom_update",
+                 "Momentum update function for multi-precision Stochastic Gradient Descent (SGD) optimizer.",
+                 k_preloaded_sgd_mom_attrs, preloaded_multi_mp_sgd_mom, 4, .mutate_inputs = k_mut_multi4,
+                 .num_mutate_inputs = 2 * MULTI_MAX)};
+
 MXW_FAMILY(optimizer, &op_sgd_update, &op_sgd_mom_update, &op_mp_sgd_update, &op_mp_sgd_mom_update, &op_nag_mom_update,
            &op_mp_nag_mom_update, &op_ftml_update, &op_adam_update, &op_rmsprop_update, &op_rmspropalex_update,
            &op_ftrl_update, &op_signsgd_update, &op_signum_update, &op_lamb_update_phase1, &op_lamb_update_phase2,
            &op_mp_lamb_update_phase1, &op_mp_lamb_update_phase2, &op_multi_sgd_update, &op_multi_sgd_mom_update,
-           &op_multi_mp_sgd_update, &op_multi_mp_sgd_mom_update);
+           &op_multi_mp_sgd_update, &op_multi_mp_sgd_mom_update, &op_preloaded_multi_sgd_update,
+           &op_preloaded_multi_sgd_mom_update, &op_preloaded_multi_mp_sgd_update,
+           &op_preloaded_multi_mp_sgd_mom_update);

@@ -189,8 +189,9 @@ test('an aborted load throws an AbortError, closes the connection and leaks noth
     const params = events.filter((e) => e.file.endsWith('.params'));
     assert.ok(params.length >= 1 && params.every((e) => !e.done) && params.at(-1).loaded < paramBytes.length);
     const after = mx.memory();
-    assert.equal(after.numArrays, before.numArrays);
-    assert.equal(after.bytes, before.bytes);
+    // (not more arrays than before: earlier tests' garbage may be finalized meanwhile)
+    assert.ok(after.numArrays <= before.numArrays, `${after.numArrays} arrays after, ${before.numArrays} before`);
+    assert.ok(after.bytes <= before.bytes, `${after.bytes} bytes after, ${before.bytes} before`);
     // the stalled response's connection is closed by the abort
     for (let i = 0; i < 100 && !srv.state.aborted.length; i++) await new Promise((r) => setTimeout(r, 20));
     assert.ok(srv.state.aborted.includes('/m-0000.params'), 'the stalled connection was not closed');
@@ -207,7 +208,7 @@ test('an aborted load throws an AbortError, closes the connection and leaks noth
     const ctl2 = new AbortController();
     const q = blk.loadParameters(`${srv.url}/m-0000.params`, { signal: ctl2.signal, onProgress: () => ctl2.abort(new Error('user gave up')) });
     await assert.rejects(q, /user gave up/); // the caller's own reason, as fetch does
-    assert.equal(mx.memory().numArrays, before2.numArrays);
+    assert.ok(mx.memory().numArrays <= before2.numArrays);
     assert.deepEqual(Array.from(blk.forward(nd.array([[1, 1, 1]])).toTypedArray()), [48, 48]); // unchanged
     blk.dispose();
     // a file read in Node stops as well
