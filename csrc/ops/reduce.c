@@ -1492,7 +1492,60 @@ static const mxw_op_def op_moments = {
     .gradient = grad_moments,
 };
 
+/* ==== batch_take (deprecated in MXNet for pick) ================================================ */
+/* batch_take(a, indices): out[i] = a[i, clip(indices[i], 0, d1 - 1)] for 2-D a (d0, d1) and d0
+ * indices: pick along the last axis in clip mode, whose defaults its gradient (_backward_pick)
+ * takes. (MXNet accepts more axes, checking the size against all but the last axis while its
+ * kernel reads rows of all but the first, out of bounds: here a must be 2-D.) Indices of any
+ * dtype (MXNet: int32). */
+static const char *const k_batch_take_inputs[] = {"a", "indices", NULL};
+static int infer_batch_take(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  (void)param;
+  (void)nin;
+  (void)nout;
+  if (in[1].ndim >= 0) MXW_TRY(mxw_shape_assign(&out[0], &in[1], "output"));
+  if (in[0].ndim < 0) return 0;
+  MXW_CHECK(in[0].ndim == 2, "batch_take takes 2-D data, got %d-D", in[0].ndim);
+  const int64_t n = mxw_shape_size(&out[0]);
+  MXW_CHECK(n < 0 || in[0].dims[0] < 0 || n == in[0].dims[0],
+            "Index array's size must be the same as data array's size excluding the first dimension: %lld indices "
+            "for %lld rows",
+            (long long)n, (long long)in[0].dims[0]);
+  return 0;
+}
+static int infer_type_batch_take(const void *param, int nin, int *in, int nout, int *out) {
+  (void)param;
+  (void)nin;
+  (void)nout;
+  if (in[0] >= 0) out[0] = in[0];
+  if (in[1] < 0) in[1] = MXW_INT32;
+  return 0;
+}
+static int fwd_batch_take(const mxw_op_call *c) {
+  const PickParam pp = {{1, -1}, 0, PICK_CLIP};
+  mxw_op_call pc = *c;
+  pc.param = &pp;
+  return fwd_pick(&pc);
+}
+/* pick's gradient with pick's defaults (axis -1, clip) */
+static int grad_batch_take(mxw_grad_ctx *g) {
+  return mxw_grad_set(
+      g, 0,
+      mxw_grad_op(g, "_backward_pick", NULL, MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 1), mxw_grad_in(g, 0))));
+}
+static const mxw_op_def op_batch_take = {
+    .name = "batch_take",
+    .doc = MXW_DOC("Takes elements from a data batch: output[i] = input[i, indices[i]]"),
+    .num_inputs = 2,
+    .input_names = k_batch_take_inputs,
+    .num_outputs = 1,
+    .infer_shape = infer_batch_take,
+    .infer_type = infer_type_batch_take,
+    .forward = fwd_batch_take,
+    .gradient = grad_batch_take,
+};
+
 MXW_FAMILY(reduce, &op_sum, &op_mean, &op_max, &op_min, &op_prod, &op_nansum, &op_nanprod, &op_norm, &op_argmax,
-           &op_argmin, &op_argmax_channel, &op_pick, &op_moments, &op_backward_sum, &op_backward_mean, &op_backward_max,
-           &op_backward_min, &op_backward_prod, &op_backward_nansum, &op_backward_nanprod, &op_backward_norm,
-           &op_backward_pick);
+           &op_argmin, &op_argmax_channel, &op_pick, &op_batch_take, &op_moments, &op_backward_sum, &op_backward_mean,
+           &op_backward_max, &op_backward_min, &op_backward_prod, &op_backward_nansum, &op_backward_nanprod,
+           &op_backward_norm, &op_backward_pick);
