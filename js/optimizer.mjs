@@ -326,6 +326,21 @@ function momentumStateMP(self, index, weight, what) {
   return self.create_state(index, weight);
 }
 
+// update / updateMultiPrecision of the optimizers whose _updateImpl takes a weight or a group of
+// them (SGD, LARS, LAMB): multi_precision applies to float16 weights.
+function listUpdates(klass) {
+  const methods = {
+    update(index, weight, grad, state) { this._updateImpl(index, weight, grad, state, false); },
+    updateMultiPrecision(index, weight, grad, state) {
+      const w0 = Array.isArray(index) ? weight[0] : weight;
+      this._updateImpl(index, weight, grad, state, this.multiPrecision && w0.dtype === 'float16');
+    },
+  };
+  for (const [k, f] of Object.entries(methods)) { // (as class methods: not enumerable)
+    Object.defineProperty(klass.prototype, k, { value: f, writable: true, configurable: true });
+  }
+}
+
 // ---- SGD -------------------------------------------------------------------------------------
 // rescaled_grad = lr * (rescale_grad * clip(grad, clip_gradient) + wd * weight)
 // state = momentum * state + rescaled_grad; weight = weight - state
@@ -370,12 +385,8 @@ export class SGD extends Optimizer {
       invokeByName('multi_mp_sgd_update', weights.flatMap((w, i) => [w, grads[i], states[i][1]]), multi, weights);
     }
   }
-  update(index, weight, grad, state) { this._updateImpl(index, weight, grad, state, false); }
-  updateMultiPrecision(index, weight, grad, state) {
-    const w0 = Array.isArray(index) ? weight[0] : weight;
-    this._updateImpl(index, weight, grad, state, this.multiPrecision && w0.dtype === 'float16');
-  }
 }
+listUpdates(SGD);
 
 // [DEPRECATED] Same as SGD.
 export class ccSGD extends SGD {} // eslint-disable-line camelcase
@@ -516,12 +527,8 @@ export class LARS extends Optimizer {
       }
     });
   }
-  update(index, weight, grad, state) { this._updateImpl(index, weight, grad, state, false); }
-  updateMultiPrecision(index, weight, grad, state) {
-    const w0 = Array.isArray(index) ? weight[0] : weight;
-    this._updateImpl(index, weight, grad, state, this.multiPrecision && w0.dtype === 'float16');
-  }
 }
+listUpdates(LARS);
 
 // ---- LBSGD -----------------------------------------------------------------------------------
 // Large-batch SGD: gradients are summed over batch_scale updates (a macro-batch); on its last one
@@ -674,12 +681,8 @@ export class LAMB extends Optimizer {
     if (!Array.isArray(index)) { this._updateOne(index, weight, grad, state, multiPrecision); return; }
     index.forEach((idx, i) => this._updateOne(idx, weight[i], grad[i], state[i], multiPrecision));
   }
-  update(index, weight, grad, state) { this._updateImpl(index, weight, grad, state, false); }
-  updateMultiPrecision(index, weight, grad, state) {
-    const w0 = Array.isArray(index) ? weight[0] : weight;
-    this._updateImpl(index, weight, grad, state, this.multiPrecision && w0.dtype === 'float16');
-  }
 }
+listUpdates(LAMB);
 
 // ---- DCASGD ----------------------------------------------------------------------------------
 // Delay-compensated asynchronous SGD: g = clip(rescale_grad * grad, clip_gradient);

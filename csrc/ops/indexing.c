@@ -901,7 +901,9 @@ static int infer_backward_gather_nd(const void *param, int nin, mxw_shape *in, i
   if (o[0].ndim >= 0) MXW_TRY(mxw_shape_assign(&in[0], &o[0], "data"));
   return 0;
 }
-static int fwd_backward_gather_nd(const mxw_op_call *c) {
+/* (accumulate: _backward_gather_nd's +=; otherwise scatter_nd's assignment, the last of repeated
+ * indices winning) */
+static int scatter_rows(const mxw_op_call *c, int accumulate) {
   const mxw_tensor *gy = &c->inputs[0], *idx = &c->inputs[1];
   mxw_tensor *gx = &c->outputs[0];
   int m = (int)idx->shape.dims[0];
@@ -920,6 +922,7 @@ static int fwd_backward_gather_nd(const mxw_op_call *c) {
     }
   }
   zero_tensor(gx);
+  const size_t es = (size_t)mxw_dtype_size(gx->dtype);
   for (int64_t i = 0; i < n; i++) {
     int64_t off = 0;
     for (int j = 0; j < m; j++) {
@@ -930,10 +933,16 @@ static int fwd_backward_gather_nd(const mxw_op_call *c) {
         v = (load_index(idx, e) + size) % size;
       off += v * stride[j];
     }
-    add_row(gx->dtype, gx->data, off, gy->data, i * inner, inner);
+    if (accumulate)
+      add_row(gx->dtype, gx->data, off, gy->data, i * inner, inner);
+    else
+      memcpy((char *)gx->data + (size_t)off * es, (const char *)gy->data + (size_t)(i * inner) * es,
+             (size_t)inner * es);
   }
   return 0;
 }
+static int fwd_backward_gather_nd(const mxw_op_call *c) { return scatter_rows(c, 1); }
+static int fwd_scatter_nd(const mxw_op_call *c) { return scatter_rows(c, 0); }
 /* linear in data: its gradient is gather_nd (as MXNet registers) */
 static int grad_backward_gather_nd(mxw_grad_ctx *g) {
   return mxw_grad_set(g, 0, mxw_grad_op(g, "gather_nd", NULL, MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 1))));
@@ -953,5 +962,22 @@ static const mxw_op_def op_backward_gather_nd = {
     .gradient = grad_backward_gather_nd,
 };
 
-MXW_FAMILY(indexing, &op_take, &op_where, &op_topk, &op_sort, &op_argsort, &op_one_hot, &op_gather_nd,
+/* scatter_nd(data, indices; shape): zeros of `shape` with out[indices[:, y...], ...] = data[y...,
+ * ...] (src/operator/tensor/indexing_op.cc); gradient gather_nd of the head gradient, as MXNet's */
+static const mxw_op_def op_scatter_nd = {
+    .name = "scatter_nd",
+    .doc = MXW_DOC("Scatters data into a new tensor according to indices."),
+    .attrs = k_scatter_nd_attrs,
+    .num_attrs = 1,
+    .param_size = sizeof(ScatterNDParam),
+    .num_inputs = 2,
+    .input_names = k_data_indices,
+    .num_outputs = 1,
+    .infer_shape = infer_backward_gather_nd,
+    .infer_type = infer_type_first_out,
+    .forward = fwd_scatter_nd,
+    .gradient = grad_backward_gather_nd,
+};
+
+MXW_FAMILY(indexing, &op_take, &op_where, &op_topk, &op_sort, &op_argsort, &op_one_hot, &op_gather_nd, &op_scatter_nd,
            &op_backward_take, &op_backward_topk, &op_backward_gather_nd);

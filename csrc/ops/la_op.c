@@ -3,8 +3,9 @@
  *   _linalg_gemm  (A, B, C): alpha op(A) op(B) + beta C    _linalg_gemm2 (A, B): alpha op(A) op(B)
  *   _linalg_syrk  (A): alpha A A^T (A^T A with transpose)   _linalg_potrf (A): the Cholesky factor
  *   _linalg_inverse, _linalg_det, _linalg_slogdet (sign, logabsdet), _linalg_sumlogdiag,
- *   _linalg_extractdiag / _linalg_makediag (offset), _linalg_trmm / _linalg_trsm (triangular
- *   product and solve).
+ *   _linalg_extractdiag / _linalg_makediag (offset), _linalg_extracttrian / _linalg_maketrian
+ *   (a triangle packed as a vector), _linalg_potri (the inverse from a Cholesky factor),
+ *   _linalg_trmm / _linalg_trsm (triangular product and solve).
  * Every op works on the last two axes as a batch of matrices (gemm / gemm2: `axis` names the rows'
  * axis, the columns are the last). float32 and float64 (float16 through float32).
  *
@@ -22,6 +23,8 @@
  *   syrk:         dA = alpha (G + G^T) A  (A (G + G^T) with transpose);
  *   inverse:      dA = -Y^T G Y^T, Y = A^-1;   det: dA = G det Y^T;   slogdet: dA = G_logabsdet Y^T;
  *   sumlogdiag:   dA = makediag(G / diag(A));   extractdiag <-> makediag are each other's gradient;
+ *   extracttrian <-> maketrian likewise; potri: dL = -tril(A (G + G^T) L^-T) (gemm2, trsm, the
+ *                 triangle ops);
  *   potrf:        _backward_linalg_potrf(dL, L) = 0.5 L^-T copyLTU(L^T dL) L^-1 (symmetric, as
  *                 MXNet: a symmetric perturbation of A), with no gradient of its own;
  *   trmm / trsm:  their own backward kernels (below), without gradients of their own. */
@@ -337,6 +340,31 @@ static int lu_factor(double *a, int64_t n, int64_t *piv, int *singular) {
 }
 
 /* ==== inverse ===================================================================================== */
+/* inv = w^-1 by LU (w overwritten), stored by columns (inv[j * n + i] is row i of column j); -1 when
+ * w is singular. */
+static int invert(double *w, int64_t n, int64_t *piv, double *inv) {
+  int singular;
+  lu_factor(w, n, piv, &singular);
+  if (singular) return -1;
+  /* solve A X = I column by column: apply the row swaps to e_j, then L and U substitutions */
+  for (int64_t j = 0; j < n; j++) {
+    double *x = inv + j * n; /* column j, stored as a row for now */
+    for (int64_t i = 0; i < n; i++) x[i] = i == j;
+    for (int64_t k = 0; k < n; k++)
+      if (piv[k] != k) {
+        const double t = x[k];
+        x[k] = x[piv[k]];
+        x[piv[k]] = t;
+      }
+    for (int64_t i = 0; i < n; i++)
+      for (int64_t k = 0; k < i; k++) x[i] -= w[i * n + k] * x[k];
+    for (int64_t i = n - 1; i >= 0; i--) {
+      for (int64_t k = i + 1; k < n; k++) x[i] -= w[i * n + k] * x[k];
+      x[i] /= w[i * n + i];
+    }
+  }
+  return 0;
+}
 static int fwd_inverse(const mxw_op_call *c) {
   const mxw_tensor *A = &c->inputs[0];
   mxw_tensor *O = &c->outputs[0];
@@ -350,26 +378,7 @@ static int fwd_inverse(const mxw_op_call *c) {
   int64_t *piv = (int64_t *)(inv + n * n + 1);
   for (int64_t b = 0; b < batch; b++) {
     load_mat(A, b, n, w);
-    int singular;
-    lu_factor(w, n, piv, &singular);
-    MXW_CHECK(!singular, "matrix %lld of the batch is singular: it has no inverse", (long long)b);
-    /* solve A X = I column by column: apply the row swaps to e_j, then L and U substitutions */
-    for (int64_t j = 0; j < n; j++) {
-      double *x = inv + j * n; /* column j, stored as a row for now */
-      for (int64_t i = 0; i < n; i++) x[i] = i == j;
-      for (int64_t k = 0; k < n; k++)
-        if (piv[k] != k) {
-          const double t = x[k];
-          x[k] = x[piv[k]];
-          x[piv[k]] = t;
-        }
-      for (int64_t i = 0; i < n; i++)
-        for (int64_t k = 0; k < i; k++) x[i] -= w[i * n + k] * x[k];
-      for (int64_t i = n - 1; i >= 0; i--) {
-        for (int64_t k = i + 1; k < n; k++) x[i] -= w[i * n + k] * x[k];
-        x[i] /= w[i * n + i];
-      }
-    }
+    MXW_CHECK(invert(w, n, piv, inv) == 0, "matrix %lld of the batch is singular: it has no inverse", (long long)b);
     for (int64_t i = 0; i < n; i++) /* columns -> rows */
       for (int64_t j = 0; j < n; j++) mxw_store_f64(O->data, O->dtype, b * n * n + i * n + j, inv[j * n + i]);
   }
@@ -694,6 +703,69 @@ static const mxw_op_def op_backward_potrf = {
     .forward = fwd_backward_potrf,
 };
 
+/* ==== potri ======================================================================================== */
+/* potri(L): (L L^T)^-1 from a Cholesky factor (lower: L's lower triangle is read; upper: U's upper
+ * triangle, A = U^T U), in double; a zero on the diagonal is an error. */
+static int fwd_potri(const mxw_op_call *c) {
+  const CholParam *p = (const CholParam *)c->param;
+  const mxw_tensor *L = &c->inputs[0];
+  mxw_tensor *O = &c->outputs[0];
+  MXW_TRY(float_dtype(L, "A"));
+  int64_t n;
+  MXW_TRY(square_n(&L->shape, &n));
+  const int64_t batch = batch_of(&L->shape, 2);
+  double *w = (double *)mxw_scratch(0, (size_t)(3 * n * n + 1) * sizeof(double) + (size_t)(n + 1) * sizeof(int64_t));
+  if (!w) return -1;
+  double *s = w + n * n, *inv = s + n * n;
+  int64_t *piv = (int64_t *)(inv + n * n + 1);
+  for (int64_t b = 0; b < batch; b++) {
+    load_mat(L, b, n, w);
+    for (int64_t i = 0; i < n; i++)
+      for (int64_t j = 0; j < n; j++) { /* S = L L^T (lower) or U^T U (upper), the triangle read */
+        double v = 0;
+        for (int64_t k = 0; k <= (i < j ? i : j); k++)
+          v += p->lower ? w[i * n + k] * w[j * n + k] : w[k * n + i] * w[k * n + j];
+        s[i * n + j] = v;
+      }
+    for (int64_t i = 0; i < n; i++)
+      MXW_CHECK(w[i * n + i] != 0.0, "matrix %lld of the batch has a zero on its diagonal: L L^T is singular",
+                (long long)b);
+    MXW_CHECK(invert(s, n, piv, inv) == 0, "matrix %lld of the batch: L L^T is singular", (long long)b);
+    store_mat(O, b, n, inv); /* (symmetric: by columns is by rows) */
+  }
+  return 0;
+}
+/* MXNet's potri_backward: dL = -tril(A (G + G^T) L^-T) (upper: dU = -triu(U^-T (G + G^T) A)), A the
+ * output; built from gemm2, trsm and the triangle ops, so it differentiates again. */
+static int grad_potri(mxw_grad_ctx *g) {
+  const CholParam *p = (const CholParam *)mxw_grad_param(g);
+  const mxw_gid A = mxw_grad_out(g, 0), G = mxw_grad_ograd(g, 0), L = mxw_grad_in(g, 0);
+  const char *low = p->lower ? "True" : "False";
+  mxw_gid M = p->lower ? mxw_grad_op(g, "elemwise_add", NULL,
+                                     MXW_GIDS(gemm2_node(g, A, G, 0, 0, 1.0, -2), gemm2_node(g, A, G, 0, 1, 1.0, -2)))
+                       : mxw_grad_op(g, "elemwise_add", NULL,
+                                     MXW_GIDS(gemm2_node(g, G, A, 0, 0, 1.0, -2), gemm2_node(g, G, A, 1, 0, 1.0, -2)));
+  mxw_gid X = mxw_grad_op(g, "_linalg_trsm", MXW_KV("transpose", "True", "rightside", low, "lower", low, "alpha", "-1"),
+                          MXW_GIDS(L, M));
+  mxw_gid T = mxw_grad_op(g, "_linalg_extracttrian", MXW_KV("lower", low), MXW_GIDS(X));
+  return mxw_grad_set(g, 0, mxw_grad_op(g, "_linalg_maketrian", MXW_KV("lower", low), MXW_GIDS(T)));
+}
+static const mxw_op_def op_potri = {
+    .name = "_linalg_potri",
+    .aliases = ALIASES("linalg_potri"),
+    .doc = MXW_DOC("the inverse (L L^T)^-1 of a matrix from its Cholesky factor L (upper: A = U^T U)"),
+    .attrs = k_chol_attrs,
+    .num_attrs = 1,
+    .param_size = sizeof(CholParam),
+    .num_inputs = 1,
+    .input_names = k_A,
+    .num_outputs = 1,
+    .infer_shape = infer_same_square,
+    .half_as_f32 = 1,
+    .forward = fwd_potri,
+    .gradient = grad_potri,
+};
+
 /* ==== syrk ========================================================================================= */
 typedef struct {
   int transpose;
@@ -814,16 +886,21 @@ static const mxw_attr_spec k_ladiag_attrs[] = {
 };
 static int64_t iabs64(int64_t v) { return v < 0 ? -v : v; }
 
+/* the extent n - |offset| of a diagonal or triangle of the n x n matrices of shape s */
+static int offset_extent(const mxw_shape *s, int64_t offset, int64_t *m) {
+  int64_t n;
+  MXW_TRY(square_n(s, &n));
+  *m = n - iabs64(offset);
+  MXW_CHECK(*m > 0, "offset %lld is too large for %lld x %lld matrices", (long long)offset, (long long)n, (long long)n);
+  return 0;
+}
 static int infer_extractdiag(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
   const LaDiagParam *p = (const LaDiagParam *)param;
   (void)nin;
   (void)nout;
   if (!shape_known(&in[0])) return 0;
-  int64_t n;
-  MXW_TRY(square_n(&in[0], &n));
-  const int64_t m = n - iabs64(p->offset);
-  MXW_CHECK(m > 0, "offset %lld is too large for %lld x %lld matrices", (long long)p->offset, (long long)n,
-            (long long)n);
+  int64_t m;
+  MXW_TRY(offset_extent(&in[0], p->offset, &m));
   mxw_shape o = in[0];
   o.ndim -= 1;
   o.dims[o.ndim - 1] = m;
@@ -902,6 +979,113 @@ static const mxw_op_def op_makediag = {
     .infer_shape = infer_makediag,
     .forward = fwd_makediag,
     .gradient = grad_makediag,
+};
+
+/* ==== extracttrian / maketrian ===================================================================== */
+/* The triangle of an n x n matrix (lower, or upper; offset k > 0 above the diagonal, < 0 below)
+ * packed row by row into m = p (p + 1) / 2 elements, p = n - |k| (la_op-inl.h's CopyTrian): for
+ * k > 0 or an upper triangle the coordinates are transposed, then row -= |k|, and element (row,
+ * col) with row >= col goes to row (row + 1) / 2 + col. */
+typedef struct {
+  int64_t offset;
+  int lower;
+} LaTrianParam;
+static const mxw_attr_spec k_latrian_attrs[] = {
+    MXW_A_INT("offset", LaTrianParam, offset, "0",
+              "the first diagonal of the triangle: > 0 above the main one, < 0 below"),
+    MXW_A_BOOL("lower", LaTrianParam, lower, "True", "the lower triangle (for offset 0); False: the upper"),
+};
+/* the packed position of element i of an n x n matrix, or -1 outside the triangle */
+static int64_t trian_index(const LaTrianParam *p, int64_t n, int64_t i) {
+  int64_t row = i / n, col = i % n;
+  if (p->offset > 0 || (p->offset == 0 && !p->lower)) {
+    const int64_t t = row;
+    row = col;
+    col = t;
+  }
+  row -= iabs64(p->offset);
+  return row >= col ? row * (row + 1) / 2 + col : -1;
+}
+static int infer_extracttrian(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const LaTrianParam *p = (const LaTrianParam *)param;
+  (void)nin;
+  (void)nout;
+  if (!shape_known(&in[0])) return 0;
+  int64_t q;
+  MXW_TRY(offset_extent(&in[0], p->offset, &q));
+  mxw_shape o = in[0];
+  o.ndim -= 1;
+  o.dims[o.ndim - 1] = q * (q + 1) / 2;
+  return mxw_shape_assign(&out[0], &o, "output");
+}
+static int infer_maketrian(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  const LaTrianParam *p = (const LaTrianParam *)param;
+  (void)nin;
+  (void)nout;
+  if (!shape_known(&in[0])) return 0;
+  shape_buf b;
+  MXW_CHECK(in[0].ndim >= 1 && in[0].ndim < MXW_MAX_NDIM, "A must be a vector or a batch of them, got shape %s",
+            SHAPE_STR(&in[0], b));
+  const int64_t m = in[0].dims[in[0].ndim - 1];
+  int64_t q = (int64_t)((sqrt(8.0 * (double)m + 1.0) - 1.0) / 2.0);
+  while (q * (q + 1) / 2 < m) q++;
+  MXW_CHECK(m > 0 && q * (q + 1) / 2 == m, "%lld elements do not make a triangle (1, 3, 6, 10, ...)", (long long)m);
+  mxw_shape o = in[0];
+  o.dims[o.ndim - 1] = q + iabs64(p->offset);
+  o.dims[o.ndim++] = q + iabs64(p->offset);
+  return mxw_shape_assign(&out[0], &o, "output");
+}
+static int trian_run(const mxw_op_call *c, int extract) {
+  const LaTrianParam *p = (const LaTrianParam *)c->param;
+  const mxw_tensor *A = &c->inputs[0];
+  mxw_tensor *O = &c->outputs[0];
+  const mxw_tensor *M = extract ? A : O; /* the matrices' side */
+  const int64_t n = M->shape.dims[M->shape.ndim - 1], batch = batch_of(&M->shape, 2), q = n - iabs64(p->offset);
+  const int64_t m = q * (q + 1) / 2;
+  const size_t es = (size_t)mxw_dtype_size(A->dtype);
+  if (!extract) memset(O->data, 0, (size_t)mxw_tensor_size(O) * es);
+  for (int64_t b = 0; b < batch; b++)
+    for (int64_t i = 0; i < n * n; i++) {
+      const int64_t t = trian_index(p, n, i);
+      if (t < 0) continue;
+      if (extract)
+        memcpy((char *)O->data + (size_t)(b * m + t) * es, (const char *)A->data + (size_t)(b * n * n + i) * es, es);
+      else
+        memcpy((char *)O->data + (size_t)(b * n * n + i) * es, (const char *)A->data + (size_t)(b * m + t) * es, es);
+    }
+  return 0;
+}
+static int fwd_extracttrian(const mxw_op_call *c) { return trian_run(c, 1); }
+static int fwd_maketrian(const mxw_op_call *c) { return trian_run(c, 0); }
+static int grad_extracttrian(mxw_grad_ctx *g) { return mxw_grad_set_fwd_op(g, "_linalg_maketrian", 0); }
+static int grad_maketrian(mxw_grad_ctx *g) { return mxw_grad_set_fwd_op(g, "_linalg_extracttrian", 0); }
+static const mxw_op_def op_extracttrian = {
+    .name = "_linalg_extracttrian",
+    .aliases = ALIASES("linalg_extracttrian"),
+    .doc = MXW_DOC("the triangle of square matrices (lower or upper, from diagonal `offset`), packed as vectors"),
+    .attrs = k_latrian_attrs,
+    .num_attrs = 2,
+    .param_size = sizeof(LaTrianParam),
+    .num_inputs = 1,
+    .input_names = k_A,
+    .num_outputs = 1,
+    .infer_shape = infer_extracttrian,
+    .forward = fwd_extracttrian,
+    .gradient = grad_extracttrian,
+};
+static const mxw_op_def op_maketrian = {
+    .name = "_linalg_maketrian",
+    .aliases = ALIASES("linalg_maketrian"),
+    .doc = MXW_DOC("square matrices with packed vectors as their triangle (lower or upper, from diagonal `offset`)"),
+    .attrs = k_latrian_attrs,
+    .num_attrs = 2,
+    .param_size = sizeof(LaTrianParam),
+    .num_inputs = 1,
+    .input_names = k_A,
+    .num_outputs = 1,
+    .infer_shape = infer_maketrian,
+    .forward = fwd_maketrian,
+    .gradient = grad_maketrian,
 };
 
 /* ==== trmm / trsm ================================================================================== */
@@ -1141,4 +1325,5 @@ TRI_OP(op_backward_trsm, "_backward_linalg_trsm", NULL, "the gradients of trsm f
        k_tri_bwd_inputs, 2, infer_backward_tri, fwd_backward_trsm, .gradient = NULL)
 
 MXW_FAMILY(la_op, &op_trmm, &op_trsm, &op_backward_trmm, &op_backward_trsm, &op_gemm, &op_gemm2, &op_syrk, &op_potrf,
-           &op_backward_potrf, &op_inverse, &op_det, &op_slogdet, &op_sumlogdiag, &op_extractdiag, &op_makediag);
+           &op_backward_potrf, &op_inverse, &op_det, &op_slogdet, &op_sumlogdiag, &op_extractdiag, &op_makediag,
+           &op_potri, &op_extracttrian, &op_maketrian);

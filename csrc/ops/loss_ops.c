@@ -292,12 +292,6 @@ static const mxw_op_def op_softmax_cross_entropy = {
     .forward = fwd_sce,
     .gradient = grad_sce,
 };
-static int infer_backward_sce(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
-  (void)param;
-  (void)nin;
-  (void)nout;
-  return mxw_shape_assign(&out[0], &in[1], "output");
-}
 static const char *const k_sce_backward_inputs[] = {"ograd", "data", "label", NULL};
 static const mxw_op_def op_backward_softmax_cross_entropy = {
     .name = "_backward_softmax_cross_entropy",
@@ -305,7 +299,7 @@ static const mxw_op_def op_backward_softmax_cross_entropy = {
     .num_inputs = 3,
     .input_names = k_sce_backward_inputs,
     .num_outputs = 1,
-    .infer_shape = infer_backward_sce,
+    .infer_shape = infer_second,
     .infer_type = infer_type_second,
     .forward = fwd_backward_sce,
 };

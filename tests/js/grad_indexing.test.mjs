@@ -194,3 +194,15 @@ test('hybridized graphs use the same gradients', () => {
   assert.deepEqual(grads[0], [[0, 1 + 5, 3], [0, 2 + 6, 4]]);
   assert.deepEqual(grads[1], grads[0]);
 });
+
+test('scatter_nd: MXNet\'s docstring examples; its gradient is gather_nd of the head gradient', () => {
+  const out = nd.scatter_nd(nd.array([2, 3, 0]), nd.array([[1, 1, 0], [0, 1, 0]]), { shape: [2, 2] });
+  assert.deepEqual(out.toArray(), [[0, 0], [2, 3]]);
+  const data = nd.array([[[1, 2], [3, 4]], [[5, 6], [7, 8]]]);
+  const o2 = nd.scatter_nd(data, nd.array([[0, 1], [1, 0]]), { shape: [2, 2, 2, 2] }).toArray();
+  assert.deepEqual(o2[0][1], [[1, 2], [3, 4]]);
+  assert.deepEqual(o2[1][0], [[5, 6], [7, 8]]);
+  assert.deepEqual(o2[0][0], [[0, 0], [0, 0]]);
+  checkGrad('scatter_nd', [{ shape: [3, 2] }, nd.array([[0, 2, 3], [1, 0, 1]], { dtype: 'int32' })], { shape: [4, 2, 2] }, { wrt: [0] });
+  assert.throws(() => nd.scatter_nd(nd.array([1]), nd.array([[2]]), { shape: [2] }), /out of bounds/);
+});

@@ -1,5 +1,5 @@
 // The linalg operators (nd.linalg.* / F.linalg.*, MXNet 1.9.1's la_op): gemm, gemm2, syrk, potrf,
-// inverse, det, slogdet, sumlogdiag, extractdiag, makediag. Values against TF.js's matMul and
+// inverse, det, slogdet, sumlogdiag, extractdiag, makediag, extracttrian, maketrian, potri, trmm, trsm. Values against TF.js's matMul and
 // against float64 reference implementations written out here (Gauss-Jordan inverse, determinant
 // by cofactor expansion, Cholesky-Banachiewicz), MXNet's docstring examples; gradients against
 // central finite differences (potrf's with symmetric perturbations, as MXNet defines it).
@@ -245,4 +245,53 @@ test('trmm and trsm (left and right, transposed, upper) against the float64 refe
   for (const a of A.grad.toArray()) for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) assert.equal(a[i][j], 0);
   assert.throws(() => linalg.trsm(nd.array([[1, 0], [1, 0]]), nd.ones([2, 1])), /singular/);
   assert.throws(() => linalg.trmm(A, rand([2, 4, 2], 20)), /incompatible matrix dimensions/);
+});
+
+test('extracttrian and maketrian: MXNet\'s docstring examples, batches, offsets; each other\'s gradient', () => {
+  const A = nd.array([[1, 2], [3, 4]]);
+  assert.deepEqual(linalg.extracttrian(A).toArray(), [1, 3, 4]);
+  assert.deepEqual(linalg.extracttrian(A, { lower: false }).toArray(), [1, 2, 4]);
+  assert.deepEqual(linalg.extracttrian(A, 1).toArray(), [2]);
+  assert.deepEqual(linalg.extracttrian(A, -1).toArray(), [3]);
+  assert.deepEqual(linalg.extracttrian(nd.array([[[1, 2], [3, 4]], [[5, 6], [7, 8]]])).toArray(), [[1, 3, 4], [5, 7, 8]]);
+  const v = nd.array([1, 2, 3]);
+  assert.deepEqual(linalg.maketrian(v).toArray(), [[1, 0], [2, 3]]);
+  assert.deepEqual(linalg.maketrian(v, { lower: false }).toArray(), [[1, 2], [0, 3]]);
+  assert.deepEqual(linalg.maketrian(v, { offset: 1 }).toArray(), [[0, 1, 2], [0, 0, 3], [0, 0, 0]]);
+  assert.deepEqual(linalg.maketrian(v, { offset: -1 }).toArray(), [[0, 0, 0], [1, 0, 0], [2, 3, 0]]);
+  assert.deepEqual(linalg.maketrian(nd.array([[1, 2, 3], [4, 5, 6]]), { offset: 1 }).toArray()[1], [[0, 4, 5], [0, 0, 6], [0, 0, 0]]);
+  // a 3 x 3 lower triangle packs row by row; the upper one by columns
+  const B = nd.array([[1, 2, 3], [4, 5, 6], [7, 8, 9]]);
+  assert.deepEqual(linalg.extracttrian(B).toArray(), [1, 4, 5, 7, 8, 9]);
+  assert.deepEqual(linalg.extracttrian(B, { lower: false }).toArray(), [1, 2, 5, 3, 6, 9]);
+  for (const attrs of [{}, { lower: false }, { offset: 1 }, { offset: -2 }]) {
+    checkGrad('_linalg_extracttrian', [{ shape: [2, 4, 4] }], attrs);
+    checkGrad('_linalg_maketrian', [{ shape: [3, attrs.offset ? 6 : 10] }], attrs);
+  }
+  assert.throws(() => linalg.maketrian(nd.ones([4])), /triangle/);
+  assert.throws(() => linalg.extracttrian(B, { offset: 3 }), /too large/);
+});
+
+test('potri: (L L^T)^-1 from the factor (MXNet\'s example, batches, upper); gradient against finite differences', () => {
+  // MXNet's docstring: [[2, 0], [0.5, 2]] -> [[0.26563, -0.0625], [-0.0625, 0.25]]; by hand L L^T =
+  // [[4, 1], [1, 4.25]], det 16: the inverse [[4.25, -1], [-1, 4]] / 16
+  assertClose(linalg.potri(nd.array([[2, 0], [0.5, 2]], { dtype: 'float64' })).toTypedArray(),
+    [4.25 / 16, -1 / 16, -1 / 16, 4 / 16], { rtol: 1e-14, atol: 0 });
+  const m = spd(3, 4, 41);
+  const L = m.map(cholRef);
+  const want = flat(m.map(invRef));
+  // the factor's other triangle is not read: fill it with garbage
+  const Lg = L.map((a) => a.map((r, i) => r.map((x, j) => (j > i ? 7 + i + j : x))));
+  assertClose(linalg.potri(nd.array(Lg, { dtype: 'float64' })).toTypedArray(), want, { rtol: 1e-10, atol: 1e-12 });
+  assertClose(linalg.potri(nd.array(L.map(T), { dtype: 'float64' }), { lower: false }).toTypedArray(), want, { rtol: 1e-10, atol: 1e-12 });
+  // gradients of the triangle that is read (lower / upper), the other gets none
+  const Lnd = nd.array(L, { dtype: 'float64' });
+  checkGrad('_linalg_potri', [Lnd], {}, { wrt: [0] });
+  checkGrad('_linalg_potri', [nd.array(L.map(T), { dtype: 'float64' })], { lower: false }, { wrt: [0] });
+  const x = Lnd.copy();
+  x.attachGrad();
+  autograd.record(() => linalg.potri(x).sum()).backward();
+  const g = x.grad.toArray();
+  for (const a of g) for (let i = 0; i < 4; i++) for (let j = i + 1; j < 4; j++) assert.equal(a[i][j], 0);
+  assert.throws(() => linalg.potri(nd.array([[1, 0], [3, 0]])), /zero on its diagonal/);
 });
