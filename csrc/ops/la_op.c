@@ -1088,6 +1088,334 @@ static const mxw_op_def op_maketrian = {
     .gradient = grad_maketrian,
 };
 
+/* ==== gelqf / syevd ================================================================================ */
+/* gelqf(A) -> (Q, L): A (x, y), x <= y, = L Q with L (x, x) lower triangular and Q (x, y) of
+ * orthonormal rows, as LAPACK's gelqf + orglq: Householder reflections from the right whose
+ * diagonal entries come out as dlarfg's beta = -sign(alpha) |(alpha, rest)| (a row already zero
+ * past the diagonal is left as it is); Q is [I 0] H_x ... H_1. In double.
+ * syevd(A) -> (U, L): the eigenvectors as U's rows (U A = diag(L) U) and the eigenvalues L in
+ * ascending order, of A's lower triangle taken as a symmetric matrix; cyclic Jacobi rotations in
+ * double (at most 64 sweeps: bounded time, NaN stays NaN); each row of U is signed so that its
+ * largest-magnitude element is positive (SyevdEigenVecSigns).
+ * Their gradients are MXNet's, in kernels of their own (without second order):
+ *   gelqf: dA = L^-T (dQ + copyLTU(M) Q), M = L^T dL - dQ Q^T
+ *   syevd: dA = U^T Y U, Y = dL on the diagonal and (X_ij - X_ji) / (2 max(L_i - L_j, eps)) off it
+ *          (symmetric), X = dU U^T. */
+static int infer_gelqf(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  (void)param;
+  (void)nin;
+  (void)nout;
+  if (!shape_known(&in[0])) return 0;
+  shape_buf b;
+  const mxw_shape *a = &in[0];
+  MXW_CHECK(a->ndim >= 2 && a->dims[a->ndim - 2] <= a->dims[a->ndim - 1],
+            "A must be (x, y) with x <= y, or a batch of them, got shape %s", SHAPE_STR(a, b));
+  MXW_TRY(mxw_shape_assign(&out[0], a, "Q"));
+  mxw_shape l = *a;
+  l.dims[l.ndim - 1] = l.dims[l.ndim - 2];
+  return mxw_shape_assign(&out[1], &l, "L");
+}
+static int fwd_gelqf(const mxw_op_call *c) {
+  const mxw_tensor *A = &c->inputs[0];
+  MXW_TRY(float_dtype(A, "A"));
+  const int64_t x = A->shape.dims[A->shape.ndim - 2], y = A->shape.dims[A->shape.ndim - 1],
+                batch = batch_of(&A->shape, 2);
+  double *a = (double *)mxw_scratch(0, (size_t)(2 * x * y + x + 1) * sizeof(double));
+  if (!a) return -1;
+  double *q = a + x * y, *tau = q + x * y;
+  for (int64_t b = 0; b < batch; b++) {
+    for (int64_t i = 0; i < x * y; i++) a[i] = mxw_load_f64(A->data, A->dtype, b * x * y + i);
+    for (int64_t k = 0; k < x; k++) { /* the reflector of row k, stored in a[k][k+1..] with v[k] = 1 */
+      double *r = a + k * y, xn = 0;
+      for (int64_t j = k + 1; j < y; j++) xn = hypot(xn, r[j]);
+      tau[k] = 0;
+      if (xn == 0.0) continue;
+      const double alpha = r[k], beta = -copysign(hypot(alpha, xn), alpha);
+      tau[k] = (beta - alpha) / beta;
+      for (int64_t j = k + 1; j < y; j++) r[j] /= alpha - beta;
+      r[k] = beta;
+      for (int64_t i = k + 1; i < x; i++) { /* rows below: row -= tau (row . v) v */
+        double *ri = a + i * y, d = ri[k];
+        for (int64_t j = k + 1; j < y; j++) d += ri[j] * r[j];
+        d *= tau[k];
+        ri[k] -= d;
+        for (int64_t j = k + 1; j < y; j++) ri[j] -= d * r[j];
+      }
+    }
+    for (int64_t i = 0; i < x; i++) /* Q = [I 0] H_x ... H_1 */
+      for (int64_t j = 0; j < y; j++) q[i * y + j] = i == j;
+    for (int64_t k = x - 1; k >= 0; k--) {
+      const double *v = a + k * y;
+      for (int64_t i = 0; i < x; i++) {
+        double *qi = q + i * y, d = qi[k];
+        for (int64_t j = k + 1; j < y; j++) d += qi[j] * v[j];
+        d *= tau[k];
+        qi[k] -= d;
+        for (int64_t j = k + 1; j < y; j++) qi[j] -= d * v[j];
+      }
+    }
+    for (int64_t i = 0; i < x * y; i++) mxw_store_f64(c->outputs[0].data, c->outputs[0].dtype, b * x * y + i, q[i]);
+    for (int64_t i = 0; i < x; i++)
+      for (int64_t j = 0; j < x; j++)
+        mxw_store_f64(c->outputs[1].data, c->outputs[1].dtype, b * x * x + i * x + j, j <= i ? a[i * y + j] : 0.0);
+  }
+  return 0;
+}
+static int infer_syevd(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  (void)param;
+  (void)nin;
+  (void)nout;
+  if (!shape_known(&in[0])) return 0;
+  int64_t n;
+  MXW_TRY(square_n(&in[0], &n));
+  MXW_TRY(mxw_shape_assign(&out[0], &in[0], "U"));
+  mxw_shape l = in[0];
+  l.ndim -= 1;
+  return mxw_shape_assign(&out[1], &l, "L");
+}
+static void jacobi_eigen(double *a, double *v, int64_t n) {
+  for (int64_t i = 0; i < n * n; i++) v[i] = i % (n + 1) == 0;
+  for (int sweep = 0; sweep < 64; sweep++) {
+    double off = 0, diag = 0;
+    for (int64_t i = 0; i < n; i++) {
+      diag += a[i * n + i] * a[i * n + i];
+      for (int64_t j = i + 1; j < n; j++) off += a[i * n + j] * a[i * n + j];
+    }
+    if (!(off > 1e-32 * diag) || off == 0.0) break; /* (NaN: stop) */
+    for (int64_t p = 0; p < n; p++)
+      for (int64_t q = p + 1; q < n; q++) {
+        const double apq = a[p * n + q];
+        if (apq == 0.0) continue;
+        const double theta = (a[q * n + q] - a[p * n + p]) / (2 * apq);
+        const double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1));
+        const double cs = 1 / sqrt(t * t + 1), sn = t * cs;
+        for (int64_t k = 0; k < n; k++) {
+          const double akp = a[k * n + p], akq = a[k * n + q];
+          a[k * n + p] = cs * akp - sn * akq;
+          a[k * n + q] = sn * akp + cs * akq;
+        }
+        for (int64_t k = 0; k < n; k++) {
+          const double apk = a[p * n + k], aqk = a[q * n + k];
+          a[p * n + k] = cs * apk - sn * aqk;
+          a[q * n + k] = sn * apk + cs * aqk;
+        }
+        for (int64_t k = 0; k < n; k++) {
+          const double vkp = v[k * n + p], vkq = v[k * n + q];
+          v[k * n + p] = cs * vkp - sn * vkq;
+          v[k * n + q] = sn * vkp + cs * vkq;
+        }
+      }
+  }
+}
+static int fwd_syevd(const mxw_op_call *c) {
+  const mxw_tensor *A = &c->inputs[0];
+  MXW_TRY(float_dtype(A, "A"));
+  int64_t n;
+  MXW_TRY(square_n(&A->shape, &n));
+  const int64_t batch = batch_of(&A->shape, 2);
+  double *a = (double *)mxw_scratch(0, (size_t)(2 * n * n + 1) * sizeof(double) + (size_t)(n + 1) * sizeof(int64_t));
+  if (!a) return -1;
+  double *v = a + n * n;
+  int64_t *order = (int64_t *)(v + n * n + 1);
+  for (int64_t b = 0; b < batch; b++) {
+    load_mat(A, b, n, a);
+    for (int64_t i = 0; i < n; i++) /* the lower triangle, symmetric */
+      for (int64_t j = i + 1; j < n; j++) a[i * n + j] = a[j * n + i];
+    jacobi_eigen(a, v, n);
+    for (int64_t i = 0; i < n; i++) { /* ascending eigenvalues (insertion sort, stable) */
+      int64_t j = i;
+      for (; j > 0 && a[order[j - 1] * (n + 1)] > a[i * (n + 1)]; j--) order[j] = order[j - 1];
+      order[j] = i;
+    }
+    for (int64_t r = 0; r < n; r++) {
+      const int64_t col = order[r];
+      int64_t big = 0;
+      for (int64_t k = 1; k < n; k++)
+        if (fabs(v[k * n + col]) > fabs(v[big * n + col])) big = k;
+      const double sgn = v[big * n + col] < 0 ? -1.0 : 1.0;
+      for (int64_t k = 0; k < n; k++)
+        mxw_store_f64(c->outputs[0].data, c->outputs[0].dtype, b * n * n + r * n + k, sgn * v[k * n + col]);
+      mxw_store_f64(c->outputs[1].data, c->outputs[1].dtype, b * n + r, a[col * (n + 1)]);
+    }
+  }
+  return 0;
+}
+/* the backward kernels' inputs (dX, dL, X, L) with X = Q or U, in double */
+typedef struct {
+  int64_t rows, cols, batch; /* X's matrices: rows x cols */
+  double *dX, *dL, *X, *L, *t1, *t2;
+} factor_grad;
+static int factor_grad_load(const mxw_op_call *c, int64_t lsize, factor_grad *f, int64_t b) {
+  const mxw_tensor *X = &c->inputs[2];
+  if (b == 0) {
+    f->rows = X->shape.dims[X->shape.ndim - 2];
+    f->cols = X->shape.dims[X->shape.ndim - 1];
+    f->batch = batch_of(&X->shape, 2);
+    const int64_t xs = f->rows * f->cols, big = xs > f->cols * f->cols ? xs : f->cols * f->cols;
+    f->dX = (double *)mxw_scratch(0, (size_t)(2 * xs + 2 * lsize + 2 * big + 1) * sizeof(double));
+    if (!f->dX) return -1;
+    f->X = f->dX + xs;
+    f->dL = f->X + xs;
+    f->L = f->dL + lsize;
+    f->t1 = f->L + lsize;
+    f->t2 = f->t1 + big;
+  }
+  const int64_t xs = f->rows * f->cols;
+  for (int64_t i = 0; i < xs; i++) {
+    f->dX[i] = mxw_load_f64(c->inputs[0].data, c->inputs[0].dtype, b * xs + i);
+    f->X[i] = mxw_load_f64(c->inputs[2].data, c->inputs[2].dtype, b * xs + i);
+  }
+  for (int64_t i = 0; i < lsize; i++) {
+    f->dL[i] = mxw_load_f64(c->inputs[1].data, c->inputs[1].dtype, b * lsize + i);
+    f->L[i] = mxw_load_f64(c->inputs[3].data, c->inputs[3].dtype, b * lsize + i);
+  }
+  return 0;
+}
+static int fwd_backward_gelqf(const mxw_op_call *c) {
+  const mxw_tensor *Q = &c->inputs[2];
+  const int64_t x = Q->shape.dims[Q->shape.ndim - 2], y = Q->shape.dims[Q->shape.ndim - 1];
+  factor_grad f;
+  for (int64_t b = 0; b < batch_of(&Q->shape, 2); b++) {
+    MXW_TRY(factor_grad_load(c, x * x, &f, b));
+    double *M = f.t1, *dA = f.t2;
+    for (int64_t i = 0; i < x; i++) /* M = L^T dL - dQ Q^T */
+      for (int64_t j = 0; j < x; j++) {
+        double s = 0;
+        for (int64_t k = 0; k < x; k++) s += f.L[k * x + i] * f.dL[k * x + j];
+        for (int64_t k = 0; k < y; k++) s -= f.dX[i * y + k] * f.X[j * y + k];
+        M[i * x + j] = s;
+      }
+    for (int64_t i = 0; i < x; i++) /* copyLTU */
+      for (int64_t j = i + 1; j < x; j++) M[i * x + j] = M[j * x + i];
+    for (int64_t i = 0; i < x; i++) /* dA = dQ + M Q */
+      for (int64_t j = 0; j < y; j++) {
+        double s = f.dX[i * y + j];
+        for (int64_t k = 0; k < x; k++) s += M[i * x + k] * f.X[k * y + j];
+        dA[i * y + j] = s;
+      }
+    for (int64_t i = x - 1; i >= 0; i--) { /* L^T Z = dA: back substitution (L^T upper) */
+      MXW_CHECK(f.L[i * x + i] != 0.0, "matrix %lld of the batch: L is singular", (long long)b);
+      for (int64_t j = 0; j < y; j++) {
+        double s = dA[i * y + j];
+        for (int64_t k = i + 1; k < x; k++) s -= f.L[k * x + i] * dA[k * y + j];
+        dA[i * y + j] = s / f.L[i * x + i];
+      }
+    }
+    for (int64_t i = 0; i < x * y; i++) mxw_store_f64(c->outputs[0].data, c->outputs[0].dtype, b * x * y + i, dA[i]);
+  }
+  return 0;
+}
+static int fwd_backward_syevd(const mxw_op_call *c) {
+  const mxw_tensor *U = &c->inputs[2];
+  const int64_t n = U->shape.dims[U->shape.ndim - 1];
+  const double eps = c->outputs[0].dtype == MXW_FLOAT64 ? 1e-100 : 1e-30;
+  factor_grad f;
+  for (int64_t b = 0; b < batch_of(&U->shape, 2); b++) {
+    MXW_TRY(factor_grad_load(c, n, &f, b));
+    double *X = f.t1, *Y = f.t2;
+    for (int64_t i = 0; i < n; i++) /* X = dU U^T */
+      for (int64_t j = 0; j < n; j++) {
+        double s = 0;
+        for (int64_t k = 0; k < n; k++) s += f.dX[i * n + k] * f.X[j * n + k];
+        X[i * n + j] = s;
+      }
+    for (int64_t i = 0; i < n; i++) {
+      Y[i * n + i] = f.dL[i];
+      for (int64_t j = 0; j < i; j++) {
+        double d = f.L[i] - f.L[j];
+        if (d < eps) d = eps;
+        Y[i * n + j] = Y[j * n + i] = (X[i * n + j] - X[j * n + i]) / (2 * d);
+      }
+    }
+    for (int64_t i = 0; i < n; i++) /* X = Y U, then dA = U^T X */
+      for (int64_t j = 0; j < n; j++) {
+        double s = 0;
+        for (int64_t k = 0; k < n; k++) s += Y[i * n + k] * f.X[k * n + j];
+        X[i * n + j] = s;
+      }
+    for (int64_t i = 0; i < n; i++)
+      for (int64_t j = 0; j < n; j++) {
+        double s = 0;
+        for (int64_t k = 0; k < n; k++) s += f.X[k * n + i] * X[k * n + j];
+        mxw_store_f64(c->outputs[0].data, c->outputs[0].dtype, b * n * n + i * n + j, s);
+      }
+  }
+  return 0;
+}
+static int grad_factor(mxw_grad_ctx *g, const char *backward) {
+  mxw_gid dA = -1;
+  MXW_TRY(mxw_grad_op_fwd(g, backward,
+                          MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_ograd(g, 1), mxw_grad_out(g, 0), mxw_grad_out(g, 1)),
+                          &dA, 1));
+  return mxw_grad_set(g, 0, dA);
+}
+static int grad_gelqf(mxw_grad_ctx *g) { return grad_factor(g, "_backward_linalg_gelqf"); }
+static int grad_syevd(mxw_grad_ctx *g) { return grad_factor(g, "_backward_linalg_syevd"); }
+static int infer_backward_factor(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  (void)param;
+  (void)nin;
+  (void)nout;
+  return mxw_shape_assign(&out[0], &in[2], "output");
+}
+static int infer_type_backward_factor(const void *param, int nin, int *in, int nout, int *out) {
+  (void)param;
+  (void)nin;
+  (void)nout;
+  if (in[2] >= 0) out[0] = in[2];
+  return 0;
+}
+static const char *const k_gelqf_outputs[] = {"Q", "L", NULL};
+static const char *const k_syevd_outputs[] = {"U", "L", NULL};
+static const char *const k_factor_grad_inputs[] = {"dX", "dL", "X", "L", NULL};
+static const mxw_op_def op_gelqf = {
+    .name = "_linalg_gelqf",
+    .aliases = ALIASES("linalg_gelqf"),
+    .doc = MXW_DOC("LQ factorization A = L Q of (x, y) matrices, x <= y (LAPACK gelqf + orglq)"),
+    .num_inputs = 1,
+    .input_names = k_A,
+    .num_outputs = 2,
+    .output_names = k_gelqf_outputs,
+    .infer_shape = infer_gelqf,
+    .half_as_f32 = 1,
+    .forward = fwd_gelqf,
+    .gradient = grad_gelqf,
+};
+static const mxw_op_def op_syevd = {
+    .name = "_linalg_syevd",
+    .aliases = ALIASES("linalg_syevd"),
+    .doc = MXW_DOC("Eigendecomposition U A = diag(L) U of symmetric matrices (eigenvalues ascending)"),
+    .num_inputs = 1,
+    .input_names = k_A,
+    .num_outputs = 2,
+    .output_names = k_syevd_outputs,
+    .infer_shape = infer_syevd,
+    .half_as_f32 = 1,
+    .forward = fwd_syevd,
+    .gradient = grad_syevd,
+};
+static const mxw_op_def op_backward_gelqf = {
+    .name = "_backward_linalg_gelqf",
+    .doc = MXW_DOC("the gradient of gelqf: L^-T (dQ + copyLTU(L^T dL - dQ Q^T) Q)"),
+    .num_inputs = 4,
+    .input_names = k_factor_grad_inputs,
+    .num_outputs = 1,
+    .infer_shape = infer_backward_factor,
+    .infer_type = infer_type_backward_factor,
+    .half_as_f32 = 1,
+    .forward = fwd_backward_gelqf,
+};
+static const mxw_op_def op_backward_syevd = {
+    .name = "_backward_linalg_syevd",
+    .doc = MXW_DOC("the gradient of syevd: U^T Y U"),
+    .num_inputs = 4,
+    .input_names = k_factor_grad_inputs,
+    .num_outputs = 1,
+    .infer_shape = infer_backward_factor,
+    .infer_type = infer_type_backward_factor,
+    .half_as_f32 = 1,
+    .forward = fwd_backward_syevd,
+};
+
 /* ==== trmm / trsm ================================================================================== */
 /* trmm: alpha op(A) B (rightside: alpha B op(A)); trsm: the X of op(A) X = alpha B (rightside:
  * X op(A) = alpha B); A triangular: only its `lower` (or upper) triangle is read, as BLAS does, and
@@ -1326,4 +1654,4 @@ TRI_OP(op_backward_trsm, "_backward_linalg_trsm", NULL, "the gradients of trsm f
 
 MXW_FAMILY(la_op, &op_trmm, &op_trsm, &op_backward_trmm, &op_backward_trsm, &op_gemm, &op_gemm2, &op_syrk, &op_potrf,
            &op_backward_potrf, &op_inverse, &op_det, &op_slogdet, &op_sumlogdiag, &op_extractdiag, &op_makediag,
-           &op_potri, &op_extracttrian, &op_maketrian);
+           &op_potri, &op_extracttrian, &op_maketrian, &op_gelqf, &op_syevd, &op_backward_gelqf, &op_backward_syevd);

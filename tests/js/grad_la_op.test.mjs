@@ -295,3 +295,43 @@ test('potri: (L L^T)^-1 from the factor (MXNet\'s example, batches, upper); grad
   for (const a of g) for (let i = 0; i < 4; i++) for (let j = i + 1; j < 4; j++) assert.equal(a[i][j], 0);
   assert.throws(() => linalg.potri(nd.array([[1, 0], [3, 0]])), /zero on its diagonal/);
 });
+
+test('gelqf: MXNet\'s docstring examples (LAPACK\'s signs); L Q = A, Q Q^T = I on batches; gradients against finite differences', () => {
+  const [Q, L] = linalg.gelqf(nd.array([[[1, 2, 3], [4, 5, 6]], [[7, 8, 9], [10, 11, 12]]], { dtype: 'float64' }));
+  assertClose(Q.toTypedArray(), [-0.26726124, -0.53452248, -0.80178373, 0.87287156, 0.21821789, -0.43643578,
+    -0.50257071, -0.57436653, -0.64616234, 0.7620735, 0.05862104, -0.64483142], { rtol: 0, atol: 2e-8 });
+  assertClose(L.toTypedArray(), [-3.74165739, 0, -8.55235974, 1.96396101, -13.92838828, 0, -19.09768702, 0.52758934],
+    { rtol: 0, atol: 2e-8 });
+  const A = rand([3, 3, 5], 61);
+  const [q, l] = linalg.gelqf(A).map((x) => x.toArray());
+  A.toArray().forEach((a, b) => {
+    assertClose(flat(mm(l[b], q[b])), flat(a), { rtol: 1e-12, atol: 1e-13 });
+    assertClose(flat(mm(q[b], T(q[b]))), flat([[1, 0, 0], [0, 1, 0], [0, 0, 1]]), { rtol: 0, atol: 1e-13 });
+    for (let i = 0; i < 3; i++) for (let j = i + 1; j < 3; j++) assert.equal(l[b][i][j], 0);
+  });
+  checkGrad('_linalg_gelqf', [A]);
+  assert.throws(() => linalg.gelqf(nd.ones([3, 2])), /x <= y/);
+});
+
+test('syevd: MXNet\'s docstring examples; U A U^T = diag(L) ascending on batches; gradients against finite differences', () => {
+  const [U, L] = linalg.syevd(nd.array([[[1, 2], [2, 4]], [[1, 2], [2, 5]]], { dtype: 'float64' }));
+  assertClose(U.toTypedArray(), [0.89442719, -0.4472136, 0.4472136, 0.89442719, 0.92387953, -0.38268343, 0.38268343, 0.92387953],
+    { rtol: 0, atol: 2e-8 });
+  assertClose(L.toTypedArray(), [0, 5, 0.17157288, 5.82842712], { rtol: 0, atol: 2e-8 });
+  const m = spd(2, 5, 71);
+  const [u, lam] = linalg.syevd(nd.array(m, { dtype: 'float64' })).map((x) => x.toArray());
+  m.forEach((a, b) => {
+    const d = lam[b].map((v, i) => lam[b].map((_, j) => (i === j ? v : 0)));
+    assertClose(flat(mm(mm(u[b], a), T(u[b]))), flat(d), { rtol: 0, atol: 1e-11 });
+    for (let i = 1; i < 5; i++) assert.ok(lam[b][i] >= lam[b][i - 1]);
+    for (const row of u[b]) { // each eigenvector's largest element is positive
+      const big = row.reduce((k, v, i) => (Math.abs(v) > Math.abs(row[k]) ? i : k), 0);
+      assert.ok(row[big] > 0);
+    }
+  });
+  // the lower triangle is read: a symmetric input made from x, spread eigenvalues so the gradient is defined
+  const D = nd.array([[0, 0, 0, 0], [0, 2, 0, 0], [0, 0, 4, 0], [0, 0, 0, 6]], { dtype: 'float64' });
+  const syevdOp = '_linalg_syevd';
+  checkGrad((x) => nd[syevdOp](x.add(x.T).add(D)), [{ shape: [4, 4], low: -0.3, high: 0.3 }]);
+  assert.throws(() => linalg.syevd(nd.ones([2, 3])), /square/);
+});
