@@ -259,6 +259,8 @@ int mxw_op_forward(const mxw_op_call *c);
 int mxw_parse_floats(const char *name, const char *text, float *v, int max, int *n);
 /* strtod (the same value and end), decimal text without long-double arithmetic where exact. */
 double mxw_parse_double(const char *s, char **end);
+/* digamma psi(x) = d/dx log|gamma(x)| in double (elemwise_unary.c; the largest double at the poles). */
+double mxw_digamma(double x);
 
 #define MXW_VARIADIC (-1)
 #define MXW_MUTATE_ALL (-1)

@@ -136,7 +136,7 @@ static const char *const k_ograd_data[] = {"ograd", "data", NULL};
 /* digamma (psi = d/dx log|gamma(x)|): the recurrence psi(x) = psi(x + 1) - 1/x up to x >= 6, then
  * the asymptotic series log x - 1/2x - sum B_2k / (2k x^2k); reflection psi(1 - x) - pi cot(pi x)
  * for x < 0. At the poles (0, -1, -2, ...) MXNet's cephes psi returns the largest double. */
-static double digamma_d(double x) {
+double mxw_digamma(double x) {
   if (x != x) return x;
   if (x <= 0 && floor(x) == x) return 1.7976931348623157e308;
   double reflect = 0;
@@ -310,10 +310,10 @@ BWD_IN(arcsinh, g *(1.f / sqrtf(a * a + 1.f)), g *(1.0 / sqrt(a * a + 1.0)), MXW
 BWD_IN(arccosh, g *(1.f / sqrtf(a * a - 1.f)), g *(1.0 / sqrt(a * a - 1.0)), MXW_COST_DIV)
 BWD_IN(arctanh, g *(1.f / (1.f - a * a)), g *(1.0 / (1.0 - a * a)), MXW_COST_DIV)
 /* (gamma and gammaln: first order only, as MXNet's: their second derivatives need the trigamma function) */
-UNARY_BACKWARD_G(gamma, g *(float)(tgamma((double)a) * digamma_d((double)a)), g *(tgamma(a) * digamma_d(a)),
+UNARY_BACKWARD_G(gamma, g *(float)(tgamma((double)a) * mxw_digamma((double)a)), g *(tgamma(a) * mxw_digamma(a)),
                  MXW_COST_SPECIAL, NULL, .gradient = NULL)
 GRAD_IN(gamma)
-UNARY_BACKWARD_G(gammaln, g *(float)digamma_d((double)a), g *digamma_d(a), MXW_COST_SPECIAL, NULL, .gradient = NULL)
+UNARY_BACKWARD_G(gammaln, g *(float)mxw_digamma((double)a), g *mxw_digamma(a), MXW_COST_SPECIAL, NULL, .gradient = NULL)
 GRAD_IN(gammaln)
 BWD_IN(degrees, g *(float)(180.0 / M_PI), g *(180.0 / M_PI), MXW_COST_CHEAP)
 BWD_IN(radians, g *(float)(M_PI / 180.0), g *(M_PI / 180.0), MXW_COST_CHEAP)
