@@ -157,7 +157,7 @@ export const gluon = {
   model_zoo: modelZooModule, // model_zoo/ (vision architectures, model_store)
   rnn: Object.freeze({ ...rnnModule }), // rnn.mjs (recurrent cells and the fused RNN, LSTM, GRU layers)
   modelZoo: modelZooModule,
-  contrib: { nn: Object.freeze({ ...contribNn }) }, // contrib_nn.mjs (Concurrent, HybridConcurrent, Identity)
+  contrib: { nn: Object.freeze({ ...contribNn }) }, // contrib_nn.mjs (Concurrent, HybridConcurrent, Identity, SyncBatchNorm, PixelShuffle*D)
 };
 nnLayers.Lambda._nd = nd;
 nnLayers.Lambda._sym = sym;

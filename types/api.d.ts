@@ -554,6 +554,10 @@ export declare namespace gluon {
       const Concurrent: Ctor<Sequential, 'contrib.nn.Concurrent'>;
       const HybridConcurrent: Ctor<HybridSequential, 'contrib.nn.HybridConcurrent'>;
       const Identity: Ctor<HybridBlock, 'contrib.nn.Identity'>;
+      const SyncBatchNorm: Ctor<HybridBlock, 'contrib.nn.SyncBatchNorm'>;
+      const PixelShuffle1D: Ctor<HybridBlock, 'contrib.nn.PixelShuffle1D'>;
+      const PixelShuffle2D: Ctor<HybridBlock, 'contrib.nn.PixelShuffle2D'>;
+      const PixelShuffle3D: Ctor<HybridBlock, 'contrib.nn.PixelShuffle3D'>;
     }
   }
 }
