@@ -36,6 +36,7 @@ import * as lrSchedulerModule from './lr_scheduler.mjs';
 import * as lossModule from './loss.mjs';
 import * as metricModule from './metric.mjs';
 import * as dataModule from './data.mjs';
+import * as visionDatasets from './data/datasets.mjs';
 import * as trainerModule from './trainer.mjs';
 import modelZooModule from './model_zoo/index.mjs';
 import * as rnnModule from './rnn.mjs';
@@ -152,7 +153,8 @@ export const gluon = {
   nn: { ...nnLayers, Sequential, HybridSequential, Block, HybridBlock, SymbolBlock },
   utils: Object.freeze({ ...gluonUtils }), // gluon_utils.mjs
   loss: Object.freeze({ ...lossModule }), // loss.mjs
-  data: dataModule.default ?? Object.freeze({ ...dataModule }), // data.mjs (gluon.data, gluon.data.vision)
+  // data.mjs (gluon.data, gluon.data.vision.transforms) and data/datasets.mjs (gluon.data.vision's datasets)
+  data: Object.freeze({ ...dataModule.default, vision: Object.freeze({ ...dataModule.vision, ...visionDatasets }) }),
   ...trainerModule, // Trainer (trainer.mjs)
   model_zoo: modelZooModule, // model_zoo/ (vision architectures, model_store)
   rnn: Object.freeze({ ...rnnModule }), // rnn.mjs (recurrent cells and the fused RNN, LSTM, GRU layers)

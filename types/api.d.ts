@@ -455,6 +455,15 @@ export declare namespace gluon {
     const defaultMpBatchifyFn: typeof defaultBatchifyFn;
     const default_mp_batchify_fn: typeof defaultBatchifyFn;
     namespace vision {
+      /** resolves to the dataset (files from root; nothing is downloaded): samples [image (28, 28, 1) uint8, label] */
+      const MNIST: new (...args: Args<'vision.MNIST'>) => Promise<_Dataset<[NDArray, number]> & { dispose(): void }>;
+      const FashionMNIST: new (...args: Args<'vision.FashionMNIST'>) => Promise<_Dataset<[NDArray, number]> & { dispose(): void }>;
+      /** resolves to the dataset: samples [image (32, 32, 3) uint8, label] */
+      const CIFAR10: new (...args: Args<'vision.CIFAR10'>) => Promise<_Dataset<[NDArray, number]> & { dispose(): void }>;
+      const CIFAR100: new (...args: Args<'vision.CIFAR100'>) => Promise<_Dataset<[NDArray, number]> & { dispose(): void }>;
+      /** Node: one class per sub-folder; get(i) resolves to [image, label] */
+      const ImageFolderDataset: new (...args: Args<'vision.ImageFolderDataset'>) => _Dataset<Promise<[NDArray, number]>> & {
+        readonly synsets: string[]; readonly items: [string, number][] };
       namespace transforms {
         /** runs the transforms in order */
         const Compose: Ctor<Sequential, 'transforms.Compose'>;
