@@ -43,6 +43,7 @@ import * as rnnModule from './rnn.mjs';
 import * as contribNn from './contrib_nn.mjs';
 import { ndControlFlow, symControlFlow } from './control_flow.mjs';
 import * as imageModule from './image.mjs';
+import * as recordioModule from './recordio.mjs';
 
 // ---- nd: every registered op (generated), plus MXNet's Python-level helpers ---------------------
 const generated = generateNd();
@@ -154,7 +155,15 @@ export const gluon = {
   utils: Object.freeze({ ...gluonUtils }), // gluon_utils.mjs
   loss: Object.freeze({ ...lossModule }), // loss.mjs
   // data.mjs (gluon.data, gluon.data.vision.transforms) and data/datasets.mjs (gluon.data.vision's datasets)
-  data: Object.freeze({ ...dataModule.default, vision: Object.freeze({ ...dataModule.vision, ...visionDatasets }) }),
+  data: Object.freeze({
+    ...dataModule.default,
+    RecordFileDataset: visionDatasets.RecordFileDataset,
+    vision: Object.freeze({
+      ...dataModule.vision, MNIST: visionDatasets.MNIST, FashionMNIST: visionDatasets.FashionMNIST, CIFAR10: visionDatasets.CIFAR10,
+      CIFAR100: visionDatasets.CIFAR100, ImageRecordDataset: visionDatasets.ImageRecordDataset,
+      ImageFolderDataset: visionDatasets.ImageFolderDataset,
+    }),
+  }),
   ...trainerModule, // Trainer (trainer.mjs)
   model_zoo: modelZooModule, // model_zoo/ (vision architectures, model_store)
   rnn: Object.freeze({ ...rnnModule }), // rnn.mjs (recurrent cells and the fused RNN, LSTM, GRU layers)
@@ -216,11 +225,13 @@ if (threaded) {
 // mx.image (also mx.img, as Python): image.py's helpers and fromPixels (image.mjs)
 export const image = Object.freeze({ ...imageModule });
 export const img = image;
+// mx.recordio: RecordIO files (recordio.mjs)
+export const recordio = Object.freeze({ ...recordioModule });
 export const version = VERSION;
 export { MXNetError, NDArray, Context, cpu, tidy, keep, memory, Symbol, CachedOp };
 
 const mx = {
   nd, sym, symbol, name, Symbol, random, gluon, init, autograd, CachedOp, features, setNumThreads, getNumThreads, version, MXNetError, NDArray, Context, cpu,
-  tidy, keep, memory, registeredOps, optimizer, lr_scheduler, lrScheduler, metric, image, img,
+  tidy, keep, memory, registeredOps, optimizer, lr_scheduler, lrScheduler, metric, image, img, recordio,
 };
 export default mx;

@@ -450,6 +450,8 @@ export declare namespace gluon {
     const FilterSampler: Ctor<_Sampler, 'FilterSampler'>;
     const BatchSampler: Ctor<_BatchSampler, 'BatchSampler'>;
     const DataLoader: Ctor<_DataLoader, 'DataLoader'>;
+    /** resolves to the dataset of a .rec file's records (bytes), by its .idx */
+    const RecordFileDataset: new (...args: Args<'data.RecordFileDataset'>) => Promise<_Dataset<Uint8Array | null>>;
     function defaultBatchifyFn(data: unknown[]): NDArray | NDArray[] | unknown[];
     const default_batchify_fn: typeof defaultBatchifyFn;
     const defaultMpBatchifyFn: typeof defaultBatchifyFn;
@@ -461,6 +463,8 @@ export declare namespace gluon {
       /** resolves to the dataset: samples [image (32, 32, 3) uint8, label] */
       const CIFAR10: new (...args: Args<'vision.CIFAR10'>) => Promise<_Dataset<[NDArray, number]> & { dispose(): void }>;
       const CIFAR100: new (...args: Args<'vision.CIFAR100'>) => Promise<_Dataset<[NDArray, number]> & { dispose(): void }>;
+      /** resolves to the dataset of image records: get(i) resolves to [image, label] */
+      const ImageRecordDataset: new (...args: Args<'vision.ImageRecordDataset'>) => Promise<_Dataset<Promise<[NDArray, number | Float32Array]>>>;
       /** Node: one class per sub-folder; get(i) resolves to [image, label] */
       const ImageFolderDataset: new (...args: Args<'vision.ImageFolderDataset'>) => _Dataset<Promise<[NDArray, number]>> & {
         readonly synsets: string[]; readonly items: [string, number][] };

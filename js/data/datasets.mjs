@@ -18,7 +18,8 @@ import { array as ndArray, keep } from '../ndarray.mjs';
 import { Dataset } from '../data.mjs';
 import { isNode, nodeBuiltinSync } from '../platform.mjs';
 import { readBytes } from '../io.mjs';
-import { imread } from '../image.mjs';
+import { imread, imdecode } from '../image.mjs';
+import { MXIndexedRecordIO, unpack } from '../recordio.mjs';
 import { REQUIRED as R, bindArgs, defineSignature } from '../signature.mjs';
 
 const nodeFs = nodeBuiltinSync('fs');
@@ -33,6 +34,8 @@ const SIG = {
   CIFAR10: defineSignature('vision.CIFAR10', [['root', null, 'str|any'], ['train', true, 'bool'], ['transform', null, FN]]),
   CIFAR100: defineSignature('vision.CIFAR100', [['root', null, 'str|any'], ['fine_label', false, 'bool'], ['train', true, 'bool'],
     ['transform', null, FN]]),
+  RecordFileDataset: defineSignature('data.RecordFileDataset', [['filename', R, 'str|any']]),
+  ImageRecordDataset: defineSignature('vision.ImageRecordDataset', [['filename', R, 'str|any'], ['flag', 1, 'int'], ['transform', null, FN]]),
   ImageFolderDataset: defineSignature('vision.ImageFolderDataset', [['root', R, 'str'], ['flag', 1, 'int'], ['transform', null, FN]]),
 };
 
@@ -272,4 +275,48 @@ export class ImageFolderDataset extends Dataset {
     return this._transform ? this._transform(img, item[1]) : [img, item[1]];
   }
   get length() { return this.items.length; }
+}
+
+// ---- RecordIO datasets ---------------------------------------------------------------------------
+// RecordFileDataset(filename) (gluon.data): the records of a .rec file by its .idx (the same name
+// with .idx), as bytes; a Promise of the dataset.
+export class RecordFileDataset extends Dataset {
+  constructor(...args) {
+    super();
+    const { filename } = bindArgs(SIG.RecordFileDataset, args);
+    return this._open(filename);
+  }
+  async _open(filename) {
+    const name = String(filename);
+    this.filename = filename;
+    this.idx_file = `${name.replace(/\.[^./\\]*$/, '')}.idx`;
+    this._record = await new MXIndexedRecordIO(this.idx_file, filename, 'r');
+    return this;
+  }
+  get(idx) {
+    const keys = this._record.keys, key = keys.at(idx);
+    if (!Number.isInteger(idx) || key === undefined) throw new MXNetError(`index ${idx} is out of range for ${keys.length} records`);
+    return this._record.read_idx(key);
+  }
+  get length() { return this._record.keys.length; }
+}
+
+// ImageRecordDataset(filename, flag = 1, transform = null) (gluon.data.vision): a RecordFileDataset
+// of image records (im2rec's); get(i) resolves to [image (H, W, C) uint8 RGB, label] (or
+// transform(image, label)), label a number or, for records with several, a Float32Array.
+export class ImageRecordDataset extends RecordFileDataset {
+  constructor(...args) {
+    const a = bindArgs(SIG.ImageRecordDataset, args);
+    const self = super(a.filename);
+    return self.then((me) => {
+      me._flag = a.flag;
+      me._transform = a.transform;
+      return me;
+    });
+  }
+  async get(idx) {
+    const [header, img] = unpack(super.get(idx));
+    const image = await imdecode(img, { flag: this._flag });
+    return this._transform ? this._transform(image, header.label) : [image, header.label];
+  }
 }

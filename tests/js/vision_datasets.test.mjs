@@ -1,5 +1,5 @@
-// gluon.data.vision's datasets (js/data/datasets.mjs): MNIST / FashionMNIST from gzipped IDX files
-// and CIFAR10 / CIFAR100 from binary batches (files, or the .tar.gz made by the system's tar),
+// gluon.data.vision's datasets (js/data/datasets.mjs) and mx.recordio (js/recordio.mjs): MNIST /
+// FashionMNIST from gzipped IDX files and CIFAR10 / CIFAR100 from binary batches (files, or the .tar.gz made by the system's tar),
 // written here from known pixels and labels with node:zlib; ImageFolderDataset over PNG files
 // encoded here. Each sample is checked against the bytes written (CIFAR's CHW records as HWC
 // images), with transforms and a DataLoader; missing and malformed files are MXNetErrors.
@@ -176,4 +176,89 @@ test('ImageFolderDataset: one class per sub-folder, sorted; images read as they 
   const seen = [];
   for await (const [x, y] of ds) seen.push([x.shape[0], y]);
   assert.deepEqual(seen, [[3, 0], [3, 1], [3, 1]]);
+});
+
+// ---- mx.recordio and the RecordIO datasets -----------------------------------------------------------
+const { recordio } = mx;
+const MAGIC = [0x0a, 0x23, 0xd7, 0xce]; // 0xced7230a little-endian
+
+test('mx.recordio: records laid out as dmlc-core writes them (hand-worked bytes), split at an aligned magic; read back', async () => {
+  const w = new recordio.MXRecordIO(null, 'w');
+  w.write('abcde');
+  w.write(Uint8Array.of(1, 2, 3, 4, ...MAGIC, 9)); // the magic at offset 4: two parts, the magic dropped
+  w.write(new Uint8Array(0));
+  const b = w.getBytes();
+  assert.deepEqual(Array.from(b), [
+    ...MAGIC, 5, 0, 0, 0, 97, 98, 99, 100, 101, 0, 0, 0, // flag 0, length 5, padded to 8
+    ...MAGIC, 4, 0, 0, 0x20, 1, 2, 3, 4, // flag 1 (1 << 29 | 4)
+    ...MAGIC, 1, 0, 0, 0x60, 9, 0, 0, 0, // flag 3 (3 << 29 | 1), padded
+    ...MAGIC, 0, 0, 0, 0, // an empty record
+  ]);
+  const r = await new recordio.MXRecordIO(b, 'r');
+  assert.equal(new TextDecoder().decode(r.read()), 'abcde');
+  assert.deepEqual(Array.from(r.read()), [1, 2, 3, 4, ...MAGIC, 9]);
+  assert.equal(r.read().length, 0);
+  assert.equal(r.read(), null);
+  r.reset();
+  assert.equal(new TextDecoder().decode(r.read()), 'abcde');
+  // indexed: Python's docstring positions (8-byte records: 0, 16, 32, ...)
+  const iw = new recordio.MXIndexedRecordIO(null, null, 'w');
+  for (let i = 0; i < 4; i++) iw.write_idx(i, `record_${i}`);
+  assert.equal(iw.getIndex(), '0\t0\n1\t16\n2\t32\n3\t48\n');
+  const ir = await new recordio.MXIndexedRecordIO(new TextEncoder().encode(iw.getIndex()), iw.getBytes(), 'r');
+  assert.deepEqual(ir.keys, [0, 1, 2, 3]);
+  assert.equal(new TextDecoder().decode(ir.read_idx(2)), 'record_2');
+  // files in Node
+  const rec = path.join(tmp, 'r.rec'), idx = path.join(tmp, 'r.idx');
+  const fw = new recordio.MXIndexedRecordIO(idx, rec, 'w');
+  fw.write_idx(10, 'ten');
+  fw.write_idx(20, 'twenty');
+  fw.close();
+  const fr = await new recordio.MXIndexedRecordIO(idx, rec, 'r');
+  assert.equal(new TextDecoder().decode(fr.read_idx(20)), 'twenty');
+  // corrupt input is an MXNetError, never a crash
+  await assert.rejects(new recordio.MXIndexedRecordIO(Uint8Array.from([...new TextEncoder().encode('0\t999\n')]), b, 'r'), mx.MXNetError);
+  const bad = await new recordio.MXRecordIO(b.slice(0, 10), 'r');
+  assert.throws(() => bad.read(), /runs past the end|cut off/);
+  const notRec = await new recordio.MXRecordIO(Uint8Array.of(1, 2, 3, 4, 5, 6, 7, 8), 'r');
+  assert.throws(() => notRec.read(), /no record magic/);
+});
+
+test('recordio pack / unpack: IRHeader (flag, label float32, id, id2 uint64) by hand; several labels', () => {
+  const p = recordio.pack(recordio.IRHeader(0, 3.5, 7, 0), 'xy');
+  assert.deepEqual(Array.from(p), [0, 0, 0, 0, 0, 0, 0x60, 0x40, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 120, 121]);
+  const [h, s] = recordio.unpack(p);
+  assert.deepEqual(h, { flag: 0, label: 3.5, id: 7, id2: 0 });
+  assert.equal(new TextDecoder().decode(s), 'xy');
+  const [h2, s2] = recordio.unpack(recordio.pack([0, [1, 2.5, -1], 3, 1], Uint8Array.of(9)));
+  assert.equal(h2.flag, 3);
+  assert.deepEqual(Array.from(h2.label), [1, 2.5, -1]);
+  assert.deepEqual([h2.id, h2.id2, Array.from(s2)], [3, 1, [9]]);
+  assert.throws(() => recordio.unpack(Uint8Array.of(1, 2, 3)), /24-byte header/);
+  assert.throws(() => recordio.unpack(recordio.pack([0, 1, 0, 0], '').map((v, i) => (i === 0 ? 9 : v))), /labels run past/);
+});
+
+test('RecordFileDataset and ImageRecordDataset over im2rec-style records of PNG images', async (t) => {
+  if (typeof zlib.crc32 !== 'function') return t.skip('this Node has no zlib.crc32 to write the PNG files');
+  const rec = path.join(tmp, 'imgs.rec'), idx = path.join(tmp, 'imgs.idx');
+  const w = new recordio.MXIndexedRecordIO(idx, rec, 'w');
+  const pixels = [];
+  for (let i = 0; i < 3; i++) {
+    const rgb = bytes(2 * 5 * 3, 40 + i);
+    pixels.push(rgb);
+    w.write_idx(i, recordio.pack(recordio.IRHeader(0, i * 2, i, 0), png(5, 2, rgb)));
+  }
+  w.close();
+  const raw = await new gluon.data.RecordFileDataset(rec);
+  assert.equal(raw.length, 3);
+  assert.equal(recordio.unpack(raw.get(1))[0].label, 2);
+  const ds = await new vision.ImageRecordDataset(rec);
+  const [img, label] = await ds.get(2);
+  assert.deepEqual(img.shape, [2, 5, 3]);
+  assert.deepEqual(Array.from(img.toTypedArray()), Array.from(pixels[2]));
+  assert.equal(label, 4);
+  const [bgrHeader, bgr] = await recordio.unpack_img(raw.get(0));
+  assert.equal(bgrHeader.id, 0);
+  const rgb0 = pixels[0];
+  assert.deepEqual(Array.from(bgr.toTypedArray()).slice(0, 3), [rgb0[2], rgb0[1], rgb0[0]]); // OpenCV's BGR
 });
