@@ -1,8 +1,9 @@
 // gluon.data.vision's datasets (js/data/datasets.mjs) and mx.recordio (js/recordio.mjs): MNIST /
-// FashionMNIST from gzipped IDX files and CIFAR10 / CIFAR100 from binary batches (files, or the .tar.gz made by the system's tar),
-// written here from known pixels and labels with node:zlib; ImageFolderDataset over PNG files
-// encoded here. Each sample is checked against the bytes written (CIFAR's CHW records as HWC
-// images), with transforms and a DataLoader; missing and malformed files are MXNetErrors.
+// FashionMNIST from gzipped IDX files and CIFAR10 / CIFAR100 from binary batches (files, or the
+// .tar.gz made by the system's tar), written here from known pixels and labels with node:zlib;
+// ImageFolderDataset over PNG files encoded here. Each sample is checked against the bytes written
+// (CIFAR's CHW records as HWC images), with transforms and a DataLoader; RecordIO bytes against the
+// layout worked by hand; missing and malformed files are MXNetErrors.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
