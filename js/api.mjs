@@ -166,9 +166,11 @@ export const gluon = {
   }),
   ...trainerModule, // Trainer (trainer.mjs)
   model_zoo: modelZooModule, // model_zoo/ (vision architectures, model_store)
-  rnn: Object.freeze({ ...rnnModule }), // rnn.mjs (recurrent cells and the fused RNN, LSTM, GRU layers)
+  // rnn.mjs (recurrent cells and the fused RNN, LSTM, GRU layers; its contrib cells go to gluon.contrib.rnn)
+  rnn: Object.freeze(Object.fromEntries(Object.entries(rnnModule).filter(([k]) => k !== 'LSTMPCell' && k !== 'VariationalDropoutCell'))),
   modelZoo: modelZooModule,
-  contrib: { nn: Object.freeze({ ...contribNn }) }, // contrib_nn.mjs (Concurrent, HybridConcurrent, Identity, SyncBatchNorm, PixelShuffle*D)
+  // gluon.contrib.rnn: rnn.mjs's LSTMPCell and VariationalDropoutCell (contrib/rnn/rnn_cell.py)
+  contrib: { nn: Object.freeze({ ...contribNn }), rnn: Object.freeze({ LSTMPCell: rnnModule.LSTMPCell, VariationalDropoutCell: rnnModule.VariationalDropoutCell }) }, // contrib_nn.mjs (Concurrent, HybridConcurrent, Identity, SyncBatchNorm, PixelShuffle*D)
 };
 nnLayers.Lambda._nd = nd;
 nnLayers.Lambda._sym = sym;

@@ -553,6 +553,108 @@ export class ZoneoutCell extends ModifierCell {
   toString() { return `ZoneoutCell(p_out=${pyFloat(this.zoneoutOutputs)}, p_state=${pyFloat(this.zoneoutStates)}, ${this.base_cell})`; }
 }
 
+// ---- gluon.contrib.rnn (contrib/rnn/rnn_cell.py) -------------------------------------------------------
+// LSTMPCell(hidden_size, projection_size, i2h/h2h/h2r weight initializers, i2h/h2h bias
+// initializers, input_size = 0, prefix, params): an LSTM whose recurrent state is the projection
+// r = W_hr h (Sak et al., 2014): states [r (N, projection_size), c (N, hidden_size)].
+export class LSTMPCell extends HybridRecurrentCell {
+  static alias() { return 'lstmp'; }
+  constructor(...args) {
+    const a = bind('LSTMPCell', args);
+    super(cellBlockArgs(a));
+    const H = a.hiddenSize, P = a.projectionSize;
+    if (!(Number.isInteger(P) && P > 0)) throw new MXNetError(`LSTMPCell: projection_size must be a positive integer, got ${P}`);
+    if (!(Number.isInteger(H) && H > 0)) throw new MXNetError(`LSTMPCell: hidden_size must be a positive integer, got ${H}`);
+    this._hiddenSize = H;
+    this._inputSize = a.inputSize;
+    this._projectionSize = P;
+    // h2h reads the projection: (4H, P); h2r projects h: (P, H)
+    const get = (name, shape, init) => this.params.get(name, { shape, init, allowDeferredInit: true });
+    this.i2h_weight = get('i2h_weight', [4 * H, a.inputSize], a.i2hWeightInitializer);
+    this.h2h_weight = get('h2h_weight', [4 * H, P], a.h2hWeightInitializer);
+    this.h2r_weight = get('h2r_weight', [P, H], a.h2rWeightInitializer);
+    this.i2h_bias = get('i2h_bias', [4 * H], a.i2hBiasInitializer);
+    this.h2h_bias = get('h2h_bias', [4 * H], a.h2hBiasInitializer);
+  }
+  stateInfo(batchSize = 0) {
+    return [{ shape: [batchSize, this._projectionSize], __layout__: 'NC' }, { shape: [batchSize, this._hiddenSize], __layout__: 'NC' }];
+  }
+  hybridForward(F, inputs, states, { i2h_weight, h2h_weight, h2r_weight, i2h_bias, h2h_bias }) {
+    const prefix = `t${this._counter}_`;
+    const G = this._hiddenSize * 4;
+    const i2h = F.FullyConnected(inputs, i2h_weight, i2h_bias, { num_hidden: G, name: `${prefix}i2h` });
+    const h2h = F.FullyConnected(states[0], h2h_weight, h2h_bias, { num_hidden: G, name: `${prefix}h2h` });
+    const gates = F.elemwise_add(i2h, h2h);
+    const slices = F.SliceChannel(gates, { num_outputs: 4, name: `${prefix}slice` });
+    const inGate = F.Activation(outAt(slices, 0), { act_type: 'sigmoid', name: `${prefix}i` });
+    const forgetGate = F.Activation(outAt(slices, 1), { act_type: 'sigmoid', name: `${prefix}f` });
+    const inTransform = F.Activation(outAt(slices, 2), { act_type: 'tanh', name: `${prefix}c` });
+    const outGate = F.Activation(outAt(slices, 3), { act_type: 'sigmoid', name: `${prefix}o` });
+    const nextC = F.elemwise_add(F.elemwise_mul(forgetGate, states[1]), F.elemwise_mul(inGate, inTransform), { name: `${prefix}state` });
+    const hidden = F.elemwise_mul(outGate, F.Activation(nextC, { act_type: 'tanh' }), { name: `${prefix}hidden` });
+    const nextR = F.FullyConnected(hidden, h2r_weight, { num_hidden: this._projectionSize, no_bias: true, name: `${prefix}out` });
+    return [nextR, [nextR, nextC]];
+  }
+  toString() {
+    const s = this.i2h_weight.shape;
+    return `LSTMPCell(${s[1] ? s[1] : 'None'} -> ${s[0]} -> ${this.h2r_weight.shape[0]})`;
+  }
+}
+
+// VariationalDropoutCell(base_cell, drop_inputs = 0, drop_states = 0, drop_outputs = 0): dropout
+// masks on the inputs, the first state and the outputs drawn once per sequence (Gal and
+// Ghahramani, 2016) and kept until reset(); unroll without state dropout drops whole sequences
+// along the time axis.
+export class VariationalDropoutCell extends ModifierCell {
+  static alias() { return 'vardrop'; }
+  constructor(...args) {
+    const a = bind('VariationalDropoutCell', args);
+    assert(!a.dropStates || !(a.baseCell instanceof BidirectionalCell), "BidirectionalCell doesn't support variational state dropout. Please add VariationalDropoutCell to the cells underneath instead.");
+    assert(!a.dropStates || !(a.baseCell instanceof SequentialRNNCell) || !a.baseCell._bidirectional, 'Bidirectional SequentialRNNCell doesn\'t support variational state dropout. Please add VariationalDropoutCell to the cells underneath instead.');
+    super(a.baseCell);
+    this.drop_inputs = a.dropInputs;
+    this.drop_states = a.dropStates;
+    this.drop_outputs = a.dropOutputs;
+    this.drop_inputs_mask = null;
+    this.drop_states_mask = null;
+    this.drop_outputs_mask = null;
+  }
+  reset() {
+    super.reset();
+    this.drop_inputs_mask = null;
+    this.drop_states_mask = null;
+    this.drop_outputs_mask = null;
+  }
+  hybridForward(F, inputs, states, params) {
+    void params;
+    const cell = this.base_cell;
+    if (this.drop_states && this.drop_states_mask === null) this.drop_states_mask = F.Dropout(F.ones_like(states[0]), { p: this.drop_states });
+    if (this.drop_inputs && this.drop_inputs_mask === null) this.drop_inputs_mask = F.Dropout(F.ones_like(inputs), { p: this.drop_inputs });
+    if (this.drop_states) states = [F.broadcast_mul(states[0], this.drop_states_mask), ...states.slice(1)];
+    if (this.drop_inputs) inputs = F.broadcast_mul(inputs, this.drop_inputs_mask);
+    let [nextOutput, nextStates] = cell.__call__(inputs, states); // eslint-disable-line prefer-const
+    if (this.drop_outputs && this.drop_outputs_mask === null) this.drop_outputs_mask = F.Dropout(F.ones_like(nextOutput), { p: this.drop_outputs });
+    if (this.drop_outputs) nextOutput = F.broadcast_mul(nextOutput, this.drop_outputs_mask);
+    return [nextOutput, nextStates];
+  }
+  unroll(...args) {
+    if (this.drop_states) return super.unroll(...args);
+    const a = bind('RecurrentCell.unroll', args);
+    const { length, layout, validLength } = a;
+    this.reset();
+    let [inputs, axis, F, batchSize] = formatSequence(length, a.inputs, layout, true); // eslint-disable-line prefer-const
+    const states0 = getBeginState(this, F, a.beginState, inputs, batchSize);
+    if (this.drop_inputs) inputs = F.Dropout(inputs, { p: this.drop_inputs, axes: [axis] });
+    let [outputs, states] = this.base_cell.unroll(length, inputs, states0, layout, true, validLength); // eslint-disable-line prefer-const
+    if (this.drop_outputs) outputs = F.Dropout(outputs, { p: this.drop_outputs, axes: [axis] });
+    const merge = a.mergeOutputs === null ? isTensor(outputs) : a.mergeOutputs;
+    [outputs] = formatSequence(length, outputs, layout, merge);
+    if (validLength !== null) outputs = maskSequenceVariableLength(F, outputs, length, validLength, axis, merge);
+    return [outputs, states];
+  }
+  toString() { return `VariationalDropoutCell(p_out = ${pyFloat(this.drop_outputs)}, p_state = ${pyFloat(this.drop_states)})`; }
+}
+
 export class ResidualCell extends ModifierCell {
   // ResidualCell(base_cell): the base cell's output plus its input (Wu et al., 2016).
   constructor(...args) { super(bind('ResidualCell', args).baseCell); }

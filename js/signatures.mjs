@@ -163,6 +163,12 @@ const ENTRIES = [
   ['rnn.ModifierCell', [['base_cell', R, 'any']]],
   ['rnn.ZoneoutCell', [['base_cell', R, 'any'], ['zoneout_outputs', 0, 'number'], ['zoneout_states', 0, 'number']]],
   ['rnn.ResidualCell', [['base_cell', R, 'any']]],
+  // gluon.contrib.rnn (contrib/rnn/rnn_cell.py)
+  ['rnn.LSTMPCell', [['hidden_size', R, 'int'], ['projection_size', R, 'int'], ['i2h_weight_initializer', null, INIT],
+    ['h2h_weight_initializer', null, INIT], ['h2r_weight_initializer', null, INIT], ['i2h_bias_initializer', 'zeros', INIT],
+    ['h2h_bias_initializer', 'zeros', INIT], ['input_size', 0, 'int'], ['prefix', null, 'str'], ['params', null, 'params']]],
+  ['rnn.VariationalDropoutCell', [['base_cell', R, 'any'], ['drop_inputs', 0, 'number'], ['drop_states', 0, 'number'],
+    ['drop_outputs', 0, 'number']]],
   ['rnn.BidirectionalCell', [['l_cell', R, 'any'], ['r_cell', R, 'any'], ['output_prefix', 'bi_', 'str']]],
   ['rnn.RecurrentCell.unroll', [['length', R, 'int?'], ['inputs', R, 'any'], ['begin_state', null, 'any'], ['layout', 'NTC', 'str'],
     ['merge_outputs', null, 'bool'], ['valid_length', null, 'any']]],

@@ -572,6 +572,12 @@ export declare namespace gluon {
       const PixelShuffle2D: Ctor<HybridBlock, 'contrib.nn.PixelShuffle2D'>;
       const PixelShuffle3D: Ctor<HybridBlock, 'contrib.nn.PixelShuffle3D'>;
     }
+    namespace rnn {
+      /** an LSTM with a projected recurrent state: states [r (N, projection_size), c (N, hidden_size)] */
+      const LSTMPCell: Ctor<_HybridRecurrentCell, 'rnn.LSTMPCell'>;
+      /** dropout masks on inputs, states and outputs drawn once per sequence */
+      const VariationalDropoutCell: Ctor<_HybridRecurrentCell, 'rnn.VariationalDropoutCell'>;
+    }
   }
 }
 
