@@ -148,6 +148,8 @@ initializer._setValuesImpl((arr, values) => { const src = array(values, { shape:
 export const init = initializer;
 export const autograd = Object.freeze({ ...autogradModule });
 
+// gluon.contrib.rnn's cells, which rnn.mjs defines beside gluon.rnn's
+const CONTRIB_RNN = ['LSTMPCell', 'VariationalDropoutCell', ...[1, 2, 3].flatMap((d) => ['RNN', 'LSTM', 'GRU'].map((k) => `Conv${d}D${k}Cell`))];
 export const gluon = {
   Block, HybridBlock, SymbolBlock, Parameter, Constant, ParameterDict, DeferredInitializationError, HookHandle,
   // Python re-exports Block, HybridBlock and SymbolBlock from gluon.nn
@@ -167,10 +169,10 @@ export const gluon = {
   ...trainerModule, // Trainer (trainer.mjs)
   model_zoo: modelZooModule, // model_zoo/ (vision architectures, model_store)
   // rnn.mjs (recurrent cells and the fused RNN, LSTM, GRU layers; its contrib cells go to gluon.contrib.rnn)
-  rnn: Object.freeze(Object.fromEntries(Object.entries(rnnModule).filter(([k]) => k !== 'LSTMPCell' && k !== 'VariationalDropoutCell'))),
+  rnn: Object.freeze(Object.fromEntries(Object.entries(rnnModule).filter(([k]) => !CONTRIB_RNN.includes(k)))),
   modelZoo: modelZooModule,
-  // gluon.contrib.rnn: rnn.mjs's LSTMPCell and VariationalDropoutCell (contrib/rnn/rnn_cell.py)
-  contrib: { nn: Object.freeze({ ...contribNn }), rnn: Object.freeze({ LSTMPCell: rnnModule.LSTMPCell, VariationalDropoutCell: rnnModule.VariationalDropoutCell }) }, // contrib_nn.mjs (Concurrent, HybridConcurrent, Identity, SyncBatchNorm, PixelShuffle*D)
+  // gluon.contrib.rnn: rnn.mjs's LSTMPCell, VariationalDropoutCell, Conv<d>D{RNN,LSTM,GRU}Cell
+  contrib: { nn: Object.freeze({ ...contribNn }), rnn: Object.freeze(Object.fromEntries(CONTRIB_RNN.map((k) => [k, rnnModule[k]]))) }, // contrib_nn.mjs (Concurrent, HybridConcurrent, Identity, SyncBatchNorm, PixelShuffle*D)
 };
 nnLayers.Lambda._nd = nd;
 nnLayers.Lambda._sym = sym;

@@ -655,6 +655,109 @@ export class VariationalDropoutCell extends ModifierCell {
   toString() { return `VariationalDropoutCell(p_out = ${pyFloat(this.drop_outputs)}, p_state = ${pyFloat(this.drop_states)})`; }
 }
 
+// Conv<d>D{RNN,LSTM,GRU}Cell(input_shape, hidden_channels, i2h_kernel, h2h_kernel, i2h_pad = 0s,
+// i2h_dilate = 1s, h2h_dilate = 1s, initializers..., conv_layout = 'NC[D][H]W', activation = 'tanh',
+// prefix, params) (contrib/rnn/conv_rnn_cell.py): the cells with convolutions (stride 1) for
+// their i2h and h2h products; input_shape is one sample's (C, ...) (or (..., C) channel-last); h2h
+// kernels are odd and padded to keep the state's size, whose spatial size is the i2h convolution's
+// output.
+const CONV_GATES = { RNN: [''], LSTM: ['_i', '_f', '_c', '_o'], GRU: ['_r', '_z', '_o'] };
+class BaseConvRNNCell extends HybridRecurrentCell {
+  constructor(a, dims, kind) {
+    super(cellBlockArgs(a));
+    const tuple = (v, what) => {
+      const t = Array.isArray(v) ? v.map(Number) : Array(dims).fill(Number(v));
+      assert(t.length === dims, `For ${dims}D convolution, the convolution settings can only be either int or list/tuple of length ${dims} (${what})`);
+      return t;
+    };
+    this._kind = kind;
+    this._hiddenChannels = a.hiddenChannels;
+    this._inputShape = Array.isArray(a.inputShape) ? a.inputShape.map(Number) : [Number(a.inputShape)];
+    this._convLayout = a.convLayout;
+    this._activation = a.activation;
+    this._i2hKernel = tuple(a.i2hKernel, 'i2h_kernel');
+    this._stride = Array(dims).fill(1);
+    this._i2hPad = tuple(a.i2hPad, 'i2h_pad');
+    this._i2hDilate = tuple(a.i2hDilate, 'i2h_dilate');
+    this._h2hKernel = tuple(a.h2hKernel, 'h2h_kernel');
+    assert(this._h2hKernel.every((k) => k % 2 === 1), `Only support odd number, get h2h_kernel= ${JSON.stringify(a.h2hKernel)}`);
+    this._h2hDilate = tuple(a.h2hDilate, 'h2h_dilate');
+    const gates = CONV_GATES[kind].length, total = this._hiddenChannels * gates;
+    const ca = this._convLayout.indexOf('C');
+    this._channelAxis = ca;
+    const inC = this._inputShape[ca - 1];
+    const dimsIn = ca === 1 ? this._inputShape.slice(1) : this._inputShape.slice(0, -1);
+    const out = dimsIn.map((x, i) => (x ? Math.floor(x + 2 * this._i2hPad[i] - this._i2hDilate[i] * (this._i2hKernel[i] - 1) - 1) + 1 : 0));
+    this._h2hPad = this._h2hDilate.map((d, i) => Math.floor((d * (this._h2hKernel[i] - 1)) / 2));
+    const first = ca === 1;
+    this._stateShape = first ? [this._hiddenChannels, ...out] : [...out, this._hiddenChannels];
+    const get = (name, shape, init) => this.params.get(name, { shape, init, allowDeferredInit: true });
+    this.i2h_weight = get('i2h_weight', first ? [total, inC, ...this._i2hKernel] : [total, ...this._i2hKernel, inC], a.i2hWeightInitializer);
+    this.h2h_weight = get('h2h_weight', first ? [total, this._hiddenChannels, ...this._h2hKernel] : [total, ...this._h2hKernel, this._hiddenChannels],
+      a.h2hWeightInitializer);
+    this.i2h_bias = get('i2h_bias', [total], a.i2hBiasInitializer);
+    this.h2h_bias = get('h2h_bias', [total], a.h2hBiasInitializer);
+  }
+  stateInfo(batchSize = 0) {
+    const info = { shape: [batchSize, ...this._stateShape], __layout__: this._convLayout };
+    return this._kind === 'LSTM' ? [info, { ...info }] : [info];
+  }
+  _convForward(F, inputs, states, w, prefix) {
+    const num_filter = this._hiddenChannels * CONV_GATES[this._kind].length;
+    const i2h = F.Convolution(inputs, w.i2h_weight, w.i2h_bias, { num_filter, kernel: this._i2hKernel, stride: this._stride, pad: this._i2hPad,
+      dilate: this._i2hDilate, layout: this._convLayout, name: `${prefix}i2h` });
+    const h2h = F.Convolution(states[0], w.h2h_weight, w.h2h_bias, { num_filter, kernel: this._h2hKernel, dilate: this._h2hDilate,
+      pad: this._h2hPad, stride: this._stride, layout: this._convLayout, name: `${prefix}h2h` });
+    return [i2h, h2h];
+  }
+  hybridForward(F, inputs, states, w) {
+    const prefix = `t${this._counter}_`, axis = this._channelAxis;
+    const [i2h, h2h] = this._convForward(F, inputs, states, w, prefix);
+    if (this._kind === 'RNN') {
+      const output = this._getActivation(F, F.elemwise_add(i2h, h2h), this._activation, { name: `${prefix}out` });
+      return [output, [output]];
+    }
+    if (this._kind === 'LSTM') {
+      const g = F.SliceChannel(F.elemwise_add(i2h, h2h), { num_outputs: 4, name: `${prefix}slice`, axis });
+      const inGate = F.Activation(outAt(g, 0), { act_type: 'sigmoid', name: `${prefix}i` });
+      const forgetGate = F.Activation(outAt(g, 1), { act_type: 'sigmoid', name: `${prefix}f` });
+      const inTransform = this._getActivation(F, outAt(g, 2), this._activation, { name: `${prefix}c` });
+      const outGate = F.Activation(outAt(g, 3), { act_type: 'sigmoid', name: `${prefix}o` });
+      const nextC = F.elemwise_add(F.elemwise_mul(forgetGate, states[1]), F.elemwise_mul(inGate, inTransform), { name: `${prefix}state` });
+      const nextH = F.elemwise_mul(outGate, this._getActivation(F, nextC, this._activation), { name: `${prefix}out` });
+      return [nextH, [nextH, nextC]];
+    }
+    const si = F.SliceChannel(i2h, { num_outputs: 3, name: `${prefix}i2h_slice`, axis });
+    const sh = F.SliceChannel(h2h, { num_outputs: 3, name: `${prefix}h2h_slice`, axis });
+    const reset = F.Activation(F.elemwise_add(outAt(si, 0), outAt(sh, 0)), { act_type: 'sigmoid', name: `${prefix}r_act` });
+    const update = F.Activation(F.elemwise_add(outAt(si, 1), outAt(sh, 1)), { act_type: 'sigmoid', name: `${prefix}z_act` });
+    const tmp = this._getActivation(F, F.elemwise_add(outAt(si, 2), F.elemwise_mul(reset, outAt(sh, 2))), this._activation, { name: `${prefix}h_act` });
+    const nextH = F.elemwise_add(F.elemwise_mul(F._rminus_scalar(update, { scalar: 1 }), tmp), F.elemwise_mul(update, states[0]), { name: `${prefix}out` });
+    return [nextH, [nextH]];
+  }
+  toString() {
+    const shape = this.i2h_weight.shape, inC = shape[this._channelAxis === 1 ? 1 : shape.length - 1];
+    return `${this.constructor.name}(${inC || 'None'} -> ${shape[0]}, ${actName(this._activation)}, ${this._convLayout})`;
+  }
+}
+const convCell = (d, kind) => {
+  const name = `Conv${d}D${kind}Cell`;
+  const klass = { [name]: class extends BaseConvRNNCell {
+    static alias() { return { RNN: 'conv_rnn', LSTM: 'conv_lstm', GRU: 'conv_gru' }[kind]; }
+    constructor(...args) { super(bind(name, args), d, kind); }
+  } }[name];
+  return klass;
+};
+export const Conv1DRNNCell = convCell(1, 'RNN');
+export const Conv2DRNNCell = convCell(2, 'RNN');
+export const Conv3DRNNCell = convCell(3, 'RNN');
+export const Conv1DLSTMCell = convCell(1, 'LSTM');
+export const Conv2DLSTMCell = convCell(2, 'LSTM');
+export const Conv3DLSTMCell = convCell(3, 'LSTM');
+export const Conv1DGRUCell = convCell(1, 'GRU');
+export const Conv2DGRUCell = convCell(2, 'GRU');
+export const Conv3DGRUCell = convCell(3, 'GRU');
+
 export class ResidualCell extends ModifierCell {
   // ResidualCell(base_cell): the base cell's output plus its input (Wu et al., 2016).
   constructor(...args) { super(bind('ResidualCell', args).baseCell); }

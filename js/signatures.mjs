@@ -169,6 +169,13 @@ const ENTRIES = [
     ['h2h_bias_initializer', 'zeros', INIT], ['input_size', 0, 'int'], ['prefix', null, 'str'], ['params', null, 'params']]],
   ['rnn.VariationalDropoutCell', [['base_cell', R, 'any'], ['drop_inputs', 0, 'number'], ['drop_states', 0, 'number'],
     ['drop_outputs', 0, 'number']]],
+  // (contrib/rnn/conv_rnn_cell.py: Conv<d>D{RNN,LSTM,GRU}Cell)
+  ...[1, 2, 3].flatMap((d) => ['RNN', 'LSTM', 'GRU'].map((kind) => [`rnn.Conv${d}D${kind}Cell`, [['input_shape', R, 'shape'],
+    ['hidden_channels', R, 'int'], ['i2h_kernel', R, 'shape'], ['h2h_kernel', R, 'shape'], ['i2h_pad', Array(d).fill(0), 'shape'],
+    ['i2h_dilate', Array(d).fill(1), 'shape'], ['h2h_dilate', Array(d).fill(1), 'shape'], ['i2h_weight_initializer', null, INIT],
+    ['h2h_weight_initializer', null, INIT], ['i2h_bias_initializer', 'zeros', INIT], ['h2h_bias_initializer', 'zeros', INIT],
+    ['conv_layout', ['NCW', 'NCHW', 'NCDHW'][d - 1], 'str'], ['activation', 'tanh', 'any'], ['prefix', null, 'str'],
+    ['params', null, 'params']]])),
   ['rnn.BidirectionalCell', [['l_cell', R, 'any'], ['r_cell', R, 'any'], ['output_prefix', 'bi_', 'str']]],
   ['rnn.RecurrentCell.unroll', [['length', R, 'int?'], ['inputs', R, 'any'], ['begin_state', null, 'any'], ['layout', 'NTC', 'str'],
     ['merge_outputs', null, 'bool'], ['valid_length', null, 'any']]],

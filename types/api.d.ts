@@ -577,6 +577,16 @@ export declare namespace gluon {
       const LSTMPCell: Ctor<_HybridRecurrentCell, 'rnn.LSTMPCell'>;
       /** dropout masks on inputs, states and outputs drawn once per sequence */
       const VariationalDropoutCell: Ctor<_HybridRecurrentCell, 'rnn.VariationalDropoutCell'>;
+      /** convolutional recurrent cells (stride 1; odd h2h kernels keep the state's size) */
+      const Conv1DRNNCell: Ctor<_HybridRecurrentCell, 'rnn.Conv1DRNNCell'>;
+      const Conv1DLSTMCell: Ctor<_HybridRecurrentCell, 'rnn.Conv1DLSTMCell'>;
+      const Conv1DGRUCell: Ctor<_HybridRecurrentCell, 'rnn.Conv1DGRUCell'>;
+      const Conv2DRNNCell: Ctor<_HybridRecurrentCell, 'rnn.Conv2DRNNCell'>;
+      const Conv2DLSTMCell: Ctor<_HybridRecurrentCell, 'rnn.Conv2DLSTMCell'>;
+      const Conv2DGRUCell: Ctor<_HybridRecurrentCell, 'rnn.Conv2DGRUCell'>;
+      const Conv3DRNNCell: Ctor<_HybridRecurrentCell, 'rnn.Conv3DRNNCell'>;
+      const Conv3DLSTMCell: Ctor<_HybridRecurrentCell, 'rnn.Conv3DLSTMCell'>;
+      const Conv3DGRUCell: Ctor<_HybridRecurrentCell, 'rnn.Conv3DGRUCell'>;
     }
   }
 }

@@ -1,8 +1,8 @@
-// gluon.contrib.rnn's LSTMPCell and VariationalDropoutCell (js/rnn.mjs; MXNet 1.9.1
+// gluon.contrib.rnn's LSTMPCell, VariationalDropoutCell and Conv<d>D cells (js/rnn.mjs; MXNet 1.9.1
 // python/mxnet/gluon/contrib/rnn/rnn_cell.py): LSTMP against its equations computed here in
 // float64 from the cell's own weights, imperative and hybridized; the variational masks are the
 // same at every step of a sequence (a pass-through base cell shows them), new after reset(), and
-// absent outside training.
+// absent outside training; ConvLSTM / ConvGRU against gates computed with TF.js conv2d.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import * as mx from 'mxnet-wasm';
@@ -90,4 +90,57 @@ test('VariationalDropoutCell: one mask per sequence for inputs, states and outpu
   assert.notDeepEqual(b[0], a[0]); // (a new draw: equal with probability 2^-24)
   assert.equal(String(cell), 'VariationalDropoutCell(p_out = 0.0, p_state = 0.0)');
   assert.throws(() => new VariationalDropoutCell(new gluon.rnn.BidirectionalCell(new PassCell(), new PassCell()), 0, 0.5), mx.MXNetError);
+});
+
+// TF.js conv2d (NCHW data, (F, C, kh, kw) weights) with `pad` on both sides, plus a bias
+function tfConv(tf, x, xShape, w, wShape, b, pad) {
+  const tx = tf.transpose(tf.tensor4d(x, xShape), [0, 2, 3, 1]);
+  const tw = tf.transpose(tf.tensor4d(w, wShape), [2, 3, 1, 0]);
+  const y = tf.transpose(tf.conv2d(tx, tw, 1, [[0, 0], [pad, pad], [pad, pad], [0, 0]]), [0, 3, 1, 2]);
+  return tf.add(y, tf.reshape(tf.tensor1d(b), [1, -1, 1, 1]));
+}
+
+test('Conv2DLSTMCell and Conv2DGRUCell: two steps against the gates computed with TF.js conv2d; Conv1D/3D shapes', async () => {
+  const { tf } = await import('./oracle.mjs');
+  const [N, C, S, Hc] = [2, 3, 6, 4];
+  const x = [0, 1].map((t) => Array.from(rng(20 + t).uniform(N * C * S * S, -1, 1), Number));
+  for (const kind of ['LSTM', 'GRU']) {
+    const G = kind === 'LSTM' ? 4 : 3;
+    const cell = new gluon.contrib.rnn[`Conv2D${kind}Cell`]([C, S, S], Hc, 3, 3, { i2h_pad: 1 });
+    cell.initialize(new mx.init.Uniform(0.4));
+    for (const k of ['i2h_bias', 'h2h_bias']) cell[k].setData(nd.array(Array.from(rng(k.length).uniform(G * Hc, -0.3, 0.3))));
+    const W = Object.fromEntries(['i2h_weight', 'h2h_weight', 'i2h_bias', 'h2h_bias'].map((k) => [k, Array.from(cell[k].data().toTypedArray())]));
+    let h = tf.zeros([N, Hc, S, S]), c = tf.zeros([N, Hc, S, S]);
+    for (let t = 0; t < 2; t++) {
+      const i2h = tfConv(tf, x[t], [N, C, S, S], W.i2h_weight, [G * Hc, C, 3, 3], W.i2h_bias, 1);
+      const h2h = tfConv(tf, h.dataSync(), [N, Hc, S, S], W.h2h_weight, [G * Hc, Hc, 3, 3], W.h2h_bias, 1);
+      if (kind === 'LSTM') {
+        const [gi, gf, gc, go] = tf.split(tf.add(i2h, h2h), 4, 1);
+        c = tf.add(tf.mul(tf.sigmoid(gf), c), tf.mul(tf.sigmoid(gi), tf.tanh(gc)));
+        h = tf.mul(tf.sigmoid(go), tf.tanh(c));
+      } else {
+        const [ir, iz, ih] = tf.split(i2h, 3, 1), [hr, hz, hh] = tf.split(h2h, 3, 1);
+        const r = tf.sigmoid(tf.add(ir, hr)), z = tf.sigmoid(tf.add(iz, hz));
+        const tmp = tf.tanh(tf.add(ih, tf.mul(r, hh)));
+        h = tf.add(tf.mul(tf.sub(1, z), tmp), tf.mul(z, h));
+      }
+    }
+    const xs = nd.stack(...x.map((v) => nd.array(v).reshape([N, C, S, S])), { axis: 1 });
+    for (const hybrid of [false, true]) {
+      if (hybrid) cell.hybridize();
+      const [out, states] = cell.unroll(2, xs, null, 'NTC', true);
+      assert.deepEqual(out.shape, [N, 2, Hc, S, S]);
+      assertClose(states[0].toTypedArray(), h.dataSync(), { rtol: 1e-4, atol: 1e-5 });
+      if (kind === 'LSTM') assertClose(states[1].toTypedArray(), c.dataSync(), { rtol: 1e-4, atol: 1e-5 });
+    }
+    assert.equal(String(cell), `Conv2D${kind}Cell(3 -> ${G * Hc}, tanh, NCHW)`);
+  }
+  // the state takes the i2h convolution's output size (no padding: 6 - 3 + 1); 1-D and 3-D
+  const c1 = new gluon.contrib.rnn.Conv1DRNNCell([2, 7], 3, 3, 5);
+  assert.deepEqual(c1.stateInfo(4)[0].shape, [4, 3, 5]);
+  const c3 = new gluon.contrib.rnn.Conv3DLSTMCell([1, 4, 4, 4], 2, [1, 3, 3], 3, { i2h_pad: [0, 1, 1] });
+  c3.initialize();
+  const [o3] = c3.unroll(2, nd.ones([1, 2, 1, 4, 4, 4]), null, 'NTC', true);
+  assert.deepEqual(o3.shape, [1, 2, 2, 4, 4, 4]);
+  assert.throws(() => new gluon.contrib.rnn.Conv2DGRUCell([3, 6, 6], 4, 3, 2), mx.MXNetError); // even h2h kernel
 });
