@@ -60,6 +60,8 @@ static int layout(int kind, const mxw_shape *sample, const mxw_shape *param, pdf
     MXW_CHECK(param->dims[i] == want, "the parameters' shape %s does not lead the sample's %s", SHAPE_STR(param, a),
               SHAPE_STR(sample, b));
   }
+  MXW_CHECK(!vec || (param->ndim > 0 && param->dims[param->ndim - 1] > 0),
+            "dirichlet: the parameters %s need a last axis of at least one element", SHAPE_STR(param, a));
   const int64_t ps = mxw_shape_size(param), ss = mxw_shape_size(sample);
   l->k = vec ? (param->ndim ? param->dims[param->ndim - 1] : 1) : 1;
   l->P = vec ? (l->k ? ps / l->k : 0) : ps;

@@ -1506,6 +1506,7 @@ static int infer_batch_take(const void *param, int nin, mxw_shape *in, int nout,
   if (in[1].ndim >= 0) MXW_TRY(mxw_shape_assign(&out[0], &in[1], "output"));
   if (in[0].ndim < 0) return 0;
   MXW_CHECK(in[0].ndim == 2, "batch_take takes 2-D data, got %d-D", in[0].ndim);
+  MXW_CHECK(in[0].dims[1] != 0, "the data rows have no elements to take");
   const int64_t n = mxw_shape_size(&out[0]);
   MXW_CHECK(n < 0 || in[0].dims[0] < 0 || n == in[0].dims[0],
             "Index array's size must be the same as data array's size excluding the first dimension: %lld indices "

@@ -71,6 +71,7 @@ test('batch_take: out[i] = a[i, clip(indices[i])]; its gradient scatters back', 
   checkGrad('batch_take', [{ shape: [4, 3] }, nd.array([0, 2, 5, -1], { dtype: 'int32' })], {}, { wrt: [0] });
   throwsNaming(() => nd.batch_take(x, nd.array([0, 1])), /size/);
   throwsNaming(() => nd.batch_take(nd.ones([2, 2, 2]), nd.array([0, 1])), /2-D/);
+  throwsNaming(() => nd.batch_take(nd.zeros([2, 0]), nd.array([0, 0])), /no elements/); // (MXNet reads before the data)
 });
 
 test('ravel_multi_index / unravel_index: row-major flat indices of a shape, and back', () => {

@@ -46,6 +46,7 @@ test('shapes: one distribution per parameter with several samples each; dirichle
   assertClose(d.toTypedArray(), [1, 1, 12 * 0.1 * 0.81, 12 * 0.6 * 0.16], tol);
   assert.throws(() => nd.random_pdf_normal(f64([[1, 2]]), f64([0, 1]), f64([1, 1])), /does not lead/);
   assert.throws(() => nd.random_pdf_normal(f64([1, 2]), f64([0, 1]), f64([1])), /parameter/);
+  assert.throws(() => nd.random_pdf_dirichlet(f64([[], []]).reshape([2, 0]), f64([]).reshape([0])), /at least one element/);
   const s = mx.sym.random_pdf_gamma(mx.sym.var('x'), mx.sym.var('a'), mx.sym.var('b'), { name: 'pdf' });
   assert.deepEqual(JSON.parse(s.tojson()).nodes.at(-1).op, '_random_pdf_gamma');
 });
