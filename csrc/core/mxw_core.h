@@ -435,6 +435,9 @@ int mxw_shape_unify(mxw_shape *have, const mxw_shape *want, const char *name, co
 int mxw_infer_type_same(const void *param, int nin, int *in, int nout, int *out);
 /* Output 0 takes input 0's dtype (gradients whose other inputs, indices or shapes, keep theirs). */
 int mxw_infer_type_first(const void *param, int nin, int *in, int nout, int *out);
+/* Output 0 takes input 1's shape / dtype. */
+int mxw_infer_shape_second(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out);
+int mxw_infer_type_second(const void *param, int nin, int *in, int nout, int *out);
 /* Same-shape elementwise: all inputs and outputs share one shape. */
 int mxw_infer_shape_same(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out);
 /* (A, R, S) -> (A, S, R) for elements of esize bytes (1, 2, 4 or 8). */

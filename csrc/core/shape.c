@@ -136,6 +136,21 @@ int mxw_infer_type_same(const void *param, int nin, int *in, int nout, int *out)
   return 0;
 }
 
+/* Output 0 takes input 1's shape / dtype (backward ops whose input 1 is the data, e.g. (ograd, data)). */
+int mxw_infer_shape_second(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
+  (void)param;
+  (void)nin;
+  (void)nout;
+  return mxw_shape_assign(&out[0], &in[1], "output");
+}
+int mxw_infer_type_second(const void *param, int nin, int *in, int nout, int *out) {
+  (void)param;
+  (void)nin;
+  (void)nout;
+  if (in[1] >= 0) out[0] = in[1];
+  return 0;
+}
+
 int mxw_infer_type_first(const void *param, int nin, int *in, int nout, int *out) {
   (void)param;
   (void)nin;

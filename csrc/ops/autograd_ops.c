@@ -68,13 +68,6 @@ static const mxw_op_def op_view_range = {
     .gradient = grad_view_range,
 };
 
-static int infer_backward_view_range(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
-  (void)param;
-  (void)nin;
-  (void)nout;
-  return mxw_shape_assign(&out[0], &in[1], "output");
-}
-
 static int fwd_backward_view_range(const mxw_op_call *c) {
   const ViewRangeParam *p = (const ViewRangeParam *)c->param;
   size_t es = (size_t)mxw_dtype_size(c->outputs[0].dtype);
@@ -102,7 +95,7 @@ static const mxw_op_def op_backward_view_range = {
     .num_inputs = 2,
     .input_names = k_ograd_data,
     .num_outputs = 1,
-    .infer_shape = infer_backward_view_range,
+    .infer_shape = mxw_infer_shape_second,
     .forward = fwd_backward_view_range,
     .gradient = grad_backward_view_range,
 };

@@ -334,12 +334,6 @@ static const mxw_op_def op_diag = {
 };
 
 /* _backward_diag(ograd, data): zeros of data's shape with ograd on the diagonal (N-D data). */
-static int infer_backward_diag(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
-  (void)param;
-  (void)nin;
-  (void)nout;
-  return mxw_shape_assign(&out[0], &in[1], "output");
-}
 static int fwd_backward_diag(const mxw_op_call *c) {
   const DiagParam *p = (const DiagParam *)c->param;
   const mxw_tensor *og = &c->inputs[0], *x = &c->inputs[1];
@@ -369,7 +363,7 @@ static const mxw_op_def op_backward_diag = {
     .num_inputs = 2,
     .input_names = k_ograd_data,
     .num_outputs = 1,
-    .infer_shape = infer_backward_diag,
+    .infer_shape = mxw_infer_shape_second,
     .infer_type = mxw_infer_type_first,
     .forward = fwd_backward_diag,
     .gradient = grad_backward_diag,

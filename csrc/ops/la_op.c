@@ -665,12 +665,6 @@ static int fwd_backward_potrf(const mxw_op_call *c) {
   }
   return 0;
 }
-static int infer_backward_potrf(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
-  (void)param;
-  (void)nin;
-  (void)nout;
-  return mxw_shape_assign(&out[0], &in[1], "output");
-}
 static const char *const k_dL_L[] = {"ograd", "L", NULL};
 
 static const mxw_op_def op_potrf = {
@@ -698,7 +692,7 @@ static const mxw_op_def op_backward_potrf = {
     .num_inputs = 2,
     .input_names = k_dL_L,
     .num_outputs = 1,
-    .infer_shape = infer_backward_potrf,
+    .infer_shape = mxw_infer_shape_second,
     .half_as_f32 = 1,
     .forward = fwd_backward_potrf,
 };

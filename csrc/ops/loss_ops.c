@@ -185,19 +185,6 @@ static const mxw_op_def op_SVMOutput = {
     .forward = fwd_identity,
     .gradient = grad_svm,
 };
-static int infer_second(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
-  (void)param;
-  (void)nin;
-  (void)nout;
-  return mxw_shape_assign(&out[0], &in[1], "output");
-}
-static int infer_type_second(const void *param, int nin, int *in, int nout, int *out) {
-  (void)param;
-  (void)nin;
-  (void)nout;
-  if (in[1] >= 0) out[0] = in[1];
-  return 0;
-}
 static const char *const k_label_output[] = {"label", "output", NULL};
 static const mxw_op_def op_backward_SVMOutput = {
     .name = "_backward_SVMOutput",
@@ -208,8 +195,8 @@ static const mxw_op_def op_backward_SVMOutput = {
     .num_inputs = 2,
     .input_names = k_label_output,
     .num_outputs = 1,
-    .infer_shape = infer_second,
-    .infer_type = infer_type_second,
+    .infer_shape = mxw_infer_shape_second,
+    .infer_type = mxw_infer_type_second,
     .forward = fwd_backward_svm,
 };
 
@@ -299,8 +286,8 @@ static const mxw_op_def op_backward_softmax_cross_entropy = {
     .num_inputs = 3,
     .input_names = k_sce_backward_inputs,
     .num_outputs = 1,
-    .infer_shape = infer_second,
-    .infer_type = infer_type_second,
+    .infer_shape = mxw_infer_shape_second,
+    .infer_type = mxw_infer_type_second,
     .forward = fwd_backward_sce,
 };
 

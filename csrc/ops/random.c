@@ -637,13 +637,6 @@ static int fwd_mn(const mxw_op_call *c) {
  * the head gradient of that output), through _backward_sample_multinomial(ograd of the log
  * probabilities, data, samples): dx[i, k] = sum over draws j of sample k of ograd[i, j] / data[i, k].
  * Without get_prob the op is non-differentiable (MakeZeroGradNodes). */
-static int infer_shape_mn_backward(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
-  return mxw_shape_assign(&out[0], &in[1], "output");
-}
-static int infer_type_mn_backward(const void *param, int nin, int *in, int nout, int *out) {
-  if (in[1] >= 0) out[0] = in[1];
-  return 0;
-}
 static int fwd_mn_backward(const mxw_op_call *c) {
   const mxw_tensor *og = &c->inputs[0], *x = &c->inputs[1], *s = &c->inputs[2];
   mxw_tensor *dx = &c->outputs[0];
@@ -701,8 +694,8 @@ static const mxw_op_def op_backward_sample_multinomial = {
     .num_inputs = 3,
     .input_names = k_mn_backward_inputs,
     .num_outputs = 1,
-    .infer_shape = infer_shape_mn_backward,
-    .infer_type = infer_type_mn_backward,
+    .infer_shape = mxw_infer_shape_second,
+    .infer_type = mxw_infer_type_second,
     .forward = fwd_mn_backward};
 
 /* ==== _shuffle ======================================================================================== */

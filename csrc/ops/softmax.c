@@ -1084,13 +1084,6 @@ static int regression_backward(const mxw_op_call *c, int mae) {
 }
 static int fwd_backward_linear_reg(const mxw_op_call *c) { return regression_backward(c, 0); }
 static int fwd_backward_mae_reg(const mxw_op_call *c) { return regression_backward(c, 1); }
-static int infer_regression_backward(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
-  return mxw_shape_assign(&out[0], &in[1], "output");
-}
-static int infer_second_type(const void *param, int nin, int *in, int nout, int *out) {
-  if (in[1] >= 0) out[0] = in[1];
-  return 0;
-}
 static const char *const k_label_output[] = {"label", "output", NULL};
 
 #define REGRESSION_OP(NAME, FWD, DOC, BWD_NAME, BWD_FWD)                                                          \
@@ -1118,8 +1111,8 @@ static const char *const k_label_output[] = {"label", "output", NULL};
                                                 .num_inputs = 2,                                                  \
                                                 .input_names = k_label_output,                                    \
                                                 .num_outputs = 1,                                                 \
-                                                .infer_shape = infer_regression_backward,                         \
-                                                .infer_type = infer_second_type,                                  \
+                                                .infer_shape = mxw_infer_shape_second,                            \
+                                                .infer_type = mxw_infer_type_second,                              \
                                                 .forward = BWD_FWD};
 REGRESSION_OP(LinearRegressionOutput, fwd_identity_output,
               "identity forward; gradient (y - label) * grad_scale / num_output", "_backward_linear_reg_out",
