@@ -315,9 +315,7 @@ void mxw_node_output_name(const mxw_node *n, int i, char *buf, size_t len) {
     snprintf(buf, len, "output%d", i);
 }
 
-int mxw_node_is_mutated_input(const mxw_node *n, int i) {
-  return n->op ? mxw_op_mutates_input(n->op, i) : 0;
-}
+int mxw_node_is_mutated_input(const mxw_node *n, int i) { return n->op ? mxw_op_mutates_input(n->op, i) : 0; }
 
 /* ---- DFS --------------------------------------------------------------------------------------- */
 static uint32_t g_mark = 0;
