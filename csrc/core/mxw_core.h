@@ -407,6 +407,9 @@ int mxw_grad_linear_in_ograd(mxw_grad_ctx *g);
  * with_input, for backward kernels that need the input's shape or values -- with the forward
  * node's params (e.g. "_backward_tile", or "reverse" for a self-adjoint op). */
 int mxw_grad_set_fwd_op(mxw_grad_ctx *g, const char *op, int with_input);
+/* Input 0's gradient is `op`(in...) with the forward node's params (a backward kernel of any inputs,
+ * e.g. (label, output) for the output layers). */
+int mxw_grad_set_fwd_op_of(mxw_grad_ctx *g, const char *op, const mxw_gid *in, int nin);
 
 /* Each op family file ends with
  *     MXW_FAMILY(elemwise_unary, op_relu, op_sigmoid, ...)

@@ -508,10 +508,14 @@ mxw_gid mxw_grad_adopt(mxw_grad_ctx *g, mxw_entry e) {
   return push(g, e);
 }
 
-int mxw_grad_set_fwd_op(mxw_grad_ctx *g, const char *op, int with_input) {
-  mxw_gid in[2] = {mxw_grad_ograd(g, 0), with_input ? mxw_grad_in(g, 0) : -1}, dx = -1;
-  MXW_TRY(mxw_grad_op_fwd(g, op, in, with_input ? 2 : 1, &dx, 1));
+int mxw_grad_set_fwd_op_of(mxw_grad_ctx *g, const char *op, const mxw_gid *in, int nin) {
+  mxw_gid dx = -1;
+  MXW_TRY(mxw_grad_op_fwd(g, op, in, nin, &dx, 1));
   return mxw_grad_set(g, 0, dx);
+}
+int mxw_grad_set_fwd_op(mxw_grad_ctx *g, const char *op, int with_input) {
+  const mxw_gid in[2] = {mxw_grad_ograd(g, 0), with_input ? mxw_grad_in(g, 0) : -1};
+  return mxw_grad_set_fwd_op_of(g, op, in, with_input ? 2 : 1);
 }
 
 int mxw_grad_set(mxw_grad_ctx *g, int input, mxw_gid grad) {

@@ -189,16 +189,8 @@ static int infer_type_backward_im2col(const void *param, int nin, int *in, int n
   if (in[0] >= 0) out[0] = in[0];
   return 0;
 }
-static int grad_im2col(mxw_grad_ctx *g) {
-  mxw_gid dx = -1;
-  MXW_TRY(mxw_grad_op_fwd(g, "_backward_im2col", MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0)), &dx, 1));
-  return mxw_grad_set(g, 0, dx);
-}
-static int grad_col2im(mxw_grad_ctx *g) {
-  mxw_gid dx = -1;
-  MXW_TRY(mxw_grad_op_fwd(g, "_backward_col2im", MXW_GIDS(mxw_grad_ograd(g, 0)), &dx, 1));
-  return mxw_grad_set(g, 0, dx);
-}
+static int grad_im2col(mxw_grad_ctx *g) { return mxw_grad_set_fwd_op(g, "_backward_im2col", 1); }
+static int grad_col2im(mxw_grad_ctx *g) { return mxw_grad_set_fwd_op(g, "_backward_col2im", 0); }
 /* the backward ops are linear in ograd: their gradients are the forward ops again */
 static int grad_backward_im2col(mxw_grad_ctx *g) {
   mxw_gid d = -1;
@@ -206,11 +198,7 @@ static int grad_backward_im2col(mxw_grad_ctx *g) {
   MXW_TRY(mxw_grad_set(g, 0, d));
   return mxw_grad_set(g, 1, mxw_grad_zeros_like(g, mxw_grad_in(g, 1)));
 }
-static int grad_backward_col2im(mxw_grad_ctx *g) {
-  mxw_gid d = -1;
-  MXW_TRY(mxw_grad_op_fwd(g, "col2im", MXW_GIDS(mxw_grad_ograd(g, 0)), &d, 1));
-  return mxw_grad_set(g, 0, d);
-}
+static int grad_backward_col2im(mxw_grad_ctx *g) { return mxw_grad_set_fwd_op(g, "col2im", 0); }
 static const char *const k_data[] = {"data", NULL};
 static const char *const k_ograd_data[] = {"ograd", "data", NULL};
 static const mxw_op_def op_im2col = {

@@ -75,9 +75,7 @@ static int fwd_backward_make_loss(const mxw_op_call *c) {
   return 0;
 }
 static int grad_make_loss_op(mxw_grad_ctx *g) {
-  mxw_gid dx = -1;
-  MXW_TRY(mxw_grad_op_fwd(g, "_backward_MakeLoss", MXW_GIDS(mxw_grad_in(g, 0)), &dx, 1));
-  return mxw_grad_set(g, 0, dx);
+  return mxw_grad_set_fwd_op_of(g, "_backward_MakeLoss", MXW_GIDS(mxw_grad_in(g, 0)));
 }
 static const mxw_op_def op_MakeLoss = {
     .name = "MakeLoss",
@@ -167,9 +165,7 @@ static int fwd_backward_svm(const mxw_op_call *c) {
   return 0;
 }
 static int grad_svm(mxw_grad_ctx *g) {
-  mxw_gid dx = -1;
-  MXW_TRY(mxw_grad_op_fwd(g, "_backward_SVMOutput", MXW_GIDS(mxw_grad_in(g, 1), mxw_grad_out(g, 0)), &dx, 1));
-  return mxw_grad_set(g, 0, dx);
+  return mxw_grad_set_fwd_op_of(g, "_backward_SVMOutput", MXW_GIDS(mxw_grad_in(g, 1), mxw_grad_out(g, 0)));
 }
 static const mxw_op_def op_SVMOutput = {
     .name = "SVMOutput",
@@ -264,10 +260,8 @@ static int fwd_backward_sce(const mxw_op_call *c) {
   return rc;
 }
 static int grad_sce(mxw_grad_ctx *g) {
-  mxw_gid dx = -1;
-  MXW_TRY(mxw_grad_op_fwd(g, "_backward_softmax_cross_entropy",
-                          MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0), mxw_grad_in(g, 1)), &dx, 1));
-  return mxw_grad_set(g, 0, dx);
+  return mxw_grad_set_fwd_op_of(g, "_backward_softmax_cross_entropy",
+                                MXW_GIDS(mxw_grad_ograd(g, 0), mxw_grad_in(g, 0), mxw_grad_in(g, 1)));
 }
 static const mxw_op_def op_softmax_cross_entropy = {
     .name = "softmax_cross_entropy",

@@ -31,9 +31,6 @@ typedef struct {
 static const mxw_attr_spec k_num_arrays_attrs[] = {
     MXW_A_INT("num_arrays", MultiArrayParam, num_arrays, NULL, "number of input arrays."),
 };
-static const mxw_attr_spec k_reset_attrs[] = {
-    MXW_A_INT("num_arrays", MultiArrayParam, num_arrays, NULL, "number of input arrays."),
-};
 static const mxw_attr_spec k_all_finite_attrs[] = {
     MXW_A_BOOL("init_output", MultiArrayParam, init_output, "True", "Initialize output to 1."),
 };
@@ -58,6 +55,10 @@ static const char *array_name(const void *param, int index) {
   return names[index];
 }
 static const char *const k_data[] = {"data", NULL};
+/* the op-table fields of the ops over num_arrays arrays named array_<i> */
+#define ARRAY_INPUTS                                                                                  \
+  .param_size = sizeof(MultiArrayParam), .validate = validate_num_arrays, .num_inputs = MXW_VARIADIC, \
+  .input_names = k_data, .num_inputs_fn = num_arrays, .input_name_fn = array_name
 
 /* ---- multi_sum_sq --------------------------------------------------------------------------- */
 static int infer_multi_sum_sq(const void *param, int nin, mxw_shape *in, int nout, mxw_shape *out) {
@@ -107,12 +108,7 @@ static const mxw_op_def op_multi_sum_sq = {
     .doc = MXW_DOC("Compute the sums of squares of multiple arrays"),
     .attrs = k_num_arrays_attrs,
     .num_attrs = 1,
-    .param_size = sizeof(MultiArrayParam),
-    .validate = validate_num_arrays,
-    .num_inputs = MXW_VARIADIC,
-    .input_names = k_data,
-    .num_inputs_fn = num_arrays,
-    .input_name_fn = array_name,
+    ARRAY_INPUTS,
     .num_outputs = 1,
     .infer_shape = infer_multi_sum_sq,
     .infer_type = infer_type_float_out,
@@ -230,12 +226,7 @@ static const mxw_op_def op_multi_all_finite = {
     .doc = MXW_DOC("Check if all the float numbers in all the arrays are finite (used for AMP)"),
     .attrs = k_multi_all_finite_attrs,
     .num_attrs = 2,
-    .param_size = sizeof(MultiArrayParam),
-    .validate = validate_num_arrays,
-    .num_inputs = MXW_VARIADIC,
-    .input_names = k_data,
-    .num_inputs_fn = num_arrays,
-    .input_name_fn = array_name,
+    ARRAY_INPUTS,
     .num_outputs = 1,
     .infer_shape = infer_flag,
     .infer_type = infer_type_flag,
@@ -269,14 +260,9 @@ static int fwd_reset_arrays(const mxw_op_call *c) {
 static const mxw_op_def op_reset_arrays = {
     .name = "reset_arrays",
     .doc = MXW_DOC("Set to zero multiple arrays"),
-    .attrs = k_reset_attrs,
+    .attrs = k_num_arrays_attrs,
     .num_attrs = 1,
-    .param_size = sizeof(MultiArrayParam),
-    .validate = validate_num_arrays,
-    .num_inputs = MXW_VARIADIC,
-    .input_names = k_data,
-    .num_inputs_fn = num_arrays,
-    .input_name_fn = array_name,
+    ARRAY_INPUTS,
     .num_outputs = 0,
     .num_mutate_inputs = MXW_MUTATE_ALL,
     .infer_shape = infer_nothing,
